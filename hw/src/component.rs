@@ -1,0 +1,78 @@
+//! The component contract: what a block implements and the context it ticks with.
+
+use crate::rng::Rng;
+use crate::Cycle;
+
+/// When a component next needs to run. Returned by every [`Component::tick`]; it replaces the
+/// previous hint. Independently of the hint, a component is woken at n+1 when any of its inputs
+/// changed at n (a signal took a new value, a message was pushed to a stream it consumes, or space
+/// was freed in a stream it produces).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// Run again next cycle (a block with work in flight every cycle).
+    NextCycle,
+    /// Run at the given absolute cycle (a timer). A cycle not after now means next cycle.
+    At(Cycle),
+    /// Run only when an input changes.
+    OnInput,
+}
+
+/// Index of one of a component's counters, handed out at build time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CounterId(pub(crate) u32);
+
+/// What a component sees while it ticks: the time, its own RNG stream, its counters, and a way to
+/// report a protocol violation.
+pub struct Ctx<'a> {
+    pub(crate) now: Cycle,
+    pub(crate) rng: &'a mut Rng,
+    pub(crate) counters: &'a mut [u64],
+    pub(crate) violation: &'a mut Option<String>,
+}
+
+impl<'a> Ctx<'a> {
+    /// The current cycle (= time in ns).
+    #[inline]
+    pub fn now(&self) -> Cycle {
+        self.now
+    }
+    /// This component's deterministic random stream (derived from the seed and its path).
+    #[inline]
+    pub fn rng(&mut self) -> &mut Rng {
+        self.rng
+    }
+    /// Adds `n` to a counter.
+    #[inline]
+    pub fn count(&mut self, id: CounterId, n: u64) {
+        self.counters[id.0 as usize] += n;
+    }
+    /// Sets a counter (for gauges such as a peak occupancy).
+    #[inline]
+    pub fn set_counter(&mut self, id: CounterId, v: u64) {
+        self.counters[id.0 as usize] = v;
+    }
+    /// Reads a counter.
+    #[inline]
+    pub fn counter(&self, id: CounterId) -> u64 {
+        self.counters[id.0 as usize]
+    }
+    /// Reports a protocol violation (credit underflow, a broken invariant). The run stops after
+    /// this cycle with an error carrying the cycle and this component's path.
+    pub fn violation(&mut self, what: impl Into<String>) {
+        if self.violation.is_none() {
+            *self.violation = Some(what.into());
+        }
+    }
+}
+
+/// A hardware block. `tick` runs in the evaluate phase of a cycle: it reads inputs as committed at
+/// the end of the previous cycle, writes outputs, and says when it next needs to run.
+///
+/// Contract (DESIGN.md §2): results must not depend on how often `tick` is called. A tick at a
+/// cycle where the component has nothing to do must change nothing and return the same hint, so
+/// that `--no-skip` (every component every cycle) gives the same results as event skip. Compute
+/// from [`Ctx::now`], never from a count of ticks.
+pub trait Component {
+    /// One evaluation at cycle `ctx.now()`. Every component is ticked at cycle 0.
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake;
+}

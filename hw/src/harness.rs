@@ -1,0 +1,120 @@
+//! A poke/peek bench for unit-testing one component, cocotb style: the test drives the DUT's
+//! inputs and watches its outputs cycle by cycle, through the real kernel (two-phase commit,
+//! wake-ups).
+//!
+//! A value poked or pushed before [`Harness::step`] counts as written during that cycle: the DUT
+//! sees it one cycle later, exactly as if another component had written it.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::component::{Component, Ctx, Wake};
+use crate::error::{ElabError, SimError};
+use crate::net::{SignalNet, StreamIn, StreamNet, StreamOut};
+use crate::netlist::{BuildFn, Dir, Netlist, PortDecl};
+use crate::sim::Sim;
+use crate::value::{SignalValue, Value};
+use crate::Cycle;
+
+struct Mirror;
+impl Component for Mirror {
+    fn tick(&mut self, _ctx: &mut Ctx<'_>) -> Wake {
+        Wake::OnInput
+    }
+}
+
+/// A one-component test bench.
+pub struct Harness {
+    sim: Sim,
+    nets: HashMap<String, Rc<dyn Any>>,
+}
+
+impl Harness {
+    /// Instantiates the DUT as `dut` and binds every port to the bench. Stream outputs of the DUT
+    /// get a bench-side buffer of `sink_capacity` messages.
+    pub fn new(kind: &str, ports: Vec<PortDecl>, build: BuildFn, seed: u64, sink_capacity: u32) -> Result<Harness, ElabError> {
+        let mut nl = Netlist::new();
+        let mirror_ports: Vec<PortDecl> = ports.iter().map(|p| p.flipped(sink_capacity)).collect();
+        let names: Vec<(String, Dir)> = ports.iter().map(|p| (p.name.clone(), p.dir)).collect();
+        nl.add("dut", kind, ports, build)?;
+        let grabbed: Rc<RefCell<HashMap<String, Rc<dyn Any>>>> = Rc::default();
+        let g = grabbed.clone();
+        let names2 = names.clone();
+        nl.add(
+            "tb",
+            "harness",
+            mirror_ports,
+            Box::new(move |b| {
+                for (n, _) in &names2 {
+                    if let Some(net) = b.net_any(n) {
+                        g.borrow_mut().insert(n.clone(), net);
+                    }
+                }
+                Ok(Box::new(Mirror))
+            }),
+        )?;
+        for (n, d) in &names {
+            match d {
+                Dir::In => nl.connect(&format!("tb.{n}"), &format!("dut.{n}"), None)?,
+                Dir::Out => nl.connect(&format!("dut.{n}"), &format!("tb.{n}"), None)?,
+            }
+        }
+        let mut sim = nl.elaborate(seed)?;
+        for (n, _) in &names {
+            sim.alias_net(&format!("dut.{n}"), &format!("tb.{n}"));
+        }
+        let nets = grabbed.take();
+        Ok(Harness { sim, nets })
+    }
+
+    fn net<N: 'static>(&self, port: &str) -> Rc<N> {
+        let any = self.nets.get(port).unwrap_or_else(|| panic!("harness: no port `{port}`")).clone();
+        any.downcast::<N>().unwrap_or_else(|_| panic!("harness: port `{port}` has another type or shape"))
+    }
+
+    /// Drives a DUT signal input (seen by the DUT next cycle).
+    pub fn poke<T: SignalValue>(&self, port: &str, v: T) {
+        crate::net::Out(self.net::<SignalNet<T>>(port)).set(v)
+    }
+    /// Reads a signal (input or output) as committed.
+    pub fn peek<T: SignalValue>(&self, port: &str) -> T {
+        self.net::<SignalNet<T>>(port).get()
+    }
+    /// Pushes a message into a DUT stream input; false if the stream had no space.
+    pub fn push<T: Value>(&self, port: &str, v: T) -> bool {
+        StreamOut(self.net::<StreamNet<T>>(port)).try_push(v).is_ok()
+    }
+    /// Pops a message from a DUT stream output.
+    pub fn pop<T: Value>(&self, port: &str) -> Option<T> {
+        StreamIn(self.net::<StreamNet<T>>(port)).pop()
+    }
+    /// Runs exactly one cycle.
+    pub fn step(&mut self) -> Result<(), SimError> {
+        self.sim.step()
+    }
+    /// Runs `n` cycles one by one.
+    pub fn steps(&mut self, n: u64) -> Result<(), SimError> {
+        for _ in 0..n {
+            self.sim.step()?;
+        }
+        Ok(())
+    }
+    /// Runs with event skip until `limit` (or quiescence).
+    pub fn run(&mut self, limit: Cycle) -> Result<crate::Stop, SimError> {
+        self.sim.run(limit)
+    }
+    /// The next cycle to execute.
+    pub fn now(&self) -> Cycle {
+        self.sim.now()
+    }
+    /// The simulation (counters, stats).
+    pub fn sim(&self) -> &Sim {
+        &self.sim
+    }
+    /// Mutable access (skip mode, tracing).
+    pub fn sim_mut(&mut self) -> &mut Sim {
+        &mut self.sim
+    }
+}

@@ -1,0 +1,39 @@
+//! hwsim-hw: the kernel of hwsim.
+//!
+//! It knows nothing of packets or YAML. It provides:
+//! - [`Cycle`] and the 1 GHz clock (cycle n = time n ns);
+//! - [`Component`]: a block's `tick` and its [`Wake`] hint, ticking with a [`Ctx`] (time, RNG,
+//!   counters);
+//! - nets with two-phase commit: signals ([`In`]/[`Out`]) and bounded streams
+//!   ([`StreamIn`]/[`StreamOut`]);
+//! - the [`Netlist`] (petgraph), its elaboration checks and DOT export;
+//! - the scheduler [`Sim`] with event skip and a `--no-skip` mode;
+//! - VCD tracing ([`TraceOptions`]);
+//! - [`Harness`], a poke/peek bench for unit-testing one component.
+#![warn(missing_docs)]
+
+pub mod component;
+pub mod error;
+pub mod harness;
+pub mod net;
+pub mod netlist;
+pub mod rng;
+pub mod sim;
+pub mod trace;
+pub mod value;
+
+/// Simulated time in cycles of the single 1 GHz clock: cycle n is time n ns.
+pub type Cycle = u64;
+
+/// Clock frequency: 1 GHz.
+pub const CLOCK_HZ: u64 = 1_000_000_000;
+
+pub use component::{Component, CounterId, Ctx, Wake};
+pub use error::{ElabError, SimError};
+pub use harness::Harness;
+pub use net::{In, NetDyn, Out, SignalNet, StreamIn, StreamNet, StreamOut};
+pub use netlist::{Binder, BuildFn, Dir, InstId, Netlist, PortDecl, Shape};
+pub use rng::Rng;
+pub use sim::{Sim, Stats, Stop};
+pub use trace::{glob_match, TraceOptions};
+pub use value::{SignalValue, Trace, TraceField, TraceKind, TraceValue, Value};

@@ -1,0 +1,389 @@
+//! Nets with two-phase commit, and the port handles components hold.
+//!
+//! A net is written during the evaluate phase of cycle n and committed by the kernel after every
+//! awake component has ticked; readers see the new value from cycle n+1. This is `sc_signal`'s
+//! current/next pair: evaluation order inside a cycle can never change a result.
+//!
+//! - A **signal** holds a `Copy` value until rewritten. A commit that changes it wakes its readers.
+//! - A **stream** is a bounded FIFO of messages. A push at n is visible to the consumer at n+1; a
+//!   pop at n frees space that the producer sees at n+1; at most one push per cycle. A push wakes
+//!   the consumer, a pop wakes the producer. Pushing into a full stream, or twice in one cycle, is
+//!   a protocol violation that stops the run with the cycle and the net's path.
+//!
+//! Components never see nets, only typed handles ([`In`], [`Out`], [`StreamIn`], [`StreamOut`]),
+//! and the direction lives in the handle's type.
+
+use std::any::Any;
+use std::cell::{Cell, Ref, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use crate::value::{SignalValue, TraceField, TraceKind, TraceValue, Value};
+use crate::Cycle;
+
+/// State shared by all nets of one simulation: the dirty list the kernel commits, and the first
+/// protocol violation seen this cycle.
+#[derive(Default)]
+pub(crate) struct NetShared {
+    pub(crate) dirty: RefCell<Vec<u32>>,
+    pub(crate) violation: RefCell<Option<(u32, String)>>,
+}
+
+impl NetShared {
+    #[inline]
+    fn mark(&self, id: u32) {
+        self.dirty.borrow_mut().push(id);
+    }
+    fn violate(&self, id: u32, msg: String) {
+        let mut v = self.violation.borrow_mut();
+        if v.is_none() {
+            *v = Some((id, msg));
+        }
+    }
+}
+
+/// Commit result flags.
+pub(crate) const CHANGED: u8 = 1;
+pub(crate) const SPACE_FREED: u8 = 2;
+
+/// What the kernel needs of any net, whatever its value type.
+pub trait NetDyn: Any {
+    /// Commits this cycle's writes; returns [`CHANGED`] / [`SPACE_FREED`] flags.
+    #[doc(hidden)]
+    fn commit(&self, now: Cycle) -> u8;
+    /// The traced variables: name suffix (empty for the port itself) and kind.
+    fn trace_layout(&self) -> Vec<(String, TraceKind)>;
+    /// Samples the traced variables as of the end of cycle `now`.
+    fn sample(&self, now: Cycle, out: &mut [TraceValue]);
+    /// Starts recording every committed change (signals) or push (streams) for checks.
+    fn enable_log(&self);
+    /// The Rust type name of the value.
+    fn value_type(&self) -> &'static str;
+    /// Downcast support: `SignalNet<T>` or `StreamNet<T>`.
+    fn as_any(&self) -> &dyn Any;
+    /// Whether this is a stream (its first traced variable is `valid`).
+    fn is_stream(&self) -> bool;
+}
+
+fn layout_of(fields: &[TraceField], single_name: &str) -> Vec<(String, TraceKind)> {
+    fields
+        .iter()
+        .map(|f| {
+            let name = if f.name.is_empty() { single_name.to_string() } else { f.name.to_string() };
+            (name, f.kind)
+        })
+        .collect()
+}
+
+// ------------------------------------------------------------------------------------------------
+// Signals
+
+/// A signal net: current and next value of a `Copy` type.
+pub struct SignalNet<T: SignalValue> {
+    cur: Cell<T>,
+    next: Cell<T>,
+    dirty: Cell<bool>,
+    id: u32,
+    shared: Rc<NetShared>,
+    log: RefCell<Option<Vec<(Cycle, T)>>>,
+}
+
+impl<T: SignalValue> SignalNet<T> {
+    pub(crate) fn create(id: u32, shared: Rc<NetShared>) -> Rc<Self> {
+        Rc::new(SignalNet {
+            cur: Cell::new(T::default()),
+            next: Cell::new(T::default()),
+            dirty: Cell::new(false),
+            id,
+            shared,
+            log: RefCell::new(None),
+        })
+    }
+    /// The committed value.
+    #[inline]
+    pub fn get(&self) -> T {
+        self.cur.get()
+    }
+    #[inline]
+    fn set(&self, v: T) {
+        self.next.set(v);
+        if !self.dirty.get() {
+            self.dirty.set(true);
+            self.shared.mark(self.id);
+        }
+    }
+    /// The recorded changes `(cycle, new value)`, if logging was enabled. The reset value at
+    /// cycle 0 is not listed unless written.
+    pub fn log(&self) -> Ref<'_, Option<Vec<(Cycle, T)>>> {
+        self.log.borrow()
+    }
+}
+
+impl<T: SignalValue> NetDyn for SignalNet<T> {
+    #[inline]
+    fn commit(&self, now: Cycle) -> u8 {
+        self.dirty.set(false);
+        let n = self.next.get();
+        if n != self.cur.get() {
+            self.cur.set(n);
+            if let Some(log) = self.log.borrow_mut().as_mut() {
+                log.push((now, n));
+            }
+            CHANGED
+        } else {
+            0
+        }
+    }
+    fn trace_layout(&self) -> Vec<(String, TraceKind)> {
+        layout_of(T::fields(), "")
+    }
+    fn sample(&self, _now: Cycle, out: &mut [TraceValue]) {
+        self.cur.get().sample(out);
+    }
+    fn enable_log(&self) {
+        let mut l = self.log.borrow_mut();
+        if l.is_none() {
+            *l = Some(Vec::new());
+        }
+    }
+    fn value_type(&self) -> &'static str {
+        std::any::type_name::<T>()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn is_stream(&self) -> bool {
+        false
+    }
+}
+
+/// Input side of a signal: read the value committed at the end of the previous cycle.
+pub struct In<T: SignalValue>(pub(crate) Rc<SignalNet<T>>);
+
+impl<T: SignalValue> In<T> {
+    /// The value as committed at the end of the previous cycle.
+    #[inline]
+    pub fn get(&self) -> T {
+        self.0.get()
+    }
+}
+
+/// Output side of a signal: the single driver.
+pub struct Out<T: SignalValue>(pub(crate) Rc<SignalNet<T>>);
+
+impl<T: SignalValue> Out<T> {
+    /// Drives `v`; readers see it from the next cycle. Writing the current value is a no-op for
+    /// readers (no wake-up, nothing traced). The last write in a cycle wins.
+    #[inline]
+    pub fn set(&self, v: T) {
+        self.0.set(v)
+    }
+    /// The value as committed at the end of the previous cycle (what readers see now).
+    #[inline]
+    pub fn get(&self) -> T {
+        self.0.get()
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Streams
+
+/// A bounded stream net.
+pub struct StreamNet<T: Value> {
+    items: RefCell<VecDeque<T>>,
+    pending: RefCell<Option<T>>,
+    /// Occupancy as committed at the end of the previous cycle: what the producer sees.
+    committed_len: Cell<u32>,
+    popped: Cell<u32>,
+    capacity: u32,
+    dirty: Cell<bool>,
+    /// Cycle of the last committed push (`valid` is high at exactly that cycle).
+    pushed_at: Cell<Cycle>,
+    last: RefCell<Option<T>>,
+    pushes: Cell<u64>,
+    id: u32,
+    shared: Rc<NetShared>,
+    log: RefCell<Option<Vec<(Cycle, T)>>>,
+}
+
+impl<T: Value> StreamNet<T> {
+    pub(crate) fn create(id: u32, shared: Rc<NetShared>, capacity: u32) -> Rc<Self> {
+        Rc::new(StreamNet {
+            items: RefCell::new(VecDeque::with_capacity(capacity as usize + 1)),
+            pending: RefCell::new(None),
+            committed_len: Cell::new(0),
+            popped: Cell::new(0),
+            capacity,
+            dirty: Cell::new(false),
+            pushed_at: Cell::new(Cycle::MAX),
+            last: RefCell::new(None),
+            pushes: Cell::new(0),
+            id,
+            shared,
+            log: RefCell::new(None),
+        })
+    }
+    #[inline]
+    fn mark(&self) {
+        if !self.dirty.get() {
+            self.dirty.set(true);
+            self.shared.mark(self.id);
+        }
+    }
+    /// Capacity in messages.
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+    /// Messages pushed (committed) so far.
+    pub fn pushes(&self) -> u64 {
+        self.pushes.get()
+    }
+    /// Committed occupancy.
+    pub fn occupancy(&self) -> u32 {
+        self.committed_len.get()
+    }
+    /// The recorded pushes `(cycle of the push, message)`, if logging was enabled.
+    pub fn log(&self) -> Ref<'_, Option<Vec<(Cycle, T)>>> {
+        self.log.borrow()
+    }
+}
+
+impl<T: Value> NetDyn for StreamNet<T> {
+    fn commit(&self, now: Cycle) -> u8 {
+        self.dirty.set(false);
+        let mut flags = 0;
+        if let Some(v) = self.pending.borrow_mut().take() {
+            if let Some(log) = self.log.borrow_mut().as_mut() {
+                log.push((now, v.clone()));
+            }
+            *self.last.borrow_mut() = Some(v.clone());
+            self.items.borrow_mut().push_back(v);
+            self.pushed_at.set(now);
+            self.pushes.set(self.pushes.get() + 1);
+            flags |= CHANGED;
+        }
+        if self.popped.replace(0) > 0 {
+            flags |= SPACE_FREED;
+        }
+        self.committed_len.set(self.items.borrow().len() as u32);
+        flags
+    }
+    fn trace_layout(&self) -> Vec<(String, TraceKind)> {
+        let mut l = vec![("valid".to_string(), TraceKind::Bits(1))];
+        l.extend(layout_of(T::fields(), "data"));
+        let occ_bits = (u32::BITS - self.capacity.leading_zeros()).max(1);
+        l.push(("occupancy".to_string(), TraceKind::Bits(occ_bits)));
+        l
+    }
+    fn sample(&self, now: Cycle, out: &mut [TraceValue]) {
+        let n = out.len();
+        out[0] = TraceValue::Bits((self.pushed_at.get() == now) as u64);
+        // Data lines hold the last message, as an RTL data bus holds after valid falls.
+        if let Some(v) = self.last.borrow().as_ref() {
+            v.sample(&mut out[1..n - 1]);
+        } else {
+            for (o, f) in out[1..n - 1].iter_mut().zip(T::fields()) {
+                *o = match f.kind {
+                    TraceKind::Bits(_) => TraceValue::Bits(0),
+                    TraceKind::Real => TraceValue::Real(0.0),
+                };
+            }
+        }
+        out[n - 1] = TraceValue::Bits(self.committed_len.get() as u64);
+    }
+    fn enable_log(&self) {
+        let mut l = self.log.borrow_mut();
+        if l.is_none() {
+            *l = Some(Vec::new());
+        }
+    }
+    fn value_type(&self) -> &'static str {
+        std::any::type_name::<T>()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn is_stream(&self) -> bool {
+        true
+    }
+}
+
+/// Consumer side of a stream.
+pub struct StreamIn<T: Value>(pub(crate) Rc<StreamNet<T>>);
+
+impl<T: Value> StreamIn<T> {
+    /// The head message, if any (pushed at an earlier cycle).
+    #[inline]
+    pub fn peek(&self) -> Option<Ref<'_, T>> {
+        Ref::filter_map(self.0.items.borrow(), |q| q.front()).ok()
+    }
+    /// Removes and returns the head message; its space is visible to the producer next cycle.
+    #[inline]
+    pub fn pop(&self) -> Option<T> {
+        let v = self.0.items.borrow_mut().pop_front();
+        if v.is_some() {
+            self.0.popped.set(self.0.popped.get() + 1);
+            self.0.mark();
+        }
+        v
+    }
+    /// Messages available now (after this cycle's pops).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.0.items.borrow().len()
+    }
+    /// Whether no message is available.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.0.items.borrow().is_empty()
+    }
+    /// Capacity in messages.
+    pub fn capacity(&self) -> u32 {
+        self.0.capacity
+    }
+}
+
+/// Producer side of a stream.
+pub struct StreamOut<T: Value>(pub(crate) Rc<StreamNet<T>>);
+
+impl<T: Value> StreamOut<T> {
+    /// Whether a push this cycle would be accepted: space as of the end of the previous cycle and
+    /// no push yet this cycle.
+    #[inline]
+    pub fn can_push(&self) -> bool {
+        self.0.committed_len.get() < self.0.capacity && self.0.pending.borrow().is_none()
+    }
+    /// Pushes `v` if [`can_push`](Self::can_push), else hands it back.
+    #[inline]
+    pub fn try_push(&self, v: T) -> Result<(), T> {
+        if self.can_push() {
+            *self.0.pending.borrow_mut() = Some(v);
+            self.0.mark();
+            Ok(())
+        } else {
+            Err(v)
+        }
+    }
+    /// Pushes `v`. Pushing into a full stream, or twice in one cycle, is a protocol violation:
+    /// the message is dropped and the run stops with an error naming this stream.
+    pub fn push(&self, v: T) {
+        if let Err(v) = self.try_push(v) {
+            let why = if self.0.pending.borrow().is_some() {
+                "second push in one cycle".to_string()
+            } else {
+                format!("push into a full stream (capacity {})", self.0.capacity)
+            };
+            self.0.shared.violate(self.0.id, format!("{why}: {v:?}"));
+        }
+    }
+    /// Occupancy as seen by the producer (committed at the end of the previous cycle).
+    #[inline]
+    pub fn occupancy(&self) -> u32 {
+        self.0.committed_len.get()
+    }
+    /// Free space as seen by the producer.
+    #[inline]
+    pub fn space(&self) -> u32 {
+        self.0.capacity - self.0.committed_len.get()
+    }
+}

@@ -1,0 +1,535 @@
+//! The netlist: instances with declared ports, bindings between them, and elaboration into a
+//! runnable [`Sim`].
+//!
+//! Instances are the nodes of a petgraph graph and bindings its edges (driver → reader, labelled
+//! with the port names and value type). Elaboration refuses, with an error naming the instance and
+//! port: an unbound input, two drivers on one input, a stream with two consumers, a type or shape
+//! mismatch, a binding from an input or into an output, an unknown instance or port.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::rc::Rc;
+
+use petgraph::graph::{DiGraph, NodeIndex};
+
+use crate::component::{Component, CounterId};
+use crate::error::ElabError;
+use crate::net::{In, NetDyn, NetShared, Out, SignalNet, StreamIn, StreamNet, StreamOut};
+use crate::sim::Sim;
+use crate::value::{SignalValue, Value};
+
+/// Port direction, seen from the component that declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    /// The component reads it.
+    In,
+    /// The component drives it.
+    Out,
+}
+
+/// Signal or stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// A held value.
+    Signal,
+    /// A bounded message FIFO.
+    Stream,
+}
+
+type MakeNet = fn(u32, Rc<NetShared>, u32) -> (Rc<dyn NetDyn>, Rc<dyn Any>);
+
+fn make_signal<T: SignalValue>(id: u32, sh: Rc<NetShared>, _cap: u32) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
+    let n = SignalNet::<T>::create(id, sh);
+    (n.clone(), n)
+}
+fn make_stream<T: Value>(id: u32, sh: Rc<NetShared>, cap: u32) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
+    let n = StreamNet::<T>::create(id, sh, cap);
+    (n.clone(), n)
+}
+
+/// One declared port of a block kind.
+#[derive(Clone, Debug)]
+pub struct PortDecl {
+    /// Port name, unique within the instance.
+    pub name: String,
+    /// Direction.
+    pub dir: Dir,
+    /// Signal or stream.
+    pub shape: Shape,
+    /// For a stream input: its capacity in messages (the receiver's buffer).
+    pub capacity: u32,
+    /// Value type name (short form, for messages and `hwsim list`).
+    pub type_name: &'static str,
+    /// Value type identity, for the type check.
+    pub type_id: TypeId,
+    /// An input that may stay unbound: it then holds its reset value.
+    pub optional: bool,
+    /// One line of documentation (unit and role).
+    pub doc: &'static str,
+    make: MakeNet,
+}
+
+fn short_type_name<T>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    // `hwsim_ports::psn::Psn` → `Psn`; generic parameters are kept whole.
+    match full.find('<') {
+        Some(_) => full,
+        None => full.rsplit("::").next().unwrap_or(full),
+    }
+}
+
+impl PortDecl {
+    fn new<T: 'static>(name: &str, dir: Dir, shape: Shape, capacity: u32, make: MakeNet) -> Self {
+        PortDecl {
+            name: name.to_string(),
+            dir,
+            shape,
+            capacity,
+            type_name: short_type_name::<T>(),
+            type_id: TypeId::of::<T>(),
+            optional: false,
+            doc: "",
+            make,
+        }
+    }
+    /// A signal input.
+    pub fn input<T: SignalValue>(name: &str) -> Self {
+        Self::new::<T>(name, Dir::In, Shape::Signal, 0, make_signal::<T>)
+    }
+    /// A signal output.
+    pub fn output<T: SignalValue>(name: &str) -> Self {
+        Self::new::<T>(name, Dir::Out, Shape::Signal, 0, make_signal::<T>)
+    }
+    /// A stream input with a buffer of `capacity` messages (≥ 1).
+    pub fn stream_in<T: Value>(name: &str, capacity: u32) -> Self {
+        Self::new::<T>(name, Dir::In, Shape::Stream, capacity.max(1), make_stream::<T>)
+    }
+    /// A stream output; the capacity is the consumer's.
+    pub fn stream_out<T: Value>(name: &str) -> Self {
+        Self::new::<T>(name, Dir::Out, Shape::Stream, 0, make_stream::<T>)
+    }
+    /// Marks an input optional (unbound → reset value forever).
+    pub fn optional(mut self) -> Self {
+        self.optional = true;
+        self
+    }
+    /// Attaches a one-line description.
+    pub fn doc(mut self, doc: &'static str) -> Self {
+        self.doc = doc;
+        self
+    }
+    /// The same port seen from the other side (a testbench driving or watching it). A flipped
+    /// stream output gets `capacity` as its buffer.
+    pub fn flipped(&self, capacity: u32) -> Self {
+        let mut p = self.clone();
+        p.dir = match self.dir {
+            Dir::In => Dir::Out,
+            Dir::Out => Dir::In,
+        };
+        p.optional = false;
+        if p.dir == Dir::In && p.shape == Shape::Stream {
+            p.capacity = capacity.max(1);
+        }
+        p
+    }
+    fn describe(&self) -> String {
+        let shape = match self.shape {
+            Shape::Signal => "signal",
+            Shape::Stream => "stream",
+        };
+        format!("{shape}<{}>", self.type_name)
+    }
+}
+
+/// Builds one component once its nets exist.
+pub type BuildFn = Box<dyn FnOnce(&mut Binder) -> Result<Box<dyn Component>, String>>;
+
+struct Instance {
+    path: String,
+    kind: String,
+    ports: Vec<PortDecl>,
+    build: Option<BuildFn>,
+    node: NodeIndex,
+}
+
+/// Handle of an instance in a [`Netlist`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstId(pub usize);
+
+#[derive(Clone, Debug)]
+struct Binding {
+    from: (usize, usize),
+    to: (usize, usize),
+    capacity: Option<u32>,
+}
+
+/// Graph edge label: one binding.
+#[derive(Clone, Debug)]
+pub struct EdgeLabel {
+    /// Driver port name.
+    pub from_port: String,
+    /// Reader port name.
+    pub to_port: String,
+    /// Value type.
+    pub type_name: &'static str,
+}
+
+/// A netlist under construction.
+#[derive(Default)]
+pub struct Netlist {
+    insts: Vec<Instance>,
+    by_path: HashMap<String, usize>,
+    binds: Vec<Binding>,
+    graph: DiGraph<String, EdgeLabel>,
+}
+
+impl Netlist {
+    /// An empty netlist.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds an instance at hierarchical `path` (dot-separated) of block `kind`.
+    pub fn add(
+        &mut self,
+        path: &str,
+        kind: &str,
+        ports: Vec<PortDecl>,
+        build: BuildFn,
+    ) -> Result<InstId, ElabError> {
+        if path.is_empty() || path.split('.').any(|s| s.is_empty() || s.contains(char::is_whitespace)) {
+            return Err(ElabError::BadName { name: path.to_string() });
+        }
+        if self.by_path.contains_key(path) {
+            return Err(ElabError::DuplicateInstance { path: path.to_string() });
+        }
+        let mut seen = std::collections::HashSet::new();
+        for p in &ports {
+            if !seen.insert(p.name.as_str()) {
+                return Err(ElabError::Build {
+                    instance: path.to_string(),
+                    message: format!("kind {kind} declares port `{}` twice", p.name),
+                });
+            }
+        }
+        let idx = self.insts.len();
+        let node = self.graph.add_node(format!("{path}\n({kind})"));
+        self.insts.push(Instance {
+            path: path.to_string(),
+            kind: kind.to_string(),
+            ports,
+            build: Some(build),
+            node,
+        });
+        self.by_path.insert(path.to_string(), idx);
+        Ok(InstId(idx))
+    }
+
+    /// Whether an instance exists.
+    pub fn has_instance(&self, path: &str) -> bool {
+        self.by_path.contains_key(path)
+    }
+
+    /// The declared ports of an instance.
+    pub fn ports_of(&self, path: &str) -> Option<&[PortDecl]> {
+        self.by_path.get(path).map(|&i| self.insts[i].ports.as_slice())
+    }
+
+    /// The kind of an instance.
+    pub fn kind_of(&self, path: &str) -> Option<&str> {
+        self.by_path.get(path).map(|&i| self.insts[i].kind.as_str())
+    }
+
+    /// Number of instances.
+    pub fn instance_count(&self) -> usize {
+        self.insts.len()
+    }
+
+    /// Resolves `inst.port` (the last dot separates the port).
+    pub fn resolve(&self, endpoint: &str) -> Result<(usize, usize), ElabError> {
+        let (inst, port) = endpoint.rsplit_once('.').ok_or_else(|| ElabError::BadEndpoint {
+            endpoint: endpoint.to_string(),
+        })?;
+        let &i = self.by_path.get(inst).ok_or_else(|| ElabError::UnknownInstance {
+            instance: inst.to_string(),
+            port: port.to_string(),
+        })?;
+        let p = self.insts[i].ports.iter().position(|d| d.name == port).ok_or_else(|| {
+            ElabError::UnknownPort {
+                instance: inst.to_string(),
+                kind: self.insts[i].kind.clone(),
+                port: port.to_string(),
+                available: self.insts[i].ports.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", "),
+            }
+        })?;
+        Ok((i, p))
+    }
+
+    fn endpoint(&self, (i, p): (usize, usize)) -> String {
+        format!("{}.{}", self.insts[i].path, self.insts[i].ports[p].name)
+    }
+
+    /// Binds output `from` ("inst.port") to input `to`. `capacity` overrides a stream input's
+    /// buffer depth.
+    pub fn connect(&mut self, from: &str, to: &str, capacity: Option<u32>) -> Result<(), ElabError> {
+        let f = self.resolve(from)?;
+        let t = self.resolve(to)?;
+        let fd = &self.insts[f.0].ports[f.1];
+        let td = &self.insts[t.0].ports[t.1];
+        if fd.dir != Dir::Out {
+            return Err(ElabError::WrongDirection {
+                endpoint: self.endpoint(f),
+                expected: "an output (driver)",
+            });
+        }
+        if td.dir != Dir::In {
+            return Err(ElabError::WrongDirection {
+                endpoint: self.endpoint(t),
+                expected: "an input (reader)",
+            });
+        }
+        if fd.type_id != td.type_id || fd.shape != td.shape {
+            return Err(ElabError::TypeMismatch {
+                from: self.endpoint(f),
+                from_type: fd.describe(),
+                to: self.endpoint(t),
+                to_type: td.describe(),
+            });
+        }
+        let label = EdgeLabel {
+            from_port: fd.name.clone(),
+            to_port: td.name.clone(),
+            type_name: fd.type_name,
+        };
+        self.graph.add_edge(self.insts[f.0].node, self.insts[t.0].node, label);
+        self.binds.push(Binding { from: f, to: t, capacity });
+        Ok(())
+    }
+
+    /// The petgraph graph (instances, bindings).
+    pub fn graph(&self) -> &DiGraph<String, EdgeLabel> {
+        &self.graph
+    }
+
+    /// Graphviz DOT of the netlist: one box per instance, one edge per binding labelled
+    /// `out → in : type`.
+    pub fn to_dot(&self) -> String {
+        let mut s = String::from("digraph netlist {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n");
+        for n in self.graph.node_indices() {
+            let _ = writeln!(s, "  n{} [label=\"{}\"];", n.index(), self.graph[n].replace('\n', "\\n"));
+        }
+        for e in self.graph.edge_indices() {
+            let (a, b) = self.graph.edge_endpoints(e).expect("edge exists");
+            let l = &self.graph[e];
+            let _ = writeln!(
+                s,
+                "  n{} -> n{} [label=\"{} → {} : {}\"];",
+                a.index(),
+                b.index(),
+                l.from_port,
+                l.to_port,
+                l.type_name
+            );
+        }
+        s.push_str("}\n");
+        s
+    }
+
+    /// Checks the netlist and builds the simulation. `seed` derives every component's RNG.
+    pub fn elaborate(mut self, seed: u64) -> Result<Sim, ElabError> {
+        // Driver of each input, consumers of each output.
+        let mut driver: HashMap<(usize, usize), (usize, usize)> = HashMap::new();
+        let mut consumers: HashMap<(usize, usize), Vec<(usize, usize)>> = HashMap::new();
+        let mut cap_override: HashMap<(usize, usize), u32> = HashMap::new();
+        for b in &self.binds {
+            if let Some(first) = driver.get(&b.to) {
+                return Err(ElabError::DoubleDriver {
+                    input: self.endpoint(b.to),
+                    first: self.endpoint(*first),
+                    second: self.endpoint(b.from),
+                });
+            }
+            driver.insert(b.to, b.from);
+            let c = consumers.entry(b.from).or_default();
+            if self.insts[b.from.0].ports[b.from.1].shape == Shape::Stream && !c.is_empty() {
+                return Err(ElabError::StreamFanout {
+                    output: self.endpoint(b.from),
+                    first: self.endpoint(c[0]),
+                    second: self.endpoint(b.to),
+                });
+            }
+            c.push(b.to);
+            if let Some(cap) = b.capacity {
+                if cap == 0 {
+                    return Err(ElabError::Build {
+                        instance: self.insts[b.to.0].path.clone(),
+                        message: format!("stream `{}` capacity must be ≥ 1", self.endpoint(b.to)),
+                    });
+                }
+                cap_override.insert(b.to, cap);
+            }
+        }
+        for (i, inst) in self.insts.iter().enumerate() {
+            for (p, d) in inst.ports.iter().enumerate() {
+                if d.dir == Dir::In && !d.optional && !driver.contains_key(&(i, p)) {
+                    return Err(ElabError::UnboundInput {
+                        instance: inst.path.clone(),
+                        kind: inst.kind.clone(),
+                        port: d.name.clone(),
+                        type_name: d.describe(),
+                    });
+                }
+                if d.dir == Dir::Out && d.shape == Shape::Stream && !consumers.contains_key(&(i, p)) {
+                    return Err(ElabError::UnboundStreamOutput {
+                        instance: inst.path.clone(),
+                        kind: inst.kind.clone(),
+                        port: d.name.clone(),
+                    });
+                }
+            }
+        }
+
+        // One net per output port, plus one constant net per unbound optional input.
+        let shared = Rc::new(NetShared::default());
+        let mut nets: Vec<Rc<dyn NetDyn>> = Vec::new();
+        let mut net_paths: Vec<String> = Vec::new();
+        let mut net_writer: Vec<u32> = Vec::new();
+        let mut net_readers: Vec<Vec<u32>> = Vec::new();
+        let mut port_net: HashMap<(usize, usize), (u32, Rc<dyn Any>)> = HashMap::new();
+        for (i, inst) in self.insts.iter().enumerate() {
+            for (p, d) in inst.ports.iter().enumerate() {
+                let is_const_input = d.dir == Dir::In && !driver.contains_key(&(i, p));
+                if d.dir == Dir::Out || is_const_input {
+                    let id = nets.len() as u32;
+                    let cap = match d.shape {
+                        Shape::Signal => 0,
+                        Shape::Stream => consumers
+                            .get(&(i, p))
+                            .and_then(|c| c.first())
+                            .map(|&r| {
+                                cap_override.get(&r).copied().unwrap_or(self.insts[r.0].ports[r.1].capacity)
+                            })
+                            .unwrap_or(1),
+                    };
+                    let (dynnet, anynet) = (d.make)(id, shared.clone(), cap);
+                    nets.push(dynnet);
+                    net_paths.push(format!("{}.{}", inst.path, d.name));
+                    net_writer.push(if is_const_input { u32::MAX } else { i as u32 });
+                    net_readers.push(if is_const_input { vec![i as u32] } else { Vec::new() });
+                    port_net.insert((i, p), (id, anynet));
+                }
+            }
+        }
+        for (&input, &out) in &driver {
+            let (id, any) = port_net[&out].clone();
+            net_readers[id as usize].push(input.0 as u32);
+            port_net.insert(input, (id, any));
+        }
+        for r in &mut net_readers {
+            r.sort_unstable();
+            r.dedup();
+        }
+
+        // Build the components.
+        let mut comps: Vec<Box<dyn Component>> = Vec::with_capacity(self.insts.len());
+        let mut counter_names: Vec<String> = Vec::new();
+        let mut counter_base: Vec<u32> = Vec::new();
+        let mut counter_len: Vec<u32> = Vec::new();
+        let mut paths = Vec::new();
+        let mut kinds = Vec::new();
+        for (i, inst) in self.insts.iter_mut().enumerate() {
+            let mut binder = Binder {
+                instance: inst.path.clone(),
+                ports: &inst.ports,
+                nets: inst
+                    .ports
+                    .iter()
+                    .enumerate()
+                    .map(|(p, _)| port_net.get(&(i, p)).map(|(_, a)| a.clone()))
+                    .collect(),
+                counters: Vec::new(),
+            };
+            let build = inst.build.take().expect("built once");
+            let comp = build(&mut binder).map_err(|message| ElabError::Build {
+                instance: inst.path.clone(),
+                message,
+            })?;
+            counter_base.push(counter_names.len() as u32);
+            counter_len.push(binder.counters.len() as u32);
+            counter_names.extend(binder.counters.iter().map(|c| format!("{}.{}", inst.path, c)));
+            comps.push(comp);
+            paths.push(inst.path.clone());
+            kinds.push(inst.kind.clone());
+        }
+        Ok(Sim::new(
+            seed,
+            comps,
+            paths,
+            kinds,
+            counter_names,
+            counter_base,
+            counter_len,
+            nets,
+            net_paths,
+            net_writer,
+            net_readers,
+            shared,
+        ))
+    }
+}
+
+/// Hands a component builder its typed port handles and counters.
+pub struct Binder<'a> {
+    instance: String,
+    ports: &'a [PortDecl],
+    nets: Vec<Option<Rc<dyn Any>>>,
+    counters: Vec<String>,
+}
+
+impl Binder<'_> {
+    /// The instance's hierarchical path.
+    pub fn path(&self) -> &str {
+        &self.instance
+    }
+    fn net<N: 'static>(&self, name: &str, dir: Dir, shape: Shape) -> Result<Rc<N>, String> {
+        let p = self
+            .ports
+            .iter()
+            .position(|d| d.name == name)
+            .ok_or_else(|| format!("block asks for undeclared port `{name}`"))?;
+        let d = &self.ports[p];
+        if d.dir != dir || d.shape != shape {
+            return Err(format!("port `{name}` is declared {:?} {:?}, asked as {dir:?} {shape:?}", d.dir, d.shape));
+        }
+        let any = self.nets[p].clone().ok_or_else(|| format!("port `{name}` has no net"))?;
+        any.downcast::<N>()
+            .map_err(|_| format!("port `{name}` is declared as {} but asked with another type", d.describe()))
+    }
+    /// The signal input `name`.
+    pub fn input<T: SignalValue>(&self, name: &str) -> Result<In<T>, String> {
+        self.net::<SignalNet<T>>(name, Dir::In, Shape::Signal).map(In)
+    }
+    /// The signal output `name`.
+    pub fn output<T: SignalValue>(&self, name: &str) -> Result<Out<T>, String> {
+        self.net::<SignalNet<T>>(name, Dir::Out, Shape::Signal).map(Out)
+    }
+    /// The stream input `name`.
+    pub fn stream_in<T: Value>(&self, name: &str) -> Result<StreamIn<T>, String> {
+        self.net::<StreamNet<T>>(name, Dir::In, Shape::Stream).map(StreamIn)
+    }
+    /// The stream output `name`.
+    pub fn stream_out<T: Value>(&self, name: &str) -> Result<StreamOut<T>, String> {
+        self.net::<StreamNet<T>>(name, Dir::Out, Shape::Stream).map(StreamOut)
+    }
+    /// The untyped net behind port `name` (for generic testbench drivers and monitors).
+    pub fn net_any(&self, name: &str) -> Option<Rc<dyn Any>> {
+        let p = self.ports.iter().position(|d| d.name == name)?;
+        self.nets[p].clone()
+    }
+    /// Declares a counter; it appears as `<path>.<name>` in reports.
+    pub fn counter(&mut self, name: &str) -> CounterId {
+        self.counters.push(name.to_string());
+        CounterId(self.counters.len() as u32 - 1)
+    }
+}

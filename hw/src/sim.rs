@@ -1,0 +1,416 @@
+//! The scheduler: two-phase cycles, wake-ups and event skip.
+//!
+//! Each executed cycle n: (1) evaluate — every awake component ticks, reading nets as committed at
+//! the end of n-1 and writing next values; (2) update — the kernel commits the dirty nets, and a
+//! changed net wakes its readers (a freed stream slot wakes the producer) for n+1; (3) the tracer
+//! records the changes at time n.
+//!
+//! A component is awake at n when its last hint was `NextCycle` (from n-1) or `At(n)`, or an input
+//! changed at n-1. When nothing is awake at n+1 the kernel jumps to the earliest timer: idle cycles
+//! cost nothing. With skip off, every component ticks every cycle; the wake bookkeeping is the same,
+//! so the end of the run (quiescence) and, for components that honour the contract, every result
+//! are identical.
+//!
+//! Per cycle the kernel allocates nothing: the active lists, the dirty list and the trace list are
+//! reused buffers.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::io::Write;
+use std::rc::Rc;
+
+use crate::component::{Component, Ctx, Wake};
+use crate::error::SimError;
+use crate::net::{NetDyn, NetShared, CHANGED, SPACE_FREED};
+use crate::rng::Rng;
+use crate::trace::{TraceOptions, VcdTracer};
+use crate::Cycle;
+
+const NEVER: Cycle = Cycle::MAX;
+
+/// Why [`Sim::run`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The limit was reached; `now() == limit`.
+    Limit,
+    /// Nothing is scheduled any more: no timer, no pending input. The run ended at `now()`.
+    Quiescent,
+}
+
+/// Run statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Cycles executed (ticks and commits happened).
+    pub cycles_executed: u64,
+    /// Cycles jumped over by event skip.
+    pub cycles_skipped: u64,
+    /// Component ticks.
+    pub activations: u64,
+}
+
+/// A runnable simulation, produced by [`crate::Netlist::elaborate`].
+pub struct Sim {
+    comps: Vec<Box<dyn Component>>,
+    paths: Vec<String>,
+    kinds: Vec<String>,
+    rngs: Vec<Rng>,
+    counters: Vec<u64>,
+    counter_names: Vec<String>,
+    counter_base: Vec<u32>,
+    counter_len: Vec<u32>,
+    nets: Vec<Rc<dyn NetDyn>>,
+    net_paths: Vec<String>,
+    net_by_path: HashMap<String, u32>,
+    /// Producer of each net (woken when stream space is freed); `u32::MAX` for constants.
+    net_writer: Vec<u32>,
+    /// Readers of each net, CSR: `reader_list[reader_start[n]..reader_start[n+1]]`.
+    reader_start: Vec<u32>,
+    reader_list: Vec<u32>,
+    shared: Rc<NetShared>,
+    /// The next cycle to execute.
+    now: Cycle,
+    timer: Vec<Cycle>,
+    /// The cycle for which a component is already in an active list.
+    queued: Vec<Cycle>,
+    heap: BinaryHeap<Reverse<(Cycle, u32)>>,
+    active: Vec<u32>,
+    next_active: Vec<u32>,
+    dirty_buf: Vec<u32>,
+    traced_changed: Vec<u32>,
+    traced: Vec<bool>,
+    tracer: Option<VcdTracer>,
+    skip: bool,
+    shuffle: Option<Rng>,
+    quiescent: bool,
+    stats: Stats,
+}
+
+impl Sim {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        seed: u64,
+        comps: Vec<Box<dyn Component>>,
+        paths: Vec<String>,
+        kinds: Vec<String>,
+        counter_names: Vec<String>,
+        counter_base: Vec<u32>,
+        counter_len: Vec<u32>,
+        nets: Vec<Rc<dyn NetDyn>>,
+        net_paths: Vec<String>,
+        net_writer: Vec<u32>,
+        net_readers: Vec<Vec<u32>>,
+        shared: Rc<NetShared>,
+    ) -> Sim {
+        let n = comps.len();
+        let mut reader_start = Vec::with_capacity(net_readers.len() + 1);
+        let mut reader_list = Vec::new();
+        for r in &net_readers {
+            reader_start.push(reader_list.len() as u32);
+            reader_list.extend_from_slice(r);
+        }
+        reader_start.push(reader_list.len() as u32);
+        let net_by_path = net_paths.iter().enumerate().map(|(i, p)| (p.clone(), i as u32)).collect();
+        let rngs = paths.iter().map(|p| Rng::for_path(seed, p)).collect();
+        let counters = vec![0; counter_names.len()];
+        let nnets = nets.len();
+        Sim {
+            comps,
+            paths,
+            kinds,
+            rngs,
+            counters,
+            counter_names,
+            counter_base,
+            counter_len,
+            nets,
+            net_paths,
+            net_by_path,
+            net_writer,
+            reader_start,
+            reader_list,
+            shared,
+            now: 0,
+            timer: vec![NEVER; n],
+            // Everything ticks at cycle 0.
+            queued: vec![0; n],
+            heap: BinaryHeap::new(),
+            active: Vec::with_capacity(n),
+            next_active: (0..n as u32).collect(),
+            dirty_buf: Vec::with_capacity(nnets),
+            traced_changed: Vec::new(),
+            traced: vec![false; nnets],
+            tracer: None,
+            skip: true,
+            shuffle: None,
+            quiescent: false,
+            stats: Stats::default(),
+        }
+    }
+
+    /// Event skip on (default) or off (`--no-skip`: every component ticks every cycle).
+    pub fn set_skip(&mut self, skip: bool) {
+        self.skip = skip;
+    }
+
+    /// Shuffles the evaluation order of each cycle with `seed` (a test of the two-phase
+    /// contract: results must not change).
+    pub fn set_shuffle(&mut self, seed: Option<u64>) {
+        self.shuffle = seed.map(Rng::from_seed);
+    }
+
+    /// The next cycle to execute (after a run: the time reached).
+    pub fn now(&self) -> Cycle {
+        self.now
+    }
+
+    /// Whether the simulation has gone quiet (nothing scheduled).
+    pub fn is_quiescent(&self) -> bool {
+        self.quiescent
+    }
+
+    /// Statistics so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// Number of components.
+    pub fn component_count(&self) -> usize {
+        self.comps.len()
+    }
+
+    /// Number of nets.
+    pub fn net_count(&self) -> usize {
+        self.nets.len()
+    }
+
+    /// Component paths and kinds.
+    pub fn components(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.paths.iter().map(|s| s.as_str()).zip(self.kinds.iter().map(|s| s.as_str()))
+    }
+
+    /// All counters as `(<path>.<name>, value)`, in elaboration order.
+    pub fn counters(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.counter_names.iter().map(|s| s.as_str()).zip(self.counters.iter().copied())
+    }
+
+    /// A counter by full name.
+    pub fn counter(&self, name: &str) -> Option<u64> {
+        self.counter_names.iter().position(|n| n == name).map(|i| self.counters[i])
+    }
+
+    /// Counters of one component: `(name without path, value)`.
+    pub fn counters_of(&self, path: &str) -> Vec<(&str, u64)> {
+        let Some(c) = self.paths.iter().position(|p| p == path) else { return Vec::new() };
+        let b = self.counter_base[c] as usize;
+        let l = self.counter_len[c] as usize;
+        (b..b + l).map(|i| (&self.counter_names[i][path.len() + 1..], self.counters[i])).collect()
+    }
+
+    /// The net driven by (or bound to) `inst.port`.
+    pub fn net(&self, path: &str) -> Option<&Rc<dyn NetDyn>> {
+        self.net_by_path.get(path).map(|&i| &self.nets[i as usize])
+    }
+
+    /// Net paths, in id order.
+    pub fn net_paths(&self) -> &[String] {
+        &self.net_paths
+    }
+
+    /// Registers another path under which a net can be found (a reader's `inst.port`).
+    pub fn alias_net(&mut self, alias: &str, target: &str) -> bool {
+        match self.net_by_path.get(target).copied() {
+            Some(id) => {
+                self.net_by_path.entry(alias.to_string()).or_insert(id);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Starts a VCD trace of the nets selected by `opts`, written to `out`. Call before running.
+    pub fn trace_vcd(&mut self, out: Box<dyn Write>, opts: TraceOptions) -> Result<usize, SimError> {
+        let tracer = VcdTracer::new(out, opts, &self.nets, &self.net_paths)?;
+        for &n in tracer.nets() {
+            self.traced[n as usize] = true;
+        }
+        let count = tracer.var_count();
+        self.tracer = Some(tracer);
+        Ok(count)
+    }
+
+    /// Finishes the trace at `end` (writes the final timestamp and flushes).
+    pub fn finish_trace(&mut self, end: Cycle) -> Result<(), SimError> {
+        if let Some(t) = self.tracer.as_mut() {
+            t.finish(end, &self.nets)?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn wake_next(queued: &mut [Cycle], next_active: &mut Vec<u32>, c: u32, at: Cycle) {
+        let q = &mut queued[c as usize];
+        if *q != at {
+            *q = at;
+            next_active.push(c);
+        }
+    }
+
+    /// Earliest valid timer, dropping stale heap entries.
+    fn next_timer(&mut self) -> Option<Cycle> {
+        while let Some(&Reverse((t, c))) = self.heap.peek() {
+            if self.timer[c as usize] == t {
+                return Some(t);
+            }
+            self.heap.pop();
+        }
+        None
+    }
+
+    /// Runs cycles `now()..limit`, or until nothing is scheduled. Returns why it stopped.
+    pub fn run(&mut self, limit: Cycle) -> Result<Stop, SimError> {
+        loop {
+            if self.quiescent {
+                return Ok(Stop::Quiescent);
+            }
+            // Whatever is pending decides the next cycle; with skip off we still ask, so that the
+            // run ends at the same cycle in both modes.
+            let pending = if !self.next_active.is_empty() { Some(self.now) } else { self.next_timer() };
+            let Some(next) = pending else {
+                self.quiescent = true;
+                return Ok(Stop::Quiescent);
+            };
+            let t = if self.skip { next } else { self.now };
+            if t >= limit {
+                if self.skip {
+                    self.stats.cycles_skipped += limit.saturating_sub(self.now);
+                }
+                self.now = self.now.max(limit);
+                return Ok(Stop::Limit);
+            }
+            self.stats.cycles_skipped += t - self.now;
+            self.step_at(t)?;
+        }
+    }
+
+    /// Executes exactly one cycle at `now()`, whether or not anything is scheduled (for
+    /// harness-driven tests).
+    pub fn step(&mut self) -> Result<(), SimError> {
+        self.quiescent = false;
+        let t = self.now;
+        self.step_at(t)
+    }
+
+    fn step_at(&mut self, t: Cycle) -> Result<(), SimError> {
+        std::mem::swap(&mut self.active, &mut self.next_active);
+        self.next_active.clear();
+        if !self.active.is_empty() && self.queued[self.active[0] as usize] != t {
+            // Entries were queued for an earlier cycle that `step` skipped past; they are due.
+            for &c in &self.active {
+                self.queued[c as usize] = t;
+            }
+        }
+        while let Some(&Reverse((tt, c))) = self.heap.peek() {
+            if tt > t {
+                break;
+            }
+            self.heap.pop();
+            if self.timer[c as usize] == tt {
+                self.timer[c as usize] = NEVER;
+                if self.queued[c as usize] != t {
+                    self.queued[c as usize] = t;
+                    self.active.push(c);
+                }
+            }
+        }
+        if !self.skip {
+            self.active.clear();
+            self.active.extend(0..self.comps.len() as u32);
+            for q in &mut self.queued {
+                *q = t;
+            }
+        }
+        if let Some(rng) = self.shuffle.as_mut() {
+            for i in (1..self.active.len()).rev() {
+                let j = rng.below(i as u64 + 1) as usize;
+                self.active.swap(i, j);
+            }
+        }
+
+        // Evaluate.
+        let next = t + 1;
+        let mut violation: Option<String> = None;
+        let mut violator = 0u32;
+        for &c in &self.active {
+            let ci = c as usize;
+            let base = self.counter_base[ci] as usize;
+            let len = self.counter_len[ci] as usize;
+            let mut v = None;
+            let mut ctx = Ctx {
+                now: t,
+                rng: &mut self.rngs[ci],
+                counters: &mut self.counters[base..base + len],
+                violation: &mut v,
+            };
+            let wake = self.comps[ci].tick(&mut ctx);
+            if v.is_some() && violation.is_none() {
+                violation = v;
+                violator = c;
+            }
+            match wake {
+                Wake::NextCycle => {
+                    self.timer[ci] = NEVER;
+                    Self::wake_next(&mut self.queued, &mut self.next_active, c, next);
+                }
+                Wake::At(at) if at <= next => {
+                    self.timer[ci] = NEVER;
+                    Self::wake_next(&mut self.queued, &mut self.next_active, c, next);
+                }
+                Wake::At(at) => {
+                    if self.timer[ci] != at {
+                        self.timer[ci] = at;
+                        self.heap.push(Reverse((at, c)));
+                    }
+                }
+                Wake::OnInput => self.timer[ci] = NEVER,
+            }
+        }
+        self.stats.activations += self.active.len() as u64;
+        self.stats.cycles_executed += 1;
+
+        // Update.
+        std::mem::swap(&mut *self.shared.dirty.borrow_mut(), &mut self.dirty_buf);
+        for &n in &self.dirty_buf {
+            let ni = n as usize;
+            let flags = self.nets[ni].commit(t);
+            if flags & CHANGED != 0 {
+                let (a, b) = (self.reader_start[ni] as usize, self.reader_start[ni + 1] as usize);
+                for &r in &self.reader_list[a..b] {
+                    Self::wake_next(&mut self.queued, &mut self.next_active, r, next);
+                }
+            }
+            if flags & SPACE_FREED != 0 {
+                let w = self.net_writer[ni];
+                if w != u32::MAX {
+                    Self::wake_next(&mut self.queued, &mut self.next_active, w, next);
+                }
+            }
+            if flags != 0 && self.traced[ni] {
+                self.traced_changed.push(n);
+            }
+        }
+        self.dirty_buf.clear();
+        if let Some(tr) = self.tracer.as_mut() {
+            tr.cycle(t, &mut self.traced_changed, &self.nets)?;
+        }
+        self.traced_changed.clear();
+        self.now = next;
+
+        if let Some(what) = violation {
+            return Err(SimError::Protocol { cycle: t, path: self.paths[violator as usize].clone(), what });
+        }
+        if let Some((net, what)) = self.shared.violation.borrow_mut().take() {
+            return Err(SimError::Protocol { cycle: t, path: self.net_paths[net as usize].clone(), what });
+        }
+        Ok(())
+    }
+}

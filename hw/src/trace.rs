@@ -1,0 +1,399 @@
+//! VCD tracing (IEEE 1364 §18) that GTKWave opens.
+//!
+//! - `$timescale 1ns`; one `$scope module` per hierarchy level (`chip0` › `lg3` › `tx` › `arb`).
+//! - A signal is one `$var` per field of its value type at the field's true width (`psn [11:0]`);
+//!   a multi-field value gets a scope named after the port holding one var per field.
+//! - A stream is a scope with `valid` (high exactly in the cycle of a push, falling at the next
+//!   cycle even when the kernel skips it), the fields of the last message, and `occupancy`.
+//! - Only changes are written; every variable has a value at the first timestamp (`$dumpvars`).
+//!   Changes inside one timestamp are written in variable order, so skip on and off give the same
+//!   bytes.
+//! - Selection: `--trace GLOB` (repeatable, `*` and `?`) against the net path (`chip0.lg3.tx.arb.grant`)
+//!   or any scope prefix of it; a window `[from, to)` of time.
+//! - Output goes through a `BufWriter`; the header is written with the `vcd` crate, value changes
+//!   directly in VCD syntax.
+
+use std::io::{BufWriter, Write};
+use std::rc::Rc;
+
+use crate::error::SimError;
+use crate::net::NetDyn;
+use crate::value::{TraceKind, TraceValue};
+use crate::Cycle;
+
+/// What to trace.
+#[derive(Clone, Debug, Default)]
+pub struct TraceOptions {
+    /// Glob patterns over net paths; empty = everything.
+    pub globs: Vec<String>,
+    /// First cycle written (inclusive).
+    pub from: Option<Cycle>,
+    /// End of the window (exclusive).
+    pub to: Option<Cycle>,
+}
+
+/// Glob match with `*` (any run, dots included) and `?` (one character).
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            pi += 1;
+            mark = ti;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+fn selected(globs: &[String], path: &str) -> bool {
+    if globs.is_empty() {
+        return true;
+    }
+    globs.iter().any(|g| {
+        glob_match(g, path) || {
+            // A pattern naming a scope selects everything below it.
+            let mut prefix = String::new();
+            path.split('.').any(|seg| {
+                if !prefix.is_empty() {
+                    prefix.push('.');
+                }
+                prefix.push_str(seg);
+                prefix.len() < path.len() && glob_match(g, &prefix)
+            })
+        }
+    })
+}
+
+struct Var {
+    code: String,
+    kind: TraceKind,
+}
+
+#[derive(Default)]
+struct Scope {
+    children: Vec<(String, Scope)>,
+    /// (reference name, net, var index within the net)
+    vars: Vec<(String, u32, usize)>,
+}
+
+impl Scope {
+    fn child(&mut self, name: &str) -> &mut Scope {
+        let i = match self.children.iter().position(|(n, _)| n == name) {
+            Some(i) => i,
+            None => {
+                self.children.push((name.to_string(), Scope::default()));
+                self.children.len() - 1
+            }
+        };
+        &mut self.children[i].1
+    }
+}
+
+/// Writes a VCD of selected nets.
+pub struct VcdTracer {
+    out: vcd::Writer<BufWriter<Box<dyn Write>>>,
+    /// Traced nets, ascending.
+    nets: Vec<u32>,
+    /// For each net id: (first var, count), or none.
+    net_vars: Vec<Option<(u32, u32)>>,
+    vars: Vec<Var>,
+    /// Last value of each var (what a viewer shows now).
+    last: Vec<TraceValue>,
+    scratch: Vec<TraceValue>,
+    /// Streams whose `valid` rose at `lower_at - 1` and must fall at `lower_at`.
+    lowers: Vec<u32>,
+    lower_at: Cycle,
+    work: Vec<u32>,
+    from: Cycle,
+    to: Cycle,
+    dumped: bool,
+    last_time: Option<Cycle>,
+}
+
+fn vcd_io(e: std::io::Error) -> SimError {
+    SimError::Io(e)
+}
+
+impl VcdTracer {
+    pub(crate) fn new(
+        out: Box<dyn Write>,
+        opts: TraceOptions,
+        nets: &[Rc<dyn NetDyn>],
+        net_paths: &[String],
+    ) -> Result<VcdTracer, SimError> {
+        let mut root = Scope::default();
+        let mut net_vars = vec![None; nets.len()];
+        let mut vars_kinds: Vec<(u32, usize, TraceKind)> = Vec::new();
+        let mut traced = Vec::new();
+        let mut order: Vec<usize> = (0..nets.len()).collect();
+        order.sort_by(|&a, &b| net_paths[a].cmp(&net_paths[b]));
+        for &n in &order {
+            if !selected(&opts.globs, &net_paths[n]) {
+                continue;
+            }
+            let layout = nets[n].trace_layout();
+            if layout.is_empty() {
+                continue;
+            }
+            traced.push(n as u32);
+            let segs: Vec<&str> = net_paths[n].split('.').collect();
+            let (port, scopes) = segs.split_last().expect("net path has a port");
+            let mut s = &mut root;
+            for seg in scopes {
+                s = s.child(seg);
+            }
+            let first = vars_kinds.len() as u32;
+            if layout.len() == 1 && layout[0].0.is_empty() {
+                s.vars.push((port.to_string(), n as u32, 0));
+            } else {
+                let ps = s.child(port);
+                for (i, (name, _)) in layout.iter().enumerate() {
+                    ps.vars.push((name.clone(), n as u32, i));
+                }
+            }
+            for (i, (_, k)) in layout.iter().enumerate() {
+                vars_kinds.push((n as u32, i, *k));
+            }
+            net_vars[n] = Some((first, layout.len() as u32));
+        }
+        traced.sort_unstable();
+
+        let mut w = vcd::Writer::new(BufWriter::with_capacity(1 << 16, out));
+        w.version("hwsim").map_err(vcd_io)?;
+        w.timescale(1, vcd::TimescaleUnit::NS).map_err(vcd_io)?;
+        let mut codes: Vec<Option<String>> = vec![None; vars_kinds.len()];
+        if root.vars.is_empty() && root.children.is_empty() {
+            // GTKWave wants at least one scope; an empty selection still gives a valid file.
+            w.add_module("top").map_err(vcd_io)?;
+            w.upscope().map_err(vcd_io)?;
+        } else {
+            let mut top = Scope::default();
+            std::mem::swap(&mut top, &mut root);
+            // Loose vars at the root (a net whose path has no scope) get a `top` scope.
+            if !top.vars.is_empty() {
+                let vars = std::mem::take(&mut top.vars);
+                top.child("top").vars = vars;
+            }
+            for (name, s) in &top.children {
+                write_scope(&mut w, name, s, &net_vars, &vars_kinds, &mut codes)?;
+            }
+        }
+        w.enddefinitions().map_err(vcd_io)?;
+        let vars: Vec<Var> = vars_kinds
+            .iter()
+            .zip(codes)
+            .map(|((_, _, k), c)| Var { code: c.expect("every var declared"), kind: *k })
+            .collect();
+        // What a viewer would show before anything ran: the reset values.
+        let mut last = vec![TraceValue::default(); vars.len()];
+        for &n in &traced {
+            let (first, cnt) = net_vars[n as usize].expect("traced");
+            let (a, b) = (first as usize, (first + cnt) as usize);
+            nets[n as usize].sample(Cycle::MAX, &mut last[a..b]);
+        }
+        Ok(VcdTracer {
+            out: w,
+            nets: traced,
+            net_vars,
+            vars,
+            last,
+            scratch: Vec::new(),
+            lowers: Vec::new(),
+            lower_at: Cycle::MAX,
+            work: Vec::new(),
+            from: opts.from.unwrap_or(0),
+            to: opts.to.unwrap_or(Cycle::MAX),
+            dumped: false,
+            last_time: None,
+        })
+    }
+}
+
+fn write_scope<W: Write>(
+    w: &mut vcd::Writer<W>,
+    name: &str,
+    s: &Scope,
+    net_vars: &[Option<(u32, u32)>],
+    kinds: &[(u32, usize, TraceKind)],
+    codes: &mut [Option<String>],
+) -> Result<(), SimError> {
+    w.add_module(name).map_err(vcd_io)?;
+    for (vname, net, i) in &s.vars {
+        let (first, _) = net_vars[*net as usize].expect("traced");
+        let vi = first as usize + i;
+        let id = match kinds[vi].2 {
+            TraceKind::Bits(1) => w.add_var(vcd::VarType::Wire, 1, vname, None),
+            TraceKind::Bits(b) => w.add_var(
+                vcd::VarType::Wire,
+                b,
+                vname,
+                Some(vcd::ReferenceIndex::Range(b as i32 - 1, 0)),
+            ),
+            TraceKind::Real => w.add_var(vcd::VarType::Real, 64, vname, None),
+        }
+        .map_err(vcd_io)?;
+        codes[vi] = Some(id.to_string());
+    }
+    for (cname, c) in &s.children {
+        write_scope(w, cname, c, net_vars, kinds, codes)?;
+    }
+    w.upscope().map_err(vcd_io)
+}
+
+impl VcdTracer {
+    /// Traced net ids, ascending.
+    pub(crate) fn nets(&self) -> &[u32] {
+        &self.nets
+    }
+
+    /// Number of VCD variables.
+    pub(crate) fn var_count(&self) -> usize {
+        self.vars.len()
+    }
+
+    fn in_window(&self, t: Cycle) -> bool {
+        t >= self.from && t < self.to
+    }
+
+    fn write_value(out: &mut BufWriter<Box<dyn Write>>, var: &Var, v: TraceValue) -> std::io::Result<()> {
+        match (var.kind, v) {
+            (TraceKind::Bits(1), TraceValue::Bits(b)) => writeln!(out, "{}{}", b & 1, var.code),
+            (TraceKind::Bits(_), TraceValue::Bits(b)) => writeln!(out, "b{:b} {}", b, var.code),
+            (TraceKind::Real, TraceValue::Real(r)) => writeln!(out, "r{} {}", r, var.code),
+            (TraceKind::Real, TraceValue::Bits(b)) => writeln!(out, "r{} {}", b as f64, var.code),
+            (TraceKind::Bits(_), TraceValue::Real(r)) => writeln!(out, "b{:b} {}", r as u64, var.code),
+        }
+    }
+
+    fn timestamp(&mut self, t: Cycle) -> std::io::Result<()> {
+        if self.last_time != Some(t) {
+            self.out.timestamp(t)?;
+            self.last_time = Some(t);
+        }
+        Ok(())
+    }
+
+    /// Writes every variable's current value at `t` (the first timestamp of the window).
+    fn dump(&mut self, t: Cycle) -> std::io::Result<()> {
+        self.timestamp(t)?;
+        self.out.begin(vcd::SimulationCommand::Dumpvars)?;
+        let w = self.out.writer();
+        for (var, v) in self.vars.iter().zip(&self.last) {
+            Self::write_value(w, var, *v)?;
+        }
+        self.out.end()?;
+        self.dumped = true;
+        Ok(())
+    }
+
+    /// Samples `nets` (ascending, deduplicated) at time `t` and records the changes.
+    fn apply(&mut self, t: Cycle, nets_now: &[u32], nets: &[Rc<dyn NetDyn>]) -> std::io::Result<()> {
+        // The window opens before this time's changes: show the state as it stood at `from`.
+        if !self.dumped && t > self.from && self.from < self.to {
+            self.dump(self.from)?;
+        }
+        let write = self.dumped && self.in_window(t);
+        for &n in nets_now {
+            let Some((first, cnt)) = self.net_vars[n as usize] else { continue };
+            self.scratch.resize(cnt as usize, TraceValue::default());
+            nets[n as usize].sample(t, &mut self.scratch);
+            for i in 0..cnt as usize {
+                let vi = first as usize + i;
+                let v = self.scratch[i];
+                if v != self.last[vi] {
+                    self.last[vi] = v;
+                    if write {
+                        if self.last_time != Some(t) {
+                            self.out.timestamp(t)?;
+                            self.last_time = Some(t);
+                        }
+                        Self::write_value(self.out.writer(), &self.vars[vi], v)?;
+                    }
+                }
+            }
+        }
+        if !self.dumped && t == self.from {
+            self.dump(t)?;
+        }
+        Ok(())
+    }
+
+    /// Falls the `valid` of streams pushed at `lower_at - 1` if nothing runs at `lower_at`.
+    fn flush_lowers_before(&mut self, t: Cycle, nets: &[Rc<dyn NetDyn>]) -> std::io::Result<()> {
+        if !self.lowers.is_empty() && self.lower_at < t {
+            let at = self.lower_at;
+            let lowers = std::mem::take(&mut self.lowers);
+            self.apply(at, &lowers, nets)?;
+            self.lowers = lowers;
+            self.lowers.clear();
+            self.lower_at = Cycle::MAX;
+        }
+        Ok(())
+    }
+
+    /// Records cycle `t`: `changed` are the traced nets committed with a change (any order; it
+    /// is sorted here).
+    pub(crate) fn cycle(&mut self, t: Cycle, changed: &mut Vec<u32>, nets: &[Rc<dyn NetDyn>]) -> Result<(), SimError> {
+        self.flush_lowers_before(t, nets)?;
+        // The set sampled at t: this cycle's changes plus the streams whose valid falls now.
+        self.work.clear();
+        self.work.extend_from_slice(changed);
+        if self.lower_at == t {
+            self.work.extend_from_slice(&self.lowers);
+            self.lowers.clear();
+            self.lower_at = Cycle::MAX;
+        }
+        if self.work.is_empty() && (self.dumped || t < self.from) {
+            return Ok(());
+        }
+        self.work.sort_unstable();
+        self.work.dedup();
+        let work = std::mem::take(&mut self.work);
+        self.apply(t, &work, nets)?;
+        // Streams that pushed at t (valid = 1 now) fall at t+1.
+        for &n in &work {
+            if let Some((first, cnt)) = self.net_vars[n as usize] {
+                let is_stream_valid = cnt >= 2 && matches!(self.last[first as usize], TraceValue::Bits(1))
+                    && self.vars[first as usize].kind == TraceKind::Bits(1)
+                    && nets[n as usize].is_stream();
+                if is_stream_valid {
+                    self.lowers.push(n);
+                    self.lower_at = t + 1;
+                }
+            }
+        }
+        self.work = work;
+        Ok(())
+    }
+
+    /// Ends the trace at `end`: pending falls, the window dump if nothing was written yet, a final
+    /// timestamp, flush.
+    pub(crate) fn finish(&mut self, end: Cycle, nets: &[Rc<dyn NetDyn>]) -> Result<(), SimError> {
+        self.flush_lowers_before(end.saturating_add(1), nets)?;
+        if !self.dumped && self.from <= end && self.from < self.to {
+            self.dump(self.from)?;
+        }
+        let end_t = end.min(self.to);
+        if self.dumped && self.last_time.is_none_or(|l| l < end_t) {
+            self.out.timestamp(end_t)?;
+            self.last_time = Some(end_t);
+        }
+        self.out.writer().flush()?;
+        Ok(())
+    }
+}

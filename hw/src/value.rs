@@ -1,0 +1,102 @@
+//! Values that travel on nets, and how they show up in a waveform.
+//!
+//! A value type describes itself as a fixed list of fields ([`Trace::fields`]), each either a bit
+//! vector of a true hardware width (up to 64 bits) or a real. The tracer makes one VCD `$var` per
+//! field; a type whose single field is named `""` is traced as the port itself (a plain `psn[11:0]`
+//! rather than a scope holding one variable).
+
+/// How one traced field appears in a VCD.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceKind {
+    /// A bit vector of the given width, 1..=64 bits. Width 1 is written as a scalar wire.
+    Bits(u32),
+    /// A real number (`$var real 64`), for rates and ratios.
+    Real,
+}
+
+/// One traced field of a value type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceField {
+    /// Field name as it appears in GTKWave (`psn`, `qp`, `opcode`); `""` for a single-field type.
+    pub name: &'static str,
+    /// Width or real.
+    pub kind: TraceKind,
+}
+
+impl TraceField {
+    /// A bit-vector field of `width` bits.
+    pub const fn bits(name: &'static str, width: u32) -> Self {
+        TraceField { name, kind: TraceKind::Bits(width) }
+    }
+    /// A real-valued field.
+    pub const fn real(name: &'static str) -> Self {
+        TraceField { name, kind: TraceKind::Real }
+    }
+}
+
+/// One sampled field value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TraceValue {
+    /// Bits, right-aligned; bits above the field width must be zero.
+    Bits(u64),
+    /// A real.
+    Real(f64),
+}
+
+impl Default for TraceValue {
+    fn default() -> Self {
+        TraceValue::Bits(0)
+    }
+}
+
+/// A value that can be traced field by field.
+///
+/// `sample` must write exactly `Self::fields().len()` values, in field order.
+pub trait Trace {
+    /// The traced fields, in order. Must return the same slice on every call.
+    fn fields() -> &'static [TraceField];
+    /// Writes the current field values into `out` (`out.len() == fields().len()`).
+    fn sample(&self, out: &mut [TraceValue]);
+}
+
+macro_rules! trace_uint {
+    ($($t:ty => $w:expr),*) => {$(
+        impl Trace for $t {
+            fn fields() -> &'static [TraceField] {
+                const F: [TraceField; 1] = [TraceField::bits("", $w)];
+                &F
+            }
+            fn sample(&self, out: &mut [TraceValue]) {
+                out[0] = TraceValue::Bits(*self as u64);
+            }
+        }
+    )*};
+}
+trace_uint!(bool => 1, u8 => 8, u16 => 16, u32 => 32, u64 => 64);
+
+impl Trace for f64 {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 1] = [TraceField::real("")];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Real(*self);
+    }
+}
+
+/// The unit value carries no data (a pure event on a stream shows only its `valid`).
+impl Trace for () {
+    fn fields() -> &'static [TraceField] {
+        &[]
+    }
+    fn sample(&self, _out: &mut [TraceValue]) {}
+}
+
+/// Marker for everything that may travel on a net: traced, cloneable, debuggable, owned.
+pub trait Value: Trace + Clone + std::fmt::Debug + 'static {}
+impl<T: Trace + Clone + std::fmt::Debug + 'static> Value for T {}
+
+/// Values a signal can hold: also `Copy`, comparable (a change wakes readers) and with a reset
+/// value (`Default`) that the signal has at cycle 0.
+pub trait SignalValue: Value + Copy + PartialEq + Default {}
+impl<T: Value + Copy + PartialEq + Default> SignalValue for T {}

@@ -1,0 +1,1 @@
+//! hwsim-ports
