@@ -1,1 +1,11 @@
-//! hwsim
+//! hwsim: the application layer. Config and testbench schemas, the registry of block kinds,
+//! elaboration of testbenches into netlists, the runner with its checks and reports, and the
+//! regression runner. The `hwsim` binary (src/main.rs) is a thin clap front end over this.
+
+pub mod registry;
+pub mod regress;
+pub mod runner;
+pub mod schema;
+pub mod testbench;
+pub mod values;
+pub mod yaml;

@@ -1,1 +1,262 @@
-fn main() {}
+//! The `hwsim` command line.
+//!
+//! Exit status: 0 every check passed; 1 a check failed (or a protocol violation stopped the
+//! run); 2 bad input (a testbench, config or argument error), with a one-line message.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use hwsim::{registry, regress, runner, testbench, values, yaml};
+
+#[derive(Parser)]
+#[command(name = "hwsim", version, about = "Cycle-stepped model of the PAXI / RC Link interconnect", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a testbench (also `hwsim TB.yaml`).
+    Run(RunArgs),
+    /// Elaborate a testbench only; print instance and net counts.
+    Check {
+        /// Testbench file.
+        testbench: PathBuf,
+    },
+    /// Run every *.yaml below DIR in parallel; a summary table.
+    Regress {
+        /// Folder (default tb/).
+        #[arg(default_value = "tb")]
+        dir: PathBuf,
+        /// Event skip off.
+        #[arg(long)]
+        no_skip: bool,
+        /// Parallel jobs (default: the number of cores).
+        #[arg(short, long)]
+        jobs: Option<usize>,
+    },
+    /// Block kinds: ports and parameters with defaults.
+    List,
+    /// Draw a testbench's netlist.
+    Netlist {
+        /// Testbench file.
+        testbench: PathBuf,
+        /// Write Graphviz DOT here.
+        #[arg(long)]
+        dot: PathBuf,
+    },
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Testbench file.
+    testbench: PathBuf,
+    /// Write a VCD waveform.
+    #[arg(long)]
+    vcd: Option<PathBuf>,
+    /// Seed (overrides the testbench's).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Longest run, cycles (overrides the testbench's `until`).
+    #[arg(long)]
+    until: Option<u64>,
+    /// Tick every component every cycle (results must be identical).
+    #[arg(long)]
+    no_skip: bool,
+    /// Write the report as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Trace only nets matching GLOB (repeatable; `*`, `?`).
+    #[arg(long, value_name = "GLOB")]
+    trace: Vec<String>,
+    /// First cycle written to the VCD.
+    #[arg(long)]
+    trace_from: Option<u64>,
+    /// End of the VCD window (exclusive).
+    #[arg(long)]
+    trace_to: Option<u64>,
+    /// Print only the verdict line.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Print run statistics (cycles/s, activations/s, skip, memory).
+    #[arg(long)]
+    stats: bool,
+}
+
+const SUBCOMMANDS: &[&str] = &["run", "check", "regress", "list", "netlist", "help"];
+
+fn bad(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("hwsim: {msg}");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let mut argv: Vec<String> = std::env::args().collect();
+    // `hwsim TB.yaml ...` means `hwsim run TB.yaml ...`.
+    if let Some(first) = argv.get(1) {
+        if !first.starts_with('-') && !SUBCOMMANDS.contains(&first.as_str()) {
+            argv.insert(1, "run".into());
+        }
+    }
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match cli.cmd {
+        Cmd::Run(a) => run(a),
+        Cmd::Check { testbench } => check(&testbench),
+        Cmd::Regress { dir, no_skip, jobs } => {
+            if !dir.is_dir() {
+                return bad(format!("{}: not a folder", dir.display()));
+            }
+            let files = regress::find_testbenches(&dir);
+            if files.is_empty() {
+                return bad(format!("{}: no *.yaml testbenches", dir.display()));
+            }
+            let jobs =
+                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+            let out = regress::run_all(&files, jobs, no_skip);
+            print!("{}", regress::render(&out));
+            if out.iter().all(|o| o.verdict == "PASS") {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Cmd::List => {
+            list();
+            ExitCode::SUCCESS
+        }
+        Cmd::Netlist { testbench, dot } => {
+            let l = match testbench::load(&testbench) {
+                Ok(l) => l,
+                Err(e) => return bad(e),
+            };
+            let el = match testbench::elaborate(&l) {
+                Ok(el) => el,
+                Err(e) => return bad(e),
+            };
+            if let Err(e) = std::fs::write(&dot, el.netlist.to_dot()) {
+                return bad(format!("{}: cannot write: {e}", dot.display()));
+            }
+            println!(
+                "wrote {} ({} instances)",
+                dot.display(),
+                el.netlist.instance_count()
+            );
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn run(a: RunArgs) -> ExitCode {
+    let opts = runner::Options {
+        vcd: a.vcd.clone(),
+        seed: a.seed,
+        until: a.until,
+        no_skip: a.no_skip,
+        trace: a.trace.clone(),
+        trace_from: a.trace_from,
+        trace_to: a.trace_to,
+        progress: !a.quiet,
+        ..Default::default()
+    };
+    let report = match runner::run_file(&a.testbench, opts) {
+        Ok(r) => r,
+        Err(e) => return bad(e),
+    };
+    if a.quiet {
+        let text = report.render(false, a.stats);
+        print!(
+            "{}",
+            text.lines()
+                .filter(|l| l.starts_with("verdict") || l.starts_with("stats"))
+                .map(|l| format!("{l}\n"))
+                .collect::<String>()
+        );
+    } else {
+        print!("{}", report.render(true, a.stats));
+    }
+    if let Some(v) = &a.vcd {
+        if !a.quiet {
+            println!("waves: {}", v.display());
+        }
+    }
+    if let Some(j) = &a.json {
+        let text = serde_json::to_string_pretty(&report).expect("report serializes");
+        if let Err(e) = std::fs::write(j, text + "\n") {
+            return bad(format!("{}: cannot write: {e}", j.display()));
+        }
+    }
+    if report.passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn check(tb: &std::path::Path) -> ExitCode {
+    let l = match testbench::load(tb) {
+        Ok(l) => l,
+        Err(e) => return bad(e),
+    };
+    match runner::build(&l, l.tb.seed) {
+        Ok((sim, _)) => {
+            println!(
+                "{}: ok — {} instances, {} nets, {} counters",
+                tb.display(),
+                sim.component_count(),
+                sim.net_count(),
+                sim.counters().count()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => bad(e),
+    }
+}
+
+fn list() {
+    let vals = values::registry();
+    for b in registry::blocks() {
+        println!("{} — {}", b.name, b.doc);
+        println!("  ports:");
+        for p in &b.default_ports {
+            let dir = match p.dir {
+                hwsim_hw::Dir::In => "in ",
+                hwsim_hw::Dir::Out => "out",
+            };
+            let shape = match p.shape {
+                hwsim_hw::Shape::Signal => "signal".to_string(),
+                hwsim_hw::Shape::Stream if p.dir == hwsim_hw::Dir::In => {
+                    format!("stream[{}]", p.capacity)
+                }
+                hwsim_hw::Shape::Stream => "stream".to_string(),
+            };
+            let drivable = if vals.contains_key(&p.type_id) {
+                ""
+            } else {
+                " (not drivable from YAML)"
+            };
+            println!(
+                "    {dir} {:<12} {shape}<{}>  {}{drivable}",
+                p.name, p.type_name, p.doc
+            );
+        }
+        let d = yaml::dump(&b.defaults);
+        if d.trim() == "{}" {
+            println!("  params: none");
+        } else {
+            println!("  params (defaults):");
+            for line in d.lines() {
+                println!("    {line}");
+            }
+        }
+        println!();
+    }
+}

@@ -25,9 +25,14 @@ pub struct CounterId(pub(crate) u32);
 /// report a protocol violation.
 pub struct Ctx<'a> {
     pub(crate) now: Cycle,
-    pub(crate) rng: &'a mut Rng,
+    /// Every component's RNG and counter base; `me` selects this component's. Built once per
+    /// cycle, so a tick costs one store of `me` rather than a new context.
+    pub(crate) rngs: &'a mut [Rng],
+    pub(crate) counter_base: &'a [u32],
     pub(crate) counters: &'a mut [u64],
-    pub(crate) violation: &'a mut Option<String>,
+    /// The cycle's first violation: (component index, message).
+    pub(crate) violation: &'a mut Option<(u32, String)>,
+    pub(crate) me: u32,
 }
 
 impl<'a> Ctx<'a> {
@@ -39,28 +44,34 @@ impl<'a> Ctx<'a> {
     /// This component's deterministic random stream (derived from the seed and its path).
     #[inline]
     pub fn rng(&mut self) -> &mut Rng {
-        self.rng
+        &mut self.rngs[self.me as usize]
+    }
+    #[inline]
+    fn slot(&self, id: CounterId) -> usize {
+        self.counter_base[self.me as usize] as usize + id.0 as usize
     }
     /// Adds `n` to a counter.
     #[inline]
     pub fn count(&mut self, id: CounterId, n: u64) {
-        self.counters[id.0 as usize] += n;
+        let i = self.slot(id);
+        self.counters[i] += n;
     }
     /// Sets a counter (for gauges such as a peak occupancy).
     #[inline]
     pub fn set_counter(&mut self, id: CounterId, v: u64) {
-        self.counters[id.0 as usize] = v;
+        let i = self.slot(id);
+        self.counters[i] = v;
     }
     /// Reads a counter.
     #[inline]
     pub fn counter(&self, id: CounterId) -> u64 {
-        self.counters[id.0 as usize]
+        self.counters[self.slot(id)]
     }
     /// Reports a protocol violation (credit underflow, a broken invariant). The run stops after
     /// this cycle with an error carrying the cycle and this component's path.
     pub fn violation(&mut self, what: impl Into<String>) {
         if self.violation.is_none() {
-            *self.violation = Some(what.into());
+            *self.violation = Some((self.me, what.into()));
         }
     }
 }

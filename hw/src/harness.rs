@@ -34,7 +34,13 @@ pub struct Harness {
 impl Harness {
     /// Instantiates the DUT as `dut` and binds every port to the bench. Stream outputs of the DUT
     /// get a bench-side buffer of `sink_capacity` messages.
-    pub fn new(kind: &str, ports: Vec<PortDecl>, build: BuildFn, seed: u64, sink_capacity: u32) -> Result<Harness, ElabError> {
+    pub fn new(
+        kind: &str,
+        ports: Vec<PortDecl>,
+        build: BuildFn,
+        seed: u64,
+        sink_capacity: u32,
+    ) -> Result<Harness, ElabError> {
         let mut nl = Netlist::new();
         let mirror_ports: Vec<PortDecl> = ports.iter().map(|p| p.flipped(sink_capacity)).collect();
         let names: Vec<(String, Dir)> = ports.iter().map(|p| (p.name.clone(), p.dir)).collect();
@@ -70,8 +76,13 @@ impl Harness {
     }
 
     fn net<N: 'static>(&self, port: &str) -> Rc<N> {
-        let any = self.nets.get(port).unwrap_or_else(|| panic!("harness: no port `{port}`")).clone();
-        any.downcast::<N>().unwrap_or_else(|_| panic!("harness: port `{port}` has another type or shape"))
+        let any = self
+            .nets
+            .get(port)
+            .unwrap_or_else(|| panic!("harness: no port `{port}`"))
+            .clone();
+        any.downcast::<N>()
+            .unwrap_or_else(|_| panic!("harness: port `{port}` has another type or shape"))
     }
 
     /// Drives a DUT signal input (seen by the DUT next cycle).
@@ -84,7 +95,9 @@ impl Harness {
     }
     /// Pushes a message into a DUT stream input; false if the stream had no space.
     pub fn push<T: Value>(&self, port: &str, v: T) -> bool {
-        StreamOut(self.net::<StreamNet<T>>(port)).try_push(v).is_ok()
+        StreamOut(self.net::<StreamNet<T>>(port))
+            .try_push(v)
+            .is_ok()
     }
     /// Pops a message from a DUT stream output.
     pub fn pop<T: Value>(&self, port: &str) -> Option<T> {

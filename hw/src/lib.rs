@@ -32,7 +32,7 @@ pub use component::{Component, CounterId, Ctx, Wake};
 pub use error::{ElabError, SimError};
 pub use harness::Harness;
 pub use net::{In, NetDyn, Out, SignalNet, StreamIn, StreamNet, StreamOut};
-pub use netlist::{Binder, BuildFn, Dir, InstId, Netlist, PortDecl, Shape};
+pub use netlist::{Binder, BuildFn, BuildResult, Dir, InstId, Netlist, PortDecl, Shape};
 pub use rng::Rng;
 pub use sim::{Sim, Stats, Stop};
 pub use trace::{glob_match, TraceOptions};

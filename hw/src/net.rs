@@ -23,16 +23,35 @@ use crate::Cycle;
 
 /// State shared by all nets of one simulation: the dirty list the kernel commits, and the first
 /// protocol violation seen this cycle.
-#[derive(Default)]
+///
+/// A net is marked dirty at most once per cycle (its own `dirty` flag guards it), so the list is
+/// a fixed buffer of one slot per net: marking is a store and an increment, never a growth check.
 pub(crate) struct NetShared {
-    pub(crate) dirty: RefCell<Vec<u32>>,
+    dirty: Box<[Cell<u32>]>,
+    dirty_len: Cell<usize>,
     pub(crate) violation: RefCell<Option<(u32, String)>>,
 }
 
 impl NetShared {
-    #[inline]
+    pub(crate) fn new(nets: usize) -> Self {
+        NetShared {
+            dirty: (0..nets).map(|_| Cell::new(0)).collect(),
+            dirty_len: Cell::new(0),
+            violation: RefCell::new(None),
+        }
+    }
+    #[inline(always)]
     fn mark(&self, id: u32) {
-        self.dirty.borrow_mut().push(id);
+        let n = self.dirty_len.get();
+        self.dirty[n].set(id);
+        self.dirty_len.set(n + 1);
+    }
+    /// This cycle's dirty nets; the list is emptied. Commits never mark a net dirty, so the
+    /// slots stay valid while the kernel walks them.
+    #[inline]
+    pub(crate) fn take_dirty(&self) -> &[Cell<u32>] {
+        let n = self.dirty_len.replace(0);
+        &self.dirty[..n]
     }
     fn violate(&self, id: u32, msg: String) {
         let mut v = self.violation.borrow_mut();
@@ -69,7 +88,11 @@ fn layout_of(fields: &[TraceField], single_name: &str) -> Vec<(String, TraceKind
     fields
         .iter()
         .map(|f| {
-            let name = if f.name.is_empty() { single_name.to_string() } else { f.name.to_string() };
+            let name = if f.name.is_empty() {
+                single_name.to_string()
+            } else {
+                f.name.to_string()
+            };
             (name, f.kind)
         })
         .collect()
@@ -85,6 +108,7 @@ pub struct SignalNet<T: SignalValue> {
     dirty: Cell<bool>,
     id: u32,
     shared: Rc<NetShared>,
+    logging: Cell<bool>,
     log: RefCell<Option<Vec<(Cycle, T)>>>,
 }
 
@@ -96,6 +120,7 @@ impl<T: SignalValue> SignalNet<T> {
             dirty: Cell::new(false),
             id,
             shared,
+            logging: Cell::new(false),
             log: RefCell::new(None),
         })
     }
@@ -112,6 +137,14 @@ impl<T: SignalValue> SignalNet<T> {
             self.shared.mark(self.id);
         }
     }
+    // Kept out of line so the hot commit stays a leaf without spills.
+    #[cold]
+    #[inline(never)]
+    fn record(&self, now: Cycle, v: T) {
+        if let Some(log) = self.log.borrow_mut().as_mut() {
+            log.push((now, v));
+        }
+    }
     /// The recorded changes `(cycle, new value)`, if logging was enabled. The reset value at
     /// cycle 0 is not listed unless written.
     pub fn log(&self) -> Ref<'_, Option<Vec<(Cycle, T)>>> {
@@ -126,8 +159,8 @@ impl<T: SignalValue> NetDyn for SignalNet<T> {
         let n = self.next.get();
         if n != self.cur.get() {
             self.cur.set(n);
-            if let Some(log) = self.log.borrow_mut().as_mut() {
-                log.push((now, n));
+            if self.logging.get() {
+                self.record(now, n);
             }
             CHANGED
         } else {
@@ -145,6 +178,7 @@ impl<T: SignalValue> NetDyn for SignalNet<T> {
         if l.is_none() {
             *l = Some(Vec::new());
         }
+        self.logging.set(true);
     }
     fn value_type(&self) -> &'static str {
         std::any::type_name::<T>()
@@ -277,7 +311,8 @@ impl<T: Value> NetDyn for StreamNet<T> {
     }
     fn sample(&self, now: Cycle, out: &mut [TraceValue]) {
         let n = out.len();
-        out[0] = TraceValue::Bits((self.pushed_at.get() == now) as u64);
+        // `pushed_at` starts at Cycle::MAX (never), which is also the reset-sample time.
+        out[0] = TraceValue::Bits((now != Cycle::MAX && self.pushed_at.get() == now) as u64);
         // Data lines hold the last message, as an RTL data bus holds after valid falls.
         if let Some(v) = self.last.borrow().as_ref() {
             v.sample(&mut out[1..n - 1]);

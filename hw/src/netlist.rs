@@ -39,7 +39,11 @@ pub enum Shape {
 
 type MakeNet = fn(u32, Rc<NetShared>, u32) -> (Rc<dyn NetDyn>, Rc<dyn Any>);
 
-fn make_signal<T: SignalValue>(id: u32, sh: Rc<NetShared>, _cap: u32) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
+fn make_signal<T: SignalValue>(
+    id: u32,
+    sh: Rc<NetShared>,
+    _cap: u32,
+) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
     let n = SignalNet::<T>::create(id, sh);
     (n.clone(), n)
 }
@@ -103,7 +107,13 @@ impl PortDecl {
     }
     /// A stream input with a buffer of `capacity` messages (≥ 1).
     pub fn stream_in<T: Value>(name: &str, capacity: u32) -> Self {
-        Self::new::<T>(name, Dir::In, Shape::Stream, capacity.max(1), make_stream::<T>)
+        Self::new::<T>(
+            name,
+            Dir::In,
+            Shape::Stream,
+            capacity.max(1),
+            make_stream::<T>,
+        )
     }
     /// A stream output; the capacity is the consumer's.
     pub fn stream_out<T: Value>(name: &str) -> Self {
@@ -141,6 +151,9 @@ impl PortDecl {
         format!("{shape}<{}>", self.type_name)
     }
 }
+
+/// What a block's build function returns: the component, or why its parameters are refused.
+pub type BuildResult = Result<Box<dyn Component>, String>;
 
 /// Builds one component once its nets exist.
 pub type BuildFn = Box<dyn FnOnce(&mut Binder) -> Result<Box<dyn Component>, String>>;
@@ -198,11 +211,19 @@ impl Netlist {
         ports: Vec<PortDecl>,
         build: BuildFn,
     ) -> Result<InstId, ElabError> {
-        if path.is_empty() || path.split('.').any(|s| s.is_empty() || s.contains(char::is_whitespace)) {
-            return Err(ElabError::BadName { name: path.to_string() });
+        if path.is_empty()
+            || path
+                .split('.')
+                .any(|s| s.is_empty() || s.contains(char::is_whitespace))
+        {
+            return Err(ElabError::BadName {
+                name: path.to_string(),
+            });
         }
         if self.by_path.contains_key(path) {
-            return Err(ElabError::DuplicateInstance { path: path.to_string() });
+            return Err(ElabError::DuplicateInstance {
+                path: path.to_string(),
+            });
         }
         let mut seen = std::collections::HashSet::new();
         for p in &ports {
@@ -233,7 +254,9 @@ impl Netlist {
 
     /// The declared ports of an instance.
     pub fn ports_of(&self, path: &str) -> Option<&[PortDecl]> {
-        self.by_path.get(path).map(|&i| self.insts[i].ports.as_slice())
+        self.by_path
+            .get(path)
+            .map(|&i| self.insts[i].ports.as_slice())
     }
 
     /// The kind of an instance.
@@ -248,21 +271,33 @@ impl Netlist {
 
     /// Resolves `inst.port` (the last dot separates the port).
     pub fn resolve(&self, endpoint: &str) -> Result<(usize, usize), ElabError> {
-        let (inst, port) = endpoint.rsplit_once('.').ok_or_else(|| ElabError::BadEndpoint {
-            endpoint: endpoint.to_string(),
-        })?;
-        let &i = self.by_path.get(inst).ok_or_else(|| ElabError::UnknownInstance {
-            instance: inst.to_string(),
-            port: port.to_string(),
-        })?;
-        let p = self.insts[i].ports.iter().position(|d| d.name == port).ok_or_else(|| {
-            ElabError::UnknownPort {
+        let (inst, port) = endpoint
+            .rsplit_once('.')
+            .ok_or_else(|| ElabError::BadEndpoint {
+                endpoint: endpoint.to_string(),
+            })?;
+        let &i = self
+            .by_path
+            .get(inst)
+            .ok_or_else(|| ElabError::UnknownInstance {
+                instance: inst.to_string(),
+                port: port.to_string(),
+            })?;
+        let p = self.insts[i]
+            .ports
+            .iter()
+            .position(|d| d.name == port)
+            .ok_or_else(|| ElabError::UnknownPort {
                 instance: inst.to_string(),
                 kind: self.insts[i].kind.clone(),
                 port: port.to_string(),
-                available: self.insts[i].ports.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", "),
-            }
-        })?;
+                available: self.insts[i]
+                    .ports
+                    .iter()
+                    .map(|d| d.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
         Ok((i, p))
     }
 
@@ -272,7 +307,12 @@ impl Netlist {
 
     /// Binds output `from` ("inst.port") to input `to`. `capacity` overrides a stream input's
     /// buffer depth.
-    pub fn connect(&mut self, from: &str, to: &str, capacity: Option<u32>) -> Result<(), ElabError> {
+    pub fn connect(
+        &mut self,
+        from: &str,
+        to: &str,
+        capacity: Option<u32>,
+    ) -> Result<(), ElabError> {
         let f = self.resolve(from)?;
         let t = self.resolve(to)?;
         let fd = &self.insts[f.0].ports[f.1];
@@ -302,8 +342,13 @@ impl Netlist {
             to_port: td.name.clone(),
             type_name: fd.type_name,
         };
-        self.graph.add_edge(self.insts[f.0].node, self.insts[t.0].node, label);
-        self.binds.push(Binding { from: f, to: t, capacity });
+        self.graph
+            .add_edge(self.insts[f.0].node, self.insts[t.0].node, label);
+        self.binds.push(Binding {
+            from: f,
+            to: t,
+            capacity,
+        });
         Ok(())
     }
 
@@ -315,9 +360,16 @@ impl Netlist {
     /// Graphviz DOT of the netlist: one box per instance, one edge per binding labelled
     /// `out → in : type`.
     pub fn to_dot(&self) -> String {
-        let mut s = String::from("digraph netlist {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n");
+        let mut s = String::from(
+            "digraph netlist {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n",
+        );
         for n in self.graph.node_indices() {
-            let _ = writeln!(s, "  n{} [label=\"{}\"];", n.index(), self.graph[n].replace('\n', "\\n"));
+            let _ = writeln!(
+                s,
+                "  n{} [label=\"{}\"];",
+                n.index(),
+                self.graph[n].replace('\n', "\\n")
+            );
         }
         for e in self.graph.edge_indices() {
             let (a, b) = self.graph.edge_endpoints(e).expect("edge exists");
@@ -380,7 +432,8 @@ impl Netlist {
                         type_name: d.describe(),
                     });
                 }
-                if d.dir == Dir::Out && d.shape == Shape::Stream && !consumers.contains_key(&(i, p)) {
+                if d.dir == Dir::Out && d.shape == Shape::Stream && !consumers.contains_key(&(i, p))
+                {
                     return Err(ElabError::UnboundStreamOutput {
                         instance: inst.path.clone(),
                         kind: inst.kind.clone(),
@@ -391,7 +444,14 @@ impl Netlist {
         }
 
         // One net per output port, plus one constant net per unbound optional input.
-        let shared = Rc::new(NetShared::default());
+        let net_count = self
+            .insts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, inst)| inst.ports.iter().enumerate().map(move |(p, d)| (i, p, d)))
+            .filter(|(i, p, d)| d.dir == Dir::Out || !driver.contains_key(&(*i, *p)))
+            .count();
+        let shared = Rc::new(NetShared::new(net_count));
         let mut nets: Vec<Rc<dyn NetDyn>> = Vec::new();
         let mut net_paths: Vec<String> = Vec::new();
         let mut net_writer: Vec<u32> = Vec::new();
@@ -408,7 +468,10 @@ impl Netlist {
                             .get(&(i, p))
                             .and_then(|c| c.first())
                             .map(|&r| {
-                                cap_override.get(&r).copied().unwrap_or(self.insts[r.0].ports[r.1].capacity)
+                                cap_override
+                                    .get(&r)
+                                    .copied()
+                                    .unwrap_or(self.insts[r.0].ports[r.1].capacity)
                             })
                             .unwrap_or(1),
                     };
@@ -416,7 +479,11 @@ impl Netlist {
                     nets.push(dynnet);
                     net_paths.push(format!("{}.{}", inst.path, d.name));
                     net_writer.push(if is_const_input { u32::MAX } else { i as u32 });
-                    net_readers.push(if is_const_input { vec![i as u32] } else { Vec::new() });
+                    net_readers.push(if is_const_input {
+                        vec![i as u32]
+                    } else {
+                        Vec::new()
+                    });
                     port_net.insert((i, p), (id, anynet));
                 }
             }
@@ -457,12 +524,21 @@ impl Netlist {
             })?;
             counter_base.push(counter_names.len() as u32);
             counter_len.push(binder.counters.len() as u32);
-            counter_names.extend(binder.counters.iter().map(|c| format!("{}.{}", inst.path, c)));
+            counter_names.extend(
+                binder
+                    .counters
+                    .iter()
+                    .map(|c| format!("{}.{}", inst.path, c)),
+            );
             comps.push(comp);
             paths.push(inst.path.clone());
             kinds.push(inst.kind.clone());
         }
-        Ok(Sim::new(
+        let aliases: Vec<(String, String)> = driver
+            .iter()
+            .map(|(&input, &out)| (self.endpoint(input), self.endpoint(out)))
+            .collect();
+        let mut sim = Sim::new(
             seed,
             comps,
             paths,
@@ -475,7 +551,12 @@ impl Netlist {
             net_writer,
             net_readers,
             shared,
-        ))
+        );
+        // A net can be found by any endpoint on it, readers included.
+        for (input, out) in aliases {
+            sim.alias_net(&input, &out);
+        }
+        Ok(sim)
     }
 }
 
@@ -500,27 +581,40 @@ impl Binder<'_> {
             .ok_or_else(|| format!("block asks for undeclared port `{name}`"))?;
         let d = &self.ports[p];
         if d.dir != dir || d.shape != shape {
-            return Err(format!("port `{name}` is declared {:?} {:?}, asked as {dir:?} {shape:?}", d.dir, d.shape));
+            return Err(format!(
+                "port `{name}` is declared {:?} {:?}, asked as {dir:?} {shape:?}",
+                d.dir, d.shape
+            ));
         }
-        let any = self.nets[p].clone().ok_or_else(|| format!("port `{name}` has no net"))?;
-        any.downcast::<N>()
-            .map_err(|_| format!("port `{name}` is declared as {} but asked with another type", d.describe()))
+        let any = self.nets[p]
+            .clone()
+            .ok_or_else(|| format!("port `{name}` has no net"))?;
+        any.downcast::<N>().map_err(|_| {
+            format!(
+                "port `{name}` is declared as {} but asked with another type",
+                d.describe()
+            )
+        })
     }
     /// The signal input `name`.
     pub fn input<T: SignalValue>(&self, name: &str) -> Result<In<T>, String> {
-        self.net::<SignalNet<T>>(name, Dir::In, Shape::Signal).map(In)
+        self.net::<SignalNet<T>>(name, Dir::In, Shape::Signal)
+            .map(In)
     }
     /// The signal output `name`.
     pub fn output<T: SignalValue>(&self, name: &str) -> Result<Out<T>, String> {
-        self.net::<SignalNet<T>>(name, Dir::Out, Shape::Signal).map(Out)
+        self.net::<SignalNet<T>>(name, Dir::Out, Shape::Signal)
+            .map(Out)
     }
     /// The stream input `name`.
     pub fn stream_in<T: Value>(&self, name: &str) -> Result<StreamIn<T>, String> {
-        self.net::<StreamNet<T>>(name, Dir::In, Shape::Stream).map(StreamIn)
+        self.net::<StreamNet<T>>(name, Dir::In, Shape::Stream)
+            .map(StreamIn)
     }
     /// The stream output `name`.
     pub fn stream_out<T: Value>(&self, name: &str) -> Result<StreamOut<T>, String> {
-        self.net::<StreamNet<T>>(name, Dir::Out, Shape::Stream).map(StreamOut)
+        self.net::<StreamNet<T>>(name, Dir::Out, Shape::Stream)
+            .map(StreamOut)
     }
     /// The untyped net behind port `name` (for generic testbench drivers and monitors).
     pub fn net_any(&self, name: &str) -> Option<Rc<dyn Any>> {

@@ -50,39 +50,52 @@ pub struct Stats {
 
 /// A runnable simulation, produced by [`crate::Netlist::elaborate`].
 pub struct Sim {
-    comps: Vec<Box<dyn Component>>,
+    /// Per component: everything the evaluate loop touches, in one record for locality.
+    slots: Vec<Slot>,
     paths: Vec<String>,
     kinds: Vec<String>,
-    rngs: Vec<Rng>,
     counters: Vec<u64>,
     counter_names: Vec<String>,
     counter_base: Vec<u32>,
     counter_len: Vec<u32>,
-    nets: Vec<Rc<dyn NetDyn>>,
+    rngs: Vec<Rng>,
+    /// Per net: the net and its wake lists, in one record.
+    nets: Vec<NetSlot>,
+    net_list: Vec<Rc<dyn NetDyn>>,
     net_paths: Vec<String>,
     net_by_path: HashMap<String, u32>,
-    /// Producer of each net (woken when stream space is freed); `u32::MAX` for constants.
-    net_writer: Vec<u32>,
-    /// Readers of each net, CSR: `reader_list[reader_start[n]..reader_start[n+1]]`.
-    reader_start: Vec<u32>,
+    /// Readers of all nets, indexed by `NetSlot::readers`.
     reader_list: Vec<u32>,
     shared: Rc<NetShared>,
     /// The next cycle to execute.
     now: Cycle,
-    timer: Vec<Cycle>,
-    /// The cycle for which a component is already in an active list.
-    queued: Vec<Cycle>,
     heap: BinaryHeap<Reverse<(Cycle, u32)>>,
     active: Vec<u32>,
     next_active: Vec<u32>,
-    dirty_buf: Vec<u32>,
     traced_changed: Vec<u32>,
-    traced: Vec<bool>,
+    violation: Option<(u32, String)>,
     tracer: Option<VcdTracer>,
     skip: bool,
     shuffle: Option<Rng>,
     quiescent: bool,
     stats: Stats,
+}
+
+struct Slot {
+    comp: Box<dyn Component>,
+    /// Pending timer (`NEVER` if none); a heap entry is valid only if it matches.
+    timer: Cycle,
+    /// The cycle for which this component is already in an active list.
+    queued: Cycle,
+}
+
+struct NetSlot {
+    net: Rc<dyn NetDyn>,
+    /// `reader_list[readers.0..readers.1]`.
+    readers: (u32, u32),
+    /// Producer (woken when stream space is freed); `u32::MAX` for constants.
+    writer: u32,
+    traced: bool,
 }
 
 impl Sim {
@@ -102,43 +115,55 @@ impl Sim {
         shared: Rc<NetShared>,
     ) -> Sim {
         let n = comps.len();
-        let mut reader_start = Vec::with_capacity(net_readers.len() + 1);
         let mut reader_list = Vec::new();
-        for r in &net_readers {
-            reader_start.push(reader_list.len() as u32);
+        let mut net_slots = Vec::with_capacity(nets.len());
+        for (i, r) in net_readers.iter().enumerate() {
+            let start = reader_list.len() as u32;
             reader_list.extend_from_slice(r);
+            net_slots.push(NetSlot {
+                net: nets[i].clone(),
+                readers: (start, reader_list.len() as u32),
+                writer: net_writer[i],
+                traced: false,
+            });
         }
-        reader_start.push(reader_list.len() as u32);
-        let net_by_path = net_paths.iter().enumerate().map(|(i, p)| (p.clone(), i as u32)).collect();
+        let net_by_path = net_paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.clone(), i as u32))
+            .collect();
+        let slots = comps
+            .into_iter()
+            .map(|comp| Slot {
+                comp,
+                timer: NEVER,
+                // Everything ticks at cycle 0.
+                queued: 0,
+            })
+            .collect();
         let rngs = paths.iter().map(|p| Rng::for_path(seed, p)).collect();
         let counters = vec![0; counter_names.len()];
-        let nnets = nets.len();
         Sim {
-            comps,
+            slots,
             paths,
             kinds,
-            rngs,
             counters,
             counter_names,
             counter_base,
             counter_len,
-            nets,
+            rngs,
+            nets: net_slots,
+            net_list: nets,
             net_paths,
             net_by_path,
-            net_writer,
-            reader_start,
             reader_list,
             shared,
             now: 0,
-            timer: vec![NEVER; n],
-            // Everything ticks at cycle 0.
-            queued: vec![0; n],
             heap: BinaryHeap::new(),
             active: Vec::with_capacity(n),
             next_active: (0..n as u32).collect(),
-            dirty_buf: Vec::with_capacity(nnets),
             traced_changed: Vec::new(),
-            traced: vec![false; nnets],
+            violation: None,
             tracer: None,
             skip: true,
             shuffle: None,
@@ -175,7 +200,7 @@ impl Sim {
 
     /// Number of components.
     pub fn component_count(&self) -> usize {
-        self.comps.len()
+        self.slots.len()
     }
 
     /// Number of nets.
@@ -185,30 +210,45 @@ impl Sim {
 
     /// Component paths and kinds.
     pub fn components(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.paths.iter().map(|s| s.as_str()).zip(self.kinds.iter().map(|s| s.as_str()))
+        self.paths
+            .iter()
+            .map(|s| s.as_str())
+            .zip(self.kinds.iter().map(|s| s.as_str()))
     }
 
     /// All counters as `(<path>.<name>, value)`, in elaboration order.
     pub fn counters(&self) -> impl Iterator<Item = (&str, u64)> {
-        self.counter_names.iter().map(|s| s.as_str()).zip(self.counters.iter().copied())
+        self.counter_names
+            .iter()
+            .map(|s| s.as_str())
+            .zip(self.counters.iter().copied())
     }
 
     /// A counter by full name.
     pub fn counter(&self, name: &str) -> Option<u64> {
-        self.counter_names.iter().position(|n| n == name).map(|i| self.counters[i])
+        self.counter_names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| self.counters[i])
     }
 
     /// Counters of one component: `(name without path, value)`.
     pub fn counters_of(&self, path: &str) -> Vec<(&str, u64)> {
-        let Some(c) = self.paths.iter().position(|p| p == path) else { return Vec::new() };
+        let Some(c) = self.paths.iter().position(|p| p == path) else {
+            return Vec::new();
+        };
         let b = self.counter_base[c] as usize;
         let l = self.counter_len[c] as usize;
-        (b..b + l).map(|i| (&self.counter_names[i][path.len() + 1..], self.counters[i])).collect()
+        (b..b + l)
+            .map(|i| (&self.counter_names[i][path.len() + 1..], self.counters[i]))
+            .collect()
     }
 
     /// The net driven by (or bound to) `inst.port`.
     pub fn net(&self, path: &str) -> Option<&Rc<dyn NetDyn>> {
-        self.net_by_path.get(path).map(|&i| &self.nets[i as usize])
+        self.net_by_path
+            .get(path)
+            .map(|&i| &self.nets[i as usize].net)
     }
 
     /// Net paths, in id order.
@@ -228,10 +268,14 @@ impl Sim {
     }
 
     /// Starts a VCD trace of the nets selected by `opts`, written to `out`. Call before running.
-    pub fn trace_vcd(&mut self, out: Box<dyn Write>, opts: TraceOptions) -> Result<usize, SimError> {
-        let tracer = VcdTracer::new(out, opts, &self.nets, &self.net_paths)?;
+    pub fn trace_vcd(
+        &mut self,
+        out: Box<dyn Write>,
+        opts: TraceOptions,
+    ) -> Result<usize, SimError> {
+        let tracer = VcdTracer::new(out, opts, &self.net_list, &self.net_paths)?;
         for &n in tracer.nets() {
-            self.traced[n as usize] = true;
+            self.nets[n as usize].traced = true;
         }
         let count = tracer.var_count();
         self.tracer = Some(tracer);
@@ -241,14 +285,14 @@ impl Sim {
     /// Finishes the trace at `end` (writes the final timestamp and flushes).
     pub fn finish_trace(&mut self, end: Cycle) -> Result<(), SimError> {
         if let Some(t) = self.tracer.as_mut() {
-            t.finish(end, &self.nets)?;
+            t.finish(end, &self.net_list)?;
         }
         Ok(())
     }
 
-    #[inline]
-    fn wake_next(queued: &mut [Cycle], next_active: &mut Vec<u32>, c: u32, at: Cycle) {
-        let q = &mut queued[c as usize];
+    #[inline(always)]
+    fn wake_next(slots: &mut [Slot], next_active: &mut Vec<u32>, c: u32, at: Cycle) {
+        let q = &mut slots[c as usize].queued;
         if *q != at {
             *q = at;
             next_active.push(c);
@@ -258,7 +302,7 @@ impl Sim {
     /// Earliest valid timer, dropping stale heap entries.
     fn next_timer(&mut self) -> Option<Cycle> {
         while let Some(&Reverse((t, c))) = self.heap.peek() {
-            if self.timer[c as usize] == t {
+            if self.slots[c as usize].timer == t {
                 return Some(t);
             }
             self.heap.pop();
@@ -274,7 +318,11 @@ impl Sim {
             }
             // Whatever is pending decides the next cycle; with skip off we still ask, so that the
             // run ends at the same cycle in both modes.
-            let pending = if !self.next_active.is_empty() { Some(self.now) } else { self.next_timer() };
+            let pending = if !self.next_active.is_empty() {
+                Some(self.now)
+            } else {
+                self.next_timer()
+            };
             let Some(next) = pending else {
                 self.quiescent = true;
                 return Ok(Stop::Quiescent);
@@ -303,10 +351,10 @@ impl Sim {
     fn step_at(&mut self, t: Cycle) -> Result<(), SimError> {
         std::mem::swap(&mut self.active, &mut self.next_active);
         self.next_active.clear();
-        if !self.active.is_empty() && self.queued[self.active[0] as usize] != t {
+        if !self.active.is_empty() && self.slots[self.active[0] as usize].queued != t {
             // Entries were queued for an earlier cycle that `step` skipped past; they are due.
             for &c in &self.active {
-                self.queued[c as usize] = t;
+                self.slots[c as usize].queued = t;
             }
         }
         while let Some(&Reverse((tt, c))) = self.heap.peek() {
@@ -314,19 +362,20 @@ impl Sim {
                 break;
             }
             self.heap.pop();
-            if self.timer[c as usize] == tt {
-                self.timer[c as usize] = NEVER;
-                if self.queued[c as usize] != t {
-                    self.queued[c as usize] = t;
+            let slot = &mut self.slots[c as usize];
+            if slot.timer == tt {
+                slot.timer = NEVER;
+                if slot.queued != t {
+                    slot.queued = t;
                     self.active.push(c);
                 }
             }
         }
         if !self.skip {
             self.active.clear();
-            self.active.extend(0..self.comps.len() as u32);
-            for q in &mut self.queued {
-                *q = t;
+            self.active.extend(0..self.slots.len() as u32);
+            for s in &mut self.slots {
+                s.queued = t;
             }
         }
         if let Some(rng) = self.shuffle.as_mut() {
@@ -338,78 +387,75 @@ impl Sim {
 
         // Evaluate.
         let next = t + 1;
-        let mut violation: Option<String> = None;
-        let mut violator = 0u32;
+        let mut ctx = Ctx {
+            now: t,
+            rngs: &mut self.rngs,
+            counter_base: &self.counter_base,
+            counters: &mut self.counters,
+            violation: &mut self.violation,
+            me: 0,
+        };
         for &c in &self.active {
-            let ci = c as usize;
-            let base = self.counter_base[ci] as usize;
-            let len = self.counter_len[ci] as usize;
-            let mut v = None;
-            let mut ctx = Ctx {
-                now: t,
-                rng: &mut self.rngs[ci],
-                counters: &mut self.counters[base..base + len],
-                violation: &mut v,
-            };
-            let wake = self.comps[ci].tick(&mut ctx);
-            if v.is_some() && violation.is_none() {
-                violation = v;
-                violator = c;
-            }
-            match wake {
-                Wake::NextCycle => {
-                    self.timer[ci] = NEVER;
-                    Self::wake_next(&mut self.queued, &mut self.next_active, c, next);
-                }
-                Wake::At(at) if at <= next => {
-                    self.timer[ci] = NEVER;
-                    Self::wake_next(&mut self.queued, &mut self.next_active, c, next);
-                }
-                Wake::At(at) => {
-                    if self.timer[ci] != at {
-                        self.timer[ci] = at;
+            let slot = &mut self.slots[c as usize];
+            ctx.me = c;
+            match slot.comp.tick(&mut ctx) {
+                Wake::OnInput => slot.timer = NEVER,
+                Wake::At(at) if at > next => {
+                    if slot.timer != at {
+                        slot.timer = at;
                         self.heap.push(Reverse((at, c)));
                     }
                 }
-                Wake::OnInput => self.timer[ci] = NEVER,
+                // NextCycle, or a timer due next cycle (or in the past).
+                _ => {
+                    slot.timer = NEVER;
+                    if slot.queued != next {
+                        slot.queued = next;
+                        self.next_active.push(c);
+                    }
+                }
             }
         }
         self.stats.activations += self.active.len() as u64;
         self.stats.cycles_executed += 1;
 
         // Update.
-        std::mem::swap(&mut *self.shared.dirty.borrow_mut(), &mut self.dirty_buf);
-        for &n in &self.dirty_buf {
-            let ni = n as usize;
-            let flags = self.nets[ni].commit(t);
+        let shared = &*self.shared;
+        for cell in shared.take_dirty() {
+            let n = cell.get();
+            let ns = &self.nets[n as usize];
+            let flags = ns.net.commit(t);
             if flags & CHANGED != 0 {
-                let (a, b) = (self.reader_start[ni] as usize, self.reader_start[ni + 1] as usize);
-                for &r in &self.reader_list[a..b] {
-                    Self::wake_next(&mut self.queued, &mut self.next_active, r, next);
+                for &r in &self.reader_list[ns.readers.0 as usize..ns.readers.1 as usize] {
+                    Self::wake_next(&mut self.slots, &mut self.next_active, r, next);
                 }
             }
-            if flags & SPACE_FREED != 0 {
-                let w = self.net_writer[ni];
-                if w != u32::MAX {
-                    Self::wake_next(&mut self.queued, &mut self.next_active, w, next);
-                }
+            if flags & SPACE_FREED != 0 && ns.writer != u32::MAX {
+                Self::wake_next(&mut self.slots, &mut self.next_active, ns.writer, next);
             }
-            if flags != 0 && self.traced[ni] {
+            if ns.traced && flags != 0 {
                 self.traced_changed.push(n);
             }
         }
-        self.dirty_buf.clear();
         if let Some(tr) = self.tracer.as_mut() {
-            tr.cycle(t, &mut self.traced_changed, &self.nets)?;
+            tr.cycle(t, &self.traced_changed, &self.net_list)?;
         }
         self.traced_changed.clear();
         self.now = next;
 
-        if let Some(what) = violation {
-            return Err(SimError::Protocol { cycle: t, path: self.paths[violator as usize].clone(), what });
+        if let Some((c, what)) = self.violation.take() {
+            return Err(SimError::Protocol {
+                cycle: t,
+                path: self.paths[c as usize].clone(),
+                what,
+            });
         }
         if let Some((net, what)) = self.shared.violation.borrow_mut().take() {
-            return Err(SimError::Protocol { cycle: t, path: self.net_paths[net as usize].clone(), what });
+            return Err(SimError::Protocol {
+                cycle: t,
+                path: self.net_paths[net as usize].clone(),
+                what,
+            });
         }
         Ok(())
     }

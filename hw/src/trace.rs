@@ -197,7 +197,10 @@ impl VcdTracer {
         let vars: Vec<Var> = vars_kinds
             .iter()
             .zip(codes)
-            .map(|((_, _, k), c)| Var { code: c.expect("every var declared"), kind: *k })
+            .map(|((_, _, k), c)| Var {
+                code: c.expect("every var declared"),
+                kind: *k,
+            })
             .collect();
         // What a viewer would show before anything ran: the reset values.
         let mut last = vec![TraceValue::default(); vars.len()];
@@ -270,13 +273,19 @@ impl VcdTracer {
         t >= self.from && t < self.to
     }
 
-    fn write_value(out: &mut BufWriter<Box<dyn Write>>, var: &Var, v: TraceValue) -> std::io::Result<()> {
+    fn write_value(
+        out: &mut BufWriter<Box<dyn Write>>,
+        var: &Var,
+        v: TraceValue,
+    ) -> std::io::Result<()> {
         match (var.kind, v) {
             (TraceKind::Bits(1), TraceValue::Bits(b)) => writeln!(out, "{}{}", b & 1, var.code),
             (TraceKind::Bits(_), TraceValue::Bits(b)) => writeln!(out, "b{:b} {}", b, var.code),
             (TraceKind::Real, TraceValue::Real(r)) => writeln!(out, "r{} {}", r, var.code),
             (TraceKind::Real, TraceValue::Bits(b)) => writeln!(out, "r{} {}", b as f64, var.code),
-            (TraceKind::Bits(_), TraceValue::Real(r)) => writeln!(out, "b{:b} {}", r as u64, var.code),
+            (TraceKind::Bits(_), TraceValue::Real(r)) => {
+                writeln!(out, "b{:b} {}", r as u64, var.code)
+            }
         }
     }
 
@@ -302,14 +311,21 @@ impl VcdTracer {
     }
 
     /// Samples `nets` (ascending, deduplicated) at time `t` and records the changes.
-    fn apply(&mut self, t: Cycle, nets_now: &[u32], nets: &[Rc<dyn NetDyn>]) -> std::io::Result<()> {
+    fn apply(
+        &mut self,
+        t: Cycle,
+        nets_now: &[u32],
+        nets: &[Rc<dyn NetDyn>],
+    ) -> std::io::Result<()> {
         // The window opens before this time's changes: show the state as it stood at `from`.
         if !self.dumped && t > self.from && self.from < self.to {
             self.dump(self.from)?;
         }
         let write = self.dumped && self.in_window(t);
         for &n in nets_now {
-            let Some((first, cnt)) = self.net_vars[n as usize] else { continue };
+            let Some((first, cnt)) = self.net_vars[n as usize] else {
+                continue;
+            };
             self.scratch.resize(cnt as usize, TraceValue::default());
             nets[n as usize].sample(t, &mut self.scratch);
             for i in 0..cnt as usize {
@@ -348,7 +364,12 @@ impl VcdTracer {
 
     /// Records cycle `t`: `changed` are the traced nets committed with a change (any order; it
     /// is sorted here).
-    pub(crate) fn cycle(&mut self, t: Cycle, changed: &mut Vec<u32>, nets: &[Rc<dyn NetDyn>]) -> Result<(), SimError> {
+    pub(crate) fn cycle(
+        &mut self,
+        t: Cycle,
+        changed: &[u32],
+        nets: &[Rc<dyn NetDyn>],
+    ) -> Result<(), SimError> {
         self.flush_lowers_before(t, nets)?;
         // The set sampled at t: this cycle's changes plus the streams whose valid falls now.
         self.work.clear();
@@ -368,7 +389,8 @@ impl VcdTracer {
         // Streams that pushed at t (valid = 1 now) fall at t+1.
         for &n in &work {
             if let Some((first, cnt)) = self.net_vars[n as usize] {
-                let is_stream_valid = cnt >= 2 && matches!(self.last[first as usize], TraceValue::Bits(1))
+                let is_stream_valid = cnt >= 2
+                    && matches!(self.last[first as usize], TraceValue::Bits(1))
                     && self.vars[first as usize].kind == TraceKind::Bits(1)
                     && nets[n as usize].is_stream();
                 if is_stream_valid {

@@ -26,11 +26,17 @@ pub struct TraceField {
 impl TraceField {
     /// A bit-vector field of `width` bits.
     pub const fn bits(name: &'static str, width: u32) -> Self {
-        TraceField { name, kind: TraceKind::Bits(width) }
+        TraceField {
+            name,
+            kind: TraceKind::Bits(width),
+        }
     }
     /// A real-valued field.
     pub const fn real(name: &'static str) -> Self {
-        TraceField { name, kind: TraceKind::Real }
+        TraceField {
+            name,
+            kind: TraceKind::Real,
+        }
     }
 }
 

@@ -1,1 +1,90 @@
-//! hwsim-ports
+//! hwsim-ports: the vocabulary of connections in the PAXI / RC Link model, and the bit-accurate
+//! values that flow on them (DESIGN.md §1; SPEC.md «Identifiers», «Switch»).
+//!
+//! | module    | models                                                        | seed section |
+//! |-----------|---------------------------------------------------------------|--------------|
+//! | [`psn`]   | [`Psn`], the 12-bit PSN ring and Go-Back-N order              | 000 «PSN 管理» |
+//! | [`qp`]    | [`QpId`] `{XPU_ID, BANK}` and [`VcBank`]                      | 000 «PSN 管理» |
+//! | [`rh`]    | [`Rh`], the 64-bit routing header, and its [`Opcode`]         | 002 «名词定义» |
+//! | [`link`]  | [`Tos`] / [`Ecn`], [`VlanTag`], [`TrafficClass`], [`MacAddr`] | 003 «报文格式» |
+//! | [`frame`] | [`FrameFormat`], [`FrameLayout`]: header and frame sizes      | 003 «各格式报文头开销» |
+//! | [`wire`]  | packet split, wire bytes, CBFC cost, exact serialization time | 000 «CBFC 流控», «MAC credit» |
+//! | [`error`] | [`PortsError`]                                                |              |
+//!
+//! Every value type implements [`hwsim_hw::value::Trace`] with fields at their true hardware
+//! widths, and serde (by field name for structs, lowercase names for enums, plain integers for
+//! ids), refusing unknown fields and out-of-range values.
+
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod frame;
+pub mod link;
+pub mod psn;
+pub mod qp;
+pub mod rh;
+pub mod wire;
+
+pub use error::PortsError;
+pub use frame::{
+    FrameFormat, FrameLayout, FCS_BYTES, ICRC_BYTES, MAX_PAYLOAD_BYTES, MAX_WIRE_FRAME_BYTES,
+    VLAN_TAG_BYTES,
+};
+pub use link::{Ecn, MacAddr, Tos, TrafficClass, VlanTag};
+pub use psn::Psn;
+pub use qp::{QpId, VcBank};
+pub use rh::{Opcode, Rh};
+pub use wire::{
+    cbfc_cost, frame_wire_bytes, packet_count, split_packets, ByteRate, CreditSize, Packets,
+    SerializerClock, WireParams, CNP_BYTES, DEFAULT_MPS, DEFAULT_PKT_OVERHEAD,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hwsim_hw::value::{SignalValue, TraceKind, TraceValue};
+
+    fn signal<T: SignalValue>(v: T) {
+        // Every sampled bit value fits its declared width.
+        let fields = T::fields();
+        let mut out = vec![TraceValue::default(); fields.len()];
+        v.sample(&mut out);
+        for (field, value) in fields.iter().zip(&out) {
+            match (field.kind, value) {
+                (TraceKind::Bits(w), TraceValue::Bits(b)) => {
+                    assert!((1..=64).contains(&w));
+                    assert!(
+                        w == 64 || *b >> w == 0,
+                        "{v:?}.{} = {b:#x} wider than {w}",
+                        field.name
+                    );
+                }
+                (TraceKind::Real, TraceValue::Real(_)) => {}
+                other => panic!("{v:?}: field kind and value differ: {other:?}"),
+            }
+        }
+        assert_eq!(T::default(), T::default());
+    }
+
+    #[test]
+    fn every_value_is_a_signal_value_within_its_widths() {
+        signal(Psn::MAX);
+        signal(QpId::MAX);
+        signal(VcBank::ALL[3]);
+        signal(Opcode::Cnp);
+        signal(
+            Rh::nak(QpId::MAX, Psn::MAX)
+                .with_fack(true)
+                .with_timestamp(u32::MAX),
+        );
+        signal(Ecn::Ce);
+        signal(Tos::new(63, Ecn::Ce).unwrap());
+        signal(VlanTag::new(7, true, 4094).unwrap());
+        signal(TrafficClass::from_bits(0xFF));
+        signal(MacAddr::BROADCAST);
+        signal(FrameFormat::AfhLite);
+        signal(CreditSize::B2048);
+        signal(ByteRate::new(25, 2).unwrap());
+        signal(FrameLayout::default().format());
+    }
+}

@@ -3,7 +3,7 @@
 //!
 //! - IP ToS `{DSCP[5:0], ECN[1:0]}` (Standard format only): [`Tos`], [`Ecn`].
 //! - VLAN tag control information `{PCP[2:0], DEI, VID[11:0]}`: [`VlanTag`].
-//! - Traffic Class, 8 bits, VC information in TC[7:2] (AFH formats, in the MAC SA high byte):
+//! - Traffic Class, 8 bits, VC information in `TC[7:2]` (AFH formats, in the MAC SA high byte):
 //!   [`TrafficClass`].
 //! - MAC address, 48 bits: [`MacAddr`].
 //!
@@ -325,8 +325,8 @@ impl From<VlanTag> for VlanFields {
     }
 }
 
-/// The 8-bit AFH Traffic Class, embedded in the MAC SA high byte; TC[7:2] carry the traffic
-/// type / priority / VC information, TC[1:0] are not described by the seeds (kept as given).
+/// The 8-bit AFH Traffic Class, embedded in the MAC SA high byte; `TC[7:2]` carry the traffic
+/// type / priority / VC information, `TC[1:0]` are not described by the seeds (kept as given).
 ///
 /// Serialized as a plain integer 0..=255; traced as one 8-bit field.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -334,7 +334,7 @@ impl From<VlanTag> for VlanFields {
 pub struct TrafficClass(u8);
 
 impl TrafficClass {
-    /// Largest value of the VC part, TC[7:2].
+    /// Largest value of the VC part, `TC[7:2]`.
     pub const MAX_VC: u8 = 63;
 
     /// A traffic class from its 8 bits; every byte is valid.
@@ -368,12 +368,12 @@ impl TrafficClass {
         self.0
     }
 
-    /// The VC information, TC[7:2].
+    /// The VC information, `TC[7:2]`.
     pub const fn vc(self) -> u8 {
         self.0 >> 2
     }
 
-    /// TC[1:0].
+    /// `TC[1:0]`.
     pub const fn low_bits(self) -> u8 {
         self.0 & 0b11
     }
@@ -575,7 +575,10 @@ mod tests {
         assert_eq!(tos.pack(), 0x6a);
         assert_eq!(Tos::unpack(0x6b), Tos::new(26, Ecn::Ce).unwrap());
         assert_eq!(tos.marked().ecn(), Ecn::Ce);
-        assert_eq!(Tos::new(1, Ecn::NotEct).unwrap().marked().ecn(), Ecn::NotEct);
+        assert_eq!(
+            Tos::new(1, Ecn::NotEct).unwrap().marked().ecn(),
+            Ecn::NotEct
+        );
         assert_eq!(
             Tos::new(64, Ecn::Ce).unwrap_err().to_string(),
             "DSCP 64 out of range 0..=63"
@@ -585,7 +588,8 @@ mod tests {
     #[test]
     fn vlan_layout_and_errors() {
         let tag = VlanTag::new(5, true, 0x123).unwrap();
-        assert_eq!(tag.pack(), 0b101_1_0001_0010_0011);
+        // PCP 101, DEI 1, VID 0x123.
+        assert_eq!(tag.pack(), 0b1011_0001_0010_0011);
         assert_eq!(VlanTag::unpack(0xB123).unwrap(), tag);
         assert_eq!(tag.cbfc_vc(), 5);
         assert_eq!(
@@ -630,7 +634,12 @@ mod tests {
             MacAddr::new(1 << 48).unwrap_err().to_string(),
             "MAC address 0x1000000000000 does not fit in 48 bits"
         );
-        for bad in ["02:00:00:00:1a", "02:00:00:00:1a:2b:3c", "2:00:00:00:1a:2b", "zz:00:00:00:00:00"] {
+        for bad in [
+            "02:00:00:00:1a",
+            "02:00:00:00:1a:2b:3c",
+            "2:00:00:00:1a:2b",
+            "zz:00:00:00:00:00",
+        ] {
             assert_eq!(
                 bad.parse::<MacAddr>().unwrap_err().to_string(),
                 format!("MAC address {bad:?} is not of the form aa:bb:cc:dd:ee:ff")
@@ -654,7 +663,11 @@ mod tests {
         VlanTag::new(7, true, 4094).unwrap().sample(&mut out);
         assert_eq!(
             out,
-            [TraceValue::Bits(7), TraceValue::Bits(1), TraceValue::Bits(4094)]
+            [
+                TraceValue::Bits(7),
+                TraceValue::Bits(1),
+                TraceValue::Bits(4094)
+            ]
         );
         let mut out = [TraceValue::default(); 2];
         Tos::new(63, Ecn::Ce).unwrap().sample(&mut out);
@@ -665,32 +678,56 @@ mod tests {
     fn serde_forms() {
         let tos: Tos = serde_yaml::from_str("{dscp: 26, ecn: ect0}").unwrap();
         assert_eq!(tos, Tos::new(26, Ecn::Ect0).unwrap());
-        assert_eq!(serde_yaml::to_string(&tos).unwrap(), "dscp: 26\necn: ect0\n");
-        for (name, ecn) in [("not_ect", Ecn::NotEct), ("ect1", Ecn::Ect1), ("ect0", Ecn::Ect0), ("ce", Ecn::Ce)] {
+        assert_eq!(
+            serde_yaml::to_string(&tos).unwrap(),
+            "dscp: 26\necn: ect0\n"
+        );
+        for (name, ecn) in [
+            ("not_ect", Ecn::NotEct),
+            ("ect1", Ecn::Ect1),
+            ("ect0", Ecn::Ect0),
+            ("ce", Ecn::Ce),
+        ] {
             assert_eq!(serde_yaml::from_str::<Ecn>(name).unwrap(), ecn);
             assert_eq!(serde_yaml::to_string(&ecn).unwrap(), format!("{name}\n"));
         }
-        let err = serde_yaml::from_str::<Tos>("{dscp: 64}").unwrap_err().to_string();
+        let err = serde_yaml::from_str::<Tos>("{dscp: 64}")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("DSCP 64 out of range 0..=63"), "{err}");
-        let err = serde_yaml::from_str::<Tos>("{dscp: 1, ecm: ce}").unwrap_err().to_string();
+        let err = serde_yaml::from_str::<Tos>("{dscp: 1, ecm: ce}")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("unknown field `ecm`"), "{err}");
 
         let tag: VlanTag = serde_yaml::from_str("{pcp: 3, vid: 100}").unwrap();
         assert_eq!(tag, VlanTag::new(3, false, 100).unwrap());
-        assert_eq!(serde_yaml::from_str::<VlanTag>(&serde_yaml::to_string(&tag).unwrap()).unwrap(), tag);
-        let err = serde_yaml::from_str::<VlanTag>("{vid: 4095}").unwrap_err().to_string();
+        assert_eq!(
+            serde_yaml::from_str::<VlanTag>(&serde_yaml::to_string(&tag).unwrap()).unwrap(),
+            tag
+        );
+        let err = serde_yaml::from_str::<VlanTag>("{vid: 4095}")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("VLAN VID 4095 out of range 0..=4094"), "{err}");
 
         assert_eq!(serde_yaml::from_str::<TrafficClass>("22").unwrap().vc(), 5);
-        let err = serde_yaml::from_str::<TrafficClass>("300").unwrap_err().to_string();
+        let err = serde_yaml::from_str::<TrafficClass>("300")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("TC 300 out of range 0..=255"), "{err}");
 
         let mac: MacAddr = serde_yaml::from_str("\"02:00:00:00:00:01\"").unwrap();
         assert_eq!(mac.value(), 0x0200_0000_0001);
         assert_eq!(serde_yaml::to_string(&mac).unwrap(), "02:00:00:00:00:01\n");
         assert_eq!(serde_yaml::from_str::<MacAddr>("5").unwrap().value(), 5);
-        let err = serde_yaml::from_str::<MacAddr>("02:00").unwrap_err().to_string();
-        assert!(err.contains("is not of the form aa:bb:cc:dd:ee:ff"), "{err}");
+        let err = serde_yaml::from_str::<MacAddr>("02:00")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("is not of the form aa:bb:cc:dd:ee:ff"),
+            "{err}"
+        );
     }
 
     fn any_ecn() -> impl Strategy<Value = Ecn> {

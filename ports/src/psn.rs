@@ -62,13 +62,14 @@ impl Psn {
     /// `self + n (mod 4096)`.
     #[must_use]
     pub const fn wrapping_add(self, n: u16) -> Psn {
-        Psn(self.0.wrapping_add(n & Self::MASK) & Self::MASK)
+        // u16 arithmetic wraps mod 65536, a multiple of 4096, so masking afterwards is exact.
+        Psn(self.0.wrapping_add(n) & Self::MASK)
     }
 
     /// `self - n (mod 4096)`.
     #[must_use]
     pub const fn wrapping_sub(self, n: u16) -> Psn {
-        Psn(self.0.wrapping_sub(n & Self::MASK) & Self::MASK)
+        Psn(self.0.wrapping_sub(n) & Self::MASK)
     }
 
     /// The following PSN, `self + 1 (mod 4096)`.

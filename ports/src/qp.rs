@@ -19,7 +19,9 @@ use crate::error::PortsError;
 ///
 /// Checked on construction; serialized as a plain integer; traced as 2 bits. (The multicast MUL
 /// channel is a fifth TX VC but not a bank, so it is not a `VcBank`.)
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(try_from = "u64", into = "u8")]
 pub struct VcBank(u8);
 
@@ -92,7 +94,9 @@ impl Trace for VcBank {
 /// A queue-pair id: the 10-bit hardware field `{XPU_ID[7:0], BANK[1:0]}`, 0..=1023.
 ///
 /// Serialized as a plain integer; traced as one 10-bit field.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(try_from = "u64", into = "u16")]
 pub struct QpId(u16);
 
@@ -266,7 +270,9 @@ mod tests {
         let qp = QpId::new(13).unwrap();
         assert_eq!(serde_yaml::to_string(&qp).unwrap(), "13\n");
         assert_eq!(serde_yaml::from_str::<QpId>("13").unwrap(), qp);
-        let err = serde_yaml::from_str::<QpId>("2000").unwrap_err().to_string();
+        let err = serde_yaml::from_str::<QpId>("2000")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("QP id 2000 out of range 0..=1023"), "{err}");
         assert_eq!(serde_yaml::from_str::<VcBank>("3").unwrap(), VcBank::ALL[3]);
     }

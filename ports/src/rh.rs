@@ -58,35 +58,44 @@ impl Trace for Opcode {
 
 /// The bit layout, LSB first (modular-bitfield puts the first field at bit 0). The table in the
 /// [`Rh`] doc comment is the same layout MSB first; the `layout_table_matches` test pins them.
-#[bitfield]
-#[repr(u64)]
-#[derive(Clone, Copy)]
-struct RhWord {
-    timestamp: B32,
-    psn: B12,
-    reserved_44: B4,
-    qp: B10,
-    reserved_58: B2,
-    fack: bool,
-    nak: bool,
-    opcode: Opcode,
+mod layout {
+    // The macro generates every accessor; unpack uses `opcode_or_err`, not the panicking
+    // `opcode`, and the reserved fields are only ever written (to build the reserved mask).
+    #![allow(dead_code)]
+    use super::Opcode;
+    use modular_bitfield::prelude::*;
+
+    #[bitfield]
+    #[repr(u64)]
+    #[derive(Clone, Copy)]
+    pub(super) struct RhWord {
+        pub(super) timestamp: B32,
+        pub(super) psn: B12,
+        pub(super) reserved_44: B4,
+        pub(super) qp: B10,
+        pub(super) reserved_58: B2,
+        pub(super) fack: bool,
+        pub(super) nak: bool,
+        pub(super) opcode: Opcode,
+    }
 }
+use layout::RhWord;
 
 /// The 64-bit RC Link routing header.
 ///
 /// hwsim's layout (an assumption: the seeds name the fields but not their positions). Reserved
 /// bits are zero on [`pack`](Rh::pack) and must be zero on [`unpack`](Rh::unpack):
 ///
-/// | bits    | field       | meaning                                                              |
-/// |---------|-------------|----------------------------------------------------------------------|
-/// | 63..=62 | `opcode`    | `00` data, `01` ACK/NAK, `10` CNP, `11` reserved (unpack error)       |
-/// | 61      | `nak`       | NAK flag; only with opcode `01` (else unpack error)                   |
-/// | 60      | `fack`      | FACK (forced ACK): the receiver acknowledges at once, bypassing ACK MERGE |
-/// | 59..=58 | reserved    | zero                                                                 |
-/// | 57..=48 | `qp`        | QP id `{XPU_ID[7:0], BANK[1:0]}`                                      |
-/// | 47..=44 | reserved    | zero                                                                 |
-/// | 43..=32 | `psn`       | data: the packet's PSN; ACK/NAK: `ack_psn` (next expected); CNP: 0 by default |
-/// | 31..=0  | `timestamp` | send time in ns modulo 2^32 (wraps every ~4.29 s), for RTT          |
+/// | bits    | field       | meaning                                                           |
+/// |---------|-------------|-------------------------------------------------------------------|
+/// | 63..=62 | `opcode`    | `00` data, `01` ACK/NAK, `10` CNP, `11` reserved (unpack error)   |
+/// | 61      | `nak`       | NAK flag; only with opcode `01` (else unpack error)               |
+/// | 60      | `fack`      | FACK (forced ACK): the receiver ACKs at once, bypassing ACK MERGE |
+/// | 59..=58 | reserved    | zero                                                              |
+/// | 57..=48 | `qp`        | QP id `{XPU_ID[7:0], BANK[1:0]}`                                  |
+/// | 47..=44 | reserved    | zero                                                              |
+/// | 43..=32 | `psn`       | data: its PSN; ACK/NAK: `ack_psn` (next expected); CNP: 0 default |
+/// | 31..=0  | `timestamp` | send time in ns modulo 2^32 (wraps every ~4.29 s), for RTT        |
 ///
 /// The upper 16 bits therefore read `{opcode, nak, fack, 00, qp}`, the next 16 `{0000, psn}` and
 /// the low 32 the timestamp, so a hex dump of the raw word is legible.
@@ -379,7 +388,9 @@ mod tests {
         assert_eq!(Rh::default(), Rh::data(qp(0), psn(0)));
         assert_eq!(Rh::default().pack(), 0);
         assert_eq!(
-            Rh::data(qp(13), psn(4094)).with_timestamp(0xDEAD_BEEF).pack(),
+            Rh::data(qp(13), psn(4094))
+                .with_timestamp(0xDEAD_BEEF)
+                .pack(),
             0x000D_0FFE_DEAD_BEEF
         );
         assert_eq!(Rh::ack(qp(1023), psn(7)).pack(), 0x43FF_0007_0000_0000);
@@ -494,8 +505,15 @@ mod tests {
     }
 
     fn any_rh() -> impl Strategy<Value = Rh> {
-        (0u8..3, any::<bool>(), any::<bool>(), 0u16..1024, 0u16..4096, any::<u32>()).prop_map(
-            |(op, nak, fack, q, p, ts)| {
+        (
+            0u8..3,
+            any::<bool>(),
+            any::<bool>(),
+            0u16..1024,
+            0u16..4096,
+            any::<u32>(),
+        )
+            .prop_map(|(op, nak, fack, q, p, ts)| {
                 let base = match op {
                     0 => Rh::data(qp(q), psn(p)),
                     1 if nak => Rh::nak(qp(q), psn(p)),
@@ -503,8 +521,7 @@ mod tests {
                     _ => Rh::cnp(qp(q)).with_psn(psn(p)),
                 };
                 base.with_fack(fack).with_timestamp(ts)
-            },
-        )
+            })
     }
 
     proptest! {

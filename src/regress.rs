@@ -1,0 +1,129 @@
+//! `hwsim regress DIR`: every testbench below a folder, run in parallel, one line each.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::runner::{self, Options};
+
+/// One testbench's outcome.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The file.
+    pub file: PathBuf,
+    /// PASS / FAIL / ERROR.
+    pub verdict: &'static str,
+    /// Checks passed / total, or the error.
+    pub detail: String,
+    /// End cycle.
+    pub cycles: u64,
+    /// Wall seconds.
+    pub wall_s: f64,
+}
+
+/// Every `*.yaml` below `dir`, sorted.
+pub fn find_testbenches(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs `files` on `jobs` threads.
+pub fn run_all(files: &[PathBuf], jobs: usize, no_skip: bool) -> Vec<Outcome> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; files.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= files.len() {
+                    break;
+                }
+                let f = &files[i];
+                let opts = Options {
+                    no_skip,
+                    ..Options::default()
+                };
+                let o = match runner::run_file(f, opts) {
+                    Ok(r) => Outcome {
+                        file: f.clone(),
+                        verdict: if r.passed { "PASS" } else { "FAIL" },
+                        detail: match &r.error {
+                            Some(e) => e.clone(),
+                            None => format!(
+                                "{}/{} checks{}",
+                                r.checks.iter().filter(|c| c.passed).count(),
+                                r.checks.len(),
+                                r.checks
+                                    .iter()
+                                    .find(|c| !c.passed)
+                                    .map(|c| format!("; first failure: {}", c.name))
+                                    .unwrap_or_default()
+                            ),
+                        },
+                        cycles: r.cycles,
+                        wall_s: r.stats.wall_s,
+                    },
+                    Err(e) => Outcome {
+                        file: f.clone(),
+                        verdict: "ERROR",
+                        detail: e.to_string(),
+                        cycles: 0,
+                        wall_s: 0.0,
+                    },
+                };
+                results.lock().expect("no poisoned lock")[i] = Some(o);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .expect("no poisoned lock")
+        .into_iter()
+        .map(|o| o.expect("every file ran"))
+        .collect()
+}
+
+/// The summary table.
+pub fn render(outcomes: &[Outcome]) -> String {
+    use std::fmt::Write as _;
+    let w = outcomes
+        .iter()
+        .map(|o| o.file.display().to_string().len())
+        .max()
+        .unwrap_or(10);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<w$}  {:<6} {:>12} {:>9}  detail",
+        "testbench", "result", "cycles", "wall s"
+    );
+    for o in outcomes {
+        let _ = writeln!(
+            s,
+            "{:<w$}  {:<6} {:>12} {:>9.3}  {}",
+            o.file.display(),
+            o.verdict,
+            o.cycles,
+            o.wall_s,
+            o.detail
+        );
+    }
+    let pass = outcomes.iter().filter(|o| o.verdict == "PASS").count();
+    let _ = writeln!(s, "{} passed, {} failed", pass, outcomes.len() - pass);
+    s
+}

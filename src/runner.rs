@@ -1,0 +1,607 @@
+//! Running a testbench: elaborate, trace, run with or without event skip, evaluate the checks,
+//! and produce the report (text and JSON).
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use hwsim_hw::{Cycle, Shape, Sim, SimError, Stop, TraceOptions};
+use serde::Serialize;
+
+use crate::schema::Expect;
+use crate::testbench::{self, Elaborated, Loaded};
+use crate::yaml::{self, InputError, Value};
+
+/// Default longest run when neither the testbench nor the command line says.
+pub const DEFAULT_UNTIL: Cycle = 100_000_000;
+
+/// How to run.
+#[derive(Default)]
+pub struct Options {
+    /// Write a VCD here.
+    pub vcd: Option<PathBuf>,
+    /// Or into this writer (tests).
+    pub vcd_writer: Option<Box<dyn Write>>,
+    /// Override the testbench's seed.
+    pub seed: Option<u64>,
+    /// Override the run length.
+    pub until: Option<Cycle>,
+    /// Event skip off.
+    pub no_skip: bool,
+    /// Trace globs (empty: the testbench's `trace:`, else everything).
+    pub trace: Vec<String>,
+    /// Trace window start.
+    pub trace_from: Option<Cycle>,
+    /// Trace window end (exclusive).
+    pub trace_to: Option<Cycle>,
+    /// A progress line on stderr for long runs (only when stderr is a terminal).
+    pub progress: bool,
+    /// Shuffle the evaluation order with this seed (tests of the two-phase contract).
+    pub shuffle: Option<u64>,
+}
+
+/// One check's outcome.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CheckResult {
+    /// Label.
+    pub name: String,
+    /// Verdict.
+    pub passed: bool,
+    /// What was expected.
+    pub expected: String,
+    /// What happened.
+    pub actual: String,
+}
+
+/// Run statistics.
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct RunStats {
+    /// Wall time of the run (elaboration excluded), seconds.
+    pub wall_s: f64,
+    /// Simulated cycles (the end time).
+    pub cycles: u64,
+    /// Simulated cycles per wall second.
+    pub cycles_per_s: f64,
+    /// Component ticks.
+    pub activations: u64,
+    /// Ticks per wall second.
+    pub activations_per_s: f64,
+    /// Cycles executed.
+    pub executed_cycles: u64,
+    /// Cycles jumped by event skip.
+    pub skipped_cycles: u64,
+    /// Peak resident memory of the process, bytes (Linux VmHWM).
+    pub peak_rss_bytes: u64,
+}
+
+/// Per-flow results (filled by system-form testbenches).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowReport {
+    /// Flow label.
+    pub name: String,
+    /// Payload bytes delivered.
+    pub bytes: u64,
+    /// Cycle of the first byte.
+    pub first_byte: u64,
+    /// Cycle of the last byte.
+    pub last_byte: u64,
+    /// bytes / (last − first), bytes per ns.
+    pub goodput: f64,
+    /// Mean transaction latency, ns.
+    pub latency_mean: f64,
+    /// Worst transaction latency, ns.
+    pub latency_max: u64,
+}
+
+/// The report of one run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Testbench name.
+    pub testbench: String,
+    /// Its file.
+    pub file: String,
+    /// The seed used.
+    pub seed: u64,
+    /// End time in cycles.
+    pub cycles: u64,
+    /// Every check passed and no protocol violation.
+    pub passed: bool,
+    /// Checks.
+    pub checks: Vec<CheckResult>,
+    /// Counters by hierarchical name.
+    pub counters: BTreeMap<String, u64>,
+    /// Flows.
+    pub flows: Vec<FlowReport>,
+    /// Statistics.
+    pub stats: RunStats,
+    /// A protocol violation that stopped the run.
+    pub error: Option<String>,
+}
+
+impl Report {
+    /// The verdict and checks as text.
+    pub fn render(&self, with_counters: bool, with_stats: bool) -> String {
+        use std::fmt::Write as _;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "hwsim: {}  ({}, seed {})",
+            self.testbench, self.file, self.seed
+        );
+        if let Some(e) = &self.error {
+            let _ = writeln!(s, "  ERROR {e}");
+        }
+        let w = self.checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
+        for c in &self.checks {
+            let v = if c.passed { "PASS" } else { "FAIL" };
+            if c.passed {
+                let _ = writeln!(s, "  {v}  {:<w$}  {}", c.name, c.actual);
+            } else {
+                let _ = writeln!(
+                    s,
+                    "  {v}  {:<w$}  expected {}, actual {}",
+                    c.name, c.expected, c.actual
+                );
+            }
+        }
+        if with_counters && !self.counters.is_empty() {
+            let _ = writeln!(s, "counters:");
+            for (k, v) in &self.counters {
+                let _ = writeln!(s, "  {k} = {v}");
+            }
+        }
+        if with_stats {
+            let st = &self.stats;
+            let _ = writeln!(
+                s,
+                "stats: wall {:.3} s, {} cycles ({:.3e} cycles/s), {} activations ({:.3e}/s), {} executed, {} skipped, peak RSS {:.1} MiB",
+                st.wall_s,
+                st.cycles,
+                st.cycles_per_s,
+                st.activations,
+                st.activations_per_s,
+                st.executed_cycles,
+                st.skipped_cycles,
+                st.peak_rss_bytes as f64 / (1 << 20) as f64
+            );
+        }
+        let passed = self.checks.iter().filter(|c| c.passed).count();
+        let _ = writeln!(
+            s,
+            "verdict: {} ({}/{} checks) at cycle {}",
+            if self.passed { "PASS" } else { "FAIL" },
+            passed,
+            self.checks.len(),
+            self.cycles
+        );
+        s
+    }
+}
+
+/// Peak resident set size of this process (0 where unknown).
+pub fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Elaborates a loaded testbench into a ready simulation (also used by `hwsim check`).
+pub fn build(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
+    if l.tb.system.is_some() {
+        if !l.tb.instances.is_empty() || !l.tb.stimulus.is_empty() {
+            return Err(l.error_at(
+                "system",
+                "a testbench is either module form (instances) or system form (system), not both",
+            ));
+        }
+        return Err(l.error_at(
+            "system",
+            "system-form testbenches need the chip-to-chip model (PAXI core, RC Link, PhyLink), which this build does not have yet",
+        ));
+    }
+    if l.tb.instances.is_empty() {
+        return Err(InputError::new(
+            &l.path,
+            "no `instances:` (module form) and no `system:` (system form)",
+        ));
+    }
+    let mut el = testbench::elaborate(l)?;
+    let nl = std::mem::take(&mut el.netlist);
+    let sim = nl
+        .elaborate(seed)
+        .map_err(|e| testbench::elab_error(l, e))?;
+    Ok((sim, el))
+}
+
+fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
+    for e in &l.tb.expect {
+        let what = [e.port.is_some(), e.counter.is_some(), e.metric.is_some()]
+            .iter()
+            .filter(|&&b| b)
+            .count();
+        let label = e
+            .port
+            .clone()
+            .or(e.counter.clone())
+            .or(e.metric.clone())
+            .unwrap_or_else(|| "expect".into());
+        if what != 1 {
+            return Err(l.error_at(
+                &label,
+                "each expect names exactly one of `port`, `counter`, `metric`",
+            ));
+        }
+        if e.port.is_some() {
+            let forms = [e.value.is_some(), e.count.is_some(), e.sequence.is_some()]
+                .iter()
+                .filter(|&&b| b)
+                .count();
+            if forms != 1 {
+                return Err(l.error_at(
+                    &label,
+                    format!(
+                        "expect on `{label}`: give exactly one of `value`, `count`, `sequence`"
+                    ),
+                ));
+            }
+            if e.value.is_some() && e.at.is_none() && e.within.is_none() {
+                return Err(l.error_at(
+                    &label,
+                    format!("expect on `{label}`: `value` needs `at` or `within`"),
+                ));
+            }
+            if let Some([a, b]) = e.within {
+                if a > b {
+                    return Err(l.error_at(
+                        &label,
+                        format!("expect on `{label}`: within [{a}, {b}] is empty"),
+                    ));
+                }
+            }
+        } else {
+            if e.equals.is_none() && e.min.is_none() && e.max.is_none() {
+                return Err(l.error_at(
+                    &label,
+                    format!("expect on `{label}`: give `equals`, `min` or `max`"),
+                ));
+            }
+            if let Some(c) = &e.counter {
+                if !sim.counters().any(|(n, _)| hwsim_hw::glob_match(c, n)) {
+                    let known: Vec<&str> = sim.counters().map(|(n, _)| n).take(12).collect();
+                    return Err(l.error_at(
+                        c,
+                        format!(
+                            "no counter matches `{c}` (counters: {}{})",
+                            known.join(", "),
+                            if sim.counters().count() > 12 {
+                                ", …"
+                            } else {
+                                ""
+                            }
+                        ),
+                    ));
+                }
+            }
+            if let Some(m) = &e.metric {
+                if !["end_cycle", "activations", "executed_cycles"].contains(&m.as_str()) {
+                    return Err(l.error_at(
+                        m,
+                        format!("unknown metric `{m}` (end_cycle, activations, executed_cycles)"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn bounds_text(e: &Expect) -> String {
+    let mut parts = Vec::new();
+    if let Some(x) = e.equals {
+        parts.push(format!("== {x}"));
+    }
+    if let Some(x) = e.min {
+        parts.push(format!(">= {x}"));
+    }
+    if let Some(x) = e.max {
+        parts.push(format!("<= {x}"));
+    }
+    parts.join(" and ")
+}
+
+fn within_bounds(e: &Expect, x: f64) -> bool {
+    e.equals.is_none_or(|v| x == v) && e.min.is_none_or(|v| x >= v) && e.max.is_none_or(|v| x <= v)
+}
+
+/// Evaluates one check against the finished simulation.
+fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle) -> CheckResult {
+    if let Some(c) = &e.counter {
+        let sum: u64 = sim
+            .counters()
+            .filter(|(n, _)| hwsim_hw::glob_match(c, n))
+            .map(|(_, v)| v)
+            .sum();
+        let x = sum as f64;
+        return CheckResult {
+            name: e
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{c} {}", bounds_text(e))),
+            passed: within_bounds(e, x),
+            expected: bounds_text(e),
+            actual: sum.to_string(),
+        };
+    }
+    if let Some(m) = &e.metric {
+        let st = sim.stats();
+        let x = match m.as_str() {
+            "end_cycle" => end,
+            "activations" => st.activations,
+            _ => st.cycles_executed,
+        };
+        return CheckResult {
+            name: e
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{m} {}", bounds_text(e))),
+            passed: within_bounds(e, x as f64),
+            expected: bounds_text(e),
+            actual: x.to_string(),
+        };
+    }
+    let ep = e.port.as_deref().expect("validated");
+    let w = &el.watches[ep];
+    let ops = &el.values[&w.type_id];
+    let net = sim.net(ep).expect("watched endpoint has a net");
+    let (reset, log) = ops
+        .history(net.as_ref(), w.shape)
+        .unwrap_or((None, Vec::new()));
+    let (lo, hi) = match (e.at, e.within) {
+        (Some(a), _) => (a, a),
+        (None, Some([a, b])) => (a, b),
+        (None, None) => (0, Cycle::MAX),
+    };
+    let window = if (lo, hi) == (0, Cycle::MAX) {
+        String::new()
+    } else if lo == hi {
+        format!(" @ {lo}")
+    } else {
+        format!(" in [{lo}, {hi}]")
+    };
+    // Values present in the window: for a signal its value at `lo` and every change after; for a
+    // stream each push.
+    let mut seen: Vec<(Cycle, Value)> = Vec::new();
+    if w.shape == Shape::Signal {
+        let at_lo = log
+            .iter()
+            .rev()
+            .find(|(c, _)| *c <= lo)
+            .map(|(_, v)| v.clone())
+            .or(reset.clone())
+            .unwrap_or(Value::Null);
+        if e.count.is_none() && e.sequence.is_none() {
+            seen.push((lo, at_lo));
+        }
+        seen.extend(log.iter().filter(|(c, _)| *c > lo && *c <= hi).cloned());
+        if e.count.is_some() || e.sequence.is_some() {
+            seen = log
+                .iter()
+                .filter(|(c, _)| *c >= lo && *c <= hi)
+                .cloned()
+                .collect();
+        }
+    } else {
+        seen = log
+            .iter()
+            .filter(|(c, _)| *c >= lo && *c <= hi)
+            .cloned()
+            .collect();
+    }
+    let kind = if w.shape == Shape::Stream {
+        "pushes"
+    } else {
+        "changes"
+    };
+    if let Some(n) = e.count {
+        return CheckResult {
+            name: e
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{ep} {kind}{window} == {n}")),
+            passed: seen.len() as u64 == n,
+            expected: n.to_string(),
+            actual: seen.len().to_string(),
+        };
+    }
+    if let Some(seq) = &e.sequence {
+        let passed =
+            seq.len() == seen.len() && seq.iter().zip(&seen).all(|(x, (_, y))| yaml::matches(x, y));
+        let shown: Vec<String> = seen
+            .iter()
+            .take(24)
+            .map(|(c, v)| format!("{}@{c}", yaml::show(v)))
+            .collect();
+        return CheckResult {
+            name: e
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{ep} sequence{window}")),
+            passed,
+            expected: format!(
+                "[{}]",
+                seq.iter().map(yaml::show).collect::<Vec<_>>().join(", ")
+            ),
+            actual: format!(
+                "[{}{}]",
+                shown.join(", "),
+                if seen.len() > 24 { ", …" } else { "" }
+            ),
+        };
+    }
+    let want = e.value.as_ref().expect("validated");
+    let hit = seen.iter().find(|(_, v)| yaml::matches(want, v));
+    let actual = match hit {
+        Some((c, v)) => format!("{} @ {c}", yaml::show(v)),
+        None if seen.is_empty() => {
+            // Say what was nearest, to help.
+            let near = log.iter().min_by_key(|(c, _)| c.abs_diff(lo));
+            match near {
+                Some((c, v)) => format!("nothing{window}; nearest {} @ {c}", yaml::show(v)),
+                None => format!("nothing ever ({kind}: 0)"),
+            }
+        }
+        None => seen
+            .iter()
+            .take(8)
+            .map(|(c, v)| format!("{} @ {c}", yaml::show(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    CheckResult {
+        name: e
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{ep}{window} == {}", yaml::show(want))),
+        passed: hit.is_some(),
+        expected: yaml::show(want),
+        actual,
+    }
+}
+
+/// Loads and runs a testbench file.
+pub fn run_file(path: &Path, opts: Options) -> Result<Report, InputError> {
+    let l = testbench::load(path)?;
+    run_loaded(&l, opts)
+}
+
+/// Runs a loaded testbench.
+pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
+    let seed = opts.seed.unwrap_or(l.tb.seed);
+    let until = opts.until.or(l.tb.until).unwrap_or(DEFAULT_UNTIL);
+    let (mut sim, el) = build(l, seed)?;
+    validate_checks(l, &sim)?;
+    for ep in el.watches.keys() {
+        if let Some(n) = sim.net(ep) {
+            n.enable_log();
+        }
+    }
+    sim.set_skip(!opts.no_skip);
+    sim.set_shuffle(opts.shuffle);
+    let writer: Option<Box<dyn Write>> = match (opts.vcd_writer.take(), &opts.vcd) {
+        (Some(w), _) => Some(w),
+        (None, Some(p)) => {
+            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| InputError::new(p, format!("cannot create folder: {e}")))?;
+            }
+            let f = std::fs::File::create(p)
+                .map_err(|e| InputError::new(p, format!("cannot write: {e}")))?;
+            Some(Box::new(f))
+        }
+        (None, None) => None,
+    };
+    if let Some(w) = writer {
+        let globs = if opts.trace.is_empty() {
+            l.tb.trace.clone()
+        } else {
+            opts.trace.clone()
+        };
+        let topts = TraceOptions {
+            globs,
+            from: opts.trace_from,
+            to: opts.trace_to,
+        };
+        sim.trace_vcd(w, topts)
+            .map_err(|e| InputError::new(&l.path, format!("trace: {e}")))?;
+    }
+
+    let progress = opts.progress && std::io::stderr().is_terminal();
+    let t0 = Instant::now();
+    let mut last_print = t0;
+    let mut error = None;
+    // Run in slices so a long run can report progress; slicing changes nothing in the results.
+    let slice: Cycle = if progress { 1 << 20 } else { Cycle::MAX };
+    loop {
+        let target = sim.now().saturating_add(slice).min(until);
+        match sim.run(target) {
+            Ok(Stop::Quiescent) => break,
+            Ok(Stop::Limit) if sim.now() >= until => break,
+            Ok(Stop::Limit) => {}
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+        if progress && last_print.elapsed().as_secs_f64() > 2.0 {
+            last_print = Instant::now();
+            eprint!(
+                "\r{}: cycle {} / {} ({:.0}%)   ",
+                l.name(),
+                sim.now(),
+                until,
+                100.0 * sim.now() as f64 / until as f64
+            );
+        }
+    }
+    if progress && t0.elapsed().as_secs_f64() > 2.0 {
+        eprintln!();
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    let end = match &error {
+        Some(SimError::Protocol { cycle, .. }) => cycle + 1,
+        _ => sim.now(),
+    };
+    let trace_err = sim.finish_trace(end).err();
+    let mut checks: Vec<CheckResult> =
+        l.tb.expect
+            .iter()
+            .map(|e| evaluate(e, &sim, &el, end))
+            .collect();
+    let error_text = match (error, trace_err) {
+        (Some(e), _) => Some(e.to_string()),
+        (None, Some(e)) => Some(e.to_string()),
+        _ => None,
+    };
+    if let Some(e) = &error_text {
+        checks.push(CheckResult {
+            name: "run completes without protocol violation".into(),
+            passed: false,
+            expected: "no violation".into(),
+            actual: e.clone(),
+        });
+    }
+    let st = sim.stats();
+    let stats = RunStats {
+        wall_s: wall,
+        cycles: end,
+        cycles_per_s: if wall > 0.0 { end as f64 / wall } else { 0.0 },
+        activations: st.activations,
+        activations_per_s: if wall > 0.0 {
+            st.activations as f64 / wall
+        } else {
+            0.0
+        },
+        executed_cycles: st.cycles_executed,
+        skipped_cycles: st.cycles_skipped,
+        peak_rss_bytes: peak_rss_bytes(),
+    };
+    Ok(Report {
+        testbench: l.name(),
+        file: l.path.display().to_string(),
+        seed,
+        cycles: end,
+        passed: checks.iter().all(|c| c.passed) && error_text.is_none(),
+        checks,
+        counters: sim.counters().map(|(n, v)| (n.to_string(), v)).collect(),
+        flows: Vec::new(),
+        stats,
+        error: error_text,
+    })
+}

@@ -1,0 +1,259 @@
+//! Testbench and config file schemas. Unknown fields are refused everywhere.
+//!
+//! A testbench has one of two forms (DESIGN.md §5):
+//! - **module form**: `instances:` (blocks with parameters), `connect:`, a `stimulus:` table that
+//!   drives input ports cycle by cycle, and `expect:` checks on outputs and counters;
+//! - **system form**: `system:` (topology, traffic, faults) and `expect:`; its blocks are the
+//!   interconnect model.
+//!
+//! `include:` lists config files (configs/*.yaml) whose `defaults:` (per block kind) and `system:`
+//! settings are merged under the testbench's own (the testbench wins).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::yaml::Value;
+
+/// A testbench file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Testbench {
+    /// Name (default: the file stem).
+    pub name: Option<String>,
+    /// What it checks, in a sentence or two.
+    pub description: Option<String>,
+    /// The run's one seed (default 1).
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// Longest run in cycles; the run also ends when nothing is scheduled. Default 100 000 000.
+    pub until: Option<u64>,
+    /// Config files merged under this one (paths relative to this file, then to the working
+    /// directory).
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Parameter defaults per block kind.
+    #[serde(default)]
+    pub defaults: BTreeMap<String, Value>,
+    /// Signals to trace when `--vcd` is given without `--trace` (globs; default all).
+    #[serde(default)]
+    pub trace: Vec<String>,
+    /// Module form: the instances, by hierarchical name.
+    #[serde(default)]
+    pub instances: BTreeMap<String, InstanceSpec>,
+    /// Module form: bindings.
+    #[serde(default)]
+    pub connect: Vec<Connect>,
+    /// Module form: values driven into input ports.
+    #[serde(default)]
+    pub stimulus: Vec<Stimulus>,
+    /// System form.
+    pub system: Option<System>,
+    /// Checks.
+    #[serde(default)]
+    pub expect: Vec<Expect>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// A config file (configs/*.yaml).
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// What the preset is.
+    pub description: Option<String>,
+    /// Parameter defaults per block kind.
+    #[serde(default)]
+    pub defaults: BTreeMap<String, Value>,
+    /// System settings merged under a system-form testbench's `system:`.
+    pub system: Option<Value>,
+}
+
+/// One instance (or an array of `count` instances named `<name>0 … <name>{count-1}`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstanceSpec {
+    /// Block kind (see `hwsim list`).
+    pub kind: String,
+    /// Parameters (merged over the kind's defaults).
+    #[serde(default)]
+    pub params: Value,
+    /// Replicate this many times.
+    pub count: Option<u32>,
+}
+
+/// A binding: `from: a.out, to: b.in` (optionally `capacity:` of a stream), or `chain: stage`
+/// with `from: out, to: in` (port names) linking `stage{i}.out → stage{i+1}.in`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Connect {
+    /// Driver endpoint (`inst.port`), or with `chain` the output port name.
+    pub from: String,
+    /// Reader endpoint, or with `chain` the input port name.
+    pub to: String,
+    /// Stream buffer depth override.
+    pub capacity: Option<u32>,
+    /// An instance array to chain.
+    pub chain: Option<String>,
+}
+
+/// One stimulus row: drive `port` at cycle `at` (the value is on the wave at `at` and read by
+/// the block at `at + 1`). On a stream input the value is pushed as a message at `at` (or at the
+/// first cycle with space).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stimulus {
+    /// Cycle.
+    pub at: u64,
+    /// Input endpoint `inst.port`.
+    pub port: String,
+    /// The value, in the port type's YAML form (`{opcode: ack, qp: 13, psn: 4094}`).
+    pub value: Value,
+}
+
+/// One check.
+///
+/// - `{port, at, value}`: the signal's value on the wave at `at`, or a message pushed at `at`;
+/// - `{port, within: [a, b], value}`: … at some cycle in [a, b];
+/// - `{port, count, within?}`: number of pushes (stream) or changes (signal);
+/// - `{port, sequence: [..]}`: every message pushed (or every value taken), in order;
+/// - `{counter, equals | min | max}`: a counter, or the sum over a glob (`*.received`);
+/// - `{metric: end_cycle | activations, equals | min | max}`.
+///
+/// Values match on the fields they name (`{psn: 7}` matches any RH with PSN 7).
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// Label (default: derived from the check).
+    pub name: Option<String>,
+    /// Endpoint to watch.
+    pub port: Option<String>,
+    /// Cycle.
+    pub at: Option<u64>,
+    /// Cycle window, inclusive.
+    pub within: Option<[u64; 2]>,
+    /// Expected value.
+    pub value: Option<Value>,
+    /// Expected number of pushes / changes.
+    pub count: Option<u64>,
+    /// Expected sequence of values.
+    pub sequence: Option<Vec<Value>>,
+    /// Counter name or glob.
+    pub counter: Option<String>,
+    /// Run metric.
+    pub metric: Option<String>,
+    /// Equality bound.
+    pub equals: Option<f64>,
+    /// Lower bound (inclusive).
+    pub min: Option<f64>,
+    /// Upper bound (inclusive).
+    pub max: Option<f64>,
+}
+
+/// System form: chips, switches and links; traffic; faults.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct System {
+    /// Chip parameters (from configs/sg2262.yaml and overrides).
+    #[serde(default)]
+    pub chip: Value,
+    /// Switch parameters.
+    #[serde(default)]
+    pub switch: Value,
+    /// The topology.
+    pub topology: Topology,
+    /// Traffic.
+    #[serde(default)]
+    pub traffic: Vec<Flow>,
+    /// Fault injections.
+    #[serde(default)]
+    pub faults: Vec<Fault>,
+}
+
+/// Topology: a preset or an explicit link list.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    /// `p2p`, `mesh`, `ring`, `torus`, `star` (chips around switches), or `custom`.
+    pub kind: String,
+    /// Number of chips.
+    pub chips: u32,
+    /// Number of switches.
+    #[serde(default)]
+    pub switches: u32,
+    /// Explicit links `[a, b]` by node name (`chip0`, `sw0`), for `custom`.
+    #[serde(default)]
+    pub links: Vec<[String; 2]>,
+    /// Torus / ring dimensions.
+    #[serde(default)]
+    pub dims: Vec<u32>,
+}
+
+/// A traffic source: one flow or a pattern.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flow {
+    /// `flow` (src → dst), `all_to_all`, `incast` (srcs → dst), `permutation`.
+    #[serde(default = "flow_kind")]
+    pub pattern: String,
+    /// Source chip(s).
+    #[serde(default)]
+    pub src: Vec<u32>,
+    /// Destination chip.
+    pub dst: Option<u32>,
+    /// Bytes per transaction.
+    pub bytes: u64,
+    /// Transactions per source.
+    #[serde(default = "one")]
+    pub transactions: u64,
+    /// Start cycle.
+    #[serde(default)]
+    pub start: u64,
+    /// CDMA engine id (→ QP id).
+    #[serde(default)]
+    pub cdma: u16,
+    /// Injection bandwidth, bytes/ns (default: unlimited).
+    pub bandwidth: Option<f64>,
+}
+
+fn flow_kind() -> String {
+    "flow".into()
+}
+
+/// One fault injection.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fault {
+    /// `drop`, `corrupt`, `flap`.
+    pub kind: String,
+    /// Link `[a, b]` (direction a → b).
+    pub link: [String; 2],
+    /// `req` or `rsp`.
+    #[serde(default = "req")]
+    pub path: String,
+    /// Link group.
+    pub lg: Option<u32>,
+    /// PSN to hit.
+    pub psn: Option<u16>,
+    /// Times to hit the PSN.
+    #[serde(default = "one")]
+    pub times: u64,
+    /// Probability per packet.
+    pub probability: Option<f64>,
+    /// What to hit: `data`, `ack`, `nak`, `cnp`, `credit`.
+    #[serde(default = "data")]
+    pub what: String,
+    /// Window start (flap).
+    pub from: Option<u64>,
+    /// Window end (flap, exclusive).
+    pub to: Option<u64>,
+}
+
+fn req() -> String {
+    "req".into()
+}
+fn data() -> String {
+    "data".into()
+}

@@ -1,0 +1,323 @@
+//! Loading a testbench (with its includes) and elaborating its module form into a netlist:
+//! instances, bindings, stimulus drivers, sinks for unconnected stream outputs, and the watch
+//! list the checks read after the run.
+
+use std::any::TypeId;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use hwsim_hw::{Dir, ElabError, Netlist, Shape};
+
+use crate::registry::{self, BlockKind};
+use crate::schema::{ConfigFile, Testbench};
+use crate::values::{self, Rows, ValueOps};
+use crate::yaml::{self, InputError, Value};
+
+/// A testbench read from disk with its includes merged.
+pub struct Loaded {
+    /// The file.
+    pub path: PathBuf,
+    /// Its text (for error positions).
+    pub text: String,
+    /// The parsed testbench.
+    pub tb: Testbench,
+    /// Parameter defaults per kind (includes, then the testbench's own).
+    pub defaults: BTreeMap<String, Value>,
+    /// System settings from includes (merged under the testbench's `system:`).
+    pub system_defaults: Value,
+}
+
+impl Loaded {
+    /// The testbench's name.
+    pub fn name(&self) -> String {
+        self.tb.name.clone().unwrap_or_else(|| {
+            self.path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+    }
+    /// An input error located at the first occurrence of `needle`.
+    pub fn error_at(&self, needle: &str, msg: impl Into<String>) -> InputError {
+        InputError::at_key(&self.path, &self.text, needle, msg)
+    }
+}
+
+/// Reads and parses a testbench and its includes.
+pub fn load(path: &Path) -> Result<Loaded, InputError> {
+    let text = yaml::read(path)?;
+    let tb: Testbench = yaml::parse(path, &text)?;
+    let mut defaults: BTreeMap<String, Value> = BTreeMap::new();
+    let mut system_defaults = Value::Null;
+    for inc in &tb.include {
+        let candidates = [
+            path.parent().unwrap_or(Path::new(".")).join(inc),
+            PathBuf::from(inc),
+        ];
+        let Some(file) = candidates.iter().find(|p| p.is_file()) else {
+            return Err(InputError::at_key(
+                path,
+                &text,
+                inc,
+                format!("include `{inc}` not found"),
+            ));
+        };
+        let ctext = yaml::read(file)?;
+        let cfg: ConfigFile = yaml::parse(file, &ctext)?;
+        for (k, v) in cfg.defaults {
+            let merged = yaml::merge(defaults.get(&k).unwrap_or(&Value::Null), &v);
+            defaults.insert(k, merged);
+        }
+        if let Some(s) = cfg.system {
+            system_defaults = yaml::merge(&system_defaults, &s);
+        }
+    }
+    for (k, v) in &tb.defaults {
+        let merged = yaml::merge(defaults.get(k).unwrap_or(&Value::Null), v);
+        defaults.insert(k.clone(), merged);
+    }
+    Ok(Loaded {
+        path: path.to_path_buf(),
+        text,
+        tb,
+        defaults,
+        system_defaults,
+    })
+}
+
+/// A port the checks will read.
+#[derive(Clone, Debug)]
+pub struct Watch {
+    /// Endpoint `inst.port`.
+    pub endpoint: String,
+    /// Value type.
+    pub type_id: TypeId,
+    /// Signal or stream.
+    pub shape: Shape,
+}
+
+/// The elaborated module-form testbench.
+pub struct Elaborated {
+    /// The netlist.
+    pub netlist: Netlist,
+    /// Ports referenced by checks.
+    pub watches: BTreeMap<String, Watch>,
+    /// Value operations by type.
+    pub values: HashMap<TypeId, ValueOps>,
+}
+
+/// Where in the file an elaboration error points.
+fn needle(e: &ElabError) -> String {
+    match e {
+        ElabError::DuplicateInstance { path } => path.clone(),
+        ElabError::BadName { name } => name.clone(),
+        ElabError::BadEndpoint { endpoint } => endpoint.clone(),
+        ElabError::UnknownInstance { instance, port } => format!("{instance}.{port}"),
+        ElabError::UnknownKind { kind, .. } => kind.clone(),
+        ElabError::UnknownPort { instance, port, .. } => format!("{instance}.{port}"),
+        ElabError::WrongDirection { endpoint, .. } => endpoint.clone(),
+        ElabError::TypeMismatch { to, .. } => to.clone(),
+        ElabError::DoubleDriver { second, .. } => second.clone(),
+        ElabError::StreamFanout { second, .. } => second.clone(),
+        ElabError::UnboundInput { instance, .. } => instance.clone(),
+        ElabError::UnboundStreamOutput { instance, .. } => instance.clone(),
+        ElabError::Build { instance, .. } => instance.clone(),
+        _ => String::new(),
+    }
+}
+
+/// Converts an elaboration error into bad input located in the testbench.
+pub fn elab_error(l: &Loaded, e: ElabError) -> InputError {
+    let n = needle(&e);
+    // Instance arrays: `stage3` is written as `stage` in the file.
+    let trimmed = n
+        .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.')
+        .to_string();
+    let mut err = l.error_at(&n, e.to_string());
+    if err.line.is_none() {
+        err = l.error_at(&trimmed, e.to_string());
+    }
+    err
+}
+
+fn sanitize(endpoint: &str) -> String {
+    endpoint.replace('.', "_")
+}
+
+/// Builds the netlist of a module-form testbench.
+pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
+    let blocks: Vec<BlockKind> = registry::blocks();
+    let values = values::registry();
+    let mut nl = Netlist::new();
+    let mut counts: HashMap<String, u32> = HashMap::new();
+
+    for (name, spec) in &l.tb.instances {
+        let Some(kind) = registry::find(&blocks, &spec.kind) else {
+            let known = blocks.iter().map(|b| b.name).collect::<Vec<_>>().join(", ");
+            return Err(elab_error(
+                l,
+                ElabError::UnknownKind {
+                    instance: name.clone(),
+                    kind: spec.kind.clone(),
+                    known,
+                },
+            ));
+        };
+        let base = yaml::merge(
+            &kind.defaults,
+            l.defaults.get(&spec.kind).unwrap_or(&Value::Null),
+        );
+        let params = yaml::merge(&base, &spec.params);
+        let names: Vec<String> = match spec.count {
+            None => vec![name.clone()],
+            Some(0) => {
+                return Err(l.error_at(name, format!("instance `{name}`: count must be ≥ 1")))
+            }
+            Some(n) => (0..n).map(|i| format!("{name}{i}")).collect(),
+        };
+        if let Some(n) = spec.count {
+            counts.insert(name.clone(), n);
+        }
+        for path in names {
+            let (ports, build) = kind.make(&params).map_err(|m| {
+                l.error_at(
+                    name,
+                    format!("instance `{name}` ({}): params: {m}", spec.kind),
+                )
+            })?;
+            nl.add(&path, kind.name, ports, build)
+                .map_err(|e| elab_error(l, e))?;
+        }
+    }
+
+    let mut bound_outputs: BTreeSet<String> = BTreeSet::new();
+    for c in &l.tb.connect {
+        match &c.chain {
+            None => {
+                nl.connect(&c.from, &c.to, c.capacity)
+                    .map_err(|e| elab_error(l, e))?;
+                bound_outputs.insert(c.from.clone());
+            }
+            Some(arr) => {
+                let Some(&n) = counts.get(arr) else {
+                    return Err(l.error_at(
+                        arr,
+                        format!(
+                            "chain `{arr}`: no instance array of that name (give it a `count:`)"
+                        ),
+                    ));
+                };
+                for i in 0..n.saturating_sub(1) {
+                    let from = format!("{arr}{i}.{}", c.from);
+                    let to = format!("{arr}{}.{}", i + 1, c.to);
+                    nl.connect(&from, &to, c.capacity)
+                        .map_err(|e| elab_error(l, e))?;
+                    bound_outputs.insert(from);
+                }
+            }
+        }
+    }
+
+    // Stimulus drivers, one per driven input.
+    let mut rows: BTreeMap<String, Rows> = BTreeMap::new();
+    for s in &l.tb.stimulus {
+        rows.entry(s.port.clone())
+            .or_default()
+            .push((s.at, s.value.clone()));
+    }
+    for (endpoint, mut r) in rows {
+        r.sort_by_key(|(c, _)| *c);
+        let (i, p) = nl.resolve(&endpoint).map_err(|e| elab_error(l, e))?;
+        let _ = i;
+        let (inst, port) = endpoint.rsplit_once('.').expect("resolved");
+        let decl = nl.ports_of(inst).expect("resolved")[p].clone();
+        if decl.dir != Dir::In {
+            return Err(l.error_at(
+                &endpoint,
+                format!("stimulus drives `{endpoint}`, which is an output (drive inputs only)"),
+            ));
+        }
+        let ops = values.get(&decl.type_id).ok_or_else(|| {
+            l.error_at(
+                &endpoint,
+                format!(
+                    "port `{endpoint}` carries {}, which a testbench cannot drive",
+                    decl.type_name
+                ),
+            )
+        })?;
+        let (ports, build) = ops
+            .driver(decl.shape, r)
+            .map_err(|m| l.error_at(&endpoint, format!("stimulus for `{endpoint}`: {m}")))?;
+        let drv = format!("tb.drive_{}", sanitize(&endpoint));
+        nl.add(&drv, "stimulus", ports, build)
+            .map_err(|e| elab_error(l, e))?;
+        nl.connect(&format!("{drv}.out"), &format!("{inst}.{port}"), None)
+            .map_err(|e| elab_error(l, e))?;
+    }
+
+    // Sinks for stream outputs nothing consumes (a module under test needs someone to take its
+    // messages; the checks read them from the stream's log).
+    let mut sinks = Vec::new();
+    for (name, spec) in &l.tb.instances {
+        let names: Vec<String> = match spec.count {
+            None => vec![name.clone()],
+            Some(n) => (0..n).map(|i| format!("{name}{i}")).collect(),
+        };
+        for inst in names {
+            for d in nl.ports_of(&inst).unwrap_or(&[]) {
+                let ep = format!("{inst}.{}", d.name);
+                if d.dir == Dir::Out && d.shape == Shape::Stream && !bound_outputs.contains(&ep) {
+                    sinks.push((ep, d.type_id, d.type_name));
+                }
+            }
+        }
+    }
+    for (ep, tid, tname) in sinks {
+        let ops = values.get(&tid).ok_or_else(|| {
+            l.error_at(
+                &ep,
+                format!("stream `{ep}` ({tname}) is unconnected and has no testbench sink"),
+            )
+        })?;
+        let (ports, build) = ops.sink(2);
+        let sink = format!("tb.sink_{}", sanitize(&ep));
+        nl.add(&sink, "sink", ports, build)
+            .map_err(|e| elab_error(l, e))?;
+        nl.connect(&ep, &format!("{sink}.in"), None)
+            .map_err(|e| elab_error(l, e))?;
+    }
+
+    // Ports the checks read.
+    let mut watches = BTreeMap::new();
+    for e in &l.tb.expect {
+        if let Some(ep) = &e.port {
+            let (inst_i, p) = nl.resolve(ep).map_err(|e| elab_error(l, e))?;
+            let _ = inst_i;
+            let inst = ep.rsplit_once('.').expect("resolved").0;
+            let d = &nl.ports_of(inst).expect("resolved")[p];
+            if !values.contains_key(&d.type_id) {
+                return Err(l.error_at(
+                    ep,
+                    format!(
+                        "port `{ep}` carries {}, which checks cannot read",
+                        d.type_name
+                    ),
+                ));
+            }
+            watches.insert(
+                ep.clone(),
+                Watch {
+                    endpoint: ep.clone(),
+                    type_id: d.type_id,
+                    shape: d.shape,
+                },
+            );
+        }
+    }
+    Ok(Elaborated {
+        netlist: nl,
+        watches,
+        values,
+    })
+}

@@ -1,0 +1,227 @@
+//! Value types a testbench can drive and check, by the `TypeId` a port declares: for each, how to
+//! build a stimulus driver from YAML rows, a sink for an unconnected stream output, and how to
+//! read a net's log back as YAML values for the checks.
+
+use std::any::TypeId;
+use std::collections::HashMap;
+
+use hwsim_hw::{
+    Binder, BuildFn, Component, Ctx, Cycle, NetDyn, Out, PortDecl, Shape, SignalNet, SignalValue,
+    StreamIn, StreamNet, StreamOut, Value as HwValue, Wake,
+};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::yaml::{self, Value};
+
+/// A driver's schedule: (cycle, YAML value) rows, sorted by cycle.
+pub type Rows = Vec<(Cycle, Value)>;
+/// A net's recorded history as YAML values: (cycle, value).
+pub type History = Vec<(Cycle, Value)>;
+/// An instance ready to add to a netlist: its ports and builder.
+pub type Instance = (Vec<PortDecl>, BuildFn);
+type MakeDriver = fn(Rows) -> Result<Instance, String>;
+type SignalLog = fn(&dyn NetDyn) -> Option<(Value, History)>;
+type StreamLog = fn(&dyn NetDyn) -> Option<History>;
+
+/// Operations on one value type.
+pub struct ValueOps {
+    /// Type name.
+    pub name: &'static str,
+    signal_driver: Option<MakeDriver>,
+    stream_driver: MakeDriver,
+    sink: fn(u32) -> (Vec<PortDecl>, BuildFn),
+    signal_log: Option<SignalLog>,
+    stream_log: StreamLog,
+}
+
+impl ValueOps {
+    /// A driver instance for an input port of this type and shape.
+    pub fn driver(&self, shape: Shape, rows: Rows) -> Result<(Vec<PortDecl>, BuildFn), String> {
+        match shape {
+            Shape::Signal => match self.signal_driver {
+                Some(f) => f(rows),
+                None => Err(format!("{} cannot be a signal", self.name)),
+            },
+            Shape::Stream => (self.stream_driver)(rows),
+        }
+    }
+    /// A sink instance for a stream output of this type.
+    pub fn sink(&self, capacity: u32) -> (Vec<PortDecl>, BuildFn) {
+        (self.sink)(capacity)
+    }
+    /// The recorded history of a net as YAML values: for a signal (reset value, changes), for a
+    /// stream (none, pushes).
+    pub fn history(&self, net: &dyn NetDyn, shape: Shape) -> Option<(Option<Value>, History)> {
+        match shape {
+            Shape::Signal => self
+                .signal_log
+                .and_then(|f| f(net))
+                .map(|(r, l)| (Some(r), l)),
+            Shape::Stream => (self.stream_log)(net).map(|l| (None, l)),
+        }
+    }
+}
+
+fn parse_rows<T: DeserializeOwned>(rows: Rows) -> Result<Vec<(Cycle, T)>, String> {
+    rows.into_iter()
+        .map(|(c, v)| {
+            let shown = yaml::show(&v);
+            yaml::from_value::<T>(v)
+                .map(|t| (c, t))
+                .map_err(|e| format!("value `{shown}` at cycle {c}: {e}"))
+        })
+        .collect()
+}
+
+struct SignalDriver<T: SignalValue> {
+    out: Out<T>,
+    rows: Vec<(Cycle, T)>,
+    next: usize,
+}
+
+impl<T: SignalValue> Component for SignalDriver<T> {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
+        // Rows are applied by time, so extra ticks change nothing.
+        while self.next < self.rows.len() && self.rows[self.next].0 <= now {
+            self.out.set(self.rows[self.next].1);
+            self.next += 1;
+        }
+        match self.rows.get(self.next) {
+            Some(&(c, _)) => Wake::At(c),
+            None => Wake::OnInput,
+        }
+    }
+}
+
+struct StreamDriver<T: HwValue> {
+    out: StreamOut<T>,
+    rows: std::collections::VecDeque<(Cycle, T)>,
+}
+
+impl<T: HwValue> Component for StreamDriver<T> {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
+        let mut pushed = false;
+        if self.rows.front().is_some_and(|(c, _)| *c <= now) && self.out.can_push() {
+            let (_, v) = self.rows.pop_front().expect("front");
+            self.out.push(v);
+            pushed = true;
+        }
+        match self.rows.front() {
+            None => Wake::OnInput,
+            Some(&(c, _)) if c > now => Wake::At(c),
+            // Overdue: after a push try again next cycle; when full, the consumer's pop wakes us.
+            Some(_) if pushed => Wake::NextCycle,
+            Some(_) => Wake::OnInput,
+        }
+    }
+}
+
+struct Sink<T: HwValue> {
+    input: StreamIn<T>,
+}
+
+impl<T: HwValue> Component for Sink<T> {
+    fn tick(&mut self, _ctx: &mut Ctx<'_>) -> Wake {
+        self.input.pop();
+        if self.input.is_empty() {
+            Wake::OnInput
+        } else {
+            Wake::NextCycle
+        }
+    }
+}
+
+fn signal_driver<T: SignalValue + DeserializeOwned>(
+    rows: Rows,
+) -> Result<(Vec<PortDecl>, BuildFn), String> {
+    let rows = parse_rows::<T>(rows)?;
+    let build: BuildFn = Box::new(move |b: &mut Binder| {
+        Ok(Box::new(SignalDriver {
+            out: b.output::<T>("out")?,
+            rows,
+            next: 0,
+        }) as Box<dyn Component>)
+    });
+    Ok((vec![PortDecl::output::<T>("out")], build))
+}
+
+fn stream_driver<T: HwValue + DeserializeOwned>(
+    rows: Rows,
+) -> Result<(Vec<PortDecl>, BuildFn), String> {
+    let rows = parse_rows::<T>(rows)?.into_iter().collect();
+    let build: BuildFn = Box::new(move |b: &mut Binder| {
+        Ok(Box::new(StreamDriver {
+            out: b.stream_out::<T>("out")?,
+            rows,
+        }) as Box<dyn Component>)
+    });
+    Ok((vec![PortDecl::stream_out::<T>("out")], build))
+}
+
+fn sink<T: HwValue>(capacity: u32) -> (Vec<PortDecl>, BuildFn) {
+    let build: BuildFn = Box::new(move |b: &mut Binder| {
+        Ok(Box::new(Sink {
+            input: b.stream_in::<T>("in")?,
+        }) as Box<dyn Component>)
+    });
+    (vec![PortDecl::stream_in::<T>("in", capacity)], build)
+}
+
+fn signal_log<T: SignalValue + Serialize>(
+    net: &dyn NetDyn,
+) -> Option<(Value, Vec<(Cycle, Value)>)> {
+    let n = net.as_any().downcast_ref::<SignalNet<T>>()?;
+    let log = n.log();
+    let l = log.as_ref()?;
+    Some((
+        yaml::to_value(&T::default()),
+        l.iter().map(|(c, v)| (*c, yaml::to_value(v))).collect(),
+    ))
+}
+
+fn stream_log<T: HwValue + Serialize>(net: &dyn NetDyn) -> Option<Vec<(Cycle, Value)>> {
+    let n = net.as_any().downcast_ref::<StreamNet<T>>()?;
+    let log = n.log();
+    let l = log.as_ref()?;
+    Some(l.iter().map(|(c, v)| (*c, yaml::to_value(v))).collect())
+}
+
+/// Operations for a type that may be a signal or a stream message.
+pub fn signal_type<T: SignalValue + Serialize + DeserializeOwned>(name: &'static str) -> ValueOps {
+    ValueOps {
+        name,
+        signal_driver: Some(signal_driver::<T>),
+        stream_driver: stream_driver::<T>,
+        sink: sink::<T>,
+        signal_log: Some(signal_log::<T>),
+        stream_log: stream_log::<T>,
+    }
+}
+
+/// Operations for a message-only type (not `Copy`).
+pub fn message_type<T: HwValue + Serialize + DeserializeOwned>(name: &'static str) -> ValueOps {
+    ValueOps {
+        name,
+        signal_driver: None,
+        stream_driver: stream_driver::<T>,
+        sink: sink::<T>,
+        signal_log: None,
+        stream_log: stream_log::<T>,
+    }
+}
+
+/// Every value type the testbench layer knows, by `TypeId`.
+pub fn registry() -> HashMap<TypeId, ValueOps> {
+    let mut m = HashMap::new();
+    m.insert(TypeId::of::<bool>(), signal_type::<bool>("bool"));
+    m.insert(TypeId::of::<u8>(), signal_type::<u8>("u8"));
+    m.insert(TypeId::of::<u16>(), signal_type::<u16>("u16"));
+    m.insert(TypeId::of::<u32>(), signal_type::<u32>("u32"));
+    m.insert(TypeId::of::<u64>(), signal_type::<u64>("u64"));
+    m.insert(TypeId::of::<f64>(), signal_type::<f64>("f64"));
+    crate::registry::register_port_values(&mut m);
+    m
+}

@@ -1,0 +1,182 @@
+//! The one module that reads YAML. Everything else sees typed structs and `serde_yaml::Value`
+//! only through the helpers here.
+//!
+//! Errors carry the file, line and column (serde_yaml's location for syntax, type and
+//! unknown-field errors; a text search for the key for errors found after parsing).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// A YAML value (re-exported so no other module names serde_yaml).
+pub type Value = serde_yaml::Value;
+/// A YAML mapping.
+pub type Mapping = serde_yaml::Mapping;
+
+/// Bad input: a file that cannot be read or does not fit its schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    /// The file.
+    pub file: PathBuf,
+    /// 1-based line, if known.
+    pub line: Option<usize>,
+    /// 1-based column, if known.
+    pub column: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for InputError {}
+
+impl InputError {
+    /// An error without a position.
+    pub fn new(file: &Path, message: impl Into<String>) -> Self {
+        InputError {
+            file: file.to_path_buf(),
+            line: None,
+            column: None,
+            message: message.into(),
+        }
+    }
+    /// An error at the first occurrence of `needle` (a key) in `text`, if found.
+    pub fn at_key(file: &Path, text: &str, needle: &str, message: impl Into<String>) -> Self {
+        let (line, column) = match locate(text, needle) {
+            Some((l, c)) => (Some(l), Some(c)),
+            None => (None, None),
+        };
+        InputError {
+            file: file.to_path_buf(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+}
+
+/// Reads a file.
+pub fn read(file: &Path) -> Result<String, InputError> {
+    std::fs::read_to_string(file).map_err(|e| InputError::new(file, format!("cannot read: {e}")))
+}
+
+/// Parses `text` (the contents of `file`) into `T`.
+pub fn parse<T: DeserializeOwned>(file: &Path, text: &str) -> Result<T, InputError> {
+    serde_yaml::from_str(text).map_err(|e| {
+        let loc = e.location();
+        // serde_yaml appends " at line L column C" to the message; the position is ours to print.
+        let mut msg = e.to_string();
+        if let Some(i) = msg.find(" at line ") {
+            msg.truncate(i);
+        }
+        InputError {
+            file: file.to_path_buf(),
+            line: loc.as_ref().map(|l| l.line()),
+            column: loc.as_ref().map(|l| l.column()),
+            message: msg,
+        }
+    })
+}
+
+/// Converts a YAML value to `T` (parameters, stimulus values); the error is the bare message.
+pub fn from_value<T: DeserializeOwned>(v: Value) -> Result<T, String> {
+    serde_yaml::from_value(v).map_err(|e| e.to_string())
+}
+
+/// Converts `T` to a YAML value (for comparing and printing).
+pub fn to_value<T: Serialize>(v: &T) -> Value {
+    serde_yaml::to_value(v).unwrap_or(Value::Null)
+}
+
+/// One-line YAML rendering (flow style) of a value, for messages.
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.clone(),
+        Value::Sequence(s) => format!("[{}]", s.iter().map(show).collect::<Vec<_>>().join(", ")),
+        Value::Mapping(m) => format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{}: {}", show(k), show(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Tagged(t) => format!("{} {}", t.tag, show(&t.value)),
+    }
+}
+
+/// Renders a value as block YAML (for `hwsim list`).
+pub fn dump(v: &Value) -> String {
+    serde_yaml::to_string(v).unwrap_or_default()
+}
+
+/// Deep merge: `over` wins; mappings merge key by key.
+pub fn merge(base: &Value, over: &Value) -> Value {
+    match (base, over) {
+        (Value::Mapping(b), Value::Mapping(o)) => {
+            let mut m = b.clone();
+            for (k, v) in o {
+                let merged = match m.get(k) {
+                    Some(bv) => merge(bv, v),
+                    None => v.clone(),
+                };
+                m.insert(k.clone(), merged);
+            }
+            Value::Mapping(m)
+        }
+        (_, Value::Null) => base.clone(),
+        _ => over.clone(),
+    }
+}
+
+/// Whether `actual` matches `expected`: mappings match on the keys `expected` names, numbers by
+/// value (1 == 1.0), everything else by equality.
+pub fn matches(expected: &Value, actual: &Value) -> bool {
+    match (expected, actual) {
+        (Value::Mapping(e), Value::Mapping(a)) => e
+            .iter()
+            .all(|(k, ev)| a.get(k).is_some_and(|av| matches(ev, av))),
+        (Value::Sequence(e), Value::Sequence(a)) => {
+            e.len() == a.len() && e.iter().zip(a).all(|(x, y)| matches(x, y))
+        }
+        (Value::Number(e), Value::Number(a)) => match (e.as_u64(), a.as_u64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => e.as_f64() == a.as_f64(),
+        },
+        (Value::Bool(e), Value::Number(a)) => a.as_u64() == Some(*e as u64),
+        (Value::Number(e), Value::Bool(a)) => e.as_u64() == Some(*a as u64),
+        _ => expected == actual,
+    }
+}
+
+/// 1-based (line, column) of the first occurrence of `needle` as a key (`needle:`), else of the
+/// bare text.
+pub fn locate(text: &str, needle: &str) -> Option<(usize, usize)> {
+    let key = format!("{needle}:");
+    for pat in [key.as_str(), needle] {
+        for (i, line) in text.lines().enumerate() {
+            if let Some(c) = line.find(pat) {
+                let before = line[..c].chars().last();
+                if before.is_none_or(|ch| !ch.is_alphanumeric() && ch != '_') {
+                    return Some((i + 1, c + 1));
+                }
+            }
+        }
+    }
+    None
+}
