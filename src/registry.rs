@@ -63,6 +63,63 @@ where
     }
 }
 
+/// The `pipe` kind: its `type` parameter picks the message type (u64, psn, qp, rh, tos, vlan,
+/// tc, mac); the other keys are the pipe's own parameters (refused if unknown).
+fn pipe_kind() -> BlockKind {
+    fn typed<T: hwsim_hw::Value>(p: kx::pipe::Params) -> (Vec<PortDecl>, BuildFn) {
+        let decls = kx::pipe::ports::<T>(&p);
+        (
+            decls,
+            Box::new(move |b: &mut Binder| kx::pipe::build::<T>(&p, b)),
+        )
+    }
+    let mut defaults = yaml::to_value(&kx::pipe::Params::default());
+    if let Value::Mapping(m) = &mut defaults {
+        m.insert(Value::from("type"), Value::from("u64"));
+    }
+    BlockKind {
+        name: "pipe",
+        doc: "latency-N stream relay for any message type (type: u64|psn|qp|rh|tos|vlan|tc|mac)",
+        defaults,
+        default_ports: kx::pipe::ports::<u64>(&kx::pipe::Params::default()),
+        make: Box::new(|v: &Value| {
+            let mut rest = v.clone();
+            let ty = match &mut rest {
+                Value::Mapping(m) => match m.remove("type") {
+                    Some(Value::String(s)) => s,
+                    Some(other) => {
+                        return Err(format!("type: expected a name, got {}", yaml::show(&other)))
+                    }
+                    None => "u64".to_string(),
+                },
+                Value::Null => "u64".to_string(),
+                other => return Err(format!("expected a mapping, got {}", yaml::show(other))),
+            };
+            let p: kx::pipe::Params = if rest.is_null() {
+                Default::default()
+            } else {
+                yaml::from_value(rest)?
+            };
+            use hwsim_ports as hp;
+            Ok(match ty.as_str() {
+                "u64" => typed::<u64>(p),
+                "psn" => typed::<hp::Psn>(p),
+                "qp" => typed::<hp::QpId>(p),
+                "rh" => typed::<hp::Rh>(p),
+                "tos" => typed::<hp::Tos>(p),
+                "vlan" => typed::<hp::VlanTag>(p),
+                "tc" => typed::<hp::TrafficClass>(p),
+                "mac" => typed::<hp::MacAddr>(p),
+                other => {
+                    return Err(format!(
+                        "unknown pipe type `{other}` (u64, psn, qp, rh, tos, vlan, tc, mac)"
+                    ))
+                }
+            })
+        }),
+    }
+}
+
 /// All block kinds, by name.
 pub fn blocks() -> Vec<BlockKind> {
     vec![
@@ -102,6 +159,7 @@ pub fn blocks() -> Vec<BlockKind> {
             kx::timer::ports,
             kx::timer::build,
         ),
+        pipe_kind(),
     ]
 }
 
@@ -111,4 +169,32 @@ pub fn find<'a>(blocks: &'a [BlockKind], name: &str) -> Option<&'a BlockKind> {
 }
 
 /// Value types from hwsim-ports that testbenches can drive and check.
-pub fn register_port_values(_m: &mut HashMap<TypeId, ValueOps>) {}
+pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
+    use crate::values::signal_type;
+    use hwsim_ports as hp;
+    m.insert(TypeId::of::<hp::Psn>(), signal_type::<hp::Psn>("Psn"));
+    m.insert(TypeId::of::<hp::QpId>(), signal_type::<hp::QpId>("QpId"));
+    m.insert(
+        TypeId::of::<hp::VcBank>(),
+        signal_type::<hp::VcBank>("VcBank"),
+    );
+    m.insert(TypeId::of::<hp::Rh>(), signal_type::<hp::Rh>("Rh"));
+    m.insert(
+        TypeId::of::<hp::Opcode>(),
+        signal_type::<hp::Opcode>("Opcode"),
+    );
+    m.insert(TypeId::of::<hp::Ecn>(), signal_type::<hp::Ecn>("Ecn"));
+    m.insert(TypeId::of::<hp::Tos>(), signal_type::<hp::Tos>("Tos"));
+    m.insert(
+        TypeId::of::<hp::VlanTag>(),
+        signal_type::<hp::VlanTag>("VlanTag"),
+    );
+    m.insert(
+        TypeId::of::<hp::TrafficClass>(),
+        signal_type::<hp::TrafficClass>("TrafficClass"),
+    );
+    m.insert(
+        TypeId::of::<hp::MacAddr>(),
+        signal_type::<hp::MacAddr>("MacAddr"),
+    );
+}

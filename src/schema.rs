@@ -120,7 +120,7 @@ pub struct Stimulus {
 /// - `{port, count, within?}`: number of pushes (stream) or changes (signal);
 /// - `{port, sequence: [..]}`: every message pushed (or every value taken), in order;
 /// - `{counter, equals | min | max}`: a counter, or the sum over a glob (`*.received`);
-/// - `{metric: end_cycle | activations, equals | min | max}`.
+/// - `{metric: end_cycle, equals | min | max}` (the cycle the run ended).
 ///
 /// Values match on the fields they name (`{psn: 7}` matches any RH with PSN 7).
 #[derive(Debug, Clone, Deserialize, Default)]

@@ -6,5 +6,6 @@ pub mod add1;
 pub mod consumer;
 pub mod counter;
 pub mod fifo;
+pub mod pipe;
 pub mod producer;
 pub mod timer;

@@ -1,0 +1,229 @@
+//! The testbench regression: every tb/**/*.yaml runs twice, with event skip on and off, and must
+//! pass both times with identical verdicts, counters, end cycle and VCD bytes. Each VCD is read
+//! back with an independent reader (wellen) to check that it parses, its timescale is 1 ns, and
+//! every variable has a value at the first timestamp.
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use hwsim::regress::find_testbenches;
+use hwsim::runner::{run_file, Options, Report};
+
+/// A `Write` into a shared buffer, so a test can read what the tracer wrote.
+#[derive(Clone, Default)]
+pub struct SharedBuf(pub Rc<RefCell<Vec<u8>>>);
+
+impl Write for SharedBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(tb: &Path, no_skip: bool) -> (Report, Vec<u8>) {
+    let buf = SharedBuf::default();
+    let opts = Options {
+        no_skip,
+        vcd_writer: Some(Box::new(buf.clone())),
+        ..Options::default()
+    };
+    let report = run_file(tb, opts).unwrap_or_else(|e| panic!("{e}"));
+    let bytes = buf.0.borrow().clone();
+    (report, bytes)
+}
+
+/// Parses a VCD with wellen and checks the basics; returns (var count, max width seen).
+fn check_vcd(name: &str, bytes: Vec<u8>) -> usize {
+    let mut w = wellen::simple::read_from_reader(std::io::Cursor::new(bytes))
+        .unwrap_or_else(|e| panic!("{name}: wellen cannot read the VCD: {e:?}"));
+    let h = w.hierarchy();
+    let ts = h.timescale().expect("timescale");
+    assert_eq!(
+        (ts.factor, format!("{:?}", ts.unit)),
+        (1, "NanoSeconds".to_string()),
+        "{name}: timescale"
+    );
+    let vars: Vec<_> = h
+        .all_vars()
+        .map(|r| (h[r].full_name(h), h[r].signal_ref()))
+        .collect();
+    assert!(!vars.is_empty(), "{name}: no variables");
+    let first = *w.time_table().first().expect("a timestamp");
+    let refs: Vec<_> = vars.iter().map(|(_, r)| *r).collect();
+    w.load_signals(&refs);
+    for (full, r) in &vars {
+        let s = w.get_signal(*r).expect("loaded");
+        let t0 = s.get_first_time_idx().map(|i| w.time_table()[i as usize]);
+        assert_eq!(
+            t0,
+            Some(first),
+            "{name}: `{full}` has no value at the first timestamp #{first}"
+        );
+    }
+    vars.len()
+}
+
+#[test]
+fn every_testbench_passes_identically_with_and_without_skip() {
+    let files = find_testbenches(&root().join("tb"));
+    assert!(files.len() >= 3, "testbenches found: {files:?}");
+    let mut failures = Vec::new();
+    for f in &files {
+        let name = f.strip_prefix(root()).unwrap_or(f).display().to_string();
+        // a: event skip (default); b: --no-skip.
+        let (a, vcd_a) = run(f, false);
+        let (b, vcd_b) = run(f, true);
+        if !a.passed {
+            failures.push(format!("{name}:\n{}", a.render(false, false)));
+            continue;
+        }
+        assert_eq!(a.passed, b.passed, "{name}: verdict differs with --no-skip");
+        assert_eq!(a.checks, b.checks, "{name}: checks differ with --no-skip");
+        assert_eq!(
+            a.counters, b.counters,
+            "{name}: counters differ with --no-skip"
+        );
+        assert_eq!(
+            a.cycles, b.cycles,
+            "{name}: end cycle differs with --no-skip"
+        );
+        assert!(
+            vcd_a == vcd_b,
+            "{name}: VCD differs with --no-skip (first difference at byte {})",
+            vcd_a
+                .iter()
+                .zip(&vcd_b)
+                .position(|(x, y)| x != y)
+                .unwrap_or(vcd_a.len().min(vcd_b.len()))
+        );
+        assert!(
+            a.stats.executed_cycles <= b.stats.executed_cycles,
+            "{name}: skip executed more cycles"
+        );
+        check_vcd(&name, vcd_a);
+    }
+    assert!(
+        failures.is_empty(),
+        "failing testbenches:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn same_seed_same_bytes() {
+    let f = root().join("tb/modules/fifo_backpressure.yaml");
+    let (a, va) = run(&f, false);
+    let (b, vb) = run(&f, false);
+    assert_eq!(a.counters, b.counters);
+    assert_eq!(va, vb);
+}
+
+#[test]
+fn shuffled_evaluation_order_changes_nothing() {
+    for f in [
+        "tb/modules/fifo_backpressure.yaml",
+        "tb/modules/counter_chain.yaml",
+    ] {
+        let f = root().join(f);
+        let (base, vbase) = run(&f, false);
+        for seed in 1..=4 {
+            let buf = SharedBuf::default();
+            let opts = Options {
+                shuffle: Some(seed),
+                vcd_writer: Some(Box::new(buf.clone())),
+                ..Options::default()
+            };
+            let r = run_file(&f, opts).expect("runs");
+            assert_eq!(r.checks, base.checks);
+            assert_eq!(r.counters, base.counters);
+            assert!(
+                *buf.0.borrow() == vbase,
+                "VCD differs under shuffle seed {seed}"
+            );
+        }
+    }
+}
+
+#[test]
+fn fifo_vcd_has_the_streams_fields_at_true_widths() {
+    let (_, bytes) = run(&root().join("tb/modules/fifo_backpressure.yaml"), false);
+    let text = String::from_utf8(bytes.clone()).expect("ascii");
+    let mut w = wellen::simple::read_from_reader(std::io::Cursor::new(bytes)).expect("parses");
+    let h = w.hierarchy();
+    let width = |path: &[&str], name: &str| {
+        let v = h
+            .lookup_var(path, &name)
+            .unwrap_or_else(|| panic!("no var {path:?}.{name}\n{text}"));
+        h[v].length(h)
+    };
+    assert_eq!(width(&["fifo", "out"], "valid"), Some(1));
+    assert_eq!(width(&["fifo", "out"], "data"), Some(64));
+    // A fifo of depth 4 feeds from src.out: occupancy 0..=4 needs 3 bits.
+    assert_eq!(width(&["src", "out"], "occupancy"), Some(3));
+    assert_eq!(width(&["snk"], "last"), Some(64));
+    // src pushes at cycles 0..: valid is 1 at #0 and the last push is followed by a fall.
+    let v = h.lookup_var(&["src", "out"], &"valid").expect("var");
+    let sref = h[v].signal_ref();
+    w.load_signals(&[sref]);
+    let s = w.get_signal(sref).expect("loaded");
+    let changes: Vec<(u64, String)> = s
+        .iter_changes()
+        .map(|(i, val)| {
+            (
+                w.time_table()[i as usize],
+                val.to_bit_string().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(changes.first(), Some(&(0, "1".to_string())), "{changes:?}");
+    assert_eq!(
+        changes.last().map(|(_, v)| v.as_str()),
+        Some("0"),
+        "{changes:?}"
+    );
+    // Pulses: every rise is followed by a fall one or more cycles later, never two rises in a row.
+    for pair in changes.windows(2) {
+        assert_ne!(pair[0].1, pair[1].1, "repeated value in {changes:?}");
+    }
+}
+
+#[test]
+fn rh_fields_are_separate_signals_at_true_widths() {
+    let (r, bytes) = run(&root().join("tb/modules/rh_pipe.yaml"), false);
+    assert!(r.passed);
+    let mut w = wellen::simple::read_from_reader(std::io::Cursor::new(bytes)).expect("parses");
+    let h = w.hierarchy();
+    for (name, width) in [
+        ("opcode", 2),
+        ("nak", 1),
+        ("fack", 1),
+        ("qp", 10),
+        ("psn", 12),
+        ("timestamp", 32),
+        ("raw", 64),
+    ] {
+        let v = h
+            .lookup_var(&["rhp", "out"], &name)
+            .unwrap_or_else(|| panic!("rhp.out.{name} missing"));
+        assert_eq!(h[v].length(h), Some(width), "rhp.out.{name}");
+    }
+    // The first RH leaves the pipe at cycle 3 with PSN 4094 = 0b1111_1111_1110.
+    let v = h.lookup_var(&["rhp", "out"], &"psn").expect("psn");
+    let sref = h[v].signal_ref();
+    w.load_signals(&[sref]);
+    let s = w.get_signal(sref).expect("loaded");
+    let at3 = s
+        .iter_changes()
+        .find(|(i, _)| w.time_table()[*i as usize] == 3)
+        .map(|(_, v)| v.to_bit_string().unwrap_or_default());
+    assert_eq!(at3.as_deref(), Some("111111111110"));
+}
