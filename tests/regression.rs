@@ -161,7 +161,7 @@ fn fifo_vcd_has_the_streams_fields_at_true_widths() {
     let h = w.hierarchy();
     let width = |path: &[&str], name: &str| {
         let v = h
-            .lookup_var(path, &name)
+            .lookup_var(path, name)
             .unwrap_or_else(|| panic!("no var {path:?}.{name}\n{text}"));
         h[v].length(h)
     };
@@ -171,7 +171,7 @@ fn fifo_vcd_has_the_streams_fields_at_true_widths() {
     assert_eq!(width(&["src", "out"], "occupancy"), Some(3));
     assert_eq!(width(&["snk"], "last"), Some(64));
     // src pushes at cycles 0..: valid is 1 at #0 and the last push is followed by a fall.
-    let v = h.lookup_var(&["src", "out"], &"valid").expect("var");
+    let v = h.lookup_var(&["src", "out"], "valid").expect("var");
     let sref = h[v].signal_ref();
     w.load_signals(&[sref]);
     let s = w.get_signal(sref).expect("loaded");
@@ -212,12 +212,12 @@ fn rh_fields_are_separate_signals_at_true_widths() {
         ("raw", 64),
     ] {
         let v = h
-            .lookup_var(&["rhp", "out"], &name)
+            .lookup_var(&["rhp", "out"], name)
             .unwrap_or_else(|| panic!("rhp.out.{name} missing"));
         assert_eq!(h[v].length(h), Some(width), "rhp.out.{name}");
     }
     // The first RH leaves the pipe at cycle 3 with PSN 4094 = 0b1111_1111_1110.
-    let v = h.lookup_var(&["rhp", "out"], &"psn").expect("psn");
+    let v = h.lookup_var(&["rhp", "out"], "psn").expect("psn");
     let sref = h[v].signal_ref();
     w.load_signals(&[sref]);
     let s = w.get_signal(sref).expect("loaded");

@@ -1,0 +1,2030 @@
+//! Integration tests of the kernel contract (DESIGN.md §2 and §3): two-phase commit, signal and
+//! stream semantics, wake-ups, event skip, determinism, counters, elaboration errors, DOT, the
+//! harness and VCD tracing. Each test builds a tiny netlist from components defined here.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::rc::Rc;
+
+use hwsim_hw::{
+    Binder, BuildResult, Component, Ctx, ElabError, Harness, Netlist, PortDecl, Rng, SignalNet,
+    Sim, SimError, Stop, StreamNet, Trace, TraceField, TraceOptions, TraceValue, Wake,
+};
+
+// ------------------------------------------------------------------------------------------------
+// Helpers
+
+/// A component made of a closure.
+struct FnComp<F>(F);
+
+impl<F: FnMut(&mut Ctx<'_>) -> Wake> Component for FnComp<F> {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        (self.0)(ctx)
+    }
+}
+
+fn comp<F: FnMut(&mut Ctx<'_>) -> Wake + 'static>(f: F) -> BuildResult {
+    Ok(Box::new(FnComp(f)))
+}
+
+/// Adds an instance, panicking on error (the error tests call `Netlist::add` directly).
+fn add<B>(nl: &mut Netlist, path: &str, kind: &str, ports: Vec<PortDecl>, build: B)
+where
+    B: FnOnce(&mut Binder<'_>) -> BuildResult + 'static,
+{
+    nl.add(path, kind, ports, Box::new(build)).unwrap();
+}
+
+fn connect(nl: &mut Netlist, from: &str, to: &str) {
+    nl.connect(from, to, None).unwrap();
+}
+
+type Log<T> = Rc<RefCell<Vec<T>>>;
+
+fn log<T>() -> Log<T> {
+    Rc::new(RefCell::new(Vec::new()))
+}
+
+/// A `Write` into a shared buffer, so a test can read what the tracer wrote.
+#[derive(Clone, Default)]
+struct SharedBuf(Rc<RefCell<Vec<u8>>>);
+
+impl Write for SharedBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn elab(nl: Netlist) -> Sim {
+    nl.elaborate(1).unwrap()
+}
+
+fn elab_err(nl: Netlist) -> ElabError {
+    match nl.elaborate(1) {
+        Ok(_) => panic!("elaboration should fail"),
+        Err(e) => e,
+    }
+}
+
+fn signal_log(sim: &Sim, path: &str) -> Vec<(u64, u64)> {
+    let net = sim.net(path).unwrap_or_else(|| panic!("no net {path}"));
+    let s = net
+        .as_any()
+        .downcast_ref::<SignalNet<u64>>()
+        .expect("a u64 signal");
+    let l = s.log();
+    l.as_ref().expect("logging enabled").clone()
+}
+
+fn stream_log(sim: &Sim, path: &str) -> Vec<(u64, u64)> {
+    let net = sim.net(path).unwrap_or_else(|| panic!("no net {path}"));
+    let s = net
+        .as_any()
+        .downcast_ref::<StreamNet<u64>>()
+        .expect("a u64 stream");
+    let l = s.log();
+    l.as_ref().expect("logging enabled").clone()
+}
+
+// ------------------------------------------------------------------------------------------------
+// Reusable test components
+
+/// `out` = now + 1 at every cycle.
+fn add_clock_writer(nl: &mut Netlist, path: &str) {
+    add(
+        nl,
+        path,
+        "clock_writer",
+        vec![PortDecl::output::<u64>("out")],
+        |b| {
+            let out = b.output::<u64>("out")?;
+            comp(move |ctx| {
+                out.set(ctx.now() + 1);
+                Wake::NextCycle
+            })
+        },
+    );
+}
+
+/// Logs `(now, in)` at every cycle.
+fn add_sampler(nl: &mut Netlist, path: &str, l: Log<(u64, u64)>) {
+    add(
+        nl,
+        path,
+        "sampler",
+        vec![PortDecl::input::<u64>("in")],
+        move |b| {
+            let i = b.input::<u64>("in")?;
+            comp(move |ctx| {
+                l.borrow_mut().push((ctx.now(), i.get()));
+                Wake::NextCycle
+            })
+        },
+    );
+}
+
+/// A register: `out(n) = f(in(n-1))`, woken on input only; logs the cycles it ticks.
+fn add_reg(
+    nl: &mut Netlist,
+    path: &str,
+    f: impl Fn(u64) -> u64 + 'static,
+    ticks: Option<Log<u64>>,
+) {
+    add(
+        nl,
+        path,
+        "reg",
+        vec![PortDecl::input::<u64>("in"), PortDecl::output::<u64>("out")],
+        move |b| {
+            let i = b.input::<u64>("in")?;
+            let o = b.output::<u64>("out")?;
+            comp(move |ctx| {
+                if let Some(t) = &ticks {
+                    t.borrow_mut().push(ctx.now());
+                }
+                o.set(f(i.get()));
+                Wake::OnInput
+            })
+        },
+    );
+}
+
+/// Drives `out` to `v` from cycle `at` on (a step), idle otherwise.
+fn add_step(nl: &mut Netlist, path: &str, at: u64, v: u64) {
+    add(
+        nl,
+        path,
+        "step",
+        vec![PortDecl::output::<u64>("out")],
+        move |b| {
+            let o = b.output::<u64>("out")?;
+            comp(move |ctx| {
+                if ctx.now() >= at {
+                    o.set(v);
+                    Wake::OnInput
+                } else {
+                    Wake::At(at)
+                }
+            })
+        },
+    );
+}
+
+/// Ticks only on input; logs the cycles it ticks and what it read.
+fn add_listener(nl: &mut Netlist, path: &str, l: Log<(u64, u64)>) {
+    add(
+        nl,
+        path,
+        "listener",
+        vec![PortDecl::input::<u64>("in")],
+        move |b| {
+            let i = b.input::<u64>("in")?;
+            comp(move |ctx| {
+                l.borrow_mut().push((ctx.now(), i.get()));
+                Wake::OnInput
+            })
+        },
+    );
+}
+
+/// Pushes `values[k]` at cycle `cycles[k]` (computed from `now`, so extra ticks change nothing).
+fn add_scheduled_pusher(nl: &mut Netlist, path: &str, sched: Vec<(u64, u64)>) {
+    add(
+        nl,
+        path,
+        "pusher",
+        vec![PortDecl::stream_out::<u64>("out")],
+        move |b| {
+            let o = b.stream_out::<u64>("out")?;
+            let mut k = 0;
+            comp(move |ctx| {
+                let now = ctx.now();
+                while k < sched.len() && sched[k].0 < now {
+                    k += 1;
+                }
+                if k < sched.len() && sched[k].0 == now {
+                    o.push(sched[k].1);
+                    k += 1;
+                }
+                match sched.get(k) {
+                    Some(&(t, _)) => Wake::At(t),
+                    None => Wake::OnInput,
+                }
+            })
+        },
+    );
+}
+
+/// A stream consumer that never pops and ticks only on input.
+fn add_hoarder(nl: &mut Netlist, path: &str, capacity: u32) {
+    add(
+        nl,
+        path,
+        "hoarder",
+        vec![PortDecl::stream_in::<u64>("in", capacity)],
+        |b| {
+            let _i = b.stream_in::<u64>("in")?;
+            comp(|_| Wake::OnInput)
+        },
+    );
+}
+
+// ------------------------------------------------------------------------------------------------
+// Two-phase commit
+
+fn two_phase_netlist(
+    readers: &[Log<(u64, u64)>; 3],
+    swap_a: Log<(u64, u64)>,
+    chain: Log<(u64, u64)>,
+) -> Netlist {
+    let mut nl = Netlist::new();
+    // Readers before and after the writer in elaboration order.
+    add_sampler(&mut nl, "r0", readers[0].clone());
+    add_clock_writer(&mut nl, "w");
+    add_sampler(&mut nl, "r1", readers[1].clone());
+    add_sampler(&mut nl, "r2", readers[2].clone());
+    connect(&mut nl, "w.out", "r0.in");
+    connect(&mut nl, "w.out", "r1.in");
+    connect(&mut nl, "w.out", "r2.in");
+    // w → c1 (×2, on input) → c2 (sampler).
+    add_reg(&mut nl, "c1", |x| 2 * x, None);
+    add_sampler(&mut nl, "c2", chain);
+    connect(&mut nl, "w.out", "c1.in");
+    connect(&mut nl, "c1.out", "c2.in");
+    // Two registers swapping their values every cycle: 1 and 2 at cycle 0, then each takes the
+    // other's. A one-phase kernel would make them equal in one of the two orders.
+    for (me, init) in [("sa", 1u64), ("sb", 2u64)] {
+        let l = (me == "sa").then(|| swap_a.clone());
+        add(
+            &mut nl,
+            me,
+            "swap",
+            vec![PortDecl::input::<u64>("in"), PortDecl::output::<u64>("out")],
+            move |b| {
+                let i = b.input::<u64>("in")?;
+                let o = b.output::<u64>("out")?;
+                comp(move |ctx| {
+                    let v = if ctx.now() == 0 { init } else { i.get() };
+                    o.set(v);
+                    if let Some(l) = &l {
+                        l.borrow_mut().push((ctx.now(), v));
+                    }
+                    Wake::NextCycle
+                })
+            },
+        );
+    }
+    connect(&mut nl, "sa.out", "sb.in");
+    connect(&mut nl, "sb.out", "sa.in");
+    nl
+}
+
+#[test]
+fn two_phase_value_written_at_n_is_read_at_n_plus_1_in_any_order() {
+    let mut shuffles: Vec<Option<u64>> = vec![None];
+    shuffles.extend((1..=12).map(Some));
+    for skip in [true, false] {
+        for &sh in &shuffles {
+            let readers = [log(), log(), log()];
+            let (swap_a, chain) = (log(), log());
+            let mut sim = elab(two_phase_netlist(&readers, swap_a.clone(), chain.clone()));
+            sim.set_skip(skip);
+            sim.set_shuffle(sh);
+            assert_eq!(sim.run(50).unwrap(), Stop::Limit);
+            for r in &readers {
+                let r = r.borrow();
+                assert_eq!(r.len(), 50);
+                for &(n, v) in r.iter() {
+                    // w wrote n at cycle n-1 and is writing n+1 now: a reader sees n, never n+1.
+                    assert_eq!(v, n, "shuffle {sh:?}, skip {skip}: reader at cycle {n}");
+                }
+            }
+            for &(n, v) in chain.borrow().iter() {
+                let want = if n == 0 { 0 } else { 2 * (n - 1) };
+                assert_eq!(v, want, "shuffle {sh:?}: chain at cycle {n}");
+            }
+            for &(n, v) in swap_a.borrow().iter() {
+                assert_eq!(
+                    v,
+                    if n % 2 == 0 { 1 } else { 2 },
+                    "shuffle {sh:?}: swap at {n}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_signal_rewritten_with_the_same_value_wakes_no_reader() {
+    let ticks = log();
+    let mut nl = Netlist::new();
+    // Drives 7 at every cycle until 49, then 8.
+    add(
+        &mut nl,
+        "w",
+        "const",
+        vec![PortDecl::output::<u64>("out")],
+        |b| {
+            let o = b.output::<u64>("out")?;
+            comp(move |ctx| {
+                o.set(if ctx.now() < 50 { 7 } else { 8 });
+                Wake::NextCycle
+            })
+        },
+    );
+    add_listener(&mut nl, "r", ticks.clone());
+    connect(&mut nl, "w.out", "r.in");
+    let mut sim = elab(nl);
+    sim.net("w.out").unwrap().enable_log();
+    assert_eq!(sim.run(100).unwrap(), Stop::Limit);
+    // Cycle 0 (everyone), 1 (0 → 7), 51 (7 → 8); the 48 rewrites of 7 wake nothing.
+    assert_eq!(*ticks.borrow(), vec![(0, 0), (1, 7), (51, 8)]);
+    assert_eq!(sim.stats().activations, 100 + 3);
+    // Only real changes are logged.
+    assert_eq!(signal_log(&sim, "w.out"), vec![(0, 7), (50, 8)]);
+}
+
+#[test]
+fn last_write_in_a_cycle_wins_and_a_write_back_to_the_old_value_is_no_change() {
+    let ticks = log();
+    let mut nl = Netlist::new();
+    add(
+        &mut nl,
+        "w",
+        "glitch",
+        vec![PortDecl::output::<u64>("out")],
+        |b| {
+            let o = b.output::<u64>("out")?;
+            comp(move |ctx| match ctx.now() {
+                0 => {
+                    o.set(3);
+                    o.set(5);
+                    Wake::At(10)
+                }
+                10 => {
+                    // A glitch back to the committed value within one cycle: no change.
+                    o.set(9);
+                    o.set(5);
+                    Wake::OnInput
+                }
+                _ => Wake::OnInput,
+            })
+        },
+    );
+    add_listener(&mut nl, "r", ticks.clone());
+    connect(&mut nl, "w.out", "r.in");
+    let mut sim = elab(nl);
+    assert_eq!(sim.run(100).unwrap(), Stop::Quiescent);
+    assert_eq!(*ticks.borrow(), vec![(0, 0), (1, 5)]);
+    assert_eq!(sim.now(), 11);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Streams
+
+#[test]
+fn stream_push_at_n_is_visible_at_n_plus_1() {
+    let seen: Log<(u64, usize, Option<u64>)> = log();
+    let woken = log();
+    let mut nl = Netlist::new();
+    add_scheduled_pusher(&mut nl, "p", vec![(3, 42)]);
+    let s = seen.clone();
+    add(
+        &mut nl,
+        "c",
+        "watcher",
+        vec![PortDecl::stream_in::<u64>("in", 2)],
+        move |b| {
+            let i = b.stream_in::<u64>("in")?;
+            comp(move |ctx| {
+                s.borrow_mut()
+                    .push((ctx.now(), i.len(), i.peek().map(|v| *v)));
+                if ctx.now() < 8 {
+                    Wake::NextCycle
+                } else {
+                    Wake::OnInput
+                }
+            })
+        },
+    );
+    connect(&mut nl, "p.out", "c.in");
+    // A second pair whose consumer ticks on input only.
+    add_scheduled_pusher(&mut nl, "p2", vec![(3, 43)]);
+    let w = woken.clone();
+    add(
+        &mut nl,
+        "c2",
+        "sleeper",
+        vec![PortDecl::stream_in::<u64>("in", 2)],
+        move |b| {
+            let i = b.stream_in::<u64>("in")?;
+            comp(move |ctx| {
+                w.borrow_mut().push((ctx.now(), i.len() as u64));
+                Wake::OnInput
+            })
+        },
+    );
+    connect(&mut nl, "p2.out", "c2.in");
+    let mut sim = elab(nl);
+    assert_eq!(sim.run(100).unwrap(), Stop::Quiescent);
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 9);
+    for &(n, len, head) in seen.iter() {
+        if n <= 3 {
+            assert_eq!((len, head), (0, None), "cycle {n}");
+        } else {
+            assert_eq!((len, head), (1, Some(42)), "cycle {n}");
+        }
+    }
+    assert_eq!(*woken.borrow(), vec![(0, 0), (4, 1)]);
+}
+
+#[test]
+fn stream_pop_at_n_frees_space_seen_by_the_producer_at_n_plus_1() {
+    let seen: Log<(u64, u32, bool, u32)> = log();
+    let woken = log();
+    let mut nl = Netlist::new();
+    // Producer: pushes at cycle 0, then watches the space every cycle.
+    let s = seen.clone();
+    add(
+        &mut nl,
+        "p",
+        "watcher",
+        vec![PortDecl::stream_out::<u64>("out")],
+        move |b| {
+            let o = b.stream_out::<u64>("out")?;
+            comp(move |ctx| {
+                let now = ctx.now();
+                s.borrow_mut()
+                    .push((now, o.space(), o.can_push(), o.occupancy()));
+                if now == 0 {
+                    o.push(1);
+                }
+                if now < 10 {
+                    Wake::NextCycle
+                } else {
+                    Wake::OnInput
+                }
+            })
+        },
+    );
+    // Consumer: pops at cycle 5 only.
+    let popper = |b: &mut Binder<'_>| {
+        let i = b.stream_in::<u64>("in")?;
+        comp(move |ctx| {
+            if ctx.now() == 5 {
+                assert_eq!(i.pop(), Some(1));
+                assert!(i.is_empty());
+            }
+            if ctx.now() < 5 {
+                Wake::At(5)
+            } else {
+                Wake::OnInput
+            }
+        })
+    };
+    add(
+        &mut nl,
+        "c",
+        "popper",
+        vec![PortDecl::stream_in::<u64>("in", 1)],
+        popper,
+    );
+    connect(&mut nl, "p.out", "c.in");
+    // Same with a producer that sleeps after its push: the pop at 5 wakes it at 6.
+    let w = woken.clone();
+    add(
+        &mut nl,
+        "p2",
+        "sleeper",
+        vec![PortDecl::stream_out::<u64>("out")],
+        move |b| {
+            let o = b.stream_out::<u64>("out")?;
+            comp(move |ctx| {
+                w.borrow_mut().push((ctx.now(), o.space() as u64));
+                if ctx.now() == 0 {
+                    o.push(1);
+                }
+                Wake::OnInput
+            })
+        },
+    );
+    add(
+        &mut nl,
+        "c2",
+        "popper",
+        vec![PortDecl::stream_in::<u64>("in", 1)],
+        popper,
+    );
+    connect(&mut nl, "p2.out", "c2.in");
+    let mut sim = elab(nl);
+    assert_eq!(sim.run(100).unwrap(), Stop::Quiescent);
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 11);
+    for &(n, space, can, occ) in seen.iter() {
+        let want = match n {
+            0 => (1, true, 0),
+            1..=5 => (0, false, 1),
+            _ => (1, true, 0),
+        };
+        assert_eq!((space, can, occ), want, "cycle {n}");
+    }
+    assert_eq!(*woken.borrow(), vec![(0, 1), (6, 1)]);
+}
+
+#[test]
+fn a_pop_and_a_push_in_one_cycle_on_a_full_stream_are_fine() {
+    // Capacity 1, producer pushes every cycle it can, consumer pops every cycle: the producer
+    // sees the freed slot one cycle after each pop, so it pushes every other cycle.
+    let mut nl = Netlist::new();
+    add(
+        &mut nl,
+        "p",
+        "greedy",
+        vec![PortDecl::stream_out::<u64>("out")],
+        |b| {
+            let o = b.stream_out::<u64>("out")?;
+            comp(move |ctx| {
+                if ctx.now() < 20 && o.can_push() {
+                    o.push(ctx.now());
+                }
+                if ctx.now() < 20 {
+                    Wake::NextCycle
+                } else {
+                    Wake::OnInput
+                }
+            })
+        },
+    );
+    add(
+        &mut nl,
+        "c",
+        "eager",
+        vec![PortDecl::stream_in::<u64>("in", 1)],
+        |b| {
+            let i = b.stream_in::<u64>("in")?;
+            comp(move |_| {
+                i.pop();
+                Wake::OnInput
+            })
+        },
+    );
+    connect(&mut nl, "p.out", "c.in");
+    let mut sim = elab(nl);
+    sim.net("p.out").unwrap().enable_log();
+    assert_eq!(sim.run(100).unwrap(), Stop::Quiescent);
+    let pushes: Vec<u64> = stream_log(&sim, "p.out").iter().map(|e| e.0).collect();
+    assert_eq!(pushes, (0..20).step_by(2).collect::<Vec<_>>());
+}
+
+#[test]
+fn second_push_in_one_cycle_is_a_protocol_error_naming_cycle_and_stream() {
+    let mut nl = Netlist::new();
+    add(
+        &mut nl,
+        "top.p",
+        "double",
+        vec![PortDecl::stream_out::<u64>("out")],
+        |b| {
+            let o = b.stream_out::<u64>("out")?;
+            comp(move |ctx| {
+                if ctx.now() == 2 {
+                    o.push(10);
+                    assert!(!o.can_push());
+                    o.push(11);
+                }
+                Wake::NextCycle
+            })
+        },
+    );
+    add_hoarder(&mut nl, "top.c", 4);
+    connect(&mut nl, "top.p.out", "top.c.in");
+    let mut sim = elab(nl);
+    let err = sim.run(100).unwrap_err();
+    assert!(
+        matches!(&err, SimError::Protocol { cycle: 2, path, .. } if path == "top.p.out"),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "protocol violation at cycle 2 in `top.p.out`: second push in one cycle: 11"
+    );
+}
+
+#[test]
+fn push_into_a_full_stream_is_a_protocol_error_naming_cycle_and_stream() {
+    let mut nl = Netlist::new();
+    add_scheduled_pusher(&mut nl, "chip0.p", vec![(0, 1), (1, 2)]);
+    add_hoarder(&mut nl, "chip0.c", 1);
+    connect(&mut nl, "chip0.p.out", "chip0.c.in");
+    let mut sim = elab(nl);
+    let err = sim.run(100).unwrap_err();
+    assert!(
+        matches!(&err, SimError::Protocol { cycle: 1, path, .. } if path == "chip0.p.out"),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "protocol violation at cycle 1 in `chip0.p.out`: push into a full stream (capacity 1): 2"
+    );
+}
+
+#[test]
+fn connect_capacity_overrides_the_consumer_buffer() {
+    let mut nl = Netlist::new();
+    add_scheduled_pusher(&mut nl, "p", vec![(0, 1), (1, 2), (2, 3), (3, 4)]);
+    add_hoarder(&mut nl, "c", 1);
+    nl.connect("p.out", "c.in", Some(3)).unwrap();
+    let mut sim = elab(nl);
+    let err = sim.run(100).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "protocol violation at cycle 3 in `p.out`: push into a full stream (capacity 3): 4"
+    );
+}
+
+#[test]
+fn try_push_into_a_full_stream_is_refused_without_an_error() {
+    let refused = log();
+    let mut nl = Netlist::new();
+    let r = refused.clone();
+    add(
+        &mut nl,
+        "p",
+        "polite",
+        vec![PortDecl::stream_out::<u64>("out")],
+        move |b| {
+            let o = b.stream_out::<u64>("out")?;
+            comp(move |ctx| {
+                if ctx.now() < 3 {
+                    if let Err(v) = o.try_push(ctx.now()) {
+                        r.borrow_mut().push((ctx.now(), v));
+                    }
+                    Wake::NextCycle
+                } else {
+                    Wake::OnInput
+                }
+            })
+        },
+    );
+    add_hoarder(&mut nl, "c", 1);
+    connect(&mut nl, "p.out", "c.in");
+    let mut sim = elab(nl);
+    assert_eq!(sim.run(100).unwrap(), Stop::Quiescent);
+    assert_eq!(*refused.borrow(), vec![(1, 1), (2, 2)]);
+}
+
+#[test]
+fn a_component_violation_stops_the_run_with_its_path() {
+    let mut nl = Netlist::new();
+    add(&mut nl, "chip0.lg1.cbfc", "cbfc", vec![], |_| {
+        comp(|ctx| {
+            if ctx.now() == 7 {
+                ctx.violation("credit underflow");
+            }
+            Wake::At(7)
+        })
+    });
+    let mut sim = elab(nl);
+    let err = sim.run(100).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "protocol violation at cycle 7 in `chip0.lg1.cbfc`: credit underflow"
+    );
+}
+
+// ------------------------------------------------------------------------------------------------
+// Wake-ups
+
+#[test]
+fn wake_at_t_runs_exactly_at_t() {
+    for skip in [true, false] {
+        let ticks = log();
+        let mut nl = Netlist::new();
+        let t = ticks.clone();
+        add(&mut nl, "t", "alarm", vec![], move |_| {
+            comp(move |ctx| {
+                let now = ctx.now();
+                t.borrow_mut().push(now);
+                match now {
+                    0 => Wake::At(37),
+                    37 => Wake::At(38),
+                    // Not after now: next cycle.
+                    38 => Wake::At(38),
+                    39 => Wake::At(5),
+                    40 => Wake::At(1000),
+                    1000 => Wake::OnInput,
+                    // Extra ticks (skip off) must not move the alarm.
+                    n if n < 1000 => Wake::At(1000),
+                    _ => Wake::OnInput,
+                }
+            })
+        });
+        let mut sim = elab(nl);
+        sim.set_skip(skip);
+        assert_eq!(sim.run(5000).unwrap(), Stop::Quiescent);
+        assert_eq!(sim.now(), 1001);
+        let ticks = ticks.borrow();
+        if skip {
+            assert_eq!(*ticks, vec![0, 37, 38, 39, 40, 1000]);
+            assert_eq!(sim.stats().cycles_executed, 6);
+            assert_eq!(sim.stats().cycles_skipped, 1001 - 6);
+        } else {
+            assert_eq!(*ticks, (0..=1000).collect::<Vec<_>>());
+        }
+    }
+}
+
+#[test]
+fn an_input_change_at_n_wakes_the_reader_at_n_plus_1_and_only_then() {
+    let seen = log();
+    let mut nl = Netlist::new();
+    add_step(&mut nl, "w", 10, 5);
+    add_listener(&mut nl, "r", seen.clone());
+    connect(&mut nl, "w.out", "r.in");
+    let mut sim = elab(nl);
+    assert_eq!(sim.run(1000).unwrap(), Stop::Quiescent);
+    assert_eq!(*seen.borrow(), vec![(0, 0), (11, 5)]);
+    // w: 0 and 10; r: 0 and 11. OnInput components are not ticked otherwise.
+    assert_eq!(sim.stats().activations, 4);
+    assert_eq!(sim.stats().cycles_executed, 3);
+    assert_eq!(sim.now(), 12);
+}
+
+#[test]
+fn on_input_components_are_not_ticked_without_input() {
+    let mut nl = Netlist::new();
+    // A chain of 10 registers fed by a signal that changes at 100 and 200.
+    add(
+        &mut nl,
+        "src",
+        "two_steps",
+        vec![PortDecl::output::<u64>("out")],
+        |b| {
+            let o = b.output::<u64>("out")?;
+            comp(move |ctx| {
+                let now = ctx.now();
+                o.set(if now >= 200 {
+                    2
+                } else if now >= 100 {
+                    1
+                } else {
+                    0
+                });
+                if now < 100 {
+                    Wake::At(100)
+                } else if now < 200 {
+                    Wake::At(200)
+                } else {
+                    Wake::OnInput
+                }
+            })
+        },
+    );
+    let ticks = log();
+    let mut prev = "src.out".to_string();
+    for k in 0..10 {
+        let p = format!("r{k}");
+        add_reg(&mut nl, &p, |x| x * 10, Some(ticks.clone()));
+        connect(&mut nl, &prev, &format!("{p}.in"));
+        prev = format!("{p}.out");
+    }
+    let mut sim = elab(nl);
+    assert_eq!(sim.run(10_000).unwrap(), Stop::Quiescent);
+    // src: 0, 100, 200. Register k: 0 (everyone); then each change ripples one stage per cycle.
+    // At cycle 0 all outputs are 0 = reset, so nothing changes: no wake at 1.
+    let mut want: Vec<u64> = vec![0; 10];
+    for base in [100, 200] {
+        want.extend((1..=10).map(|k| base + k));
+    }
+    let mut got = ticks.borrow().clone();
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want);
+    assert_eq!(sim.stats().activations, 3 + 30);
+    assert_eq!(sim.now(), 211);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Event skip
+
+/// A timer whose `level` toggles every `period` cycles; counter `fires` = toggles so far.
+fn add_timer(nl: &mut Netlist, path: &str, period: u64) {
+    add(
+        nl,
+        path,
+        "timer",
+        vec![PortDecl::output::<bool>("level")],
+        move |b| {
+            let o = b.output::<bool>("level")?;
+            let fires = b.counter("fires");
+            comp(move |ctx| {
+                let k = ctx.now() / period;
+                o.set(k % 2 == 1);
+                ctx.set_counter(fires, k);
+                Wake::At((k + 1) * period)
+            })
+        },
+    );
+}
+
+#[test]
+fn event_skip_idle_timer_runs_1e9_cycles_in_1000_steps() {
+    let mut nl = Netlist::new();
+    add_timer(&mut nl, "t", 1_000_000);
+    let mut sim = elab(nl);
+    let t0 = std::time::Instant::now();
+    assert_eq!(sim.run(1_000_000_000).unwrap(), Stop::Limit);
+    let wall = t0.elapsed();
+    assert_eq!(sim.now(), 1_000_000_000);
+    let st = sim.stats();
+    assert_eq!(st.cycles_executed, 1000);
+    assert_eq!(st.activations, 1000);
+    assert_eq!(st.cycles_skipped, 1_000_000_000 - 1000);
+    assert_eq!(sim.counter("t.fires"), Some(999));
+    assert!(wall.as_secs_f64() < 1.0, "idle run took {wall:?}");
+    // Running on resumes from the limit.
+    assert_eq!(sim.run(1_000_000_000 + 10).unwrap(), Stop::Limit);
+    assert_eq!(sim.stats().cycles_executed, 1001);
+    assert_eq!(sim.counter("t.fires"), Some(1000));
+}
+
+#[test]
+fn quiescence_stops_at_the_cycle_after_the_last_activity_in_both_modes() {
+    for skip in [true, false] {
+        let seen = log();
+        let mut nl = Netlist::new();
+        add_step(&mut nl, "a", 50, 1);
+        add_listener(&mut nl, "b", seen.clone());
+        connect(&mut nl, "a.out", "b.in");
+        let mut sim = elab(nl);
+        sim.set_skip(skip);
+        assert_eq!(sim.run(1_000_000).unwrap(), Stop::Quiescent, "skip {skip}");
+        assert_eq!(sim.now(), 52, "skip {skip}");
+        assert!(sim.is_quiescent());
+        assert_eq!(*seen.borrow(), vec![(0, 0), (51, 1)]);
+        let st = sim.stats();
+        if skip {
+            assert_eq!(
+                (st.cycles_executed, st.cycles_skipped, st.activations),
+                (3, 49, 4)
+            );
+        } else {
+            assert_eq!(
+                (st.cycles_executed, st.cycles_skipped, st.activations),
+                (52, 0, 104)
+            );
+        }
+        // Running again changes nothing.
+        assert_eq!(sim.run(2_000_000).unwrap(), Stop::Quiescent);
+        assert_eq!(sim.now(), 52);
+    }
+}
+
+#[test]
+fn a_limit_before_quiescence_returns_limit_with_now_at_the_limit() {
+    for skip in [true, false] {
+        let mut nl = Netlist::new();
+        add_step(&mut nl, "a", 50, 1);
+        add_listener(&mut nl, "b", log());
+        connect(&mut nl, "a.out", "b.in");
+        let mut sim = elab(nl);
+        sim.set_skip(skip);
+        assert_eq!(sim.run(30).unwrap(), Stop::Limit);
+        assert_eq!(sim.now(), 30);
+        assert_eq!(sim.run(51).unwrap(), Stop::Limit);
+        assert_eq!(sim.now(), 51);
+        assert_eq!(sim.run(1000).unwrap(), Stop::Quiescent);
+        assert_eq!(sim.now(), 52);
+    }
+}
+
+// Producer → FIFO → consumer, written for this file (hwsim-modules is not a dependency of hw).
+
+/// Sends `count` values, message i due at `start + i·interval` (later if the stream is full).
+/// Counters: `sent`, `stall_cycles`.
+fn add_producer(nl: &mut Netlist, path: &str, count: u64, interval: u64, start: u64) {
+    add(
+        nl,
+        path,
+        "producer",
+        vec![PortDecl::stream_out::<u64>("out")],
+        move |b| {
+            let o = b.stream_out::<u64>("out")?;
+            let c_sent = b.counter("sent");
+            let c_stall = b.counter("stall_cycles");
+            let (mut sent, mut due) = (0u64, start);
+            comp(move |ctx| {
+                let now = ctx.now();
+                if sent >= count {
+                    return Wake::OnInput;
+                }
+                if now < due {
+                    return Wake::At(due);
+                }
+                if !o.can_push() {
+                    return Wake::OnInput;
+                }
+                o.push(1000 + sent);
+                ctx.count(c_sent, 1);
+                ctx.count(c_stall, now - due);
+                sent += 1;
+                due = (start + sent * interval).max(now + 1);
+                if sent >= count {
+                    Wake::OnInput
+                } else {
+                    Wake::At(due)
+                }
+            })
+        },
+    );
+}
+
+/// Moves the head of `in` (its buffer is the storage) to `out` when `out` has space.
+/// Counters: `passed`, `peak_occupancy`.
+fn add_fifo(nl: &mut Netlist, path: &str, depth: u32) {
+    add(
+        nl,
+        path,
+        "fifo",
+        vec![
+            PortDecl::stream_in::<u64>("in", depth),
+            PortDecl::stream_out::<u64>("out"),
+        ],
+        |b| {
+            let i = b.stream_in::<u64>("in")?;
+            let o = b.stream_out::<u64>("out")?;
+            let c_passed = b.counter("passed");
+            let c_peak = b.counter("peak_occupancy");
+            comp(move |ctx| {
+                let occ = i.len() as u64;
+                if occ > ctx.counter(c_peak) {
+                    ctx.set_counter(c_peak, occ);
+                }
+                if !i.is_empty() && o.can_push() {
+                    o.push(i.pop().unwrap());
+                    ctx.count(c_passed, 1);
+                }
+                if !i.is_empty() && o.space() > 1 {
+                    Wake::NextCycle
+                } else {
+                    Wake::OnInput
+                }
+            })
+        },
+    );
+}
+
+/// Pops one message every `interval` cycles; `last` = last value. Counters: `received`, `sum`.
+fn add_consumer(nl: &mut Netlist, path: &str, interval: u64, capacity: u32) {
+    add(
+        nl,
+        path,
+        "consumer",
+        vec![
+            PortDecl::stream_in::<u64>("in", capacity),
+            PortDecl::output::<u64>("last"),
+        ],
+        move |b| {
+            let i = b.stream_in::<u64>("in")?;
+            let last = b.output::<u64>("last")?;
+            let c_recv = b.counter("received");
+            let c_sum = b.counter("sum");
+            let mut next_pop = 0u64;
+            comp(move |ctx| {
+                let now = ctx.now();
+                if now >= next_pop {
+                    if let Some(v) = i.pop() {
+                        last.set(v);
+                        ctx.count(c_recv, 1);
+                        ctx.count(c_sum, v);
+                        next_pop = now + interval;
+                    }
+                }
+                if i.is_empty() {
+                    Wake::OnInput
+                } else {
+                    Wake::At(next_pop.max(now + 1))
+                }
+            })
+        },
+    );
+}
+
+fn pipeline() -> Netlist {
+    let mut nl = Netlist::new();
+    add_producer(&mut nl, "tb.src", 12, 1, 3);
+    add_fifo(&mut nl, "tb.fifo", 4);
+    add_consumer(&mut nl, "tb.snk", 3, 2);
+    connect(&mut nl, "tb.src.out", "tb.fifo.in");
+    connect(&mut nl, "tb.fifo.out", "tb.snk.in");
+    nl
+}
+
+type Outcome = (
+    Stop,
+    u64,
+    Vec<(String, u64)>,
+    Vec<(u64, u64)>,
+    Vec<(u64, u64)>,
+    Vec<(u64, u64)>,
+);
+
+fn run_pipeline(skip: bool, shuffle: Option<u64>) -> (Outcome, hwsim_hw::Stats) {
+    let mut sim = elab(pipeline());
+    sim.set_skip(skip);
+    sim.set_shuffle(shuffle);
+    for p in ["tb.src.out", "tb.fifo.out", "tb.snk.last"] {
+        sim.net(p).unwrap().enable_log();
+    }
+    let stop = sim.run(10_000).unwrap();
+    let counters = sim.counters().map(|(n, v)| (n.to_string(), v)).collect();
+    (
+        (
+            stop,
+            sim.now(),
+            counters,
+            stream_log(&sim, "tb.src.out"),
+            stream_log(&sim, "tb.fifo.out"),
+            signal_log(&sim, "tb.snk.last"),
+        ),
+        sim.stats(),
+    )
+}
+
+#[test]
+fn skip_on_and_off_give_identical_counters_and_logs() {
+    let (on, st_on) = run_pipeline(true, None);
+    let (off, st_off) = run_pipeline(false, None);
+    assert_eq!(on, off);
+    // And the run is the expected one: all 12 values, in order, with back-pressure.
+    let (stop, _, counters, src, fifo, last) = &on;
+    assert_eq!(*stop, Stop::Quiescent);
+    let c: BTreeMap<&str, u64> = counters.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    assert_eq!(c["tb.src.sent"], 12);
+    assert_eq!(c["tb.fifo.passed"], 12);
+    assert_eq!(c["tb.snk.received"], 12);
+    assert_eq!(c["tb.snk.sum"], (1000..1012).sum::<u64>());
+    assert_eq!(c["tb.fifo.peak_occupancy"], 4);
+    assert!(c["tb.src.stall_cycles"] > 0);
+    let vals = |l: &Vec<(u64, u64)>| l.iter().map(|e| e.1).collect::<Vec<_>>();
+    assert_eq!(vals(src), (1000..1012).collect::<Vec<_>>());
+    assert_eq!(vals(fifo), (1000..1012).collect::<Vec<_>>());
+    assert_eq!(vals(last), (1000..1012).collect::<Vec<_>>());
+    // The first message: pushed at 3, forwarded by the FIFO at 4, popped (and `last` set) at 5.
+    assert_eq!((src[0].0, fifo[0].0, last[0].0), (3, 4, 5));
+    assert!(st_on.activations < st_off.activations);
+    assert!(st_on.cycles_skipped > 0);
+    assert_eq!(st_off.cycles_skipped, 0);
+    // Shuffled evaluation order changes nothing either.
+    for sh in 1..=6 {
+        assert_eq!(run_pipeline(true, Some(sh)).0, on, "shuffle {sh}");
+        assert_eq!(run_pipeline(false, Some(sh)).0, on, "shuffle {sh}, no skip");
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Determinism: per-component RNG
+
+fn rng_netlist(paths: &[&str], draws: Log<(String, u64, u64)>) -> Netlist {
+    let mut nl = Netlist::new();
+    for &p in paths {
+        let d = draws.clone();
+        let path = p.to_string();
+        add(&mut nl, p, "dice", vec![], move |b| {
+            assert_eq!(b.path(), path);
+            comp(move |ctx| {
+                let now = ctx.now();
+                // Draw at cycles 0, 5, 10, … 45 (computed from now).
+                if now % 5 == 0 && now < 50 {
+                    let v = ctx.rng().next_u64();
+                    d.borrow_mut().push((path.clone(), now, v));
+                }
+                if now < 45 {
+                    Wake::At((now / 5 + 1) * 5)
+                } else {
+                    Wake::OnInput
+                }
+            })
+        });
+    }
+    nl
+}
+
+fn rng_run(seed: u64, paths: &[&str], skip: bool) -> BTreeMap<String, Vec<u64>> {
+    let draws = log();
+    let mut sim = rng_netlist(paths, draws.clone()).elaborate(seed).unwrap();
+    sim.set_skip(skip);
+    sim.run(1000).unwrap();
+    let mut by_path: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for (p, _, v) in draws.borrow().iter() {
+        by_path.entry(p.clone()).or_default().push(*v);
+    }
+    by_path
+}
+
+#[test]
+fn per_component_rng_is_derived_from_seed_and_path() {
+    let paths = ["chip0.lg0.gen", "chip0.lg1.gen", "chip1.lg0.gen"];
+    let a = rng_run(7, &paths, true);
+    assert_eq!(a.len(), 3);
+    for p in paths {
+        assert_eq!(a[p].len(), 10);
+        // The stream is exactly Rng::for_path(seed, path).
+        let mut r = Rng::for_path(7, p);
+        let want: Vec<u64> = (0..10).map(|_| r.next_u64()).collect();
+        assert_eq!(a[p], want, "{p}");
+    }
+    // Different paths, different streams.
+    assert_ne!(a["chip0.lg0.gen"], a["chip0.lg1.gen"]);
+    assert_ne!(a["chip0.lg0.gen"], a["chip1.lg0.gen"]);
+    // Same seed twice (and with skip off) → identical; another seed → different.
+    assert_eq!(rng_run(7, &paths, true), a);
+    assert_eq!(rng_run(7, &paths, false), a);
+    let b = rng_run(8, &paths, true);
+    for p in paths {
+        assert_ne!(a[p], b[p]);
+    }
+    // Adding a component does not perturb another's stream.
+    let c = rng_run(7, &["chip0.lg0.gen", "extra.gen"], true);
+    assert_eq!(c["chip0.lg0.gen"], a["chip0.lg0.gen"]);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Counters
+
+#[test]
+fn counters_appear_under_path_dot_name() {
+    let mut nl = Netlist::new();
+    add(&mut nl, "chip0.lg3.arb", "arb", vec![], |b| {
+        let grants = b.counter("grants");
+        let peak = b.counter("peak");
+        comp(move |ctx| {
+            ctx.count(grants, 2);
+            ctx.set_counter(peak, ctx.now() * 10);
+            if ctx.now() < 4 {
+                Wake::NextCycle
+            } else {
+                Wake::OnInput
+            }
+        })
+    });
+    add(&mut nl, "chip0.lg3.tx", "tx", vec![], |b| {
+        let frames = b.counter("frames");
+        comp(move |ctx| {
+            ctx.count(frames, 1);
+            assert_eq!(ctx.counter(frames), 1);
+            Wake::OnInput
+        })
+    });
+    let mut sim = elab(nl);
+    assert_eq!(sim.run(100).unwrap(), Stop::Quiescent);
+    let all: Vec<(&str, u64)> = sim.counters().collect();
+    assert_eq!(
+        all,
+        vec![
+            ("chip0.lg3.arb.grants", 10),
+            ("chip0.lg3.arb.peak", 40),
+            ("chip0.lg3.tx.frames", 1),
+        ]
+    );
+    assert_eq!(sim.counter("chip0.lg3.arb.grants"), Some(10));
+    assert_eq!(sim.counter("chip0.lg3.tx.frames"), Some(1));
+    assert_eq!(sim.counter("grants"), None);
+    assert_eq!(
+        sim.counters_of("chip0.lg3.arb"),
+        vec![("grants", 10), ("peak", 40)]
+    );
+    assert_eq!(sim.counters_of("chip0.lg3.tx"), vec![("frames", 1)]);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Elaboration errors
+
+fn src_u64(nl: &mut Netlist, path: &str) {
+    add(nl, path, "src", vec![PortDecl::output::<u64>("out")], |b| {
+        let _o = b.output::<u64>("out")?;
+        comp(|_| Wake::OnInput)
+    });
+}
+
+fn sink<T: hwsim_hw::SignalValue>(nl: &mut Netlist, path: &str) {
+    add(nl, path, "sink", vec![PortDecl::input::<T>("in")], |b| {
+        let _i = b.input::<T>("in")?;
+        comp(|_| Wake::OnInput)
+    });
+}
+
+fn prod(nl: &mut Netlist, path: &str) {
+    add(
+        nl,
+        path,
+        "prod",
+        vec![PortDecl::stream_out::<u64>("out")],
+        |b| {
+            let _o = b.stream_out::<u64>("out")?;
+            comp(|_| Wake::OnInput)
+        },
+    );
+}
+
+#[test]
+fn elab_unbound_input() {
+    let mut nl = Netlist::new();
+    sink::<u64>(&mut nl, "top.r");
+    let e = elab_err(nl);
+    assert!(matches!(e, ElabError::UnboundInput { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "input `top.r.in` (sink, signal<u64>) is not bound"
+    );
+}
+
+#[test]
+fn elab_optional_input_may_stay_unbound_and_holds_its_reset_value() {
+    let seen = log();
+    let mut nl = Netlist::new();
+    let s = seen.clone();
+    add(
+        &mut nl,
+        "r",
+        "opt",
+        vec![PortDecl::input::<u64>("in").optional()],
+        move |b| {
+            let i = b.input::<u64>("in")?;
+            comp(move |_| {
+                s.borrow_mut().push(i.get());
+                Wake::OnInput
+            })
+        },
+    );
+    let mut sim = elab(nl);
+    assert_eq!(sim.run(10).unwrap(), Stop::Quiescent);
+    assert_eq!(*seen.borrow(), vec![0]);
+}
+
+#[test]
+fn elab_double_driver() {
+    let mut nl = Netlist::new();
+    src_u64(&mut nl, "a");
+    src_u64(&mut nl, "b");
+    sink::<u64>(&mut nl, "c");
+    connect(&mut nl, "a.out", "c.in");
+    connect(&mut nl, "b.out", "c.in");
+    let e = elab_err(nl);
+    assert!(matches!(e, ElabError::DoubleDriver { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "input `c.in` has two drivers: `a.out` and `b.out`"
+    );
+}
+
+#[test]
+fn elab_signal_fanout_is_fine_but_stream_fanout_is_refused() {
+    let mut nl = Netlist::new();
+    src_u64(&mut nl, "a");
+    sink::<u64>(&mut nl, "r1");
+    sink::<u64>(&mut nl, "r2");
+    connect(&mut nl, "a.out", "r1.in");
+    connect(&mut nl, "a.out", "r2.in");
+    assert!(nl.elaborate(1).is_ok());
+
+    let mut nl = Netlist::new();
+    prod(&mut nl, "p");
+    add_hoarder(&mut nl, "c1", 2);
+    add_hoarder(&mut nl, "c2", 2);
+    connect(&mut nl, "p.out", "c1.in");
+    connect(&mut nl, "p.out", "c2.in");
+    let e = elab_err(nl);
+    assert!(matches!(e, ElabError::StreamFanout { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "stream `p.out` has two consumers: `c1.in` and `c2.in` (a stream is point to point)"
+    );
+}
+
+#[test]
+fn elab_type_mismatch() {
+    let mut nl = Netlist::new();
+    src_u64(&mut nl, "a");
+    sink::<u32>(&mut nl, "b");
+    let e = nl.connect("a.out", "b.in", None).unwrap_err();
+    assert!(matches!(e, ElabError::TypeMismatch { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "type mismatch: `a.out` is signal<u64> but `b.in` is signal<u32>"
+    );
+    // Same value type, other shape.
+    let mut nl = Netlist::new();
+    prod(&mut nl, "p");
+    sink::<u64>(&mut nl, "b");
+    let e = nl.connect("p.out", "b.in", None).unwrap_err();
+    assert!(matches!(e, ElabError::TypeMismatch { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "type mismatch: `p.out` is stream<u64> but `b.in` is signal<u64>"
+    );
+}
+
+#[test]
+fn elab_wrong_direction() {
+    let mut nl = Netlist::new();
+    src_u64(&mut nl, "a");
+    src_u64(&mut nl, "a2");
+    sink::<u64>(&mut nl, "b");
+    sink::<u64>(&mut nl, "c");
+    let e = nl.connect("b.in", "c.in", None).unwrap_err();
+    assert!(matches!(e, ElabError::WrongDirection { .. }), "{e:?}");
+    assert_eq!(e.to_string(), "`b.in` must be an output (driver)");
+    let e = nl.connect("a.out", "a2.out", None).unwrap_err();
+    assert!(matches!(e, ElabError::WrongDirection { .. }), "{e:?}");
+    assert_eq!(e.to_string(), "`a2.out` must be an input (reader)");
+}
+
+#[test]
+fn elab_unknown_instance_port_and_bad_endpoint() {
+    let mut nl = Netlist::new();
+    src_u64(&mut nl, "chip0.a");
+    sink::<u64>(&mut nl, "b");
+    let e = nl.connect("chip0.nope.out", "b.in", None).unwrap_err();
+    assert!(matches!(e, ElabError::UnknownInstance { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "unknown instance `chip0.nope` (in endpoint `chip0.nope.out`)"
+    );
+    let e = nl.connect("chip0.a.outt", "b.in", None).unwrap_err();
+    assert!(matches!(e, ElabError::UnknownPort { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "instance `chip0.a` (src) has no port `outt` (ports: out)"
+    );
+    let e = nl.connect("chip0.a.out", "b.inn", None).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "instance `b` (sink) has no port `inn` (ports: in)"
+    );
+    let e = nl.connect("nodot", "b.in", None).unwrap_err();
+    assert!(matches!(e, ElabError::BadEndpoint { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "bad endpoint `nodot`: expected `instance.port`"
+    );
+}
+
+#[test]
+fn elab_duplicate_instance_and_bad_names() {
+    let mut nl = Netlist::new();
+    src_u64(&mut nl, "chip0.a");
+    let e = nl
+        .add(
+            "chip0.a",
+            "src",
+            vec![],
+            Box::new(|_| comp(|_| Wake::OnInput)),
+        )
+        .unwrap_err();
+    assert!(matches!(e, ElabError::DuplicateInstance { .. }), "{e:?}");
+    assert_eq!(e.to_string(), "instance `chip0.a` is defined twice");
+    for bad in ["", "a..b", ".a", "a.", "a b"] {
+        let e = nl
+            .add(bad, "src", vec![], Box::new(|_| comp(|_| Wake::OnInput)))
+            .unwrap_err();
+        assert!(matches!(e, ElabError::BadName { .. }), "{bad:?}: {e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!("bad instance name `{bad}`: use dot-separated names without spaces")
+        );
+    }
+    assert_eq!(nl.instance_count(), 1);
+}
+
+#[test]
+fn elab_unbound_stream_output() {
+    let mut nl = Netlist::new();
+    prod(&mut nl, "chip0.p");
+    let e = elab_err(nl);
+    assert!(matches!(e, ElabError::UnboundStreamOutput { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "stream output `chip0.p.out` (prod) is not connected to a consumer"
+    );
+}
+
+#[test]
+fn elab_build_errors_name_the_instance() {
+    // The block refuses its parameters.
+    let mut nl = Netlist::new();
+    add(&mut nl, "t", "timer", vec![], |_| {
+        Err("period must be ≥ 1".to_string())
+    });
+    assert_eq!(elab_err(nl).to_string(), "instance `t`: period must be ≥ 1");
+    // A stream capacity of 0.
+    let mut nl = Netlist::new();
+    prod(&mut nl, "p");
+    add_hoarder(&mut nl, "c", 2);
+    nl.connect("p.out", "c.in", Some(0)).unwrap();
+    let e = elab_err(nl);
+    assert!(matches!(e, ElabError::Build { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "instance `c`: stream `c.in` capacity must be ≥ 1"
+    );
+    // A port declared twice.
+    let mut nl = Netlist::new();
+    let e = nl
+        .add(
+            "x",
+            "k",
+            vec![PortDecl::output::<u64>("o"), PortDecl::output::<u32>("o")],
+            Box::new(|_| comp(|_| Wake::OnInput)),
+        )
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "instance `x`: kind k declares port `o` twice"
+    );
+    // The block asks for a port it did not declare, or with another type.
+    let mut nl = Netlist::new();
+    add(&mut nl, "x", "k", vec![], |b| {
+        let _ = b.output::<u64>("zz")?;
+        comp(|_| Wake::OnInput)
+    });
+    assert_eq!(
+        elab_err(nl).to_string(),
+        "instance `x`: block asks for undeclared port `zz`"
+    );
+    let mut nl = Netlist::new();
+    add(&mut nl, "x", "k", vec![PortDecl::output::<u64>("o")], |b| {
+        let _ = b.output::<u32>("o")?;
+        comp(|_| Wake::OnInput)
+    });
+    assert_eq!(
+        elab_err(nl).to_string(),
+        "instance `x`: port `o` is declared as signal<u64> but asked with another type"
+    );
+}
+
+// ------------------------------------------------------------------------------------------------
+// DOT
+
+#[test]
+fn dot_has_one_node_per_instance_and_labelled_edges() {
+    let mut nl = Netlist::new();
+    src_u64(&mut nl, "chip0.a");
+    add_reg(&mut nl, "chip0.r", |x| x, None);
+    sink::<u64>(&mut nl, "chip0.b");
+    sink::<u64>(&mut nl, "chip0.c");
+    prod(&mut nl, "p");
+    add_hoarder(&mut nl, "h", 3);
+    connect(&mut nl, "chip0.a.out", "chip0.r.in");
+    connect(&mut nl, "chip0.r.out", "chip0.b.in");
+    connect(&mut nl, "chip0.r.out", "chip0.c.in");
+    connect(&mut nl, "p.out", "h.in");
+    assert_eq!(nl.graph().node_count(), 6);
+    assert_eq!(nl.graph().edge_count(), 4);
+    let dot = nl.to_dot();
+    assert!(dot.starts_with("digraph netlist {\n"), "{dot}");
+    assert!(dot.ends_with("}\n"), "{dot}");
+    let nodes: Vec<&str> = dot
+        .lines()
+        .filter(|l| l.contains("[label=") && !l.contains("->"))
+        .collect();
+    assert_eq!(nodes.len(), 6, "{dot}");
+    for (path, kind) in [
+        ("chip0.a", "src"),
+        ("chip0.r", "reg"),
+        ("chip0.b", "sink"),
+        ("chip0.c", "sink"),
+        ("p", "prod"),
+        ("h", "hoarder"),
+    ] {
+        let label = format!("[label=\"{path}\\n({kind})\"];");
+        assert_eq!(
+            nodes.iter().filter(|l| l.ends_with(&label)).count(),
+            1,
+            "{label} in\n{dot}"
+        );
+    }
+    let edges: Vec<&str> = dot.lines().filter(|l| l.contains("->")).collect();
+    assert_eq!(edges.len(), 4, "{dot}");
+    // Node ids follow insertion order.
+    for e in [
+        "  n0 -> n1 [label=\"out → in : u64\"];",
+        "  n1 -> n2 [label=\"out → in : u64\"];",
+        "  n1 -> n3 [label=\"out → in : u64\"];",
+        "  n4 -> n5 [label=\"out → in : u64\"];",
+    ] {
+        assert!(edges.contains(&e), "{e} in\n{dot}");
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Harness
+
+fn add1_ports() -> Vec<PortDecl> {
+    vec![PortDecl::input::<u64>("in"), PortDecl::output::<u64>("out")]
+}
+
+#[test]
+fn harness_poke_step_peek() {
+    let mut h = Harness::new(
+        "add1",
+        add1_ports(),
+        Box::new(|b| {
+            let i = b.input::<u64>("in")?;
+            let o = b.output::<u64>("out")?;
+            comp(move |_| {
+                o.set(i.get() + 1);
+                Wake::OnInput
+            })
+        }),
+        1,
+        4,
+    )
+    .unwrap();
+    assert_eq!(h.now(), 0);
+    // Poked before cycle 0: written during cycle 0, seen by the DUT at 1.
+    h.poke("in", 41u64);
+    h.step().unwrap();
+    assert_eq!(h.now(), 1);
+    assert_eq!(h.peek::<u64>("in"), 41);
+    // At cycle 0 the DUT read the reset input.
+    assert_eq!(h.peek::<u64>("out"), 1);
+    h.step().unwrap();
+    assert_eq!(h.peek::<u64>("out"), 42);
+    // Nothing changes without input; a new poke shows one cycle later.
+    h.steps(5).unwrap();
+    assert_eq!(h.peek::<u64>("out"), 42);
+    h.poke("in", 99u64);
+    h.step().unwrap();
+    assert_eq!(h.peek::<u64>("out"), 42);
+    h.step().unwrap();
+    assert_eq!(h.peek::<u64>("out"), 100);
+    assert_eq!(h.now(), 9);
+    // The DUT ticked at 0, 1 and 8; the bench mirror at 0 and when the DUT's output changed.
+    assert!(h.sim().stats().activations <= 6);
+    assert!(h.sim().net("dut.out").is_some());
+}
+
+#[test]
+fn harness_push_pop_through_a_stream_dut() {
+    let mut h = Harness::new(
+        "relay",
+        vec![
+            PortDecl::stream_in::<u64>("in", 2),
+            PortDecl::stream_out::<u64>("out"),
+        ],
+        Box::new(|b| {
+            let i = b.stream_in::<u64>("in")?;
+            let o = b.stream_out::<u64>("out")?;
+            comp(move |_| {
+                if !i.is_empty() && o.can_push() {
+                    o.push(i.pop().unwrap() * 2);
+                }
+                if i.is_empty() {
+                    Wake::OnInput
+                } else {
+                    Wake::NextCycle
+                }
+            })
+        }),
+        1,
+        1,
+    )
+    .unwrap();
+    assert!(h.push("in", 5u64));
+    assert!(!h.push("in", 6u64), "one push per cycle");
+    h.step().unwrap(); // cycle 0: the push commits
+    assert_eq!(h.pop::<u64>("out"), None);
+    assert!(h.push("in", 6u64));
+    h.step().unwrap(); // cycle 1: DUT relays 5
+    assert_eq!(h.pop::<u64>("out"), Some(10));
+    h.step().unwrap(); // cycle 2: DUT relays 6 (the sink had room only after our pop)
+    assert_eq!(h.pop::<u64>("out"), None);
+    h.step().unwrap();
+    assert_eq!(h.pop::<u64>("out"), Some(12));
+}
+
+// ------------------------------------------------------------------------------------------------
+// VCD
+
+/// A 12-bit PSN, traced as one field `psn`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Psn12(u16);
+
+impl Trace for Psn12 {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 1] = [TraceField::bits("psn", 12)];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.0 as u64 & 0xfff);
+    }
+}
+
+/// chip0.lg0.src drives `cur` (Psn12 signal) and pushes into `out` at cycles 10, 20, 21;
+/// chip0.lg0.snk pops at 30 and 31 and drives `got`; flag.q (bool) rises at 40.
+fn vcd_netlist() -> Netlist {
+    let mut nl = Netlist::new();
+    let sched: Vec<(u64, u16)> = vec![(10, 0xabc), (20, 5), (21, 7)];
+    add(
+        &mut nl,
+        "chip0.lg0.src",
+        "src",
+        vec![
+            PortDecl::output::<Psn12>("cur"),
+            PortDecl::stream_out::<Psn12>("out"),
+        ],
+        move |b| {
+            let cur = b.output::<Psn12>("cur")?;
+            let out = b.stream_out::<Psn12>("out")?;
+            let mut k = 0;
+            comp(move |ctx| {
+                let now = ctx.now();
+                while k < sched.len() && sched[k].0 < now {
+                    k += 1;
+                }
+                if k < sched.len() && sched[k].0 == now {
+                    cur.set(Psn12(sched[k].1));
+                    out.push(Psn12(sched[k].1));
+                    k += 1;
+                }
+                match sched.get(k) {
+                    Some(&(t, _)) => Wake::At(t),
+                    None => Wake::OnInput,
+                }
+            })
+        },
+    );
+    add(
+        &mut nl,
+        "chip0.lg0.snk",
+        "snk",
+        vec![
+            PortDecl::stream_in::<Psn12>("in", 4),
+            PortDecl::output::<u64>("got"),
+        ],
+        |b| {
+            let i = b.stream_in::<Psn12>("in")?;
+            let got = b.output::<u64>("got")?;
+            comp(move |ctx| {
+                let now = ctx.now();
+                if now == 30 || now == 31 {
+                    if let Some(v) = i.pop() {
+                        got.set(v.0 as u64);
+                    }
+                }
+                if now < 30 {
+                    Wake::At(30)
+                } else if now < 31 {
+                    Wake::At(31)
+                } else {
+                    Wake::OnInput
+                }
+            })
+        },
+    );
+    connect(&mut nl, "chip0.lg0.src.out", "chip0.lg0.snk.in");
+    add(
+        &mut nl,
+        "flag",
+        "flag",
+        vec![PortDecl::output::<bool>("q")],
+        |b| {
+            let q = b.output::<bool>("q")?;
+            comp(move |ctx| {
+                q.set(ctx.now() >= 40);
+                if ctx.now() < 40 {
+                    Wake::At(40)
+                } else {
+                    Wake::OnInput
+                }
+            })
+        },
+    );
+    nl
+}
+
+fn trace_run(skip: bool, opts: TraceOptions, limit: u64) -> (String, Sim) {
+    let buf = SharedBuf::default();
+    let mut sim = elab(vcd_netlist());
+    sim.set_skip(skip);
+    sim.trace_vcd(Box::new(buf.clone()), opts).unwrap();
+    sim.run(limit).unwrap();
+    let end = sim.now();
+    sim.finish_trace(end).unwrap();
+    let bytes = buf.0.borrow().clone();
+    (String::from_utf8(bytes).unwrap(), sim)
+}
+
+/// A parsed VCD: vars by full dotted name → (code, width); then per timestamp the changes in
+/// order, with the `$dumpvars` block marked.
+struct Vcd {
+    header: String,
+    vars: BTreeMap<String, (String, u32)>,
+    /// (time, in $dumpvars, code, value as text without the code).
+    changes: Vec<(u64, bool, String, String)>,
+    times: Vec<u64>,
+}
+
+fn parse_vcd(text: &str) -> Vcd {
+    let (header, body) = text
+        .split_once("$enddefinitions $end\n")
+        .expect("header ends");
+    let mut scopes: Vec<String> = Vec::new();
+    let mut vars = BTreeMap::new();
+    for line in header.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        match w.first().copied() {
+            Some("$scope") => {
+                assert_eq!(w[1], "module", "{line}");
+                assert_eq!(w.last(), Some(&"$end"));
+                scopes.push(w[2].to_string());
+            }
+            Some("$upscope") => {
+                scopes.pop().expect("balanced scopes");
+            }
+            Some("$var") => {
+                assert_eq!(w.last(), Some(&"$end"));
+                let width: u32 = w[2].parse().unwrap();
+                let mut name = scopes.join(".");
+                name.push('.');
+                name.push_str(w[4]);
+                assert!(
+                    vars.insert(name.clone(), (w[3].to_string(), width))
+                        .is_none(),
+                    "{name} twice"
+                );
+            }
+            _ => {}
+        }
+    }
+    assert!(scopes.is_empty(), "unbalanced scopes");
+    let mut changes = Vec::new();
+    let mut times = Vec::new();
+    let mut t: Option<u64> = None;
+    let mut in_dump = false;
+    for line in body.lines() {
+        if let Some(ts) = line.strip_prefix('#') {
+            let ts: u64 = ts.parse().unwrap();
+            if let Some(prev) = t {
+                assert!(ts > prev, "timestamps must increase: {prev} then {ts}");
+            }
+            t = Some(ts);
+            times.push(ts);
+        } else if line == "$dumpvars" {
+            in_dump = true;
+        } else if line == "$end" {
+            in_dump = false;
+        } else if let Some(rest) = line.strip_prefix(['b', 'r']) {
+            let (v, code) = rest.split_once(' ').expect("vector change");
+            changes.push((
+                t.expect("change after a timestamp"),
+                in_dump,
+                code.to_string(),
+                format!("{}{v}", &line[..1]),
+            ));
+        } else {
+            let (v, code) = line.split_at(1);
+            assert!(matches!(v, "0" | "1" | "x" | "z"), "bad line {line:?}");
+            changes.push((
+                t.expect("timestamp"),
+                in_dump,
+                code.to_string(),
+                v.to_string(),
+            ));
+        }
+    }
+    Vcd {
+        header: header.to_string(),
+        vars,
+        changes,
+        times,
+    }
+}
+
+impl Vcd {
+    /// The history of one var: (time, value), the dump included.
+    fn history(&self, name: &str) -> Vec<(u64, String)> {
+        let code = &self
+            .vars
+            .get(name)
+            .unwrap_or_else(|| panic!("no var {name}: {:?}", self.vars.keys()))
+            .0;
+        self.changes
+            .iter()
+            .filter(|c| &c.2 == code)
+            .map(|c| (c.0, c.3.clone()))
+            .collect()
+    }
+    fn check_dump_complete(&self, at: u64) {
+        assert_eq!(self.times.first(), Some(&at));
+        let dumped: Vec<&String> = self.changes.iter().filter(|c| c.1).map(|c| &c.2).collect();
+        assert!(self.changes.iter().filter(|c| c.1).all(|c| c.0 == at));
+        assert_eq!(dumped.len(), self.vars.len());
+        for (name, (code, _)) in &self.vars {
+            assert_eq!(
+                dumped.iter().filter(|c| **c == code).count(),
+                1,
+                "{name} in $dumpvars"
+            );
+        }
+    }
+}
+
+fn s(pairs: &[(u64, &str)]) -> Vec<(u64, String)> {
+    pairs.iter().map(|&(t, v)| (t, v.to_string())).collect()
+}
+
+#[test]
+fn vcd_header_scopes_widths_and_values() {
+    let buf = SharedBuf::default();
+    let mut sim = elab(vcd_netlist());
+    let n = sim
+        .trace_vcd(Box::new(buf.clone()), TraceOptions::default())
+        .unwrap();
+    // cur.psn; out.{valid, psn, occupancy}; got; flag.q
+    assert_eq!(n, 6);
+    assert_eq!(sim.run(1000).unwrap(), Stop::Quiescent);
+    assert_eq!(sim.now(), 42);
+    sim.finish_trace(100).unwrap();
+    let text = String::from_utf8(buf.0.borrow().clone()).unwrap();
+    let v = parse_vcd(&text);
+
+    assert!(v.header.contains("$timescale 1 ns $end\n"), "{}", v.header);
+    // One $scope module per path level, nested.
+    assert!(
+        v.header
+            .contains("$scope module chip0 $end\n$scope module lg0 $end\n$scope module snk $end\n"),
+        "{}",
+        v.header
+    );
+    let names: Vec<&str> = v.vars.keys().map(|s| s.as_str()).collect();
+    assert_eq!(
+        names,
+        vec![
+            "chip0.lg0.snk.got",
+            "chip0.lg0.src.cur.psn",
+            "chip0.lg0.src.out.occupancy",
+            "chip0.lg0.src.out.psn",
+            "chip0.lg0.src.out.valid",
+            "flag.q",
+        ]
+    );
+    let widths: Vec<u32> = v.vars.values().map(|x| x.1).collect();
+    assert_eq!(widths, vec![64, 12, 3, 12, 1, 1]);
+    // True widths with a range for vectors, a plain scalar for 1 bit.
+    let psn_code = &v.vars["chip0.lg0.src.cur.psn"].0;
+    assert!(
+        v.header
+            .contains(&format!("$var wire 12 {psn_code} psn [11:0] $end\n")),
+        "{}",
+        v.header
+    );
+    let occ_code = &v.vars["chip0.lg0.src.out.occupancy"].0;
+    assert!(v
+        .header
+        .contains(&format!("$var wire 3 {occ_code} occupancy [2:0] $end\n")));
+    let valid_code = &v.vars["chip0.lg0.src.out.valid"].0;
+    assert!(v
+        .header
+        .contains(&format!("$var wire 1 {valid_code} valid $end\n")));
+
+    v.check_dump_complete(0);
+    assert_eq!(
+        v.history("chip0.lg0.src.out.valid"),
+        s(&[(0, "0"), (10, "1"), (11, "0"), (20, "1"), (22, "0")])
+    );
+    assert_eq!(
+        v.history("chip0.lg0.src.out.psn"),
+        s(&[(0, "b0"), (10, "b101010111100"), (20, "b101"), (21, "b111")])
+    );
+    assert_eq!(
+        v.history("chip0.lg0.src.out.occupancy"),
+        s(&[
+            (0, "b0"),
+            (10, "b1"),
+            (20, "b10"),
+            (21, "b11"),
+            (30, "b10"),
+            (31, "b1")
+        ])
+    );
+    assert_eq!(
+        v.history("chip0.lg0.src.cur.psn"),
+        s(&[(0, "b0"), (10, "b101010111100"), (20, "b101"), (21, "b111")])
+    );
+    assert_eq!(
+        v.history("chip0.lg0.snk.got"),
+        s(&[(0, "b0"), (30, "b101010111100"), (31, "b101")])
+    );
+    assert_eq!(v.history("flag.q"), s(&[(0, "0"), (40, "1")]));
+    // Only changes are written, and the final timestamp closes the trace.
+    assert_eq!(v.times, vec![0, 10, 11, 20, 21, 22, 30, 31, 40, 100]);
+}
+
+#[test]
+fn vcd_valid_falls_at_the_next_cycle_even_when_that_cycle_is_skipped() {
+    // The run stops at 21 (limit): cycle 21 is never executed, in either mode, but the push at
+    // 20 must still show valid falling at #21.
+    let (on, sim_on) = trace_run(true, TraceOptions::default(), 21);
+    let (off, _) = trace_run(false, TraceOptions::default(), 21);
+    assert_eq!(sim_on.now(), 21);
+    assert_eq!(on, off);
+    let v = parse_vcd(&on);
+    assert_eq!(
+        v.history("chip0.lg0.src.out.valid"),
+        s(&[(0, "0"), (10, "1"), (11, "0"), (20, "1"), (21, "0")])
+    );
+    assert_eq!(v.times.last(), Some(&21));
+    // Under skip, cycles 12..=19 are not executed, yet nothing about them is missing.
+    assert!(sim_on.stats().cycles_skipped >= 8);
+}
+
+#[test]
+fn vcd_is_byte_identical_with_skip_on_and_off() {
+    let (on, sim_on) = trace_run(true, TraceOptions::default(), 1000);
+    let (off, sim_off) = trace_run(false, TraceOptions::default(), 1000);
+    assert_eq!(on, off);
+    assert_eq!(sim_on.now(), sim_off.now());
+    assert!(sim_on.stats().cycles_executed < sim_off.stats().cycles_executed);
+    // And through a limit in the middle of idle time.
+    let (on, _) = trace_run(true, TraceOptions::default(), 35);
+    let (off, _) = trace_run(false, TraceOptions::default(), 35);
+    assert_eq!(on, off);
+    assert!(on.ends_with("#35\n"), "{on}");
+}
+
+#[test]
+fn vcd_window_writes_nothing_before_from_and_dumps_everything_at_from() {
+    for (from, to) in [(15, 25), (20, 31), (12, 1000), (10, 11)] {
+        let opts = TraceOptions {
+            from: Some(from),
+            to: Some(to),
+            ..TraceOptions::default()
+        };
+        let (on, _) = trace_run(true, opts.clone(), 1000);
+        let (off, _) = trace_run(false, opts, 1000);
+        assert_eq!(on, off, "window [{from}, {to})");
+        let v = parse_vcd(&on);
+        v.check_dump_complete(from);
+        assert!(
+            v.times.iter().all(|&t| t >= from && t <= to),
+            "{:?}",
+            v.times
+        );
+        // Full history of the unwindowed run, restricted to the window.
+        let (full, _) = trace_run(true, TraceOptions::default(), 1000);
+        let full = parse_vcd(&full);
+        for name in full.vars.keys() {
+            let h = full.history(name);
+            // The value standing at `from`: the last change at or before it.
+            let at_from = h
+                .iter()
+                .rev()
+                .find(|(t, _)| *t <= from)
+                .map(|(_, v)| v.clone())
+                .unwrap();
+            let mut want = vec![(from, at_from)];
+            want.extend(h.iter().filter(|(t, _)| *t > from && *t < to).cloned());
+            assert_eq!(v.history(name), want, "{name} in [{from}, {to})");
+        }
+    }
+}
+
+#[test]
+fn vcd_glob_selects_nets_and_scopes() {
+    let buf = SharedBuf::default();
+    let mut sim = elab(vcd_netlist());
+    let n = sim
+        .trace_vcd(
+            Box::new(buf.clone()),
+            TraceOptions {
+                globs: vec!["chip0.lg0.src".into(), "*.q".into()],
+                ..TraceOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(n, 5);
+    sim.run(1000).unwrap();
+    sim.finish_trace(sim.now()).unwrap();
+    let text = String::from_utf8(buf.0.borrow().clone()).unwrap();
+    let v = parse_vcd(&text);
+    let names: Vec<&str> = v.vars.keys().map(|s| s.as_str()).collect();
+    assert_eq!(
+        names,
+        vec![
+            "chip0.lg0.src.cur.psn",
+            "chip0.lg0.src.out.occupancy",
+            "chip0.lg0.src.out.psn",
+            "chip0.lg0.src.out.valid",
+            "flag.q",
+        ]
+    );
+    v.check_dump_complete(0);
+}
