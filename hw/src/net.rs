@@ -43,8 +43,16 @@ impl NetShared {
     #[inline(always)]
     fn mark(&self, id: u32) {
         let n = self.dirty_len.get();
-        self.dirty[n].set(id);
+        debug_assert!(n < self.dirty.len());
+        // SAFETY: one slot per net, and a net marks itself at most once per cycle (its `dirty`
+        // flag, cleared by its commit), so at most `dirty.len()` marks happen before the kernel
+        // empties the list.
+        unsafe { self.dirty.get_unchecked(n) }.set(id);
         self.dirty_len.set(n + 1);
+    }
+    /// Whether anything was written since the last update (a harness poke before `run`).
+    pub(crate) fn has_dirty(&self) -> bool {
+        self.dirty_len.get() > 0
     }
     /// This cycle's dirty nets; the list is emptied. Commits never mark a net dirty, so the
     /// slots stay valid while the kernel walks them.

@@ -70,8 +70,8 @@ pub struct Sim {
     /// The next cycle to execute.
     now: Cycle,
     heap: BinaryHeap<Reverse<(Cycle, u32)>>,
-    active: Vec<u32>,
-    next_active: Vec<u32>,
+    active: IdList,
+    next_active: IdList,
     traced_changed: Vec<u32>,
     violation: Option<(u32, String)>,
     tracer: Option<VcdTracer>,
@@ -79,6 +79,39 @@ pub struct Sim {
     shuffle: Option<Rng>,
     quiescent: bool,
     stats: Stats,
+}
+
+/// A list of component ids with room for every component. A component is queued at most once
+/// per cycle (its `queued` stamp), so a push never needs a growth check.
+struct IdList {
+    buf: Box<[u32]>,
+    len: usize,
+}
+
+impl IdList {
+    fn new(n: usize) -> Self {
+        IdList {
+            buf: vec![0; n].into_boxed_slice(),
+            len: 0,
+        }
+    }
+    #[inline(always)]
+    fn push(&mut self, c: u32) {
+        debug_assert!(self.len < self.buf.len());
+        // SAFETY: see the type's doc: at most `buf.len()` distinct ids per cycle.
+        unsafe { *self.buf.get_unchecked_mut(self.len) = c };
+        self.len += 1;
+    }
+    #[inline(always)]
+    fn as_slice(&self) -> &[u32] {
+        &self.buf[..self.len]
+    }
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    fn clear(&mut self) {
+        self.len = 0;
+    }
 }
 
 struct Slot {
@@ -160,8 +193,12 @@ impl Sim {
             shared,
             now: 0,
             heap: BinaryHeap::new(),
-            active: Vec::with_capacity(n),
-            next_active: (0..n as u32).collect(),
+            active: IdList::new(n),
+            next_active: {
+                let mut l = IdList::new(n);
+                (0..n as u32).for_each(|c| l.push(c));
+                l
+            },
             traced_changed: Vec::new(),
             violation: None,
             tracer: None,
@@ -291,8 +328,11 @@ impl Sim {
     }
 
     #[inline(always)]
-    fn wake_next(slots: &mut [Slot], next_active: &mut Vec<u32>, c: u32, at: Cycle) {
-        let q = &mut slots[c as usize].queued;
+    fn wake_next(slots: &mut [Slot], next_active: &mut IdList, c: u32, at: Cycle) {
+        debug_assert!((c as usize) < slots.len());
+        // SAFETY: `c` is a reader or writer index recorded at elaboration, and every such index
+        // was a component of this netlist (`< slots.len()`); the slot list never shrinks.
+        let q = unsafe { &mut slots.get_unchecked_mut(c as usize).queued };
         if *q != at {
             *q = at;
             next_active.push(c);
@@ -318,7 +358,7 @@ impl Sim {
             }
             // Whatever is pending decides the next cycle; with skip off we still ask, so that the
             // run ends at the same cycle in both modes.
-            let pending = if !self.next_active.is_empty() {
+            let pending = if !self.next_active.is_empty() || self.shared.has_dirty() {
                 Some(self.now)
             } else {
                 self.next_timer()
@@ -351,9 +391,9 @@ impl Sim {
     fn step_at(&mut self, t: Cycle) -> Result<(), SimError> {
         std::mem::swap(&mut self.active, &mut self.next_active);
         self.next_active.clear();
-        if !self.active.is_empty() && self.slots[self.active[0] as usize].queued != t {
+        if !self.active.is_empty() && self.slots[self.active.buf[0] as usize].queued != t {
             // Entries were queued for an earlier cycle that `step` skipped past; they are due.
-            for &c in &self.active {
+            for &c in self.active.as_slice() {
                 self.slots[c as usize].queued = t;
             }
         }
@@ -373,15 +413,17 @@ impl Sim {
         }
         if !self.skip {
             self.active.clear();
-            self.active.extend(0..self.slots.len() as u32);
+            for c in 0..self.slots.len() as u32 {
+                self.active.push(c);
+            }
             for s in &mut self.slots {
                 s.queued = t;
             }
         }
         if let Some(rng) = self.shuffle.as_mut() {
-            for i in (1..self.active.len()).rev() {
+            for i in (1..self.active.len).rev() {
                 let j = rng.below(i as u64 + 1) as usize;
-                self.active.swap(i, j);
+                self.active.buf.swap(i, j);
             }
         }
 
@@ -395,8 +437,11 @@ impl Sim {
             violation: &mut self.violation,
             me: 0,
         };
-        for &c in &self.active {
-            let slot = &mut self.slots[c as usize];
+        for &c in self.active.as_slice() {
+            debug_assert!((c as usize) < self.slots.len());
+            // SAFETY: active lists hold only component indices (from elaboration, timers and
+            // wake-ups of recorded readers), all `< slots.len()`.
+            let slot = unsafe { self.slots.get_unchecked_mut(c as usize) };
             ctx.me = c;
             match slot.comp.tick(&mut ctx) {
                 Wake::OnInput => slot.timer = NEVER,
@@ -416,17 +461,25 @@ impl Sim {
                 }
             }
         }
-        self.stats.activations += self.active.len() as u64;
+        self.stats.activations += self.active.len as u64;
         self.stats.cycles_executed += 1;
 
         // Update.
         let shared = &*self.shared;
         for cell in shared.take_dirty() {
             let n = cell.get();
-            let ns = &self.nets[n as usize];
+            debug_assert!((n as usize) < self.nets.len());
+            // SAFETY: only nets of this simulation mark themselves dirty, with their own id
+            // (`< nets.len()`), and their reader ranges were cut from `reader_list` at
+            // construction.
+            let ns = unsafe { self.nets.get_unchecked(n as usize) };
             let flags = ns.net.commit(t);
             if flags & CHANGED != 0 {
-                for &r in &self.reader_list[ns.readers.0 as usize..ns.readers.1 as usize] {
+                let readers = unsafe {
+                    self.reader_list
+                        .get_unchecked(ns.readers.0 as usize..ns.readers.1 as usize)
+                };
+                for &r in readers {
                     Self::wake_next(&mut self.slots, &mut self.next_active, r, next);
                 }
             }
