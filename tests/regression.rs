@@ -131,7 +131,7 @@ fn same_seed_same_bytes() {
 fn shuffled_evaluation_order_changes_nothing() {
     for f in [
         "tb/modules/fifo_backpressure.yaml",
-        "tb/modules/counter_chain.yaml",
+        "tb/modules/add1_chain.yaml",
     ] {
         let f = root().join(f);
         let (base, vbase) = run(&f, false);
@@ -198,7 +198,7 @@ fn fifo_vcd_has_the_streams_fields_at_true_widths() {
 
 #[test]
 fn rh_fields_are_separate_signals_at_true_widths() {
-    let (r, bytes) = run(&root().join("tb/modules/rh_pipe.yaml"), false);
+    let (r, bytes) = run(&root().join("tb/modules/pipe_rh.yaml"), false);
     assert!(r.passed);
     let mut w = wellen::simple::read_from_reader(std::io::Cursor::new(bytes)).expect("parses");
     let h = w.hierarchy();
