@@ -1,1 +1,54 @@
-fn main() {}
+//! Whole testbenches through the root crate's runner (YAML load, elaboration, run, checks):
+//!
+//! - `testbenches/w3_pipeline_100`: tb/perf/w3_pipeline_100.yaml cut to 20 000 cycles
+//!   (throughput in component activations);
+//! - `testbenches/fifo_backpressure`: tb/modules/fifo_backpressure.yaml as written.
+//!
+//! CI only builds these (`cargo bench --no-run`); run them with `cargo bench --bench testbenches`.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use hwsim::runner::{run_file, Options, Report};
+
+fn tb(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn run(path: &Path, until: Option<u64>) -> Report {
+    let opts = Options {
+        until,
+        ..Options::default()
+    };
+    run_file(path, opts).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn bench_testbenches(c: &mut Criterion) {
+    let mut g = c.benchmark_group("testbenches");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+
+    let w3 = tb("tb/perf/w3_pipeline_100.yaml");
+    let first = run(&w3, Some(20_000));
+    assert_eq!(first.cycles, 20_000, "{}", first.render(false, true));
+    assert!(first.error.is_none(), "{}", first.render(false, true));
+    g.throughput(Throughput::Elements(first.stats.activations));
+    g.bench_function("w3_pipeline_100", |b| {
+        b.iter(|| black_box(run(&w3, Some(20_000))))
+    });
+
+    let fifo = tb("tb/modules/fifo_backpressure.yaml");
+    let first = run(&fifo, None);
+    assert!(first.passed, "{}", first.render(true, true));
+    g.throughput(Throughput::Elements(first.stats.activations));
+    g.bench_function("fifo_backpressure", |b| {
+        b.iter(|| black_box(run(&fifo, None)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_testbenches);
+criterion_main!(benches);

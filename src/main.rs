@@ -102,10 +102,19 @@ fn main() -> ExitCode {
     }
     let cli = match Cli::try_parse_from(&argv) {
         Ok(c) => c,
+        Err(e) if e.use_stderr() => {
+            // One line, like every other input error; `--help` has the details.
+            let text = e.to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("bad arguments")
+                .trim_start_matches("error: ");
+            return bad(format!("{first} (see `hwsim --help`)"));
+        }
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::SUCCESS;
         }
     };
     match cli.cmd {
@@ -206,7 +215,9 @@ fn check(tb: &std::path::Path) -> ExitCode {
         Ok(l) => l,
         Err(e) => return bad(e),
     };
-    match runner::build(&l, l.tb.seed) {
+    match runner::build(&l, l.tb.seed)
+        .and_then(|(sim, el)| runner::validate_checks(&l, &sim).map(|_| (sim, el)))
+    {
         Ok((sim, _)) => {
             println!(
                 "{}: ok — {} instances, {} nets, {} counters",

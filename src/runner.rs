@@ -220,7 +220,8 @@ pub fn build(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
     Ok((sim, el))
 }
 
-fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
+/// Checks every `expect:` entry against the elaborated simulation (names, forms, bounds).
+pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
     for e in &l.tb.expect {
         let what = [e.port.is_some(), e.counter.is_some(), e.metric.is_some()]
             .iter()

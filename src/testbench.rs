@@ -137,6 +137,18 @@ pub fn elab_error(l: &Loaded, e: ElabError) -> InputError {
     if err.line.is_none() {
         err = l.error_at(&trimmed, e.to_string());
     }
+    if err.line.is_none() {
+        // `stage3.inn` from a chain: point at the port name or the array's name.
+        if let Some((inst, port)) = n.rsplit_once('.') {
+            let base = inst.trim_end_matches(|c: char| c.is_ascii_digit());
+            for cand in [port, base] {
+                let e2 = l.error_at(cand, e.to_string());
+                if e2.line.is_some() {
+                    return e2;
+                }
+            }
+        }
+    }
     err
 }
 

@@ -164,19 +164,87 @@ pub fn matches(expected: &Value, actual: &Value) -> bool {
     }
 }
 
+/// The part of a YAML line before a comment (`#` at the start or after whitespace, outside
+/// quotes).
+fn strip_comment(line: &str) -> &str {
+    let mut quote: Option<char> = None;
+    let mut prev_space = true;
+    for (i, ch) in line.char_indices() {
+        match quote {
+            Some(q) if ch == q => quote = None,
+            Some(_) => {}
+            None if ch == '"' || ch == '\'' => quote = Some(ch),
+            None if ch == '#' && prev_space => return &line[..i],
+            None => {}
+        }
+        prev_space = ch.is_whitespace();
+    }
+    line
+}
+
 /// 1-based (line, column) of the first occurrence of `needle` as a key (`needle:`), else of the
-/// bare text.
+/// bare text; comments are never matched.
 pub fn locate(text: &str, needle: &str) -> Option<(usize, usize)> {
+    if needle.is_empty() {
+        return None;
+    }
     let key = format!("{needle}:");
     for pat in [key.as_str(), needle] {
         for (i, line) in text.lines().enumerate() {
-            if let Some(c) = line.find(pat) {
-                let before = line[..c].chars().last();
-                if before.is_none_or(|ch| !ch.is_alphanumeric() && ch != '_') {
-                    return Some((i + 1, c + 1));
+            let code = strip_comment(line);
+            let mut from = 0;
+            while let Some(c) = code[from..].find(pat) {
+                let at = from + c;
+                let before = code[..at].chars().last();
+                let after = code[at + pat.len()..].chars().next();
+                let clean_before =
+                    before.is_none_or(|ch| !ch.is_alphanumeric() && ch != '_' && ch != '.');
+                let clean_after =
+                    pat.ends_with(':') || after.is_none_or(|ch| !ch.is_alphanumeric() && ch != '_');
+                if clean_before && clean_after {
+                    return Some((i + 1, at + 1));
                 }
+                from = at + pat.len();
             }
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locate_skips_comments_and_partial_words() {
+        let text = "# kind fifoo here\nx:\n  buf: {kind: fifoo}  # fifoo again\n  fifooo: 1\n";
+        assert_eq!(locate(text, "fifoo"), Some((3, 15)));
+        assert_eq!(locate(text, "buf"), Some((3, 3)));
+        assert_eq!(
+            locate("a: \"# not a comment fifoo\"\n", "fifoo"),
+            Some((1, 21))
+        );
+        assert_eq!(locate("stage10: 1\nstage1: 2\n", "stage1"), Some((2, 1)));
+    }
+
+    #[test]
+    fn matches_partial_mappings_and_numbers() {
+        let a: Value = serde_yaml::from_str("{psn: 7, qp: 3}").unwrap();
+        assert!(matches(&serde_yaml::from_str("{psn: 7}").unwrap(), &a));
+        assert!(!matches(&serde_yaml::from_str("{psn: 8}").unwrap(), &a));
+        assert!(matches(
+            &serde_yaml::from_str("1.0").unwrap(),
+            &serde_yaml::from_str("1").unwrap()
+        ));
+    }
+
+    #[test]
+    fn merge_prefers_override() {
+        let b: Value = serde_yaml::from_str("{a: 1, m: {x: 1, y: 2}}").unwrap();
+        let o: Value = serde_yaml::from_str("{m: {y: 3}}").unwrap();
+        assert_eq!(
+            merge(&b, &o),
+            serde_yaml::from_str::<Value>("{a: 1, m: {x: 1, y: 3}}").unwrap()
+        );
+    }
 }

@@ -70,7 +70,9 @@ impl<'a> Ctx<'a> {
     /// Reports a protocol violation (credit underflow, a broken invariant). The run stops after
     /// this cycle with an error carrying the cycle and this component's path.
     pub fn violation(&mut self, what: impl Into<String>) {
-        if self.violation.is_none() {
+        // Of several violations in one cycle, the lowest component index is reported, so the
+        // report does not depend on evaluation order (or on event skip).
+        if self.violation.as_ref().is_none_or(|(c, _)| self.me < *c) {
             *self.violation = Some((self.me, what.into()));
         }
     }

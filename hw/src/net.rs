@@ -62,8 +62,9 @@ impl NetShared {
         &self.dirty[..n]
     }
     fn violate(&self, id: u32, msg: String) {
+        // The lowest net id wins, whatever the evaluation order.
         let mut v = self.violation.borrow_mut();
-        if v.is_none() {
+        if v.as_ref().is_none_or(|(n, _)| id < *n) {
             *v = Some((id, msg));
         }
     }

@@ -20,6 +20,7 @@
 pub mod error;
 pub mod frame;
 pub mod link;
+pub mod msg;
 pub mod psn;
 pub mod qp;
 pub mod rh;
@@ -31,6 +32,7 @@ pub use frame::{
     VLAN_TAG_BYTES,
 };
 pub use link::{Ecn, MacAddr, Tos, TrafficClass, VlanTag};
+pub use msg::{ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Segment, Txn};
 pub use psn::Psn;
 pub use qp::{QpId, VcBank};
 pub use rh::{Opcode, Rh};

@@ -1,0 +1,366 @@
+//! Messages of the chip-to-chip data path (seed 000 «TX 侧设计», «RX 侧设计», «物理链路模型»):
+//! what travels on the streams between PAXI, RC Link TX/RX, the MAC, routers and PhyLinks.
+//!
+//! | message | from → to | path |
+//! |---|---|---|
+//! | [`Txn`] | traffic source → PAXI core | AXI write request |
+//! | [`Segment`] | PAXI core → RC Link TX (slot FIFO) | one MPS frame's worth of a transaction |
+//! | [`DataFrame`] | RC Link TX → MAC → router → PhyLink REQ → … → RX | a frame, or the tail of one being resent |
+//! | [`Ctrl`] | RC Link RX → … PhyLink RSP … → RC Link TX | ACK / NAK / CNP (an [`Rh`] with routing) |
+//! | [`CreditMsg`] | RC Link RX → … credit side channel … → RC Link TX | CBFC credit return |
+//! | [`FrameDone`] | RC Link TX → PAXI core | every packet of a frame was ACKed |
+//!
+//! Widths in the waves: chip ids 16 bits, LG 3, QP 10, PSN 12, packet count 4, byte counts 13
+//! (frames ≤ 4096 B + headers), transaction ids 32 (low bits), frame sequence 16.
+
+use hwsim_hw::{Trace, TraceField, TraceValue};
+use serde::{Deserialize, Serialize};
+
+use crate::link::Ecn;
+use crate::psn::Psn;
+use crate::qp::QpId;
+use crate::rh::{Opcode, Rh};
+
+/// A chip's id in the topology (its index).
+pub type ChipId = u16;
+/// A link group index within a chip (0..num_link_groups ≤ 8).
+pub type LgId = u8;
+
+/// An AXI write transaction from a CDMA engine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Txn {
+    /// Chip-unique transaction id.
+    pub id: u64,
+    /// Destination chip.
+    pub dst: ChipId,
+    /// Bytes to write.
+    pub bytes: u64,
+    /// CDMA engine (→ QP id).
+    pub cdma: u16,
+    /// Flow index in the report.
+    pub flow: u16,
+    /// Injection bandwidth, bytes per ns × 1000 (0: unpaced). Segment i is ready at
+    /// `issued + i · MPS / bandwidth`.
+    pub milli_bytes_per_ns: u64,
+}
+
+impl Trace for Txn {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 4] = [
+            TraceField::bits("id", 32),
+            TraceField::bits("dst", 16),
+            TraceField::bits("bytes", 32),
+            TraceField::bits("cdma", 16),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.id & 0xFFFF_FFFF);
+        out[1] = TraceValue::Bits(self.dst as u64);
+        out[2] = TraceValue::Bits(self.bytes & 0xFFFF_FFFF);
+        out[3] = TraceValue::Bits(self.cdma as u64);
+    }
+}
+
+/// One segment (frame) of a transaction, assigned to a link group by ITLV.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Segment {
+    /// Transaction id.
+    pub txn: u64,
+    /// Index of this frame in the transaction.
+    pub frame_seq: u32,
+    /// Destination chip.
+    pub dst: ChipId,
+    /// Queue pair.
+    pub qp: QpId,
+    /// Payload bytes (≤ MPS).
+    pub bytes: u32,
+    /// Link group chosen by ITLV.
+    pub lg: LgId,
+}
+
+impl Trace for Segment {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 6] = [
+            TraceField::bits("txn", 32),
+            TraceField::bits("frame_seq", 16),
+            TraceField::bits("dst", 16),
+            TraceField::bits("qp", 10),
+            TraceField::bits("bytes", 13),
+            TraceField::bits("lg", 3),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.txn & 0xFFFF_FFFF);
+        out[1] = TraceValue::Bits(self.frame_seq as u64 & 0xFFFF);
+        out[2] = TraceValue::Bits(self.dst as u64);
+        out[3] = TraceValue::Bits(self.qp.value() as u64);
+        out[4] = TraceValue::Bits(self.bytes as u64 & 0x1FFF);
+        out[5] = TraceValue::Bits(self.lg as u64 & 7);
+    }
+}
+
+/// A data frame on the REQ path: packets `first_idx .. first_idx + npkts` of a frame of
+/// `frame_bytes` payload, split into packets of ≤ `max_payload`. Packet i carries PSN
+/// `first_psn + (i − first_idx)`. A first transmission carries every packet; a Go-Back-N resend
+/// carries the tail from the NAKed PSN on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DataFrame {
+    /// Sender chip.
+    pub src: ChipId,
+    /// Destination chip.
+    pub dst: ChipId,
+    /// Link group (the same index on both chips).
+    pub lg: LgId,
+    /// Queue pair.
+    pub qp: QpId,
+    /// PSN of the first packet carried.
+    pub first_psn: Psn,
+    /// Index (in the frame) of the first packet carried.
+    pub first_idx: u8,
+    /// Packets carried.
+    pub npkts: u8,
+    /// The whole frame's payload bytes.
+    pub frame_bytes: u32,
+    /// Packet payload limit used to split the frame.
+    pub max_payload: u16,
+    /// Per-packet header overhead, bytes.
+    pub pkt_ovhd: u16,
+    /// Transaction id and frame index (for delivery accounting).
+    pub txn: u64,
+    /// Frame index in the transaction.
+    pub frame_seq: u32,
+    /// ECN codepoint (set to CE by a congested switch).
+    pub ecn: Ecn,
+    /// Cycle the MAC finished sending it (for latency).
+    pub sent_at: u64,
+}
+
+impl DataFrame {
+    /// Payload bytes of packet `i` of the frame (0-based within the frame).
+    pub fn pkt_bytes(&self, i: u8) -> u32 {
+        let mp = self.max_payload.max(1) as u32;
+        if self.frame_bytes == 0 {
+            return 0;
+        }
+        let off = i as u32 * mp;
+        self.frame_bytes.saturating_sub(off).min(mp)
+    }
+    /// Packets in the whole frame.
+    pub fn frame_pkts(&self) -> u8 {
+        let mp = self.max_payload.max(1) as u32;
+        self.frame_bytes.div_ceil(mp).max(1) as u8
+    }
+    /// Payload bytes carried by this transmission.
+    pub fn payload(&self) -> u32 {
+        (self.first_idx..self.first_idx + self.npkts)
+            .map(|i| self.pkt_bytes(i))
+            .sum()
+    }
+    /// Bytes on the wire: payload plus one header per packet.
+    pub fn wire_bytes(&self) -> u32 {
+        self.payload() + self.npkts as u32 * self.pkt_ovhd as u32
+    }
+    /// The PSN of packet `i` of the frame.
+    pub fn psn_of(&self, i: u8) -> Psn {
+        self.first_psn.wrapping_add((i - self.first_idx) as u16)
+    }
+}
+
+impl Trace for DataFrame {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 9] = [
+            TraceField::bits("src", 16),
+            TraceField::bits("dst", 16),
+            TraceField::bits("lg", 3),
+            TraceField::bits("qp", 10),
+            TraceField::bits("psn", 12),
+            TraceField::bits("npkts", 4),
+            TraceField::bits("wire_bytes", 13),
+            TraceField::bits("ecn", 2),
+            TraceField::bits("txn", 32),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.src as u64);
+        out[1] = TraceValue::Bits(self.dst as u64);
+        out[2] = TraceValue::Bits(self.lg as u64 & 7);
+        out[3] = TraceValue::Bits(self.qp.value() as u64);
+        out[4] = TraceValue::Bits(self.first_psn.value() as u64);
+        out[5] = TraceValue::Bits(self.npkts as u64 & 0xF);
+        out[6] = TraceValue::Bits(self.wire_bytes() as u64 & 0x1FFF);
+        out[7] = TraceValue::Bits(self.ecn.bits() as u64);
+        out[8] = TraceValue::Bits(self.txn & 0xFFFF_FFFF);
+    }
+}
+
+/// A control packet on the RSP path: ACK (cumulative, `rh.psn` = next expected PSN), NAK
+/// (`rh.psn` = EPSN) or CNP, from the receiver `src` back to the sender `dst`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Ctrl {
+    /// The receiving chip that generated it.
+    pub src: ChipId,
+    /// The data sender it goes back to.
+    pub dst: ChipId,
+    /// Link group.
+    pub lg: LgId,
+    /// Opcode, QP, PSN, flags.
+    pub rh: Rh,
+    /// Wire bytes (ACK/NAK: one header; CNP: 64).
+    pub wire_bytes: u16,
+}
+
+impl Ctrl {
+    /// Whether this is an ACK (not a NAK).
+    pub fn is_ack(&self) -> bool {
+        self.rh.opcode() == Opcode::Ack && !self.rh.is_nak()
+    }
+    /// Whether this is a NAK.
+    pub fn is_nak(&self) -> bool {
+        self.rh.opcode() == Opcode::Ack && self.rh.is_nak()
+    }
+    /// Whether this is a CNP.
+    pub fn is_cnp(&self) -> bool {
+        self.rh.opcode() == Opcode::Cnp
+    }
+}
+
+impl Trace for Ctrl {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 7] = [
+            TraceField::bits("src", 16),
+            TraceField::bits("dst", 16),
+            TraceField::bits("lg", 3),
+            TraceField::bits("opcode", 2),
+            TraceField::bits("nak", 1),
+            TraceField::bits("qp", 10),
+            TraceField::bits("ack_psn", 12),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.src as u64);
+        out[1] = TraceValue::Bits(self.dst as u64);
+        out[2] = TraceValue::Bits(self.lg as u64 & 7);
+        out[3] = TraceValue::Bits(self.rh.opcode() as u64);
+        out[4] = TraceValue::Bits(self.rh.is_nak() as u64);
+        out[5] = TraceValue::Bits(self.rh.qp().value() as u64);
+        out[6] = TraceValue::Bits(self.rh.psn().value() as u64);
+    }
+}
+
+/// CBFC credits returned by the receiver `src` to the sender `dst` for `(lg, vc)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CreditMsg {
+    /// The receiving chip returning credit.
+    pub src: ChipId,
+    /// The sender it goes back to.
+    pub dst: ChipId,
+    /// Link group.
+    pub lg: LgId,
+    /// VC bank (0..3).
+    pub vc: u8,
+    /// Credits returned (units of credit_size).
+    pub credits: u16,
+}
+
+impl Trace for CreditMsg {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 5] = [
+            TraceField::bits("src", 16),
+            TraceField::bits("dst", 16),
+            TraceField::bits("lg", 3),
+            TraceField::bits("vc", 2),
+            TraceField::bits("credits", 15),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.src as u64);
+        out[1] = TraceValue::Bits(self.dst as u64);
+        out[2] = TraceValue::Bits(self.lg as u64 & 7);
+        out[3] = TraceValue::Bits(self.vc as u64 & 3);
+        out[4] = TraceValue::Bits(self.credits as u64 & 0x7FFF);
+    }
+}
+
+/// RC Link TX → PAXI: every packet of frame `frame_seq` of transaction `txn` is ACKed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FrameDone {
+    /// Transaction id.
+    pub txn: u64,
+    /// Frame index.
+    pub frame_seq: u32,
+    /// Payload bytes of the frame.
+    pub bytes: u32,
+}
+
+impl Trace for FrameDone {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 2] = [
+            TraceField::bits("txn", 32),
+            TraceField::bits("frame_seq", 16),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.txn & 0xFFFF_FFFF);
+        out[1] = TraceValue::Bits(self.frame_seq as u64 & 0xFFFF);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(bytes: u32) -> DataFrame {
+        DataFrame {
+            frame_bytes: bytes,
+            max_payload: 1344,
+            pkt_ovhd: 50,
+            npkts: bytes.div_ceil(1344).max(1) as u8,
+            first_psn: Psn::new(4094).unwrap(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn full_frame_splits_and_wire_bytes() {
+        let f = frame(4096);
+        assert_eq!(f.frame_pkts(), 4);
+        assert_eq!(
+            (0..4).map(|i| f.pkt_bytes(i)).collect::<Vec<_>>(),
+            vec![1344, 1344, 1344, 64]
+        );
+        assert_eq!(f.wire_bytes(), 4296);
+        // PSNs wrap: 4094, 4095, 0, 1.
+        assert_eq!(f.psn_of(2).value(), 0);
+        assert_eq!(f.psn_of(3).value(), 1);
+    }
+
+    #[test]
+    fn tail_resend_carries_only_the_tail() {
+        let mut f = frame(4096);
+        f.first_idx = 2;
+        f.npkts = 2;
+        f.first_psn = Psn::new(0).unwrap();
+        assert_eq!(f.payload(), 1344 + 64);
+        assert_eq!(f.wire_bytes(), 1408 + 100);
+    }
+
+    #[test]
+    fn zero_byte_frame_is_one_empty_packet() {
+        let f = frame(0);
+        assert_eq!(f.frame_pkts(), 1);
+        assert_eq!(f.payload(), 0);
+        assert_eq!(f.wire_bytes(), 50);
+    }
+}

@@ -1,0 +1,799 @@
+//! The `hwsim` command line, end to end: exit codes (0 pass, 1 a check failed, 2 bad input),
+//! one-line `hwsim: file:line:col: …` messages for the broken testbenches under tests/bad/, and
+//! the `check`, `list`, `netlist`, `run` (`--json`, `--seed`, `--no-skip`, `-q`, `--stats`) and
+//! `regress` subcommands.
+//!
+//! Every run uses the built binary with the workspace root as working directory; generated files
+//! go to a fresh folder under the system temp dir, one per test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// The example testbench the checks below read.
+const FIFO_TB: &str = "tb/modules/fifo_backpressure.yaml";
+
+/// A self-contained copy of the example testbench (no `include:`, so it can live in a temp dir).
+/// `{NAME}` and `{RECEIVED}` are filled in by [`fifo_tb`].
+const FIFO_TB_TEMPLATE: &str = "\
+name: {NAME}
+seed: 1
+until: 200
+instances:
+  src:  {kind: producer, params: {count: 12, interval: 1, first_value: 100}}
+  fifo: {kind: fifo, params: {depth: 4}}
+  snk:  {kind: consumer, params: {interval: 3}}
+connect:
+  - {from: src.out, to: fifo.in}
+  - {from: fifo.out, to: snk.in}
+expect:
+  - {counter: snk.received, equals: {RECEIVED}}
+  - {counter: src.stall_cycles, min: 1}
+  - {counter: fifo.peak_occupancy, equals: 4}
+  - {port: fifo.out, sequence: [100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111]}
+  - {port: src.out, at: 0, value: 100}
+  - {port: snk.last, within: [30, 60], value: 111}
+";
+
+/// The fifo testbench named `name`, expecting `received` messages at the sink (12 passes).
+fn fifo_tb(name: &str, received: u64) -> String {
+    FIFO_TB_TEMPLATE
+        .replace("{NAME}", name)
+        .replace("{RECEIVED}", &received.to_string())
+}
+
+/// Runs the binary in the workspace root.
+fn hwsim<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hwsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("hwsim runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The exit code, with the output in the panic message when it is not `want`.
+fn assert_code(o: &Output, want: i32) {
+    assert_eq!(
+        o.status.code(),
+        Some(want),
+        "exit code\n--- stdout\n{}--- stderr\n{}",
+        stdout(o),
+        stderr(o)
+    );
+}
+
+/// A fresh, empty folder for one test's files.
+fn temp_dir(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hwsim-cli-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("create temp dir");
+    d
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write temp file");
+    p
+}
+
+fn read_json(p: &Path) -> Value {
+    let text = std::fs::read_to_string(p).expect("json report written");
+    serde_json::from_str(&text).expect("report is valid JSON")
+}
+
+/// Asserts bad input: exit 2, exactly one stderr line, no panic, and that line is
+/// `hwsim: <prefix>…` and contains every one of `parts`.
+fn assert_bad_output(o: &Output, prefix: &str, parts: &[&str]) {
+    assert_code(o, 2);
+    let err = stderr(o);
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+        "a panic instead of a message:\n{err}"
+    );
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one stderr line, got:\n{err}");
+    let line = lines[0];
+    let want = format!("hwsim: {prefix}");
+    assert!(
+        line.starts_with(&want),
+        "stderr should start with `{want}`, got:\n{line}"
+    );
+    for p in parts {
+        assert!(
+            line.contains(p),
+            "stderr should contain `{p}`, got:\n{line}"
+        );
+    }
+}
+
+/// `hwsim run tests/bad/<file>` is refused at `line:col` with a message containing `parts`.
+fn assert_bad(file: &str, pos: &str, parts: &[&str]) {
+    let path = format!("tests/bad/{file}");
+    let o = hwsim(&["run", &path]);
+    assert_bad_output(&o, &format!("{path}:{pos}: "), parts);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Broken testbenches.
+
+#[test]
+fn bad_unknown_top_level_field() {
+    assert_bad(
+        "unknown_top_field.yaml",
+        "3:1",
+        &["unknown field `seeed`", "`seed`"],
+    );
+}
+
+#[test]
+fn bad_unknown_instance_field() {
+    assert_bad(
+        "unknown_instance_field.yaml",
+        "6:5",
+        &["instances.c", "unknown field `param`", "`params`"],
+    );
+}
+
+#[test]
+fn bad_wrong_type() {
+    assert_bad(
+        "wrong_type.yaml",
+        "3:8",
+        &["until", "invalid type: string \"soon\"", "expected u64"],
+    );
+}
+
+#[test]
+fn bad_unbound_input() {
+    assert_bad(
+        "unbound_input.yaml",
+        "5:3",
+        &["input `inc.in`", "add1", "is not bound"],
+    );
+}
+
+#[test]
+fn bad_double_driver() {
+    assert_bad(
+        "double_driver.yaml",
+        "9:12",
+        &["input `inc.in` has two drivers: `ca.count` and `cb.count`"],
+    );
+}
+
+#[test]
+fn bad_unknown_kind() {
+    // Points at `kind: fifoo` on line 5, not at the comment on line 1 that mentions it.
+    assert_bad(
+        "unknown_kind.yaml",
+        "5:15",
+        &["instance `buf`", "unknown block kind `fifoo`", "fifo"],
+    );
+}
+
+#[test]
+fn bad_unknown_port() {
+    assert_bad(
+        "unknown_port.yaml",
+        "8:25",
+        &["instance `fifo` (fifo) has no port `inn`", "ports: in, out"],
+    );
+}
+
+#[test]
+fn bad_type_mismatch() {
+    assert_bad(
+        "type_mismatch.yaml",
+        "8:25",
+        &["type mismatch: `c.count` is signal<u64> but `fifo.in` is stream<u64>"],
+    );
+}
+
+#[test]
+fn bad_missing_include() {
+    assert_bad(
+        "missing_include.yaml",
+        "3:11",
+        &["include `no_such_config.yaml` not found"],
+    );
+}
+
+#[test]
+fn bad_yaml_syntax() {
+    assert_bad(
+        "syntax_error.yaml",
+        "5:6",
+        &["did not find expected ',' or '}'"],
+    );
+}
+
+#[test]
+fn bad_parameter_value() {
+    assert_bad(
+        "bad_param.yaml",
+        "5:3",
+        &["instance `fifo`", "depth 0 out of range"],
+    );
+}
+
+#[test]
+fn bad_expect_on_unknown_counter() {
+    assert_bad(
+        "unknown_counter.yaml",
+        "9:15",
+        &["no counter matches `snk.receivd`", "snk.received"],
+    );
+}
+
+#[test]
+fn bad_stimulus_on_output() {
+    assert_bad(
+        "stimulus_output.yaml",
+        "9:19",
+        &["stimulus drives `inc.out`, which is an output"],
+    );
+}
+
+#[test]
+fn bad_stream_with_two_consumers() {
+    assert_bad(
+        "stream_fanout.yaml",
+        "9:25",
+        &["stream `src.out` has two consumers: `a.in` and `b.in`"],
+    );
+}
+
+/// `hwsim check` validates a testbench: every broken one is refused with the same message as
+/// `hwsim run`.
+#[test]
+fn check_refuses_every_bad_testbench() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .expect("tests/bad exists")
+        .map(|e| {
+            e.expect("dir entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|n| n.ends_with(".yaml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 14, "tests/bad has {} files", files.len());
+    let mut wrong = Vec::new();
+    for f in &files {
+        let path = format!("tests/bad/{f}");
+        let run = hwsim(&["run", &path]);
+        let check = hwsim(&["check", &path]);
+        if check.status.code() != Some(2) || stderr(&check) != stderr(&run) {
+            wrong.push(format!(
+                "{path}: check exit {:?}, stdout {:?}, stderr {:?}; run stderr {:?}",
+                check.status.code(),
+                stdout(&check),
+                stderr(&check),
+                stderr(&run)
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. A missing testbench file.
+
+#[test]
+fn missing_testbench_file() {
+    let path = "tests/bad/no_such_testbench.yaml";
+    for args in [vec![path], vec!["run", path], vec!["check", path]] {
+        let o = hwsim(&args);
+        assert_bad_output(&o, &format!("{path}: "), &["cannot read"]);
+    }
+    let dot = temp_dir("missing_file").join("x.dot");
+    let o = hwsim(&[
+        "netlist",
+        path,
+        "--dot",
+        dot.to_str().expect("utf-8 temp path"),
+    ]);
+    assert_bad_output(&o, &format!("{path}: "), &["cannot read"]);
+    assert!(!dot.exists(), "no DOT file for a missing testbench");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. check.
+
+#[test]
+fn check_prints_counts() {
+    let o = hwsim(&["check", FIFO_TB]);
+    assert_code(&o, 0);
+    // src, fifo, snk (no stimulus driver, no sink: both streams are consumed); one net per
+    // output port (src.out, fifo.out, snk.last); producer sent + stall_cycles, fifo passed +
+    // peak_occupancy, consumer received + sum.
+    assert_eq!(
+        stdout(&o),
+        format!("{FIFO_TB}: ok — 3 instances, 3 nets, 6 counters\n")
+    );
+    assert!(stderr(&o).is_empty(), "stderr: {}", stderr(&o));
+}
+
+#[test]
+fn check_counts_testbench_helpers() {
+    // A stimulus driver into fifo.in and a sink on the unconsumed fifo.out: 1 block + 2 helpers.
+    // Nets: the driver's out and fifo.out (the sink drives nothing); counters: the fifo's two.
+    let dir = temp_dir("check_helpers");
+    let tb = write(
+        &dir,
+        "helpers.yaml",
+        "instances:\n  f: {kind: fifo}\nstimulus:\n  - {at: 0, port: f.in, value: 7}\n",
+    );
+    let o = hwsim(&[Path::new("check"), tb.as_path()]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).ends_with(": ok — 3 instances, 2 nets, 2 counters\n"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. list.
+
+/// What `hwsim list` must show for a kind: its name, its ports as (direction, name, shape), and
+/// its parameter default lines (none: `params: none`).
+type KindListing = (
+    &'static str,
+    &'static [(&'static str, &'static str, &'static str)],
+    &'static [&'static str],
+);
+
+/// The `hwsim list` section of `kind` (its header line to the next blank line).
+fn list_section<'a>(out: &'a str, kind: &str) -> &'a str {
+    let head = format!("{kind} — ");
+    let start = out
+        .find(&format!("\n{head}"))
+        .map(|i| i + 1)
+        .or_else(|| out.starts_with(&head).then_some(0))
+        .unwrap_or_else(|| panic!("no `{head}` section in:\n{out}"));
+    let rest = &out[start..];
+    &rest[..rest.find("\n\n").unwrap_or(rest.len())]
+}
+
+#[test]
+fn list_shows_kinds_ports_and_defaults() {
+    let o = hwsim(&["list"]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    let kinds: &[KindListing] = &[
+        (
+            "counter",
+            &[("out", "count", "signal<u64>")],
+            &["start: 0", "step: 1", "first: 0", "stop: null"],
+        ),
+        (
+            "add1",
+            &[("in", "in", "signal<u64>"), ("out", "out", "signal<u64>")],
+            &[],
+        ),
+        (
+            "producer",
+            &[("out", "out", "stream<u64>")],
+            &["count: 16", "interval: 1", "start: 0", "first_value: 0"],
+        ),
+        (
+            "fifo",
+            &[
+                ("in", "in", "stream[4]<u64>"),
+                ("out", "out", "stream<u64>"),
+            ],
+            &["depth: 4"],
+        ),
+        (
+            "consumer",
+            &[
+                ("in", "in", "stream[2]<u64>"),
+                ("out", "last", "signal<u64>"),
+            ],
+            &["interval: 1", "ready_from: 0", "capacity: 2"],
+        ),
+        (
+            "timer",
+            &[("out", "tick", "signal<bool>")],
+            &["period: 1000"],
+        ),
+    ];
+    for (kind, ports, params) in kinds {
+        let sec = list_section(&out, kind);
+        assert!(sec.contains("  ports:"), "{kind}: no ports in\n{sec}");
+        for (dir, name, shape) in *ports {
+            let found = sec.lines().any(|l| {
+                let t: Vec<&str> = l.split_whitespace().collect();
+                t.len() >= 3 && t[0] == *dir && t[1] == *name && t[2] == *shape
+            });
+            assert!(found, "{kind}: no port `{dir} {name} {shape}` in\n{sec}");
+        }
+        if params.is_empty() {
+            assert!(sec.contains("params: none"), "{kind}: params in\n{sec}");
+        } else {
+            assert!(sec.contains("params (defaults):"), "{kind}:\n{sec}");
+            for p in *params {
+                assert!(
+                    sec.lines().any(|l| l.trim() == *p),
+                    "{kind}: no default `{p}` in\n{sec}"
+                );
+            }
+        }
+    }
+    // Every kind the elaborator knows (its `unknown block kind` message lists them) has a
+    // section with at least one port and a params line.
+    let err = stderr(&hwsim(&["run", "tests/bad/unknown_kind.yaml"]));
+    let known = err
+        .split("(known: ")
+        .nth(1)
+        .and_then(|k| k.split(')').next())
+        .unwrap_or_else(|| panic!("no known-kinds list in: {err}"));
+    let known: Vec<&str> = known.split(", ").collect();
+    for (kind, _, _) in kinds {
+        assert!(known.contains(kind), "{kind} missing from {known:?}");
+    }
+    for kind in known {
+        let sec = list_section(&out, kind);
+        assert!(
+            sec.lines()
+                .skip_while(|l| l.trim() != "ports:")
+                .skip(1)
+                .any(|l| l.starts_with("    in ") || l.starts_with("    out ")),
+            "{kind}: no ports listed in\n{sec}"
+        );
+        assert!(
+            sec.contains("params: none") || sec.contains("params (defaults):"),
+            "{kind}: no params line in\n{sec}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. netlist.
+
+#[test]
+fn netlist_writes_dot() {
+    let dir = temp_dir("netlist");
+    let dot = dir.join("x.dot");
+    let o = hwsim(&[
+        Path::new("netlist"),
+        Path::new(FIFO_TB),
+        Path::new("--dot"),
+        dot.as_path(),
+    ]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("(3 instances)"), "{}", stdout(&o));
+    let text = std::fs::read_to_string(&dot).expect("DOT written");
+    assert!(text.trim_start().starts_with("digraph"), "{text}");
+    assert!(text.trim_end().ends_with('}'), "{text}");
+    // Nodes: `nK [label="inst\n(kind)"];`, edges: `nA -> nB [label="out → in : u64"];`.
+    let mut nodes: Vec<(String, String)> = Vec::new();
+    let mut edges: Vec<(String, String, String)> = Vec::new();
+    for l in text.lines().map(str::trim) {
+        let Some((id, rest)) = l.split_once(" [label=\"") else {
+            continue;
+        };
+        let label = rest.trim_end_matches("\"];").to_string();
+        match id.split_once(" -> ") {
+            Some((a, b)) => edges.push((a.to_string(), b.to_string(), label)),
+            None => nodes.push((id.to_string(), label)),
+        }
+    }
+    let name_of = |id: &str| -> String {
+        let (_, label) = nodes
+            .iter()
+            .find(|(n, _)| n == id)
+            .unwrap_or_else(|| panic!("edge to unknown node {id} in\n{text}"));
+        label.split("\\n").next().unwrap_or("").to_string()
+    };
+    let mut names: Vec<String> = nodes.iter().map(|(id, _)| name_of(id)).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["fifo", "snk", "src"],
+        "one node per instance:\n{text}"
+    );
+    for inst in ["src\\n(producer)", "fifo\\n(fifo)", "snk\\n(consumer)"] {
+        assert!(
+            nodes.iter().any(|(_, l)| l == inst),
+            "no node `{inst}`:\n{text}"
+        );
+    }
+    let mut named: Vec<(String, String, String)> = edges
+        .iter()
+        .map(|(a, b, l)| (name_of(a), name_of(b), l.clone()))
+        .collect();
+    named.sort();
+    assert_eq!(
+        named,
+        [
+            ("fifo".into(), "snk".into(), "out → in : u64".into()),
+            ("src".into(), "fifo".into(), "out → in : u64".into()),
+        ],
+        "edges labelled with the port names:\n{text}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. --json.
+
+/// Runs the fifo testbench with `extra` options and `--json`; returns (output, report).
+fn run_json(test: &str, tb: &Path, extra: &[&str]) -> (Output, Value) {
+    let dir = temp_dir(test);
+    let json = dir.join("r.json");
+    let mut args: Vec<&std::ffi::OsStr> = vec!["run".as_ref(), tb.as_os_str()];
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    args.push("--json".as_ref());
+    args.push(json.as_os_str());
+    let o = hwsim(&args);
+    let v = read_json(&json);
+    (o, v)
+}
+
+fn as_u64(v: &Value, what: &str) -> u64 {
+    v.as_u64()
+        .unwrap_or_else(|| panic!("{what} is not an unsigned integer: {v}"))
+}
+
+fn as_f64(v: &Value, what: &str) -> f64 {
+    v.as_f64()
+        .unwrap_or_else(|| panic!("{what} is not a number: {v}"))
+}
+
+#[test]
+fn json_report() {
+    let (o, r) = run_json("json", Path::new(FIFO_TB), &[]);
+    assert_code(&o, 0);
+    assert_eq!(r["testbench"], "fifo_backpressure", "{r:#}");
+    assert_eq!(as_u64(&r["seed"], "seed"), 1);
+    assert_eq!(r["passed"], true);
+    let cycles = as_u64(&r["cycles"], "cycles");
+    // snk.last takes 111 in [30, 60]; the run ends long before `until: 200`.
+    assert!((30..200).contains(&cycles), "cycles {cycles}");
+    assert!(
+        stdout(&o).contains(&format!("verdict: PASS (6/6 checks) at cycle {cycles}\n")),
+        "{}",
+        stdout(&o)
+    );
+
+    let checks = r["checks"].as_array().expect("checks is an array");
+    assert_eq!(checks.len(), 6, "{r:#}");
+    for c in checks {
+        assert!(c["name"].is_string(), "{c}");
+        assert_eq!(c["passed"], true, "{c}");
+        assert!(c["expected"].is_string(), "{c}");
+        assert!(c["actual"].is_string(), "{c}");
+    }
+    assert_eq!(checks[0]["name"], "snk.received == 12");
+    assert_eq!(checks[0]["expected"], "== 12");
+    assert_eq!(checks[0]["actual"], "12");
+
+    let counters = r["counters"].as_object().expect("counters is an object");
+    assert_eq!(as_u64(&counters["snk.received"], "snk.received"), 12);
+    assert_eq!(as_u64(&counters["src.sent"], "src.sent"), 12);
+    assert_eq!(as_u64(&counters["fifo.passed"], "fifo.passed"), 12);
+    assert_eq!(as_u64(&counters["fifo.peak_occupancy"], "peak"), 4);
+    // 100 + 101 + … + 111.
+    assert_eq!(as_u64(&counters["snk.sum"], "snk.sum"), 1266);
+    assert!(as_u64(&counters["src.stall_cycles"], "stalls") >= 1);
+
+    assert!(r["flows"].is_array(), "flows: {}", r["flows"]);
+
+    let st = &r["stats"];
+    for k in [
+        "wall_s",
+        "cycles",
+        "cycles_per_s",
+        "activations",
+        "activations_per_s",
+        "skipped_cycles",
+        "peak_rss_bytes",
+    ] {
+        assert!(st[k].is_number(), "stats.{k} missing or not a number: {st}");
+    }
+    assert_eq!(as_u64(&st["cycles"], "stats.cycles"), cycles);
+    assert!(as_f64(&st["wall_s"], "wall_s") >= 0.0);
+    assert!(as_f64(&st["cycles_per_s"], "cycles_per_s") >= 0.0);
+    assert!(as_f64(&st["activations_per_s"], "activations_per_s") >= 0.0);
+    assert!(as_u64(&st["activations"], "activations") > 0);
+    assert!(as_u64(&st["peak_rss_bytes"], "peak_rss_bytes") > 0);
+    let skipped = as_u64(&st["skipped_cycles"], "skipped_cycles");
+    assert!(skipped <= cycles);
+    if let Some(exec) = st["executed_cycles"].as_u64() {
+        assert_eq!(exec + skipped, cycles, "executed + skipped = cycles: {st}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. A failing check.
+
+#[test]
+fn failing_check_exits_1() {
+    let dir = temp_dir("failing");
+    let tb = write(&dir, "fails.yaml", &fifo_tb("fails", 13));
+    let json = dir.join("r.json");
+    let o = hwsim(&[Path::new("run"), &tb, Path::new("--json"), json.as_path()]);
+    assert_code(&o, 1);
+    let out = stdout(&o);
+    let fail: Vec<&str> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("FAIL"))
+        .collect();
+    assert_eq!(fail.len(), 1, "one FAIL line:\n{out}");
+    assert!(
+        fail[0].contains("snk.received == 13") && fail[0].contains("expected == 13, actual 12"),
+        "{}",
+        fail[0]
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("verdict: FAIL (5/6 checks)")),
+        "{out}"
+    );
+    assert!(stderr(&o).is_empty(), "stderr: {}", stderr(&o));
+
+    let r = read_json(&json);
+    assert_eq!(r["passed"], false);
+    let c = &r["checks"][0];
+    assert_eq!(c["passed"], false, "{c}");
+    assert_eq!(c["expected"], "== 13", "{c}");
+    assert_eq!(c["actual"], "12", "{c}");
+    assert_eq!(r["checks"].as_array().map(|a| a.len()), Some(6));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 8. --seed, `hwsim TB` = `hwsim run TB`, --no-skip.
+
+#[test]
+fn seed_option_is_reported() {
+    let (o, r) = run_json("seed", Path::new(FIFO_TB), &["--seed", "7"]);
+    assert_code(&o, 0);
+    assert_eq!(as_u64(&r["seed"], "seed"), 7, "{r:#}");
+    assert!(stdout(&o).contains("seed 7)"), "{}", stdout(&o));
+}
+
+#[test]
+fn bare_testbench_means_run() {
+    let dir = temp_dir("bare");
+    let failing = write(&dir, "fails.yaml", &fifo_tb("fails", 13));
+    let failing = failing.to_str().expect("utf-8 temp path");
+    for (tb, code) in [
+        (FIFO_TB, 0),
+        (failing, 1),
+        ("tests/bad/double_driver.yaml", 2),
+    ] {
+        let run = hwsim(&["run", tb]);
+        let bare = hwsim(&[tb]);
+        assert_code(&run, code);
+        assert_code(&bare, code);
+        assert_eq!(stdout(&bare), stdout(&run), "{tb}: stdout");
+        assert_eq!(stderr(&bare), stderr(&run), "{tb}: stderr");
+    }
+    // Options after the bare testbench are `run` options.
+    let run = hwsim(&["run", FIFO_TB, "-q", "--seed", "3"]);
+    let bare = hwsim(&[FIFO_TB, "-q", "--seed", "3"]);
+    assert_code(&bare, 0);
+    assert_eq!(stdout(&bare), stdout(&run));
+}
+
+#[test]
+fn no_skip_gives_identical_results() {
+    let (o1, skip) = run_json("skip_on", Path::new(FIFO_TB), &[]);
+    let (o2, noskip) = run_json("skip_off", Path::new(FIFO_TB), &["--no-skip"]);
+    assert_code(&o1, 0);
+    assert_code(&o2, 0);
+    assert_eq!(noskip["checks"], skip["checks"]);
+    assert_eq!(noskip["counters"], skip["counters"]);
+    assert_eq!(noskip["cycles"], skip["cycles"]);
+    assert_eq!(noskip["passed"], skip["passed"]);
+    assert_eq!(as_u64(&noskip["stats"]["skipped_cycles"], "skipped"), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 9. regress.
+
+#[test]
+fn regress_with_a_failure() {
+    let dir = temp_dir("regress_fail");
+    write(&dir, "pass.yaml", &fifo_tb("passes", 12));
+    write(&dir, "fail.yaml", &fifo_tb("fails", 13));
+    let o = hwsim(&[Path::new("regress"), dir.as_path()]);
+    assert_code(&o, 1);
+    let out = stdout(&o);
+    let row = |file: &str| -> Vec<String> {
+        let l = out
+            .lines()
+            .find(|l| l.contains(file))
+            .unwrap_or_else(|| panic!("no row for {file}:\n{out}"));
+        l.split_whitespace().map(str::to_string).collect()
+    };
+    let p = row("pass.yaml");
+    let f = row("fail.yaml");
+    assert_eq!(p[1], "PASS", "{out}");
+    assert_eq!(f[1], "FAIL", "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.contains("fail.yaml") && l.contains("snk.received == 13")),
+        "the failing row names its first failed check:\n{out}"
+    );
+    assert_eq!(out.lines().last(), Some("1 passed, 1 failed"), "{out}");
+}
+
+#[test]
+fn regress_all_passing() {
+    let dir = temp_dir("regress_pass");
+    write(&dir, "a.yaml", &fifo_tb("a", 12));
+    std::fs::create_dir_all(dir.join("sub")).expect("mkdir");
+    write(&dir.join("sub"), "b.yaml", &fifo_tb("b", 12));
+    let o = hwsim(&[Path::new("regress"), dir.as_path()]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert_eq!(
+        out.lines().filter(|l| l.contains(" PASS ")).count(),
+        2,
+        "{out}"
+    );
+    assert_eq!(out.lines().last(), Some("2 passed, 0 failed"), "{out}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 10. -q.
+
+#[test]
+fn quiet_prints_only_the_verdict() {
+    let o = hwsim(&["run", FIFO_TB, "-q"]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    assert!(
+        lines[0].starts_with("verdict: PASS (6/6 checks) at cycle "),
+        "{out}"
+    );
+
+    let o = hwsim(&["run", FIFO_TB, "--quiet", "--stats"]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("stats: "), "{out}");
+    assert!(lines[0].contains("cycles/s") && lines[0].contains("activations"));
+    assert!(lines[1].starts_with("verdict: PASS"), "{out}");
+
+    let dir = temp_dir("quiet");
+    let tb = write(&dir, "fails.yaml", &fifo_tb("fails", 13));
+    let o = hwsim(&[tb.as_os_str(), "-q".as_ref()]);
+    assert_code(&o, 1);
+    let out = stdout(&o);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(
+        out.starts_with("verdict: FAIL (5/6 checks) at cycle "),
+        "{out}"
+    );
+}
+
+#[test]
+fn stats_without_quiet() {
+    let o = hwsim(&["run", FIFO_TB, "--stats"]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(out.lines().any(|l| l.starts_with("stats: ")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("counters:")), "{out}");
+    assert!(out
+        .lines()
+        .last()
+        .is_some_and(|l| l.starts_with("verdict: PASS")));
+}
