@@ -46,12 +46,8 @@ fn w3_chain(n: usize) -> Sim {
     }
     nl.connect("src.count", "stage0.in", None).expect("connect");
     for i in 1..n {
-        nl.connect(
-            &format!("stage{}.out", i - 1),
-            &format!("stage{i}.in"),
-            None,
-        )
-        .expect("connect");
+        nl.connect(&format!("stage{}.out", i - 1), &format!("stage{i}.in"), None)
+            .expect("connect");
     }
     nl.elaborate(1).expect("elaborates")
 }

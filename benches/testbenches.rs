@@ -36,17 +36,13 @@ fn bench_testbenches(c: &mut Criterion) {
     assert_eq!(first.cycles, 20_000, "{}", first.render(false, true));
     assert!(first.error.is_none(), "{}", first.render(false, true));
     g.throughput(Throughput::Elements(first.stats.activations));
-    g.bench_function("w3_pipeline_100", |b| {
-        b.iter(|| black_box(run(&w3, Some(20_000))))
-    });
+    g.bench_function("w3_pipeline_100", |b| b.iter(|| black_box(run(&w3, Some(20_000)))));
 
     let fifo = tb("tb/modules/fifo_backpressure.yaml");
     let first = run(&fifo, None);
     assert!(first.passed, "{}", first.render(true, true));
     g.throughput(Throughput::Elements(first.stats.activations));
-    g.bench_function("fifo_backpressure", |b| {
-        b.iter(|| black_box(run(&fifo, None)))
-    });
+    g.bench_function("fifo_backpressure", |b| b.iter(|| black_box(run(&fifo, None))));
     g.finish();
 }
 

@@ -6,6 +6,7 @@ pub mod registry;
 pub mod regress;
 pub mod runner;
 pub mod schema;
+pub mod system;
 pub mod testbench;
 pub mod values;
 pub mod yaml;

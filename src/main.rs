@@ -128,8 +128,7 @@ fn main() -> ExitCode {
             if files.is_empty() {
                 return bad(format!("{}: no *.yaml testbenches", dir.display()));
             }
-            let jobs =
-                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+            let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
             let out = regress::run_all(&files, jobs, no_skip);
             print!("{}", regress::render(&out));
             if out.iter().all(|o| o.verdict == "PASS") {
@@ -154,11 +153,7 @@ fn main() -> ExitCode {
             if let Err(e) = std::fs::write(&dot, el.netlist.to_dot()) {
                 return bad(format!("{}: cannot write: {e}", dot.display()));
             }
-            println!(
-                "wrote {} ({} instances)",
-                dot.display(),
-                el.netlist.instance_count()
-            );
+            println!("wrote {} ({} instances)", dot.display(), el.netlist.instance_count());
             ExitCode::SUCCESS
         }
     }
@@ -215,9 +210,7 @@ fn check(tb: &std::path::Path) -> ExitCode {
         Ok(l) => l,
         Err(e) => return bad(e),
     };
-    match runner::build(&l, l.tb.seed)
-        .and_then(|(sim, el)| runner::validate_checks(&l, &sim).map(|_| (sim, el)))
-    {
+    match runner::build(&l, l.tb.seed).and_then(|(sim, el)| runner::validate_checks(&l, &sim).map(|_| (sim, el))) {
         Ok((sim, _)) => {
             println!(
                 "{}: ok — {} instances, {} nets, {} counters",
@@ -254,10 +247,7 @@ fn list() {
             } else {
                 " (not drivable from YAML)"
             };
-            println!(
-                "    {dir} {:<12} {shape}<{}>  {}{drivable}",
-                p.name, p.type_name, p.doc
-            );
+            println!("    {dir} {:<12} {shape}<{}>  {}{drivable}", p.name, p.type_name, p.doc);
         }
         let d = yaml::dump(&b.defaults);
         if d.trim() == "{}" {

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use hwsim_hw::{Binder, BuildFn, BuildResult, PortDecl};
 use hwsim_modules::kernel_examples as kx;
+use hwsim_modules::rclink as rc;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -68,10 +69,7 @@ where
 fn pipe_kind() -> BlockKind {
     fn typed<T: hwsim_hw::Value>(p: kx::pipe::Params) -> (Vec<PortDecl>, BuildFn) {
         let decls = kx::pipe::ports::<T>(&p);
-        (
-            decls,
-            Box::new(move |b: &mut Binder| kx::pipe::build::<T>(&p, b)),
-        )
+        (decls, Box::new(move |b: &mut Binder| kx::pipe::build::<T>(&p, b)))
     }
     let mut defaults = yaml::to_value(&kx::pipe::Params::default());
     if let Value::Mapping(m) = &mut defaults {
@@ -87,9 +85,7 @@ fn pipe_kind() -> BlockKind {
             let ty = match &mut rest {
                 Value::Mapping(m) => match m.remove("type") {
                     Some(Value::String(s)) => s,
-                    Some(other) => {
-                        return Err(format!("type: expected a name, got {}", yaml::show(&other)))
-                    }
+                    Some(other) => return Err(format!("type: expected a name, got {}", yaml::show(&other))),
                     None => "u64".to_string(),
                 },
                 Value::Null => "u64".to_string(),
@@ -160,6 +156,60 @@ pub fn blocks() -> Vec<BlockKind> {
             kx::timer::build,
         ),
         pipe_kind(),
+        kind(
+            "cdma",
+            "CDMA traffic source: AXI write transactions into the PAXI core",
+            rc::cdma::ports,
+            rc::cdma::build,
+        ),
+        kind(
+            "paxi",
+            "PAXI core: MPS segmentation, W OST, ITLV, push dispatch, completion (seed 000/002)",
+            rc::paxi::ports,
+            rc::paxi::build,
+        ),
+        kind(
+            "mac_tx",
+            "per-LG MAC/SerDes serializer: max(datapath, line rate), exact carry (seed 000 «MAC Credit»)",
+            rc::mac::ports,
+            rc::mac::build,
+        ),
+        kind(
+            "phylink",
+            "one edge direction: REQ and RSP queues, credit side channel (seed 000 «物理链路模型»)",
+            rc::phylink::ports,
+            rc::phylink::build,
+        ),
+        kind(
+            "router",
+            "chip port mux and relay forwarding by route",
+            rc::router::ports,
+            rc::router::build,
+        ),
+        kind(
+            "rate_monitor",
+            "peak bytes over any window of cumulative byte signals",
+            rc::monitor::ports,
+            rc::monitor::build,
+        ),
+        kind(
+            "rclink_tx",
+            "RC Link TX of one LG: slot FIFO, PSN, bank arbiter, CBFC, rate gate (seed 000 «TX 侧设计»)",
+            rc::tx::ports,
+            rc::tx::build,
+        ),
+        kind(
+            "rclink_rx",
+            "RC Link RX of one LG: PSN check, ACK MERGE, credit return, CNP (seed 000 «RX 侧设计»)",
+            rc::rx::ports,
+            rc::rx::build,
+        ),
+        kind(
+            "rx_cap",
+            "per-LG receive serializer at line rate; data only (seed 000 «芯片级聚合接收 cap»)",
+            rc::rx_cap::ports,
+            rc::rx_cap::build,
+        ),
     ]
 }
 
@@ -174,27 +224,21 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     use hwsim_ports as hp;
     m.insert(TypeId::of::<hp::Psn>(), signal_type::<hp::Psn>("Psn"));
     m.insert(TypeId::of::<hp::QpId>(), signal_type::<hp::QpId>("QpId"));
-    m.insert(
-        TypeId::of::<hp::VcBank>(),
-        signal_type::<hp::VcBank>("VcBank"),
-    );
+    m.insert(TypeId::of::<hp::VcBank>(), signal_type::<hp::VcBank>("VcBank"));
     m.insert(TypeId::of::<hp::Rh>(), signal_type::<hp::Rh>("Rh"));
-    m.insert(
-        TypeId::of::<hp::Opcode>(),
-        signal_type::<hp::Opcode>("Opcode"),
-    );
+    m.insert(TypeId::of::<hp::Opcode>(), signal_type::<hp::Opcode>("Opcode"));
     m.insert(TypeId::of::<hp::Ecn>(), signal_type::<hp::Ecn>("Ecn"));
     m.insert(TypeId::of::<hp::Tos>(), signal_type::<hp::Tos>("Tos"));
-    m.insert(
-        TypeId::of::<hp::VlanTag>(),
-        signal_type::<hp::VlanTag>("VlanTag"),
-    );
+    m.insert(TypeId::of::<hp::VlanTag>(), signal_type::<hp::VlanTag>("VlanTag"));
     m.insert(
         TypeId::of::<hp::TrafficClass>(),
         signal_type::<hp::TrafficClass>("TrafficClass"),
     );
-    m.insert(
-        TypeId::of::<hp::MacAddr>(),
-        signal_type::<hp::MacAddr>("MacAddr"),
-    );
+    m.insert(TypeId::of::<hp::MacAddr>(), signal_type::<hp::MacAddr>("MacAddr"));
+    m.insert(TypeId::of::<hp::Txn>(), signal_type::<hp::Txn>("Txn"));
+    m.insert(TypeId::of::<hp::Segment>(), signal_type::<hp::Segment>("Segment"));
+    m.insert(TypeId::of::<hp::DataFrame>(), signal_type::<hp::DataFrame>("DataFrame"));
+    m.insert(TypeId::of::<hp::Ctrl>(), signal_type::<hp::Ctrl>("Ctrl"));
+    m.insert(TypeId::of::<hp::CreditMsg>(), signal_type::<hp::CreditMsg>("CreditMsg"));
+    m.insert(TypeId::of::<hp::FrameDone>(), signal_type::<hp::FrameDone>("FrameDone"));
 }

@@ -124,11 +124,7 @@ impl Report {
     pub fn render(&self, with_counters: bool, with_stats: bool) -> String {
         use std::fmt::Write as _;
         let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "hwsim: {}  ({}, seed {})",
-            self.testbench, self.file, self.seed
-        );
+        let _ = writeln!(s, "hwsim: {}  ({}, seed {})", self.testbench, self.file, self.seed);
         if let Some(e) = &self.error {
             let _ = writeln!(s, "  ERROR {e}");
         }
@@ -138,11 +134,7 @@ impl Report {
             if c.passed {
                 let _ = writeln!(s, "  {v}  {:<w$}  {}", c.name, c.actual);
             } else {
-                let _ = writeln!(
-                    s,
-                    "  {v}  {:<w$}  expected {}, actual {}",
-                    c.name, c.expected, c.actual
-                );
+                let _ = writeln!(s, "  {v}  {:<w$}  expected {}, actual {}", c.name, c.expected, c.actual);
             }
         }
         if with_counters && !self.counters.is_empty() {
@@ -194,30 +186,148 @@ pub fn peak_rss_bytes() -> u64 {
 
 /// Elaborates a loaded testbench into a ready simulation (also used by `hwsim check`).
 pub fn build(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
-    if l.tb.system.is_some() {
-        if !l.tb.instances.is_empty() || !l.tb.stimulus.is_empty() {
+    let mut el = if l.tb.system.is_some() {
+        if !l.tb.instances.is_empty() || !l.tb.stimulus.is_empty() || !l.tb.connect.is_empty() {
             return Err(l.error_at(
                 "system",
                 "a testbench is either module form (instances) or system form (system), not both",
             ));
         }
-        return Err(l.error_at(
-            "system",
-            "system-form testbenches need the chip-to-chip model (PAXI core, RC Link, PhyLink), which this build does not have yet",
-        ));
-    }
-    if l.tb.instances.is_empty() {
-        return Err(InputError::new(
-            &l.path,
-            "no `instances:` (module form) and no `system:` (system form)",
-        ));
-    }
-    let mut el = testbench::elaborate(l)?;
+        let (nl, info) = crate::system::elaborate(l, seed)?;
+        let values = crate::values::registry();
+        let watches = testbench::watches(l, &nl, &values)?;
+        Elaborated {
+            netlist: nl,
+            watches,
+            values,
+            system: Some(info),
+        }
+    } else {
+        if l.tb.instances.is_empty() {
+            return Err(InputError::new(
+                &l.path,
+                "no `instances:` (module form) and no `system:` (system form)",
+            ));
+        }
+        testbench::elaborate(l)?
+    };
     let nl = std::mem::take(&mut el.netlist);
-    let sim = nl
-        .elaborate(seed)
-        .map_err(|e| testbench::elab_error(l, e))?;
+    let sim = nl.elaborate(seed).map_err(|e| testbench::elab_error(l, e))?;
     Ok((sim, el))
+}
+
+/// Flow results from the PAXI counters of each flow's source chip (sender side: from the
+/// transaction's issue to its last frame's ACK).
+fn flows(sim: &Sim, el: &Elaborated) -> Vec<FlowReport> {
+    let Some(info) = &el.system else { return Vec::new() };
+    info.flows
+        .iter()
+        .map(|f| {
+            let c = |n: &str| {
+                sim.counter(&format!("chip{}.paxi.flow{}_{n}", f.src, f.local))
+                    .unwrap_or(0)
+            };
+            let (bytes, first, last, txns) = (c("bytes"), c("first"), c("last"), c("txns"));
+            let (first, last) = (first.saturating_sub(1), last.saturating_sub(1));
+            let span = last.saturating_sub(first);
+            FlowReport {
+                name: f.name.clone(),
+                bytes,
+                first_byte: first,
+                last_byte: last,
+                goodput: if span > 0 { bytes as f64 / span as f64 } else { 0.0 },
+                latency_mean: if txns > 0 {
+                    c("lat_sum") as f64 / txns as f64
+                } else {
+                    0.0
+                },
+                latency_max: c("lat_max"),
+            }
+        })
+        .collect()
+}
+
+/// Aggregate goodput over all flows: bytes / (last completion − first issue).
+fn aggregate_goodput(flows: &[FlowReport]) -> f64 {
+    let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
+    let first = flows
+        .iter()
+        .filter(|f| f.bytes > 0)
+        .map(|f| f.first_byte)
+        .min()
+        .unwrap_or(0);
+    let last = flows.iter().map(|f| f.last_byte).max().unwrap_or(0);
+    if last > first {
+        bytes as f64 / (last - first) as f64
+    } else {
+        0.0
+    }
+}
+
+fn sum(sim: &Sim, glob: &str) -> u64 {
+    sim.counters()
+        .filter(|(n, _)| hwsim_hw::glob_match(glob, n))
+        .map(|(_, v)| v)
+        .sum()
+}
+
+/// The always-on monitors of a system run (DESIGN.md §5): every transaction completed exactly
+/// once, no slot leaked, every CBFC credit home, no reordering on a lossless network, and the run
+/// finished its work.
+fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool) -> Vec<CheckResult> {
+    let Some(info) = &el.system else { return Vec::new() };
+    let mut v = Vec::new();
+    let mut check = |name: &str, passed: bool, expected: String, actual: String| {
+        v.push(CheckResult {
+            name: format!("monitor: {name}"),
+            passed,
+            expected,
+            actual,
+        });
+    };
+    let q = if quiescent {
+        "quiescent"
+    } else {
+        "work pending at the end"
+    };
+    check("work finished before `until`", quiescent, "quiescent".into(), q.into());
+    let (issued, done, dup) = (
+        sum(sim, "*.cdma.txns"),
+        sum(sim, "*.paxi.txns_done"),
+        sum(sim, "*.paxi.duplicate_done"),
+    );
+    check(
+        "every transaction completed exactly once",
+        issued == done && dup == 0,
+        format!("{issued} done, 0 duplicates"),
+        format!("{done} done, {dup} duplicates"),
+    );
+    if quiescent {
+        let slots = sum(sim, "*.tx.slots_in_use");
+        check(
+            "no slot leaked",
+            slots == 0,
+            "0 slots in use".into(),
+            format!("{slots}"),
+        );
+        let credits = sum(sim, "*.tx.credits_outstanding");
+        check(
+            "CBFC credits conserved (all home)",
+            credits == 0,
+            "0 outstanding".into(),
+            format!("{credits}"),
+        );
+    }
+    if !info.lossy {
+        let (naks, dups) = (sum(sim, "*.rx.naks_sent"), sum(sim, "*.rx.dup_pkts"));
+        check(
+            "PSN order on the wire (lossless: no NAK, no duplicate)",
+            naks == 0 && dups == 0,
+            "0 NAK, 0 duplicates".into(),
+            format!("{naks} NAK, {dups} duplicates"),
+        );
+    }
+    v
 }
 
 /// Checks every `expect:` entry against the elaborated simulation (names, forms, bounds).
@@ -234,10 +344,7 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
             .or(e.metric.clone())
             .unwrap_or_else(|| "expect".into());
         if what != 1 {
-            return Err(l.error_at(
-                &label,
-                "each expect names exactly one of `port`, `counter`, `metric`",
-            ));
+            return Err(l.error_at(&label, "each expect names exactly one of `port`, `counter`, `metric`"));
         }
         if e.port.is_some() {
             let forms = [e.value.is_some(), e.count.is_some(), e.sequence.is_some()]
@@ -247,31 +354,20 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
             if forms != 1 {
                 return Err(l.error_at(
                     &label,
-                    format!(
-                        "expect on `{label}`: give exactly one of `value`, `count`, `sequence`"
-                    ),
+                    format!("expect on `{label}`: give exactly one of `value`, `count`, `sequence`"),
                 ));
             }
             if e.value.is_some() && e.at.is_none() && e.within.is_none() {
-                return Err(l.error_at(
-                    &label,
-                    format!("expect on `{label}`: `value` needs `at` or `within`"),
-                ));
+                return Err(l.error_at(&label, format!("expect on `{label}`: `value` needs `at` or `within`")));
             }
             if let Some([a, b]) = e.within {
                 if a > b {
-                    return Err(l.error_at(
-                        &label,
-                        format!("expect on `{label}`: within [{a}, {b}] is empty"),
-                    ));
+                    return Err(l.error_at(&label, format!("expect on `{label}`: within [{a}, {b}] is empty")));
                 }
             }
         } else {
             if e.equals.is_none() && e.min.is_none() && e.max.is_none() {
-                return Err(l.error_at(
-                    &label,
-                    format!("expect on `{label}`: give `equals`, `min` or `max`"),
-                ));
+                return Err(l.error_at(&label, format!("expect on `{label}`: give `equals`, `min` or `max`")));
             }
             if let Some(c) = &e.counter {
                 if !sim.counters().any(|(n, _)| hwsim_hw::glob_match(c, n)) {
@@ -281,21 +377,25 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
                         format!(
                             "no counter matches `{c}` (counters: {}{})",
                             known.join(", "),
-                            if sim.counters().count() > 12 {
-                                ", …"
-                            } else {
-                                ""
-                            }
+                            if sim.counters().count() > 12 { ", …" } else { "" }
                         ),
                     ));
                 }
             }
             if let Some(m) = &e.metric {
-                if !["end_cycle", "activations", "executed_cycles"].contains(&m.as_str()) {
+                // Only results, never the kernel's own work (activations, executed cycles): those
+                // differ between skip and --no-skip by design, and a verdict must not.
+                if !METRICS.contains(&m.as_str()) {
                     return Err(l.error_at(
                         m,
-                        format!("unknown metric `{m}` (end_cycle, activations, executed_cycles)"),
+                        format!(
+                            "unknown metric `{m}` ({}; activations and executed cycles are in --stats)",
+                            METRICS.join(", ")
+                        ),
                     ));
+                }
+                if m != "end_cycle" && l.tb.system.is_none() {
+                    return Err(l.error_at(m, format!("metric `{m}` needs a system-form testbench (flows)")));
                 }
             }
         }
@@ -321,8 +421,12 @@ fn within_bounds(e: &Expect, x: f64) -> bool {
     e.equals.is_none_or(|v| x == v) && e.min.is_none_or(|v| x >= v) && e.max.is_none_or(|v| x <= v)
 }
 
+/// Metrics a check can bound: `end_cycle`; for system form `goodput` (aggregate bytes/ns over
+/// the flows), `latency_max` and `latency_mean` (ns, over every transaction).
+const METRICS: &[&str] = &["end_cycle", "goodput", "latency_max", "latency_mean"];
+
 /// Evaluates one check against the finished simulation.
-fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle) -> CheckResult {
+fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowReport]) -> CheckResult {
     if let Some(c) = &e.counter {
         let sum: u64 = sim
             .counters()
@@ -331,34 +435,43 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle) -> CheckResult {
             .sum();
         let x = sum as f64;
         return CheckResult {
-            name: e
-                .name
-                .clone()
-                .unwrap_or_else(|| format!("{c} {}", bounds_text(e))),
+            name: e.name.clone().unwrap_or_else(|| format!("{c} {}", bounds_text(e))),
             passed: within_bounds(e, x),
             expected: bounds_text(e),
             actual: sum.to_string(),
         };
     }
     if let Some(m) = &e.metric {
-        let x = end;
+        let x: f64 = match m.as_str() {
+            "goodput" => aggregate_goodput(flows),
+            "latency_max" => flows.iter().map(|f| f.latency_max).max().unwrap_or(0) as f64,
+            "latency_mean" => {
+                let txns: u64 = sum(sim, "*.paxi.txns_done");
+                if txns > 0 {
+                    sum(sim, "*.paxi.latency_sum") as f64 / txns as f64
+                } else {
+                    0.0
+                }
+            }
+            _ => end as f64,
+        };
+        let _ = el;
         return CheckResult {
-            name: e
-                .name
-                .clone()
-                .unwrap_or_else(|| format!("{m} {}", bounds_text(e))),
-            passed: within_bounds(e, x as f64),
+            name: e.name.clone().unwrap_or_else(|| format!("{m} {}", bounds_text(e))),
+            passed: within_bounds(e, x),
             expected: bounds_text(e),
-            actual: x.to_string(),
+            actual: if x.fract() == 0.0 {
+                format!("{x}")
+            } else {
+                format!("{x:.3}")
+            },
         };
     }
     let ep = e.port.as_deref().expect("validated");
     let w = &el.watches[ep];
     let ops = &el.values[&w.type_id];
     let net = sim.net(ep).expect("watched endpoint has a net");
-    let (reset, log) = ops
-        .history(net.as_ref(), w.shape)
-        .unwrap_or((None, Vec::new()));
+    let (reset, log) = ops.history(net.as_ref(), w.shape).unwrap_or((None, Vec::new()));
     let (lo, hi) = match (e.at, e.within) {
         (Some(a), _) => (a, a),
         (None, Some([a, b])) => (a, b),
@@ -387,58 +500,32 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle) -> CheckResult {
         }
         seen.extend(log.iter().filter(|(c, _)| *c > lo && *c <= hi).cloned());
         if e.count.is_some() || e.sequence.is_some() {
-            seen = log
-                .iter()
-                .filter(|(c, _)| *c >= lo && *c <= hi)
-                .cloned()
-                .collect();
+            seen = log.iter().filter(|(c, _)| *c >= lo && *c <= hi).cloned().collect();
         }
     } else {
-        seen = log
-            .iter()
-            .filter(|(c, _)| *c >= lo && *c <= hi)
-            .cloned()
-            .collect();
+        seen = log.iter().filter(|(c, _)| *c >= lo && *c <= hi).cloned().collect();
     }
-    let kind = if w.shape == Shape::Stream {
-        "pushes"
-    } else {
-        "changes"
-    };
+    let kind = if w.shape == Shape::Stream { "pushes" } else { "changes" };
     if let Some(n) = e.count {
         return CheckResult {
-            name: e
-                .name
-                .clone()
-                .unwrap_or_else(|| format!("{ep} {kind}{window} == {n}")),
+            name: e.name.clone().unwrap_or_else(|| format!("{ep} {kind}{window} == {n}")),
             passed: seen.len() as u64 == n,
             expected: n.to_string(),
             actual: seen.len().to_string(),
         };
     }
     if let Some(seq) = &e.sequence {
-        let passed =
-            seq.len() == seen.len() && seq.iter().zip(&seen).all(|(x, (_, y))| yaml::matches(x, y));
+        let passed = seq.len() == seen.len() && seq.iter().zip(&seen).all(|(x, (_, y))| yaml::matches(x, y));
         let shown: Vec<String> = seen
             .iter()
             .take(24)
             .map(|(c, v)| format!("{}@{c}", yaml::show(v)))
             .collect();
         return CheckResult {
-            name: e
-                .name
-                .clone()
-                .unwrap_or_else(|| format!("{ep} sequence{window}")),
+            name: e.name.clone().unwrap_or_else(|| format!("{ep} sequence{window}")),
             passed,
-            expected: format!(
-                "[{}]",
-                seq.iter().map(yaml::show).collect::<Vec<_>>().join(", ")
-            ),
-            actual: format!(
-                "[{}{}]",
-                shown.join(", "),
-                if seen.len() > 24 { ", …" } else { "" }
-            ),
+            expected: format!("[{}]", seq.iter().map(yaml::show).collect::<Vec<_>>().join(", ")),
+            actual: format!("[{}{}]", shown.join(", "), if seen.len() > 24 { ", …" } else { "" }),
         };
     }
     let want = e.value.as_ref().expect("validated");
@@ -494,11 +581,9 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         (Some(w), _) => Some(w),
         (None, Some(p)) => {
             if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| InputError::new(p, format!("cannot create folder: {e}")))?;
+                std::fs::create_dir_all(dir).map_err(|e| InputError::new(p, format!("cannot create folder: {e}")))?;
             }
-            let f = std::fs::File::create(p)
-                .map_err(|e| InputError::new(p, format!("cannot write: {e}")))?;
+            let f = std::fs::File::create(p).map_err(|e| InputError::new(p, format!("cannot write: {e}")))?;
             Some(Box::new(f))
         }
         (None, None) => None,
@@ -555,11 +640,15 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         _ => sim.now(),
     };
     let trace_err = sim.finish_trace(end).err();
+    let flow_reports = flows(&sim, &el);
     let mut checks: Vec<CheckResult> =
         l.tb.expect
             .iter()
-            .map(|e| evaluate(e, &sim, &el, end))
+            .map(|e| evaluate(e, &sim, &el, end, &flow_reports))
             .collect();
+    if error.is_none() {
+        checks.extend(monitors(&sim, &el, sim.is_quiescent()));
+    }
     let error_text = match (error, trace_err) {
         (Some(e), _) => Some(e.to_string()),
         (None, Some(e)) => Some(e.to_string()),
@@ -579,11 +668,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         cycles: end,
         cycles_per_s: if wall > 0.0 { end as f64 / wall } else { 0.0 },
         activations: st.activations,
-        activations_per_s: if wall > 0.0 {
-            st.activations as f64 / wall
-        } else {
-            0.0
-        },
+        activations_per_s: if wall > 0.0 { st.activations as f64 / wall } else { 0.0 },
         executed_cycles: st.cycles_executed,
         skipped_cycles: st.cycles_skipped,
         peak_rss_bytes: peak_rss_bytes(),
@@ -596,7 +681,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         passed: checks.iter().all(|c| c.passed) && error_text.is_none(),
         checks,
         counters: sim.counters().map(|(n, v)| (n.to_string(), v)).collect(),
-        flows: Vec::new(),
+        flows: flow_reports,
         stats,
         error: error_text,
     })

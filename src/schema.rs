@@ -162,6 +162,9 @@ pub struct System {
     /// Switch parameters.
     #[serde(default)]
     pub switch: Value,
+    /// Edge (PhyLink) parameters.
+    #[serde(default)]
+    pub link: Value,
     /// The topology.
     pub topology: Topology,
     /// Traffic.
@@ -214,8 +217,15 @@ pub struct Flow {
     /// CDMA engine id (→ QP id).
     #[serde(default)]
     pub cdma: u16,
+    /// Engines per source: `engines: N` makes N flows, CDMA ids `cdma .. cdma + N`, all alike.
+    #[serde(default = "one_u16")]
+    pub engines: u16,
     /// Injection bandwidth, bytes/ns (default: unlimited).
     pub bandwidth: Option<f64>,
+}
+
+fn one_u16() -> u16 {
+    1
 }
 
 fn flow_kind() -> String {

@@ -50,10 +50,7 @@ pub fn load(path: &Path) -> Result<Loaded, InputError> {
     let mut defaults: BTreeMap<String, Value> = BTreeMap::new();
     let mut system_defaults = Value::Null;
     for inc in &tb.include {
-        let candidates = [
-            path.parent().unwrap_or(Path::new(".")).join(inc),
-            PathBuf::from(inc),
-        ];
+        let candidates = [path.parent().unwrap_or(Path::new(".")).join(inc), PathBuf::from(inc)];
         let Some(file) = candidates.iter().find(|p| p.is_file()) else {
             return Err(InputError::at_key(
                 path,
@@ -96,7 +93,7 @@ pub struct Watch {
     pub shape: Shape,
 }
 
-/// The elaborated module-form testbench.
+/// The elaborated testbench.
 pub struct Elaborated {
     /// The netlist.
     pub netlist: Netlist,
@@ -104,6 +101,39 @@ pub struct Elaborated {
     pub watches: BTreeMap<String, Watch>,
     /// Value operations by type.
     pub values: HashMap<TypeId, ValueOps>,
+    /// System form: flows and topology facts.
+    pub system: Option<crate::system::SystemInfo>,
+}
+
+/// Resolves the ports the checks read.
+pub fn watches(
+    l: &Loaded,
+    nl: &Netlist,
+    values: &HashMap<TypeId, ValueOps>,
+) -> Result<BTreeMap<String, Watch>, InputError> {
+    let mut watches = BTreeMap::new();
+    for e in &l.tb.expect {
+        if let Some(ep) = &e.port {
+            let (_, p) = nl.resolve(ep).map_err(|e| elab_error(l, e))?;
+            let inst = ep.rsplit_once('.').expect("resolved").0;
+            let d = &nl.ports_of(inst).expect("resolved")[p];
+            if !values.contains_key(&d.type_id) {
+                return Err(l.error_at(
+                    ep,
+                    format!("port `{ep}` carries {}, which checks cannot read", d.type_name),
+                ));
+            }
+            watches.insert(
+                ep.clone(),
+                Watch {
+                    endpoint: ep.clone(),
+                    type_id: d.type_id,
+                    shape: d.shape,
+                },
+            );
+        }
+    }
+    Ok(watches)
 }
 
 /// Where in the file an elaboration error points.
@@ -130,9 +160,7 @@ fn needle(e: &ElabError) -> String {
 pub fn elab_error(l: &Loaded, e: ElabError) -> InputError {
     let n = needle(&e);
     // Instance arrays: `stage3` is written as `stage` in the file.
-    let trimmed = n
-        .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.')
-        .to_string();
+    let trimmed = n.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.').to_string();
     let mut err = l.error_at(&n, e.to_string());
     if err.line.is_none() {
         err = l.error_at(&trimmed, e.to_string());
@@ -175,30 +203,21 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
                 },
             ));
         };
-        let base = yaml::merge(
-            &kind.defaults,
-            l.defaults.get(&spec.kind).unwrap_or(&Value::Null),
-        );
+        let base = yaml::merge(&kind.defaults, l.defaults.get(&spec.kind).unwrap_or(&Value::Null));
         let params = yaml::merge(&base, &spec.params);
         let names: Vec<String> = match spec.count {
             None => vec![name.clone()],
-            Some(0) => {
-                return Err(l.error_at(name, format!("instance `{name}`: count must be ≥ 1")))
-            }
+            Some(0) => return Err(l.error_at(name, format!("instance `{name}`: count must be ≥ 1"))),
             Some(n) => (0..n).map(|i| format!("{name}{i}")).collect(),
         };
         if let Some(n) = spec.count {
             counts.insert(name.clone(), n);
         }
         for path in names {
-            let (ports, build) = kind.make(&params).map_err(|m| {
-                l.error_at(
-                    name,
-                    format!("instance `{name}` ({}): params: {m}", spec.kind),
-                )
-            })?;
-            nl.add(&path, kind.name, ports, build)
-                .map_err(|e| elab_error(l, e))?;
+            let (ports, build) = kind
+                .make(&params)
+                .map_err(|m| l.error_at(name, format!("instance `{name}` ({}): params: {m}", spec.kind)))?;
+            nl.add(&path, kind.name, ports, build).map_err(|e| elab_error(l, e))?;
         }
     }
 
@@ -206,24 +225,20 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
     for c in &l.tb.connect {
         match &c.chain {
             None => {
-                nl.connect(&c.from, &c.to, c.capacity)
-                    .map_err(|e| elab_error(l, e))?;
+                nl.connect(&c.from, &c.to, c.capacity).map_err(|e| elab_error(l, e))?;
                 bound_outputs.insert(c.from.clone());
             }
             Some(arr) => {
                 let Some(&n) = counts.get(arr) else {
                     return Err(l.error_at(
                         arr,
-                        format!(
-                            "chain `{arr}`: no instance array of that name (give it a `count:`)"
-                        ),
+                        format!("chain `{arr}`: no instance array of that name (give it a `count:`)"),
                     ));
                 };
                 for i in 0..n.saturating_sub(1) {
                     let from = format!("{arr}{i}.{}", c.from);
                     let to = format!("{arr}{}.{}", i + 1, c.to);
-                    nl.connect(&from, &to, c.capacity)
-                        .map_err(|e| elab_error(l, e))?;
+                    nl.connect(&from, &to, c.capacity).map_err(|e| elab_error(l, e))?;
                     bound_outputs.insert(from);
                 }
             }
@@ -233,9 +248,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
     // Stimulus drivers, one per driven input.
     let mut rows: BTreeMap<String, Rows> = BTreeMap::new();
     for s in &l.tb.stimulus {
-        rows.entry(s.port.clone())
-            .or_default()
-            .push((s.at, s.value.clone()));
+        rows.entry(s.port.clone()).or_default().push((s.at, s.value.clone()));
     }
     for (endpoint, mut r) in rows {
         r.sort_by_key(|(c, _)| *c);
@@ -262,8 +275,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
             .driver(decl.shape, r)
             .map_err(|m| l.error_at(&endpoint, format!("stimulus for `{endpoint}`: {m}")))?;
         let drv = format!("tb.drive_{}", sanitize(&endpoint));
-        nl.add(&drv, "stimulus", ports, build)
-            .map_err(|e| elab_error(l, e))?;
+        nl.add(&drv, "stimulus", ports, build).map_err(|e| elab_error(l, e))?;
         nl.connect(&format!("{drv}.out"), &format!("{inst}.{port}"), None)
             .map_err(|e| elab_error(l, e))?;
     }
@@ -294,42 +306,16 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
         })?;
         let (ports, build) = ops.sink(2);
         let sink = format!("tb.sink_{}", sanitize(&ep));
-        nl.add(&sink, "sink", ports, build)
-            .map_err(|e| elab_error(l, e))?;
+        nl.add(&sink, "sink", ports, build).map_err(|e| elab_error(l, e))?;
         nl.connect(&ep, &format!("{sink}.in"), None)
             .map_err(|e| elab_error(l, e))?;
     }
 
-    // Ports the checks read.
-    let mut watches = BTreeMap::new();
-    for e in &l.tb.expect {
-        if let Some(ep) = &e.port {
-            let (inst_i, p) = nl.resolve(ep).map_err(|e| elab_error(l, e))?;
-            let _ = inst_i;
-            let inst = ep.rsplit_once('.').expect("resolved").0;
-            let d = &nl.ports_of(inst).expect("resolved")[p];
-            if !values.contains_key(&d.type_id) {
-                return Err(l.error_at(
-                    ep,
-                    format!(
-                        "port `{ep}` carries {}, which checks cannot read",
-                        d.type_name
-                    ),
-                ));
-            }
-            watches.insert(
-                ep.clone(),
-                Watch {
-                    endpoint: ep.clone(),
-                    type_id: d.type_id,
-                    shape: d.shape,
-                },
-            );
-        }
-    }
+    let watches = watches(l, &nl, &values)?;
     Ok(Elaborated {
         netlist: nl,
         watches,
         values,
+        system: None,
     })
 }

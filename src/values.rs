@@ -6,8 +6,8 @@ use std::any::TypeId;
 use std::collections::HashMap;
 
 use hwsim_hw::{
-    Binder, BuildFn, Component, Ctx, Cycle, NetDyn, Out, PortDecl, Shape, SignalNet, SignalValue,
-    StreamIn, StreamNet, StreamOut, Value as HwValue, Wake,
+    Binder, BuildFn, Component, Ctx, Cycle, NetDyn, Out, PortDecl, Shape, SignalNet, SignalValue, StreamIn, StreamNet,
+    StreamOut, Value as HwValue, Wake,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -54,10 +54,7 @@ impl ValueOps {
     /// stream (none, pushes).
     pub fn history(&self, net: &dyn NetDyn, shape: Shape) -> Option<(Option<Value>, History)> {
         match shape {
-            Shape::Signal => self
-                .signal_log
-                .and_then(|f| f(net))
-                .map(|(r, l)| (Some(r), l)),
+            Shape::Signal => self.signal_log.and_then(|f| f(net)).map(|(r, l)| (Some(r), l)),
             Shape::Stream => (self.stream_log)(net).map(|l| (None, l)),
         }
     }
@@ -134,9 +131,7 @@ impl<T: HwValue> Component for Sink<T> {
     }
 }
 
-fn signal_driver<T: SignalValue + DeserializeOwned>(
-    rows: Rows,
-) -> Result<(Vec<PortDecl>, BuildFn), String> {
+fn signal_driver<T: SignalValue + DeserializeOwned>(rows: Rows) -> Result<(Vec<PortDecl>, BuildFn), String> {
     let rows = parse_rows::<T>(rows)?;
     let build: BuildFn = Box::new(move |b: &mut Binder| {
         Ok(Box::new(SignalDriver {
@@ -148,9 +143,7 @@ fn signal_driver<T: SignalValue + DeserializeOwned>(
     Ok((vec![PortDecl::output::<T>("out")], build))
 }
 
-fn stream_driver<T: HwValue + DeserializeOwned>(
-    rows: Rows,
-) -> Result<(Vec<PortDecl>, BuildFn), String> {
+fn stream_driver<T: HwValue + DeserializeOwned>(rows: Rows) -> Result<(Vec<PortDecl>, BuildFn), String> {
     let rows = parse_rows::<T>(rows)?.into_iter().collect();
     let build: BuildFn = Box::new(move |b: &mut Binder| {
         Ok(Box::new(StreamDriver {
@@ -170,9 +163,7 @@ fn sink<T: HwValue>(capacity: u32) -> (Vec<PortDecl>, BuildFn) {
     (vec![PortDecl::stream_in::<T>("in", capacity)], build)
 }
 
-fn signal_log<T: SignalValue + Serialize>(
-    net: &dyn NetDyn,
-) -> Option<(Value, Vec<(Cycle, Value)>)> {
+fn signal_log<T: SignalValue + Serialize>(net: &dyn NetDyn) -> Option<(Value, Vec<(Cycle, Value)>)> {
     let n = net.as_any().downcast_ref::<SignalNet<T>>()?;
     let log = n.log();
     let l = log.as_ref()?;

@@ -148,12 +148,8 @@ pub fn merge(base: &Value, over: &Value) -> Value {
 /// value (1 == 1.0), everything else by equality.
 pub fn matches(expected: &Value, actual: &Value) -> bool {
     match (expected, actual) {
-        (Value::Mapping(e), Value::Mapping(a)) => e
-            .iter()
-            .all(|(k, ev)| a.get(k).is_some_and(|av| matches(ev, av))),
-        (Value::Sequence(e), Value::Sequence(a)) => {
-            e.len() == a.len() && e.iter().zip(a).all(|(x, y)| matches(x, y))
-        }
+        (Value::Mapping(e), Value::Mapping(a)) => e.iter().all(|(k, ev)| a.get(k).is_some_and(|av| matches(ev, av))),
+        (Value::Sequence(e), Value::Sequence(a)) => e.len() == a.len() && e.iter().zip(a).all(|(x, y)| matches(x, y)),
         (Value::Number(e), Value::Number(a)) => match (e.as_u64(), a.as_u64()) {
             (Some(x), Some(y)) => x == y,
             _ => e.as_f64() == a.as_f64(),
@@ -197,10 +193,8 @@ pub fn locate(text: &str, needle: &str) -> Option<(usize, usize)> {
                 let at = from + c;
                 let before = code[..at].chars().last();
                 let after = code[at + pat.len()..].chars().next();
-                let clean_before =
-                    before.is_none_or(|ch| !ch.is_alphanumeric() && ch != '_' && ch != '.');
-                let clean_after =
-                    pat.ends_with(':') || after.is_none_or(|ch| !ch.is_alphanumeric() && ch != '_');
+                let clean_before = before.is_none_or(|ch| !ch.is_alphanumeric() && ch != '_' && ch != '.');
+                let clean_after = pat.ends_with(':') || after.is_none_or(|ch| !ch.is_alphanumeric() && ch != '_');
                 if clean_before && clean_after {
                     return Some((i + 1, at + 1));
                 }
@@ -220,10 +214,7 @@ mod tests {
         let text = "# kind fifoo here\nx:\n  buf: {kind: fifoo}  # fifoo again\n  fifooo: 1\n";
         assert_eq!(locate(text, "fifoo"), Some((3, 15)));
         assert_eq!(locate(text, "buf"), Some((3, 3)));
-        assert_eq!(
-            locate("a: \"# not a comment fifoo\"\n", "fifoo"),
-            Some((1, 21))
-        );
+        assert_eq!(locate("a: \"# not a comment fifoo\"\n", "fifoo"), Some((1, 21)));
         assert_eq!(locate("stage10: 1\nstage1: 2\n", "stage1"), Some((2, 1)));
     }
 

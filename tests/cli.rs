@@ -109,10 +109,7 @@ fn assert_bad_output(o: &Output, prefix: &str, parts: &[&str]) {
         "stderr should start with `{want}`, got:\n{line}"
     );
     for p in parts {
-        assert!(
-            line.contains(p),
-            "stderr should contain `{p}`, got:\n{line}"
-        );
+        assert!(line.contains(p), "stderr should contain `{p}`, got:\n{line}");
     }
 }
 
@@ -128,11 +125,7 @@ fn assert_bad(file: &str, pos: &str, parts: &[&str]) {
 
 #[test]
 fn bad_unknown_top_level_field() {
-    assert_bad(
-        "unknown_top_field.yaml",
-        "3:1",
-        &["unknown field `seeed`", "`seed`"],
-    );
+    assert_bad("unknown_top_field.yaml", "3:1", &["unknown field `seeed`", "`seed`"]);
 }
 
 #[test]
@@ -155,11 +148,7 @@ fn bad_wrong_type() {
 
 #[test]
 fn bad_unbound_input() {
-    assert_bad(
-        "unbound_input.yaml",
-        "5:3",
-        &["input `inc.in`", "add1", "is not bound"],
-    );
+    assert_bad("unbound_input.yaml", "5:3", &["input `inc.in`", "add1", "is not bound"]);
 }
 
 #[test]
@@ -210,20 +199,12 @@ fn bad_missing_include() {
 
 #[test]
 fn bad_yaml_syntax() {
-    assert_bad(
-        "syntax_error.yaml",
-        "5:6",
-        &["did not find expected ',' or '}'"],
-    );
+    assert_bad("syntax_error.yaml", "5:6", &["did not find expected ',' or '}'"]);
 }
 
 #[test]
 fn bad_parameter_value() {
-    assert_bad(
-        "bad_param.yaml",
-        "5:3",
-        &["instance `fifo`", "depth 0 out of range"],
-    );
+    assert_bad("bad_param.yaml", "5:3", &["instance `fifo`", "depth 0 out of range"]);
 }
 
 #[test]
@@ -260,12 +241,7 @@ fn check_refuses_every_bad_testbench() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad");
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .expect("tests/bad exists")
-        .map(|e| {
-            e.expect("dir entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
+        .map(|e| e.expect("dir entry").file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".yaml"))
         .collect();
     files.sort();
@@ -299,12 +275,7 @@ fn missing_testbench_file() {
         assert_bad_output(&o, &format!("{path}: "), &["cannot read"]);
     }
     let dot = temp_dir("missing_file").join("x.dot");
-    let o = hwsim(&[
-        "netlist",
-        path,
-        "--dot",
-        dot.to_str().expect("utf-8 temp path"),
-    ]);
+    let o = hwsim(&["netlist", path, "--dot", dot.to_str().expect("utf-8 temp path")]);
     assert_bad_output(&o, &format!("{path}: "), &["cannot read"]);
     assert!(!dot.exists(), "no DOT file for a missing testbench");
 }
@@ -319,10 +290,7 @@ fn check_prints_counts() {
     // src, fifo, snk (no stimulus driver, no sink: both streams are consumed); one net per
     // output port (src.out, fifo.out, snk.last); producer sent + stall_cycles, fifo passed +
     // peak_occupancy, consumer received + sum.
-    assert_eq!(
-        stdout(&o),
-        format!("{FIFO_TB}: ok — 3 instances, 3 nets, 6 counters\n")
-    );
+    assert_eq!(stdout(&o), format!("{FIFO_TB}: ok — 3 instances, 3 nets, 6 counters\n"));
     assert!(stderr(&o).is_empty(), "stderr: {}", stderr(&o));
 }
 
@@ -391,25 +359,15 @@ fn list_shows_kinds_ports_and_defaults() {
         ),
         (
             "fifo",
-            &[
-                ("in", "in", "stream[4]<u64>"),
-                ("out", "out", "stream<u64>"),
-            ],
+            &[("in", "in", "stream[4]<u64>"), ("out", "out", "stream<u64>")],
             &["depth: 4"],
         ),
         (
             "consumer",
-            &[
-                ("in", "in", "stream[2]<u64>"),
-                ("out", "last", "signal<u64>"),
-            ],
+            &[("in", "in", "stream[2]<u64>"), ("out", "last", "signal<u64>")],
             &["interval: 1", "ready_from: 0", "capacity: 2"],
         ),
-        (
-            "timer",
-            &[("out", "tick", "signal<bool>")],
-            &["period: 1000"],
-        ),
+        ("timer", &[("out", "tick", "signal<bool>")], &["period: 1000"]),
     ];
     for (kind, ports, params) in kinds {
         let sec = list_section(&out, kind);
@@ -501,16 +459,9 @@ fn netlist_writes_dot() {
     };
     let mut names: Vec<String> = nodes.iter().map(|(id, _)| name_of(id)).collect();
     names.sort();
-    assert_eq!(
-        names,
-        ["fifo", "snk", "src"],
-        "one node per instance:\n{text}"
-    );
+    assert_eq!(names, ["fifo", "snk", "src"], "one node per instance:\n{text}");
     for inst in ["src\\n(producer)", "fifo\\n(fifo)", "snk\\n(consumer)"] {
-        assert!(
-            nodes.iter().any(|(_, l)| l == inst),
-            "no node `{inst}`:\n{text}"
-        );
+        assert!(nodes.iter().any(|(_, l)| l == inst), "no node `{inst}`:\n{text}");
     }
     let mut named: Vec<(String, String, String)> = edges
         .iter()
@@ -549,8 +500,7 @@ fn as_u64(v: &Value, what: &str) -> u64 {
 }
 
 fn as_f64(v: &Value, what: &str) -> f64 {
-    v.as_f64()
-        .unwrap_or_else(|| panic!("{what} is not a number: {v}"))
+    v.as_f64().unwrap_or_else(|| panic!("{what} is not a number: {v}"))
 }
 
 #[test]
@@ -628,10 +578,7 @@ fn failing_check_exits_1() {
     let o = hwsim(&[Path::new("run"), &tb, Path::new("--json"), json.as_path()]);
     assert_code(&o, 1);
     let out = stdout(&o);
-    let fail: Vec<&str> = out
-        .lines()
-        .filter(|l| l.trim_start().starts_with("FAIL"))
-        .collect();
+    let fail: Vec<&str> = out.lines().filter(|l| l.trim_start().starts_with("FAIL")).collect();
     assert_eq!(fail.len(), 1, "one FAIL line:\n{out}");
     assert!(
         fail[0].contains("snk.received == 13") && fail[0].contains("expected == 13, actual 12"),
@@ -639,8 +586,7 @@ fn failing_check_exits_1() {
         fail[0]
     );
     assert!(
-        out.lines()
-            .any(|l| l.starts_with("verdict: FAIL (5/6 checks)")),
+        out.lines().any(|l| l.starts_with("verdict: FAIL (5/6 checks)")),
         "{out}"
     );
     assert!(stderr(&o).is_empty(), "stderr: {}", stderr(&o));
@@ -670,11 +616,7 @@ fn bare_testbench_means_run() {
     let dir = temp_dir("bare");
     let failing = write(&dir, "fails.yaml", &fifo_tb("fails", 13));
     let failing = failing.to_str().expect("utf-8 temp path");
-    for (tb, code) in [
-        (FIFO_TB, 0),
-        (failing, 1),
-        ("tests/bad/double_driver.yaml", 2),
-    ] {
+    for (tb, code) in [(FIFO_TB, 0), (failing, 1), ("tests/bad/double_driver.yaml", 2)] {
         let run = hwsim(&["run", tb]);
         let bare = hwsim(&[tb]);
         assert_code(&run, code);
@@ -741,11 +683,7 @@ fn regress_all_passing() {
     let o = hwsim(&[Path::new("regress"), dir.as_path()]);
     assert_code(&o, 0);
     let out = stdout(&o);
-    assert_eq!(
-        out.lines().filter(|l| l.contains(" PASS ")).count(),
-        2,
-        "{out}"
-    );
+    assert_eq!(out.lines().filter(|l| l.contains(" PASS ")).count(), 2, "{out}");
     assert_eq!(out.lines().last(), Some("2 passed, 0 failed"), "{out}");
 }
 
@@ -759,10 +697,7 @@ fn quiet_prints_only_the_verdict() {
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 1, "{out}");
-    assert!(
-        lines[0].starts_with("verdict: PASS (6/6 checks) at cycle "),
-        "{out}"
-    );
+    assert!(lines[0].starts_with("verdict: PASS (6/6 checks) at cycle "), "{out}");
 
     let o = hwsim(&["run", FIFO_TB, "--quiet", "--stats"]);
     assert_code(&o, 0);
@@ -779,10 +714,7 @@ fn quiet_prints_only_the_verdict() {
     assert_code(&o, 1);
     let out = stdout(&o);
     assert_eq!(out.lines().count(), 1, "{out}");
-    assert!(
-        out.starts_with("verdict: FAIL (5/6 checks) at cycle "),
-        "{out}"
-    );
+    assert!(out.starts_with("verdict: FAIL (5/6 checks) at cycle "), "{out}");
 }
 
 #[test]
@@ -792,8 +724,5 @@ fn stats_without_quiet() {
     let out = stdout(&o);
     assert!(out.lines().any(|l| l.starts_with("stats: ")), "{out}");
     assert!(out.lines().any(|l| l.starts_with("counters:")), "{out}");
-    assert!(out
-        .lines()
-        .last()
-        .is_some_and(|l| l.starts_with("verdict: PASS")));
+    assert!(out.lines().last().is_some_and(|l| l.starts_with("verdict: PASS")));
 }

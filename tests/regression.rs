@@ -52,10 +52,7 @@ fn check_vcd(name: &str, bytes: Vec<u8>) -> usize {
         (1, "NanoSeconds".to_string()),
         "{name}: timescale"
     );
-    let vars: Vec<_> = h
-        .all_vars()
-        .map(|r| (h[r].full_name(h), h[r].signal_ref()))
-        .collect();
+    let vars: Vec<_> = h.all_vars().map(|r| (h[r].full_name(h), h[r].signal_ref())).collect();
     assert!(!vars.is_empty(), "{name}: no variables");
     let first = *w.time_table().first().expect("a timestamp");
     let refs: Vec<_> = vars.iter().map(|(_, r)| *r).collect();
@@ -88,14 +85,8 @@ fn every_testbench_passes_identically_with_and_without_skip() {
         }
         assert_eq!(a.passed, b.passed, "{name}: verdict differs with --no-skip");
         assert_eq!(a.checks, b.checks, "{name}: checks differ with --no-skip");
-        assert_eq!(
-            a.counters, b.counters,
-            "{name}: counters differ with --no-skip"
-        );
-        assert_eq!(
-            a.cycles, b.cycles,
-            "{name}: end cycle differs with --no-skip"
-        );
+        assert_eq!(a.counters, b.counters, "{name}: counters differ with --no-skip");
+        assert_eq!(a.cycles, b.cycles, "{name}: end cycle differs with --no-skip");
         assert!(
             vcd_a == vcd_b,
             "{name}: VCD differs with --no-skip (first difference at byte {})",
@@ -111,11 +102,7 @@ fn every_testbench_passes_identically_with_and_without_skip() {
         );
         check_vcd(&name, vcd_a);
     }
-    assert!(
-        failures.is_empty(),
-        "failing testbenches:\n{}",
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "failing testbenches:\n{}", failures.join("\n"));
 }
 
 #[test]
@@ -129,10 +116,7 @@ fn same_seed_same_bytes() {
 
 #[test]
 fn shuffled_evaluation_order_changes_nothing() {
-    for f in [
-        "tb/modules/fifo_backpressure.yaml",
-        "tb/modules/add1_chain.yaml",
-    ] {
+    for f in ["tb/modules/fifo_backpressure.yaml", "tb/modules/add1_chain.yaml"] {
         let f = root().join(f);
         let (base, vbase) = run(&f, false);
         for seed in 1..=4 {
@@ -145,10 +129,7 @@ fn shuffled_evaluation_order_changes_nothing() {
             let r = run_file(&f, opts).expect("runs");
             assert_eq!(r.checks, base.checks);
             assert_eq!(r.counters, base.counters);
-            assert!(
-                *buf.0.borrow() == vbase,
-                "VCD differs under shuffle seed {seed}"
-            );
+            assert!(*buf.0.borrow() == vbase, "VCD differs under shuffle seed {seed}");
         }
     }
 }
@@ -177,19 +158,10 @@ fn fifo_vcd_has_the_streams_fields_at_true_widths() {
     let s = w.get_signal(sref).expect("loaded");
     let changes: Vec<(u64, String)> = s
         .iter_changes()
-        .map(|(i, val)| {
-            (
-                w.time_table()[i as usize],
-                val.to_bit_string().unwrap_or_default(),
-            )
-        })
+        .map(|(i, val)| (w.time_table()[i as usize], val.to_bit_string().unwrap_or_default()))
         .collect();
     assert_eq!(changes.first(), Some(&(0, "1".to_string())), "{changes:?}");
-    assert_eq!(
-        changes.last().map(|(_, v)| v.as_str()),
-        Some("0"),
-        "{changes:?}"
-    );
+    assert_eq!(changes.last().map(|(_, v)| v.as_str()), Some("0"), "{changes:?}");
     // Pulses: every rise is followed by a fall one or more cycles later, never two rises in a row.
     for pair in changes.windows(2) {
         assert_ne!(pair[0].1, pair[1].1, "repeated value in {changes:?}");

@@ -95,9 +95,7 @@ impl Harness {
     }
     /// Pushes a message into a DUT stream input; false if the stream had no space.
     pub fn push<T: Value>(&self, port: &str, v: T) -> bool {
-        StreamOut(self.net::<StreamNet<T>>(port))
-            .try_push(v)
-            .is_ok()
+        StreamOut(self.net::<StreamNet<T>>(port)).try_push(v).is_ok()
     }
     /// Pops a message from a DUT stream output.
     pub fn pop<T: Value>(&self, port: &str) -> Option<T> {

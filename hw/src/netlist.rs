@@ -39,11 +39,7 @@ pub enum Shape {
 
 type MakeNet = fn(u32, Rc<NetShared>, u32) -> (Rc<dyn NetDyn>, Rc<dyn Any>);
 
-fn make_signal<T: SignalValue>(
-    id: u32,
-    sh: Rc<NetShared>,
-    _cap: u32,
-) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
+fn make_signal<T: SignalValue>(id: u32, sh: Rc<NetShared>, _cap: u32) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
     let n = SignalNet::<T>::create(id, sh);
     (n.clone(), n)
 }
@@ -107,13 +103,7 @@ impl PortDecl {
     }
     /// A stream input with a buffer of `capacity` messages (≥ 1).
     pub fn stream_in<T: Value>(name: &str, capacity: u32) -> Self {
-        Self::new::<T>(
-            name,
-            Dir::In,
-            Shape::Stream,
-            capacity.max(1),
-            make_stream::<T>,
-        )
+        Self::new::<T>(name, Dir::In, Shape::Stream, capacity.max(1), make_stream::<T>)
     }
     /// A stream output; the capacity is the consumer's.
     pub fn stream_out<T: Value>(name: &str) -> Self {
@@ -204,26 +194,12 @@ impl Netlist {
     }
 
     /// Adds an instance at hierarchical `path` (dot-separated) of block `kind`.
-    pub fn add(
-        &mut self,
-        path: &str,
-        kind: &str,
-        ports: Vec<PortDecl>,
-        build: BuildFn,
-    ) -> Result<InstId, ElabError> {
-        if path.is_empty()
-            || path
-                .split('.')
-                .any(|s| s.is_empty() || s.contains(char::is_whitespace))
-        {
-            return Err(ElabError::BadName {
-                name: path.to_string(),
-            });
+    pub fn add(&mut self, path: &str, kind: &str, ports: Vec<PortDecl>, build: BuildFn) -> Result<InstId, ElabError> {
+        if path.is_empty() || path.split('.').any(|s| s.is_empty() || s.contains(char::is_whitespace)) {
+            return Err(ElabError::BadName { name: path.to_string() });
         }
         if self.by_path.contains_key(path) {
-            return Err(ElabError::DuplicateInstance {
-                path: path.to_string(),
-            });
+            return Err(ElabError::DuplicateInstance { path: path.to_string() });
         }
         let mut seen = std::collections::HashSet::new();
         for p in &ports {
@@ -254,9 +230,7 @@ impl Netlist {
 
     /// The declared ports of an instance.
     pub fn ports_of(&self, path: &str) -> Option<&[PortDecl]> {
-        self.by_path
-            .get(path)
-            .map(|&i| self.insts[i].ports.as_slice())
+        self.by_path.get(path).map(|&i| self.insts[i].ports.as_slice())
     }
 
     /// The kind of an instance.
@@ -271,18 +245,13 @@ impl Netlist {
 
     /// Resolves `inst.port` (the last dot separates the port).
     pub fn resolve(&self, endpoint: &str) -> Result<(usize, usize), ElabError> {
-        let (inst, port) = endpoint
-            .rsplit_once('.')
-            .ok_or_else(|| ElabError::BadEndpoint {
-                endpoint: endpoint.to_string(),
-            })?;
-        let &i = self
-            .by_path
-            .get(inst)
-            .ok_or_else(|| ElabError::UnknownInstance {
-                instance: inst.to_string(),
-                port: port.to_string(),
-            })?;
+        let (inst, port) = endpoint.rsplit_once('.').ok_or_else(|| ElabError::BadEndpoint {
+            endpoint: endpoint.to_string(),
+        })?;
+        let &i = self.by_path.get(inst).ok_or_else(|| ElabError::UnknownInstance {
+            instance: inst.to_string(),
+            port: port.to_string(),
+        })?;
         let p = self.insts[i]
             .ports
             .iter()
@@ -307,12 +276,7 @@ impl Netlist {
 
     /// Binds output `from` ("inst.port") to input `to`. `capacity` overrides a stream input's
     /// buffer depth.
-    pub fn connect(
-        &mut self,
-        from: &str,
-        to: &str,
-        capacity: Option<u32>,
-    ) -> Result<(), ElabError> {
+    pub fn connect(&mut self, from: &str, to: &str, capacity: Option<u32>) -> Result<(), ElabError> {
         let f = self.resolve(from)?;
         let t = self.resolve(to)?;
         let fd = &self.insts[f.0].ports[f.1];
@@ -342,8 +306,7 @@ impl Netlist {
             to_port: td.name.clone(),
             type_name: fd.type_name,
         };
-        self.graph
-            .add_edge(self.insts[f.0].node, self.insts[t.0].node, label);
+        self.graph.add_edge(self.insts[f.0].node, self.insts[t.0].node, label);
         self.binds.push(Binding {
             from: f,
             to: t,
@@ -360,9 +323,7 @@ impl Netlist {
     /// Graphviz DOT of the netlist: one box per instance, one edge per binding labelled
     /// `out → in : type`.
     pub fn to_dot(&self) -> String {
-        let mut s = String::from(
-            "digraph netlist {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n",
-        );
+        let mut s = String::from("digraph netlist {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n");
         for n in self.graph.node_indices() {
             let _ = writeln!(
                 s,
@@ -432,8 +393,7 @@ impl Netlist {
                         type_name: d.describe(),
                     });
                 }
-                if d.dir == Dir::Out && d.shape == Shape::Stream && !consumers.contains_key(&(i, p))
-                {
+                if d.dir == Dir::Out && d.shape == Shape::Stream && !consumers.contains_key(&(i, p)) {
                     return Err(ElabError::UnboundStreamOutput {
                         instance: inst.path.clone(),
                         kind: inst.kind.clone(),
@@ -479,11 +439,7 @@ impl Netlist {
                     nets.push(dynnet);
                     net_paths.push(format!("{}.{}", inst.path, d.name));
                     net_writer.push(if is_const_input { u32::MAX } else { i as u32 });
-                    net_readers.push(if is_const_input {
-                        vec![i as u32]
-                    } else {
-                        Vec::new()
-                    });
+                    net_readers.push(if is_const_input { vec![i as u32] } else { Vec::new() });
                     port_net.insert((i, p), (id, anynet));
                 }
             }
@@ -524,12 +480,7 @@ impl Netlist {
             })?;
             counter_base.push(counter_names.len() as u32);
             counter_len.push(binder.counters.len() as u32);
-            counter_names.extend(
-                binder
-                    .counters
-                    .iter()
-                    .map(|c| format!("{}.{}", inst.path, c)),
-            );
+            counter_names.extend(binder.counters.iter().map(|c| format!("{}.{}", inst.path, c)));
             comps.push(comp);
             paths.push(inst.path.clone());
             kinds.push(inst.kind.clone());
@@ -598,23 +549,19 @@ impl Binder<'_> {
     }
     /// The signal input `name`.
     pub fn input<T: SignalValue>(&self, name: &str) -> Result<In<T>, String> {
-        self.net::<SignalNet<T>>(name, Dir::In, Shape::Signal)
-            .map(In)
+        self.net::<SignalNet<T>>(name, Dir::In, Shape::Signal).map(In)
     }
     /// The signal output `name`.
     pub fn output<T: SignalValue>(&self, name: &str) -> Result<Out<T>, String> {
-        self.net::<SignalNet<T>>(name, Dir::Out, Shape::Signal)
-            .map(Out)
+        self.net::<SignalNet<T>>(name, Dir::Out, Shape::Signal).map(Out)
     }
     /// The stream input `name`.
     pub fn stream_in<T: Value>(&self, name: &str) -> Result<StreamIn<T>, String> {
-        self.net::<StreamNet<T>>(name, Dir::In, Shape::Stream)
-            .map(StreamIn)
+        self.net::<StreamNet<T>>(name, Dir::In, Shape::Stream).map(StreamIn)
     }
     /// The stream output `name`.
     pub fn stream_out<T: Value>(&self, name: &str) -> Result<StreamOut<T>, String> {
-        self.net::<StreamNet<T>>(name, Dir::Out, Shape::Stream)
-            .map(StreamOut)
+        self.net::<StreamNet<T>>(name, Dir::Out, Shape::Stream).map(StreamOut)
     }
     /// The untyped net behind port `name` (for generic testbench drivers and monitors).
     pub fn net_any(&self, name: &str) -> Option<Rc<dyn Any>> {

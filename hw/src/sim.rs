@@ -283,9 +283,7 @@ impl Sim {
 
     /// The net driven by (or bound to) `inst.port`.
     pub fn net(&self, path: &str) -> Option<&Rc<dyn NetDyn>> {
-        self.net_by_path
-            .get(path)
-            .map(|&i| &self.nets[i as usize].net)
+        self.net_by_path.get(path).map(|&i| &self.nets[i as usize].net)
     }
 
     /// Net paths, in id order.
@@ -305,11 +303,7 @@ impl Sim {
     }
 
     /// Starts a VCD trace of the nets selected by `opts`, written to `out`. Call before running.
-    pub fn trace_vcd(
-        &mut self,
-        out: Box<dyn Write>,
-        opts: TraceOptions,
-    ) -> Result<usize, SimError> {
+    pub fn trace_vcd(&mut self, out: Box<dyn Write>, opts: TraceOptions) -> Result<usize, SimError> {
         let tracer = VcdTracer::new(out, opts, &self.net_list, &self.net_paths)?;
         for &n in tracer.nets() {
             self.nets[n as usize].traced = true;

@@ -273,11 +273,7 @@ impl VcdTracer {
         t >= self.from && t < self.to
     }
 
-    fn write_value(
-        out: &mut BufWriter<Box<dyn Write>>,
-        var: &Var,
-        v: TraceValue,
-    ) -> std::io::Result<()> {
+    fn write_value(out: &mut BufWriter<Box<dyn Write>>, var: &Var, v: TraceValue) -> std::io::Result<()> {
         match (var.kind, v) {
             (TraceKind::Bits(1), TraceValue::Bits(b)) => writeln!(out, "{}{}", b & 1, var.code),
             (TraceKind::Bits(_), TraceValue::Bits(b)) => writeln!(out, "b{:b} {}", b, var.code),
@@ -311,12 +307,7 @@ impl VcdTracer {
     }
 
     /// Samples `nets` (ascending, deduplicated) at time `t` and records the changes.
-    fn apply(
-        &mut self,
-        t: Cycle,
-        nets_now: &[u32],
-        nets: &[Rc<dyn NetDyn>],
-    ) -> std::io::Result<()> {
+    fn apply(&mut self, t: Cycle, nets_now: &[u32], nets: &[Rc<dyn NetDyn>]) -> std::io::Result<()> {
         // The window opens before this time's changes: show the state as it stood at `from`.
         if !self.dumped && t > self.from && self.from < self.to {
             self.dump(self.from)?;
@@ -364,12 +355,7 @@ impl VcdTracer {
 
     /// Records cycle `t`: `changed` are the traced nets committed with a change (any order; it
     /// is sorted here).
-    pub(crate) fn cycle(
-        &mut self,
-        t: Cycle,
-        changed: &[u32],
-        nets: &[Rc<dyn NetDyn>],
-    ) -> Result<(), SimError> {
+    pub(crate) fn cycle(&mut self, t: Cycle, changed: &[u32], nets: &[Rc<dyn NetDyn>]) -> Result<(), SimError> {
         self.flush_lowers_before(t, nets)?;
         // The set sampled at t: this cycle's changes plus the streams whose valid falls now.
         self.work.clear();

@@ -8,8 +8,8 @@ use std::io::Write;
 use std::rc::Rc;
 
 use hwsim_hw::{
-    Binder, BuildResult, Component, Ctx, ElabError, Harness, Netlist, PortDecl, Rng, SignalNet,
-    Sim, SimError, Stop, StreamNet, Trace, TraceField, TraceOptions, TraceValue, Wake,
+    Binder, BuildResult, Component, Ctx, ElabError, Harness, Netlist, PortDecl, Rng, SignalNet, Sim, SimError, Stop,
+    StreamNet, Trace, TraceField, TraceOptions, TraceValue, Wake,
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -73,20 +73,14 @@ fn elab_err(nl: Netlist) -> ElabError {
 
 fn signal_log(sim: &Sim, path: &str) -> Vec<(u64, u64)> {
     let net = sim.net(path).unwrap_or_else(|| panic!("no net {path}"));
-    let s = net
-        .as_any()
-        .downcast_ref::<SignalNet<u64>>()
-        .expect("a u64 signal");
+    let s = net.as_any().downcast_ref::<SignalNet<u64>>().expect("a u64 signal");
     let l = s.log();
     l.as_ref().expect("logging enabled").clone()
 }
 
 fn stream_log(sim: &Sim, path: &str) -> Vec<(u64, u64)> {
     let net = sim.net(path).unwrap_or_else(|| panic!("no net {path}"));
-    let s = net
-        .as_any()
-        .downcast_ref::<StreamNet<u64>>()
-        .expect("a u64 stream");
+    let s = net.as_any().downcast_ref::<StreamNet<u64>>().expect("a u64 stream");
     let l = s.log();
     l.as_ref().expect("logging enabled").clone()
 }
@@ -96,45 +90,28 @@ fn stream_log(sim: &Sim, path: &str) -> Vec<(u64, u64)> {
 
 /// `out` = now + 1 at every cycle.
 fn add_clock_writer(nl: &mut Netlist, path: &str) {
-    add(
-        nl,
-        path,
-        "clock_writer",
-        vec![PortDecl::output::<u64>("out")],
-        |b| {
-            let out = b.output::<u64>("out")?;
-            comp(move |ctx| {
-                out.set(ctx.now() + 1);
-                Wake::NextCycle
-            })
-        },
-    );
+    add(nl, path, "clock_writer", vec![PortDecl::output::<u64>("out")], |b| {
+        let out = b.output::<u64>("out")?;
+        comp(move |ctx| {
+            out.set(ctx.now() + 1);
+            Wake::NextCycle
+        })
+    });
 }
 
 /// Logs `(now, in)` at every cycle.
 fn add_sampler(nl: &mut Netlist, path: &str, l: Log<(u64, u64)>) {
-    add(
-        nl,
-        path,
-        "sampler",
-        vec![PortDecl::input::<u64>("in")],
-        move |b| {
-            let i = b.input::<u64>("in")?;
-            comp(move |ctx| {
-                l.borrow_mut().push((ctx.now(), i.get()));
-                Wake::NextCycle
-            })
-        },
-    );
+    add(nl, path, "sampler", vec![PortDecl::input::<u64>("in")], move |b| {
+        let i = b.input::<u64>("in")?;
+        comp(move |ctx| {
+            l.borrow_mut().push((ctx.now(), i.get()));
+            Wake::NextCycle
+        })
+    });
 }
 
 /// A register: `out(n) = f(in(n-1))`, woken on input only; logs the cycles it ticks.
-fn add_reg(
-    nl: &mut Netlist,
-    path: &str,
-    f: impl Fn(u64) -> u64 + 'static,
-    ticks: Option<Log<u64>>,
-) {
+fn add_reg(nl: &mut Netlist, path: &str, f: impl Fn(u64) -> u64 + 'static, ticks: Option<Log<u64>>) {
     add(
         nl,
         path,
@@ -156,68 +133,50 @@ fn add_reg(
 
 /// Drives `out` to `v` from cycle `at` on (a step), idle otherwise.
 fn add_step(nl: &mut Netlist, path: &str, at: u64, v: u64) {
-    add(
-        nl,
-        path,
-        "step",
-        vec![PortDecl::output::<u64>("out")],
-        move |b| {
-            let o = b.output::<u64>("out")?;
-            comp(move |ctx| {
-                if ctx.now() >= at {
-                    o.set(v);
-                    Wake::OnInput
-                } else {
-                    Wake::At(at)
-                }
-            })
-        },
-    );
+    add(nl, path, "step", vec![PortDecl::output::<u64>("out")], move |b| {
+        let o = b.output::<u64>("out")?;
+        comp(move |ctx| {
+            if ctx.now() >= at {
+                o.set(v);
+                Wake::OnInput
+            } else {
+                Wake::At(at)
+            }
+        })
+    });
 }
 
 /// Ticks only on input; logs the cycles it ticks and what it read.
 fn add_listener(nl: &mut Netlist, path: &str, l: Log<(u64, u64)>) {
-    add(
-        nl,
-        path,
-        "listener",
-        vec![PortDecl::input::<u64>("in")],
-        move |b| {
-            let i = b.input::<u64>("in")?;
-            comp(move |ctx| {
-                l.borrow_mut().push((ctx.now(), i.get()));
-                Wake::OnInput
-            })
-        },
-    );
+    add(nl, path, "listener", vec![PortDecl::input::<u64>("in")], move |b| {
+        let i = b.input::<u64>("in")?;
+        comp(move |ctx| {
+            l.borrow_mut().push((ctx.now(), i.get()));
+            Wake::OnInput
+        })
+    });
 }
 
 /// Pushes `values[k]` at cycle `cycles[k]` (computed from `now`, so extra ticks change nothing).
 fn add_scheduled_pusher(nl: &mut Netlist, path: &str, sched: Vec<(u64, u64)>) {
-    add(
-        nl,
-        path,
-        "pusher",
-        vec![PortDecl::stream_out::<u64>("out")],
-        move |b| {
-            let o = b.stream_out::<u64>("out")?;
-            let mut k = 0;
-            comp(move |ctx| {
-                let now = ctx.now();
-                while k < sched.len() && sched[k].0 < now {
-                    k += 1;
-                }
-                if k < sched.len() && sched[k].0 == now {
-                    o.push(sched[k].1);
-                    k += 1;
-                }
-                match sched.get(k) {
-                    Some(&(t, _)) => Wake::At(t),
-                    None => Wake::OnInput,
-                }
-            })
-        },
-    );
+    add(nl, path, "pusher", vec![PortDecl::stream_out::<u64>("out")], move |b| {
+        let o = b.stream_out::<u64>("out")?;
+        let mut k = 0;
+        comp(move |ctx| {
+            let now = ctx.now();
+            while k < sched.len() && sched[k].0 < now {
+                k += 1;
+            }
+            if k < sched.len() && sched[k].0 == now {
+                o.push(sched[k].1);
+                k += 1;
+            }
+            match sched.get(k) {
+                Some(&(t, _)) => Wake::At(t),
+                None => Wake::OnInput,
+            }
+        })
+    });
 }
 
 /// A stream consumer that never pops and ticks only on input.
@@ -237,11 +196,7 @@ fn add_hoarder(nl: &mut Netlist, path: &str, capacity: u32) {
 // ------------------------------------------------------------------------------------------------
 // Two-phase commit
 
-fn two_phase_netlist(
-    readers: &[Log<(u64, u64)>; 3],
-    swap_a: Log<(u64, u64)>,
-    chain: Log<(u64, u64)>,
-) -> Netlist {
+fn two_phase_netlist(readers: &[Log<(u64, u64)>; 3], swap_a: Log<(u64, u64)>, chain: Log<(u64, u64)>) -> Netlist {
     let mut nl = Netlist::new();
     // Readers before and after the writer in elaboration order.
     add_sampler(&mut nl, "r0", readers[0].clone());
@@ -309,11 +264,7 @@ fn two_phase_value_written_at_n_is_read_at_n_plus_1_in_any_order() {
                 assert_eq!(v, want, "shuffle {sh:?}: chain at cycle {n}");
             }
             for &(n, v) in swap_a.borrow().iter() {
-                assert_eq!(
-                    v,
-                    if n % 2 == 0 { 1 } else { 2 },
-                    "shuffle {sh:?}: swap at {n}"
-                );
+                assert_eq!(v, if n % 2 == 0 { 1 } else { 2 }, "shuffle {sh:?}: swap at {n}");
             }
         }
     }
@@ -324,19 +275,13 @@ fn a_signal_rewritten_with_the_same_value_wakes_no_reader() {
     let ticks = log();
     let mut nl = Netlist::new();
     // Drives 7 at every cycle until 49, then 8.
-    add(
-        &mut nl,
-        "w",
-        "const",
-        vec![PortDecl::output::<u64>("out")],
-        |b| {
-            let o = b.output::<u64>("out")?;
-            comp(move |ctx| {
-                o.set(if ctx.now() < 50 { 7 } else { 8 });
-                Wake::NextCycle
-            })
-        },
-    );
+    add(&mut nl, "w", "const", vec![PortDecl::output::<u64>("out")], |b| {
+        let o = b.output::<u64>("out")?;
+        comp(move |ctx| {
+            o.set(if ctx.now() < 50 { 7 } else { 8 });
+            Wake::NextCycle
+        })
+    });
     add_listener(&mut nl, "r", ticks.clone());
     connect(&mut nl, "w.out", "r.in");
     let mut sim = elab(nl);
@@ -353,29 +298,23 @@ fn a_signal_rewritten_with_the_same_value_wakes_no_reader() {
 fn last_write_in_a_cycle_wins_and_a_write_back_to_the_old_value_is_no_change() {
     let ticks = log();
     let mut nl = Netlist::new();
-    add(
-        &mut nl,
-        "w",
-        "glitch",
-        vec![PortDecl::output::<u64>("out")],
-        |b| {
-            let o = b.output::<u64>("out")?;
-            comp(move |ctx| match ctx.now() {
-                0 => {
-                    o.set(3);
-                    o.set(5);
-                    Wake::At(10)
-                }
-                10 => {
-                    // A glitch back to the committed value within one cycle: no change.
-                    o.set(9);
-                    o.set(5);
-                    Wake::OnInput
-                }
-                _ => Wake::OnInput,
-            })
-        },
-    );
+    add(&mut nl, "w", "glitch", vec![PortDecl::output::<u64>("out")], |b| {
+        let o = b.output::<u64>("out")?;
+        comp(move |ctx| match ctx.now() {
+            0 => {
+                o.set(3);
+                o.set(5);
+                Wake::At(10)
+            }
+            10 => {
+                // A glitch back to the committed value within one cycle: no change.
+                o.set(9);
+                o.set(5);
+                Wake::OnInput
+            }
+            _ => Wake::OnInput,
+        })
+    });
     add_listener(&mut nl, "r", ticks.clone());
     connect(&mut nl, "w.out", "r.in");
     let mut sim = elab(nl);
@@ -402,8 +341,7 @@ fn stream_push_at_n_is_visible_at_n_plus_1() {
         move |b| {
             let i = b.stream_in::<u64>("in")?;
             comp(move |ctx| {
-                s.borrow_mut()
-                    .push((ctx.now(), i.len(), i.peek().map(|v| *v)));
+                s.borrow_mut().push((ctx.now(), i.len(), i.peek().map(|v| *v)));
                 if ctx.now() < 8 {
                     Wake::NextCycle
                 } else {
@@ -460,8 +398,7 @@ fn stream_pop_at_n_frees_space_seen_by_the_producer_at_n_plus_1() {
             let o = b.stream_out::<u64>("out")?;
             comp(move |ctx| {
                 let now = ctx.now();
-                s.borrow_mut()
-                    .push((now, o.space(), o.can_push(), o.occupancy()));
+                s.borrow_mut().push((now, o.space(), o.can_push(), o.occupancy()));
                 if now == 0 {
                     o.push(1);
                 }
@@ -542,38 +479,26 @@ fn a_producer_sees_each_freed_slot_one_cycle_after_the_pop() {
     // Capacity 1, producer pushes every cycle it can, consumer pops every cycle: the producer
     // sees the freed slot one cycle after each pop, so it pushes every other cycle.
     let mut nl = Netlist::new();
-    add(
-        &mut nl,
-        "p",
-        "greedy",
-        vec![PortDecl::stream_out::<u64>("out")],
-        |b| {
-            let o = b.stream_out::<u64>("out")?;
-            comp(move |ctx| {
-                if ctx.now() < 20 && o.can_push() {
-                    o.push(ctx.now());
-                }
-                if ctx.now() < 20 {
-                    Wake::NextCycle
-                } else {
-                    Wake::OnInput
-                }
-            })
-        },
-    );
-    add(
-        &mut nl,
-        "c",
-        "eager",
-        vec![PortDecl::stream_in::<u64>("in", 1)],
-        |b| {
-            let i = b.stream_in::<u64>("in")?;
-            comp(move |_| {
-                i.pop();
+    add(&mut nl, "p", "greedy", vec![PortDecl::stream_out::<u64>("out")], |b| {
+        let o = b.stream_out::<u64>("out")?;
+        comp(move |ctx| {
+            if ctx.now() < 20 && o.can_push() {
+                o.push(ctx.now());
+            }
+            if ctx.now() < 20 {
+                Wake::NextCycle
+            } else {
                 Wake::OnInput
-            })
-        },
-    );
+            }
+        })
+    });
+    add(&mut nl, "c", "eager", vec![PortDecl::stream_in::<u64>("in", 1)], |b| {
+        let i = b.stream_in::<u64>("in")?;
+        comp(move |_| {
+            i.pop();
+            Wake::OnInput
+        })
+    });
     connect(&mut nl, "p.out", "c.in");
     let mut sim = elab(nl);
     sim.net("p.out").unwrap().enable_log();
@@ -759,32 +684,26 @@ fn an_input_change_at_n_wakes_the_reader_at_n_plus_1_and_only_then() {
 fn on_input_components_are_not_ticked_without_input() {
     let mut nl = Netlist::new();
     // A chain of 10 registers fed by a signal that changes at 100 and 200.
-    add(
-        &mut nl,
-        "src",
-        "two_steps",
-        vec![PortDecl::output::<u64>("out")],
-        |b| {
-            let o = b.output::<u64>("out")?;
-            comp(move |ctx| {
-                let now = ctx.now();
-                o.set(if now >= 200 {
-                    2
-                } else if now >= 100 {
-                    1
-                } else {
-                    0
-                });
-                if now < 100 {
-                    Wake::At(100)
-                } else if now < 200 {
-                    Wake::At(200)
-                } else {
-                    Wake::OnInput
-                }
-            })
-        },
-    );
+    add(&mut nl, "src", "two_steps", vec![PortDecl::output::<u64>("out")], |b| {
+        let o = b.output::<u64>("out")?;
+        comp(move |ctx| {
+            let now = ctx.now();
+            o.set(if now >= 200 {
+                2
+            } else if now >= 100 {
+                1
+            } else {
+                0
+            });
+            if now < 100 {
+                Wake::At(100)
+            } else if now < 200 {
+                Wake::At(200)
+            } else {
+                Wake::OnInput
+            }
+        })
+    });
     let ticks = log();
     let mut prev = "src.out".to_string();
     for k in 0..10 {
@@ -814,22 +733,16 @@ fn on_input_components_are_not_ticked_without_input() {
 
 /// A timer whose `level` toggles every `period` cycles; counter `fires` = toggles so far.
 fn add_timer(nl: &mut Netlist, path: &str, period: u64) {
-    add(
-        nl,
-        path,
-        "timer",
-        vec![PortDecl::output::<bool>("level")],
-        move |b| {
-            let o = b.output::<bool>("level")?;
-            let fires = b.counter("fires");
-            comp(move |ctx| {
-                let k = ctx.now() / period;
-                o.set(k % 2 == 1);
-                ctx.set_counter(fires, k);
-                Wake::At((k + 1) * period)
-            })
-        },
-    );
+    add(nl, path, "timer", vec![PortDecl::output::<bool>("level")], move |b| {
+        let o = b.output::<bool>("level")?;
+        let fires = b.counter("fires");
+        comp(move |ctx| {
+            let k = ctx.now() / period;
+            o.set(k % 2 == 1);
+            ctx.set_counter(fires, k);
+            Wake::At((k + 1) * period)
+        })
+    });
 }
 
 #[test]
@@ -875,15 +788,9 @@ fn quiescence_stops_at_the_cycle_after_the_last_activity_in_both_modes() {
         }
         let st = sim.stats();
         if skip {
-            assert_eq!(
-                (st.cycles_executed, st.cycles_skipped, st.activations),
-                (3, 49, 4)
-            );
+            assert_eq!((st.cycles_executed, st.cycles_skipped, st.activations), (3, 49, 4));
         } else {
-            assert_eq!(
-                (st.cycles_executed, st.cycles_skipped, st.activations),
-                (52, 0, 104)
-            );
+            assert_eq!((st.cycles_executed, st.cycles_skipped, st.activations), (52, 0, 104));
         }
         // Running again changes nothing.
         assert_eq!(sim.run(2_000_000).unwrap(), Stop::Quiescent);
@@ -1054,11 +961,7 @@ fn a_net_is_found_by_its_driver_and_by_each_reader_endpoint() {
     let comps: Vec<(&str, &str)> = sim.components().collect();
     assert_eq!(
         comps,
-        vec![
-            ("tb.src", "producer"),
-            ("tb.fifo", "fifo"),
-            ("tb.snk", "consumer")
-        ]
+        vec![("tb.src", "producer"), ("tb.fifo", "fifo"), ("tb.snk", "consumer")]
     );
 }
 
@@ -1223,10 +1126,7 @@ fn counters_appear_under_path_dot_name() {
     assert_eq!(sim.counter("chip0.lg3.arb.grants"), Some(10));
     assert_eq!(sim.counter("chip0.lg3.tx.frames"), Some(1));
     assert_eq!(sim.counter("grants"), None);
-    assert_eq!(
-        sim.counters_of("chip0.lg3.arb"),
-        vec![("grants", 10), ("peak", 40)]
-    );
+    assert_eq!(sim.counters_of("chip0.lg3.arb"), vec![("grants", 10), ("peak", 40)]);
     assert_eq!(sim.counters_of("chip0.lg3.tx"), vec![("frames", 1)]);
 }
 
@@ -1248,16 +1148,10 @@ fn sink<T: hwsim_hw::SignalValue>(nl: &mut Netlist, path: &str) {
 }
 
 fn prod(nl: &mut Netlist, path: &str) {
-    add(
-        nl,
-        path,
-        "prod",
-        vec![PortDecl::stream_out::<u64>("out")],
-        |b| {
-            let _o = b.stream_out::<u64>("out")?;
-            comp(|_| Wake::OnInput)
-        },
-    );
+    add(nl, path, "prod", vec![PortDecl::stream_out::<u64>("out")], |b| {
+        let _o = b.stream_out::<u64>("out")?;
+        comp(|_| Wake::OnInput)
+    });
 }
 
 #[test]
@@ -1266,10 +1160,7 @@ fn elab_unbound_input() {
     sink::<u64>(&mut nl, "top.r");
     let e = elab_err(nl);
     assert!(matches!(e, ElabError::UnboundInput { .. }), "{e:?}");
-    assert_eq!(
-        e.to_string(),
-        "input `top.r.in` (sink, signal<u64>) is not bound"
-    );
+    assert_eq!(e.to_string(), "input `top.r.in` (sink, signal<u64>) is not bound");
 }
 
 #[test]
@@ -1305,10 +1196,7 @@ fn elab_double_driver() {
     connect(&mut nl, "b.out", "c.in");
     let e = elab_err(nl);
     assert!(matches!(e, ElabError::DoubleDriver { .. }), "{e:?}");
-    assert_eq!(
-        e.to_string(),
-        "input `c.in` has two drivers: `a.out` and `b.out`"
-    );
+    assert_eq!(e.to_string(), "input `c.in` has two drivers: `a.out` and `b.out`");
 }
 
 #[test]
@@ -1391,16 +1279,10 @@ fn elab_unknown_instance_port_and_bad_endpoint() {
         "instance `chip0.a` (src) has no port `outt` (ports: out)"
     );
     let e = nl.connect("chip0.a.out", "b.inn", None).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "instance `b` (sink) has no port `inn` (ports: in)"
-    );
+    assert_eq!(e.to_string(), "instance `b` (sink) has no port `inn` (ports: in)");
     let e = nl.connect("nodot", "b.in", None).unwrap_err();
     assert!(matches!(e, ElabError::BadEndpoint { .. }), "{e:?}");
-    assert_eq!(
-        e.to_string(),
-        "bad endpoint `nodot`: expected `instance.port`"
-    );
+    assert_eq!(e.to_string(), "bad endpoint `nodot`: expected `instance.port`");
 }
 
 #[test]
@@ -1408,12 +1290,7 @@ fn elab_duplicate_instance_and_bad_names() {
     let mut nl = Netlist::new();
     src_u64(&mut nl, "chip0.a");
     let e = nl
-        .add(
-            "chip0.a",
-            "src",
-            vec![],
-            Box::new(|_| comp(|_| Wake::OnInput)),
-        )
+        .add("chip0.a", "src", vec![], Box::new(|_| comp(|_| Wake::OnInput)))
         .unwrap_err();
     assert!(matches!(e, ElabError::DuplicateInstance { .. }), "{e:?}");
     assert_eq!(e.to_string(), "instance `chip0.a` is defined twice");
@@ -1446,9 +1323,7 @@ fn elab_unbound_stream_output() {
 fn elab_build_errors_name_the_instance() {
     // The block refuses its parameters.
     let mut nl = Netlist::new();
-    add(&mut nl, "t", "timer", vec![], |_| {
-        Err("period must be ≥ 1".to_string())
-    });
+    add(&mut nl, "t", "timer", vec![], |_| Err("period must be ≥ 1".to_string()));
     assert_eq!(elab_err(nl).to_string(), "instance `t`: period must be ≥ 1");
     // A stream capacity of 0.
     let mut nl = Netlist::new();
@@ -1457,10 +1332,7 @@ fn elab_build_errors_name_the_instance() {
     nl.connect("p.out", "c.in", Some(0)).unwrap();
     let e = elab_err(nl);
     assert!(matches!(e, ElabError::Build { .. }), "{e:?}");
-    assert_eq!(
-        e.to_string(),
-        "instance `c`: stream `c.in` capacity must be ≥ 1"
-    );
+    assert_eq!(e.to_string(), "instance `c`: stream `c.in` capacity must be ≥ 1");
     // A port declared twice.
     let mut nl = Netlist::new();
     let e = nl
@@ -1471,10 +1343,7 @@ fn elab_build_errors_name_the_instance() {
             Box::new(|_| comp(|_| Wake::OnInput)),
         )
         .unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "instance `x`: kind k declares port `o` twice"
-    );
+    assert_eq!(e.to_string(), "instance `x`: kind k declares port `o` twice");
     // The block asks for a port it did not declare, or with another type.
     let mut nl = Netlist::new();
     add(&mut nl, "x", "k", vec![], |b| {
@@ -1602,10 +1471,7 @@ fn harness_poke_step_peek() {
 fn harness_push_pop_through_a_stream_dut() {
     let mut h = Harness::new(
         "relay",
-        vec![
-            PortDecl::stream_in::<u64>("in", 2),
-            PortDecl::stream_out::<u64>("out"),
-        ],
+        vec![PortDecl::stream_in::<u64>("in", 2), PortDecl::stream_out::<u64>("out")],
         Box::new(|b| {
             let i = b.stream_in::<u64>("in")?;
             let o = b.stream_out::<u64>("out")?;
@@ -1663,10 +1529,7 @@ fn vcd_netlist() -> Netlist {
         &mut nl,
         "chip0.lg0.src",
         "src",
-        vec![
-            PortDecl::output::<Psn12>("cur"),
-            PortDecl::stream_out::<Psn12>("out"),
-        ],
+        vec![PortDecl::output::<Psn12>("cur"), PortDecl::stream_out::<Psn12>("out")],
         move |b| {
             let cur = b.output::<Psn12>("cur")?;
             let out = b.stream_out::<Psn12>("out")?;
@@ -1692,10 +1555,7 @@ fn vcd_netlist() -> Netlist {
         &mut nl,
         "chip0.lg0.snk",
         "snk",
-        vec![
-            PortDecl::stream_in::<Psn12>("in", 4),
-            PortDecl::output::<u64>("got"),
-        ],
+        vec![PortDecl::stream_in::<Psn12>("in", 4), PortDecl::output::<u64>("got")],
         |b| {
             let i = b.stream_in::<Psn12>("in")?;
             let got = b.output::<u64>("got")?;
@@ -1717,23 +1577,17 @@ fn vcd_netlist() -> Netlist {
         },
     );
     connect(&mut nl, "chip0.lg0.src.out", "chip0.lg0.snk.in");
-    add(
-        &mut nl,
-        "flag",
-        "flag",
-        vec![PortDecl::output::<bool>("q")],
-        |b| {
-            let q = b.output::<bool>("q")?;
-            comp(move |ctx| {
-                q.set(ctx.now() >= 40);
-                if ctx.now() < 40 {
-                    Wake::At(40)
-                } else {
-                    Wake::OnInput
-                }
-            })
-        },
-    );
+    add(&mut nl, "flag", "flag", vec![PortDecl::output::<bool>("q")], |b| {
+        let q = b.output::<bool>("q")?;
+        comp(move |ctx| {
+            q.set(ctx.now() >= 40);
+            if ctx.now() < 40 {
+                Wake::At(40)
+            } else {
+                Wake::OnInput
+            }
+        })
+    });
     nl
 }
 
@@ -1760,9 +1614,7 @@ struct Vcd {
 }
 
 fn parse_vcd(text: &str) -> Vcd {
-    let (header, body) = text
-        .split_once("$enddefinitions $end\n")
-        .expect("header ends");
+    let (header, body) = text.split_once("$enddefinitions $end\n").expect("header ends");
     let mut scopes: Vec<String> = Vec::new();
     let mut vars = BTreeMap::new();
     for line in header.lines() {
@@ -1783,8 +1635,7 @@ fn parse_vcd(text: &str) -> Vcd {
                 name.push('.');
                 name.push_str(w[4]);
                 assert!(
-                    vars.insert(name.clone(), (w[3].to_string(), width))
-                        .is_none(),
+                    vars.insert(name.clone(), (w[3].to_string(), width)).is_none(),
                     "{name} twice"
                 );
             }
@@ -1819,12 +1670,7 @@ fn parse_vcd(text: &str) -> Vcd {
         } else {
             let (v, code) = line.split_at(1);
             assert!(matches!(v, "0" | "1" | "x" | "z"), "bad line {line:?}");
-            changes.push((
-                t.expect("timestamp"),
-                in_dump,
-                code.to_string(),
-                v.to_string(),
-            ));
+            changes.push((t.expect("timestamp"), in_dump, code.to_string(), v.to_string()));
         }
     }
     Vcd {
@@ -1855,11 +1701,7 @@ impl Vcd {
         assert!(self.changes.iter().filter(|c| c.1).all(|c| c.0 == at));
         assert_eq!(dumped.len(), self.vars.len());
         for (name, (code, _)) in &self.vars {
-            assert_eq!(
-                dumped.iter().filter(|c| **c == code).count(),
-                1,
-                "{name} in $dumpvars"
-            );
+            assert_eq!(dumped.iter().filter(|c| **c == code).count(), 1, "{name} in $dumpvars");
         }
     }
 }
@@ -1872,9 +1714,7 @@ fn s(pairs: &[(u64, &str)]) -> Vec<(u64, String)> {
 fn vcd_header_scopes_widths_and_values() {
     let buf = SharedBuf::default();
     let mut sim = elab(vcd_netlist());
-    let n = sim
-        .trace_vcd(Box::new(buf.clone()), TraceOptions::default())
-        .unwrap();
+    let n = sim.trace_vcd(Box::new(buf.clone()), TraceOptions::default()).unwrap();
     // cur.psn; out.{valid, psn, occupancy}; got; flag.q
     assert_eq!(n, 6);
     assert_eq!(sim.run(1000).unwrap(), Stop::Quiescent);
@@ -1908,8 +1748,7 @@ fn vcd_header_scopes_widths_and_values() {
     // True widths with a range for vectors, a plain scalar for 1 bit.
     let psn_code = &v.vars["chip0.lg0.src.cur.psn"].0;
     assert!(
-        v.header
-            .contains(&format!("$var wire 12 {psn_code} psn [11:0] $end\n")),
+        v.header.contains(&format!("$var wire 12 {psn_code} psn [11:0] $end\n")),
         "{}",
         v.header
     );
@@ -1918,9 +1757,7 @@ fn vcd_header_scopes_widths_and_values() {
         .header
         .contains(&format!("$var wire 3 {occ_code} occupancy [2:0] $end\n")));
     let valid_code = &v.vars["chip0.lg0.src.out.valid"].0;
-    assert!(v
-        .header
-        .contains(&format!("$var wire 1 {valid_code} valid $end\n")));
+    assert!(v.header.contains(&format!("$var wire 1 {valid_code} valid $end\n")));
 
     v.check_dump_complete(0);
     assert_eq!(
@@ -1933,14 +1770,7 @@ fn vcd_header_scopes_widths_and_values() {
     );
     assert_eq!(
         v.history("chip0.lg0.src.out.occupancy"),
-        s(&[
-            (0, "b0"),
-            (10, "b1"),
-            (20, "b10"),
-            (21, "b11"),
-            (30, "b10"),
-            (31, "b1")
-        ])
+        s(&[(0, "b0"), (10, "b1"), (20, "b10"), (21, "b11"), (30, "b10"), (31, "b1")])
     );
     assert_eq!(
         v.history("chip0.lg0.src.cur.psn"),
@@ -2000,11 +1830,7 @@ fn vcd_window_writes_nothing_before_from_and_dumps_everything_at_from() {
         assert_eq!(on, off, "window [{from}, {to})");
         let v = parse_vcd(&on);
         v.check_dump_complete(from);
-        assert!(
-            v.times.iter().all(|&t| t >= from && t <= to),
-            "{:?}",
-            v.times
-        );
+        assert!(v.times.iter().all(|&t| t >= from && t <= to), "{:?}", v.times);
         // Full history of the unwindowed run, restricted to the window.
         let (full, _) = trace_run(true, TraceOptions::default(), 1000);
         let full = parse_vcd(&full);
@@ -2110,22 +1936,15 @@ fn vcd_real_values() {
         },
     );
     let mut sim = elab(nl);
-    sim.trace_vcd(Box::new(buf.clone()), TraceOptions::default())
-        .unwrap();
+    sim.trace_vcd(Box::new(buf.clone()), TraceOptions::default()).unwrap();
     sim.run(100).unwrap();
     sim.finish_trace(10).unwrap();
     let text = String::from_utf8(buf.0.borrow().clone()).unwrap();
     let v = parse_vcd(&text);
     let code = &v.vars["gate.rate.gbps"].0;
-    assert!(
-        text.contains(&format!("$var real 64 {code} gbps $end\n")),
-        "{text}"
-    );
+    assert!(text.contains(&format!("$var real 64 {code} gbps $end\n")), "{text}");
     v.check_dump_complete(0);
-    assert_eq!(
-        v.history("gate.rate.gbps"),
-        s(&[(0, "r0"), (3, "r0.25"), (6, "r12.5")])
-    );
+    assert_eq!(v.history("gate.rate.gbps"), s(&[(0, "r0"), (3, "r0.25"), (6, "r12.5")]));
     assert_eq!(v.times, vec![0, 3, 6, 10]);
 }
 

@@ -17,8 +17,7 @@ use std::io::Write;
 use std::rc::Rc;
 
 use hwsim_hw::{
-    Binder, BuildResult, Component, Ctx, Netlist, PortDecl, SignalNet, Sim, Stop, StreamNet,
-    TraceOptions, Wake,
+    Binder, BuildResult, Component, Ctx, Netlist, PortDecl, SignalNet, Sim, Stop, StreamNet, TraceOptions, Wake,
 };
 use proptest::prelude::*;
 use proptest::test_runner::Config;
@@ -46,36 +45,26 @@ where
 }
 
 fn add_timer(nl: &mut Netlist, path: &str, t: TimerSpec) {
-    let TimerSpec {
-        period,
-        phase,
-        stop,
-    } = t;
-    add(
-        nl,
-        path,
-        "timer",
-        vec![PortDecl::output::<u64>("out")],
-        move |b| {
-            let o = b.output::<u64>("out")?;
-            let c = b.counter("epoch");
-            comp(move |ctx| {
-                let now = ctx.now();
-                let at = stop.map_or(now, |s| now.min(s));
-                let k = (at + phase) / period;
-                o.set(k);
-                ctx.set_counter(c, k);
-                // The next boundary, or the stop cycle if sooner: the hint is the same at every
-                // cycle of an interval, so extra ticks (skip off) change nothing.
-                let next = (k + 1) * period - phase;
-                match stop {
-                    Some(s) if now >= s => Wake::OnInput,
-                    Some(s) => Wake::At(next.min(s)),
-                    None => Wake::At(next),
-                }
-            })
-        },
-    );
+    let TimerSpec { period, phase, stop } = t;
+    add(nl, path, "timer", vec![PortDecl::output::<u64>("out")], move |b| {
+        let o = b.output::<u64>("out")?;
+        let c = b.counter("epoch");
+        comp(move |ctx| {
+            let now = ctx.now();
+            let at = stop.map_or(now, |s| now.min(s));
+            let k = (at + phase) / period;
+            o.set(k);
+            ctx.set_counter(c, k);
+            // The next boundary, or the stop cycle if sooner: the hint is the same at every
+            // cycle of an interval, so extra ticks (skip off) change nothing.
+            let next = (k + 1) * period - phase;
+            match stop {
+                Some(s) if now >= s => Wake::OnInput,
+                Some(s) => Wake::At(next.min(s)),
+                None => Wake::At(next),
+            }
+        })
+    });
 }
 
 fn add_adder(nl: &mut Netlist, path: &str, k: u64) {
@@ -94,10 +83,7 @@ fn add_adder(nl: &mut Netlist, path: &str, k: u64) {
             let o = b.output::<u64>("out")?;
             let c = b.counter("updates");
             comp(move |ctx| {
-                let v = a
-                    .get()
-                    .wrapping_add(bb.get().wrapping_mul(3))
-                    .wrapping_add(k);
+                let v = a.get().wrapping_add(bb.get().wrapping_mul(3)).wrapping_add(k);
                 if v != o.get() {
                     ctx.count(c, 1);
                 }
@@ -113,10 +99,7 @@ fn add_sampler(nl: &mut Netlist, path: &str) {
         nl,
         path,
         "sampler",
-        vec![
-            PortDecl::input::<u64>("in"),
-            PortDecl::stream_out::<u64>("out"),
-        ],
+        vec![PortDecl::input::<u64>("in"), PortDecl::stream_out::<u64>("out")],
         |b| {
             let i = b.input::<u64>("in")?;
             let o = b.stream_out::<u64>("out")?;
@@ -276,18 +259,14 @@ fn relay_spec() -> impl Strategy<Value = RelaySpec> {
 }
 
 fn pipe_spec() -> impl Strategy<Value = PipeSpec> {
-    (
-        0usize..64,
-        prop::collection::vec(relay_spec(), 0..4),
-        1u64..5,
-        1u32..4,
-    )
-        .prop_map(|(src, relays, sink_gap, sink_capacity)| PipeSpec {
+    (0usize..64, prop::collection::vec(relay_spec(), 0..4), 1u64..5, 1u32..4).prop_map(
+        |(src, relays, sink_gap, sink_capacity)| PipeSpec {
             src,
             relays,
             sink_gap,
             sink_capacity,
-        })
+        },
+    )
 }
 
 fn spec() -> impl Strategy<Value = Spec> {
@@ -296,11 +275,7 @@ fn spec() -> impl Strategy<Value = Spec> {
         prop::collection::vec((0usize..64, 0usize..64, 0u64..5), 0..10),
         prop::collection::vec(pipe_spec(), 0..4),
     )
-        .prop_map(|(timers, adders, pipes)| Spec {
-            timers,
-            adders,
-            pipes,
-        })
+        .prop_map(|(timers, adders, pipes)| Spec { timers, adders, pipes })
 }
 
 fn build(spec: &Spec) -> Netlist {
@@ -323,12 +298,8 @@ fn build(spec: &Spec) -> Netlist {
         let base = format!("io.pipe{n}");
         let src = format!("{base}.src");
         add_sampler(&mut nl, &src);
-        nl.connect(
-            &signals[pipe.src % signals.len()],
-            &format!("{src}.in"),
-            None,
-        )
-        .unwrap();
+        nl.connect(&signals[pipe.src % signals.len()], &format!("{src}.in"), None)
+            .unwrap();
         let mut up = format!("{src}.out");
         for (r, rs) in pipe.relays.iter().enumerate() {
             let p = format!("{base}.r{r}");

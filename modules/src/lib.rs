@@ -8,3 +8,4 @@
 #![warn(missing_docs)]
 
 pub mod kernel_examples;
+pub mod rclink;

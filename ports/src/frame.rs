@@ -149,11 +149,7 @@ pub struct FrameLayout {
 
 impl FrameLayout {
     /// A layout; AFH_Lite with a VLAN tag or an ICRC is an error.
-    pub const fn new(
-        format: FrameFormat,
-        vlan: bool,
-        icrc: bool,
-    ) -> Result<FrameLayout, PortsError> {
+    pub const fn new(format: FrameFormat, vlan: bool, icrc: bool) -> Result<FrameLayout, PortsError> {
         if vlan && !format.supports_vlan() {
             return Err(PortsError::Unsupported {
                 format,
@@ -279,10 +275,7 @@ mod tests {
 
     #[test]
     fn ecn_only_on_standard() {
-        let with_ecn: Vec<_> = FrameFormat::ALL
-            .into_iter()
-            .filter(|f| f.carries_ecn())
-            .collect();
+        let with_ecn: Vec<_> = FrameFormat::ALL.into_iter().filter(|f| f.carries_ecn()).collect();
         assert_eq!(with_ecn, [FrameFormat::Standard]);
     }
 
@@ -339,12 +332,8 @@ mod tests {
             assert_eq!(serde_yaml::from_str::<FrameFormat>(name).unwrap(), format);
             assert_eq!(serde_yaml::to_string(&format).unwrap(), format!("{name}\n"));
         }
-        let layout: FrameLayout =
-            serde_yaml::from_str("{format: afh_gen2_16b, vlan: true}").unwrap();
-        assert_eq!(
-            layout,
-            FrameLayout::new(FrameFormat::AfhGen2_16b, true, false).unwrap()
-        );
+        let layout: FrameLayout = serde_yaml::from_str("{format: afh_gen2_16b, vlan: true}").unwrap();
+        assert_eq!(layout, FrameLayout::new(FrameFormat::AfhGen2_16b, true, false).unwrap());
         let text = serde_yaml::to_string(&layout).unwrap();
         assert_eq!(serde_yaml::from_str::<FrameLayout>(&text).unwrap(), layout);
         let err = serde_yaml::from_str::<FrameLayout>("{format: afh_lite, vlan: true}")

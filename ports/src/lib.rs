@@ -28,8 +28,7 @@ pub mod wire;
 
 pub use error::PortsError;
 pub use frame::{
-    FrameFormat, FrameLayout, FCS_BYTES, ICRC_BYTES, MAX_PAYLOAD_BYTES, MAX_WIRE_FRAME_BYTES,
-    VLAN_TAG_BYTES,
+    FrameFormat, FrameLayout, FCS_BYTES, ICRC_BYTES, MAX_PAYLOAD_BYTES, MAX_WIRE_FRAME_BYTES, VLAN_TAG_BYTES,
 };
 pub use link::{Ecn, MacAddr, Tos, TrafficClass, VlanTag};
 pub use msg::{ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Segment, Txn};
@@ -37,8 +36,8 @@ pub use psn::Psn;
 pub use qp::{QpId, VcBank};
 pub use rh::{Opcode, Rh};
 pub use wire::{
-    cbfc_cost, frame_wire_bytes, packet_count, split_packets, ByteRate, CreditSize, Packets,
-    SerializerClock, WireParams, CNP_BYTES, DEFAULT_MPS, DEFAULT_PKT_OVERHEAD,
+    cbfc_cost, frame_wire_bytes, packet_count, split_packets, ByteRate, CreditSize, Packets, SerializerClock,
+    WireParams, CNP_BYTES, DEFAULT_MPS, DEFAULT_PKT_OVERHEAD,
 };
 
 #[cfg(test)]
@@ -55,11 +54,7 @@ mod tests {
             match (field.kind, value) {
                 (TraceKind::Bits(w), TraceValue::Bits(b)) => {
                     assert!((1..=64).contains(&w));
-                    assert!(
-                        w == 64 || *b >> w == 0,
-                        "{v:?}.{} = {b:#x} wider than {w}",
-                        field.name
-                    );
+                    assert!(w == 64 || *b >> w == 0, "{v:?}.{} = {b:#x} wider than {w}", field.name);
                 }
                 (TraceKind::Real, TraceValue::Real(_)) => {}
                 other => panic!("{v:?}: field kind and value differ: {other:?}"),
@@ -74,11 +69,7 @@ mod tests {
         signal(QpId::MAX);
         signal(VcBank::ALL[3]);
         signal(Opcode::Cnp);
-        signal(
-            Rh::nak(QpId::MAX, Psn::MAX)
-                .with_fack(true)
-                .with_timestamp(u32::MAX),
-        );
+        signal(Rh::nak(QpId::MAX, Psn::MAX).with_fack(true).with_timestamp(u32::MAX));
         signal(Ecn::Ce);
         signal(Tos::new(63, Ecn::Ce).unwrap());
         signal(VlanTag::new(7, true, 4094).unwrap());

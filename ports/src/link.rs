@@ -144,10 +144,7 @@ impl Tos {
 
     /// The 8-bit ToS byte.
     pub fn pack(self) -> u8 {
-        TosByte::new()
-            .with_dscp(self.dscp)
-            .with_ecn(self.ecn)
-            .into()
+        TosByte::new().with_dscp(self.dscp).with_ecn(self.ecn).into()
     }
 
     /// Decodes a ToS byte; every byte is valid.
@@ -478,9 +475,7 @@ impl fmt::Display for MacAddr {
 impl FromStr for MacAddr {
     type Err = PortsError;
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let bad = || PortsError::MacParse {
-            text: text.to_owned(),
-        };
+        let bad = || PortsError::MacParse { text: text.to_owned() };
         let mut octets = [0u8; 6];
         let mut parts = text.split(':');
         for octet in &mut octets {
@@ -559,10 +554,7 @@ mod tests {
         for b in 0..4 {
             assert_eq!(Ecn::from_bits(b).unwrap().bits(), b);
         }
-        assert_eq!(
-            Ecn::from_bits(4).unwrap_err().to_string(),
-            "ECN 4 out of range 0..=3"
-        );
+        assert_eq!(Ecn::from_bits(4).unwrap_err().to_string(), "ECN 4 out of range 0..=3");
         assert!(Ecn::Ect0.is_ect() && Ecn::Ect1.is_ect());
         assert!(!Ecn::NotEct.is_ect() && !Ecn::Ce.is_ect());
         assert!(Ecn::Ce.is_ce());
@@ -575,10 +567,7 @@ mod tests {
         assert_eq!(tos.pack(), 0x6a);
         assert_eq!(Tos::unpack(0x6b), Tos::new(26, Ecn::Ce).unwrap());
         assert_eq!(tos.marked().ecn(), Ecn::Ce);
-        assert_eq!(
-            Tos::new(1, Ecn::NotEct).unwrap().marked().ecn(),
-            Ecn::NotEct
-        );
+        assert_eq!(Tos::new(1, Ecn::NotEct).unwrap().marked().ecn(), Ecn::NotEct);
         assert_eq!(
             Tos::new(64, Ecn::Ce).unwrap_err().to_string(),
             "DSCP 64 out of range 0..=63"
@@ -661,14 +650,7 @@ mod tests {
         assert_eq!(kinds(MacAddr::fields()), [("", Bits(48))]);
         let mut out = [TraceValue::default(); 3];
         VlanTag::new(7, true, 4094).unwrap().sample(&mut out);
-        assert_eq!(
-            out,
-            [
-                TraceValue::Bits(7),
-                TraceValue::Bits(1),
-                TraceValue::Bits(4094)
-            ]
-        );
+        assert_eq!(out, [TraceValue::Bits(7), TraceValue::Bits(1), TraceValue::Bits(4094)]);
         let mut out = [TraceValue::default(); 2];
         Tos::new(63, Ecn::Ce).unwrap().sample(&mut out);
         assert_eq!(out, [TraceValue::Bits(63), TraceValue::Bits(3)]);
@@ -678,10 +660,7 @@ mod tests {
     fn serde_forms() {
         let tos: Tos = serde_yaml::from_str("{dscp: 26, ecn: ect0}").unwrap();
         assert_eq!(tos, Tos::new(26, Ecn::Ect0).unwrap());
-        assert_eq!(
-            serde_yaml::to_string(&tos).unwrap(),
-            "dscp: 26\necn: ect0\n"
-        );
+        assert_eq!(serde_yaml::to_string(&tos).unwrap(), "dscp: 26\necn: ect0\n");
         for (name, ecn) in [
             ("not_ect", Ecn::NotEct),
             ("ect1", Ecn::Ect1),
@@ -691,9 +670,7 @@ mod tests {
             assert_eq!(serde_yaml::from_str::<Ecn>(name).unwrap(), ecn);
             assert_eq!(serde_yaml::to_string(&ecn).unwrap(), format!("{name}\n"));
         }
-        let err = serde_yaml::from_str::<Tos>("{dscp: 64}")
-            .unwrap_err()
-            .to_string();
+        let err = serde_yaml::from_str::<Tos>("{dscp: 64}").unwrap_err().to_string();
         assert!(err.contains("DSCP 64 out of range 0..=63"), "{err}");
         let err = serde_yaml::from_str::<Tos>("{dscp: 1, ecm: ce}")
             .unwrap_err()
@@ -706,28 +683,19 @@ mod tests {
             serde_yaml::from_str::<VlanTag>(&serde_yaml::to_string(&tag).unwrap()).unwrap(),
             tag
         );
-        let err = serde_yaml::from_str::<VlanTag>("{vid: 4095}")
-            .unwrap_err()
-            .to_string();
+        let err = serde_yaml::from_str::<VlanTag>("{vid: 4095}").unwrap_err().to_string();
         assert!(err.contains("VLAN VID 4095 out of range 0..=4094"), "{err}");
 
         assert_eq!(serde_yaml::from_str::<TrafficClass>("22").unwrap().vc(), 5);
-        let err = serde_yaml::from_str::<TrafficClass>("300")
-            .unwrap_err()
-            .to_string();
+        let err = serde_yaml::from_str::<TrafficClass>("300").unwrap_err().to_string();
         assert!(err.contains("TC 300 out of range 0..=255"), "{err}");
 
         let mac: MacAddr = serde_yaml::from_str("\"02:00:00:00:00:01\"").unwrap();
         assert_eq!(mac.value(), 0x0200_0000_0001);
         assert_eq!(serde_yaml::to_string(&mac).unwrap(), "02:00:00:00:00:01\n");
         assert_eq!(serde_yaml::from_str::<MacAddr>("5").unwrap().value(), 5);
-        let err = serde_yaml::from_str::<MacAddr>("02:00")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("is not of the form aa:bb:cc:dd:ee:ff"),
-            "{err}"
-        );
+        let err = serde_yaml::from_str::<MacAddr>("02:00").unwrap_err().to_string();
+        assert!(err.contains("is not of the form aa:bb:cc:dd:ee:ff"), "{err}");
     }
 
     fn any_ecn() -> impl Strategy<Value = Ecn> {

@@ -305,10 +305,7 @@ pub struct FrameDone {
 
 impl Trace for FrameDone {
     fn fields() -> &'static [TraceField] {
-        const F: [TraceField; 2] = [
-            TraceField::bits("txn", 32),
-            TraceField::bits("frame_seq", 16),
-        ];
+        const F: [TraceField; 2] = [TraceField::bits("txn", 32), TraceField::bits("frame_seq", 16)];
         &F
     }
     fn sample(&self, out: &mut [TraceValue]) {

@@ -19,9 +19,7 @@ use crate::error::PortsError;
 ///
 /// Checked on construction; serialized as a plain integer; traced as 2 bits. (The multicast MUL
 /// channel is a fifth TX VC but not a bank, so it is not a `VcBank`.)
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "u64", into = "u8")]
 pub struct VcBank(u8);
 
@@ -94,9 +92,7 @@ impl Trace for VcBank {
 /// A queue-pair id: the 10-bit hardware field `{XPU_ID[7:0], BANK[1:0]}`, 0..=1023.
 ///
 /// Serialized as a plain integer; traced as one 10-bit field.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "u64", into = "u16")]
 pub struct QpId(u16);
 
@@ -135,9 +131,7 @@ impl QpId {
                 max: Self::MAX_CDMA_ID as u64,
             });
         }
-        Ok(QpId(
-            (cdma_id << VcBank::BITS) | (cdma_id % VcBank::COUNT as u16),
-        ))
+        Ok(QpId((cdma_id << VcBank::BITS) | (cdma_id % VcBank::COUNT as u16)))
     }
 
     /// The QP id `{xpu_id, bank}`; cannot fail.
@@ -246,10 +240,7 @@ mod tests {
             QpId::from_cdma(256).unwrap_err().to_string(),
             "CDMA id 256 out of range 0..=255"
         );
-        assert_eq!(
-            VcBank::new(4).unwrap_err().to_string(),
-            "VC bank 4 out of range 0..=3"
-        );
+        assert_eq!(VcBank::new(4).unwrap_err().to_string(), "VC bank 4 out of range 0..=3");
         assert_eq!(
             QpId::try_from(100_000u32).unwrap_err().to_string(),
             "QP id 100000 out of range 0..=1023"
@@ -270,9 +261,7 @@ mod tests {
         let qp = QpId::new(13).unwrap();
         assert_eq!(serde_yaml::to_string(&qp).unwrap(), "13\n");
         assert_eq!(serde_yaml::from_str::<QpId>("13").unwrap(), qp);
-        let err = serde_yaml::from_str::<QpId>("2000")
-            .unwrap_err()
-            .to_string();
+        let err = serde_yaml::from_str::<QpId>("2000").unwrap_err().to_string();
         assert!(err.contains("QP id 2000 out of range 0..=1023"), "{err}");
         assert_eq!(serde_yaml::from_str::<VcBank>("3").unwrap(), VcBank::ALL[3]);
     }

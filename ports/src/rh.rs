@@ -235,15 +235,10 @@ impl Rh {
     /// flag on an opcode other than `ack`.
     pub fn unpack(raw: u64) -> Result<Rh, PortsError> {
         let word = RhWord::from(raw);
-        let opcode = word
-            .opcode_or_err()
-            .map_err(|_| PortsError::RhReservedOpcode { raw })?;
+        let opcode = word.opcode_or_err().map_err(|_| PortsError::RhReservedOpcode { raw })?;
         let reserved = raw & reserved_mask();
         if reserved != 0 {
-            return Err(PortsError::RhReservedBits {
-                raw,
-                bits: reserved,
-            });
+            return Err(PortsError::RhReservedBits { raw, bits: reserved });
         }
         if word.nak() && opcode != Opcode::Ack {
             return Err(PortsError::RhNakWithoutAck { opcode, raw });
@@ -326,10 +321,7 @@ impl TryFrom<RhFields> for Rh {
                 .with_timestamp(f.timestamp)
                 .pack()
                 | u64::from(RhWord::new().with_nak(true));
-            return Err(PortsError::RhNakWithoutAck {
-                opcode: f.opcode,
-                raw,
-            });
+            return Err(PortsError::RhNakWithoutAck { opcode: f.opcode, raw });
         }
         Ok(Rh {
             opcode: f.opcode,
@@ -388,17 +380,12 @@ mod tests {
         assert_eq!(Rh::default(), Rh::data(qp(0), psn(0)));
         assert_eq!(Rh::default().pack(), 0);
         assert_eq!(
-            Rh::data(qp(13), psn(4094))
-                .with_timestamp(0xDEAD_BEEF)
-                .pack(),
+            Rh::data(qp(13), psn(4094)).with_timestamp(0xDEAD_BEEF).pack(),
             0x000D_0FFE_DEAD_BEEF
         );
         assert_eq!(Rh::ack(qp(1023), psn(7)).pack(), 0x43FF_0007_0000_0000);
         assert_eq!(Rh::nak(qp(5), psn(7)).pack(), 0x6005_0007_0000_0000);
-        assert_eq!(
-            Rh::cnp(qp(26)).with_fack(true).pack(),
-            0x901A_0000_0000_0000
-        );
+        assert_eq!(Rh::cnp(qp(26)).with_fack(true).pack(), 0x901A_0000_0000_0000);
     }
 
     #[test]
@@ -487,9 +474,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("unknown field `qpn`"), "{err}");
-        let err = serde_yaml::from_str::<Rh>("{psn: 4096}")
-            .unwrap_err()
-            .to_string();
+        let err = serde_yaml::from_str::<Rh>("{psn: 4096}").unwrap_err().to_string();
         assert!(err.contains("PSN 4096 out of range 0..=4095"), "{err}");
         let err = serde_yaml::from_str::<Rh>("{opcode: reserved}")
             .unwrap_err()

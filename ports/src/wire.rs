@@ -129,9 +129,7 @@ pub const fn frame_wire_bytes(payload: u32, params: &WireParams) -> u64 {
 ///
 /// Serialized as the plain byte count; any other number is a deserialization error. Default 256.
 /// Traced as 12 bits holding the byte count.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "u64", into = "u32")]
 #[repr(u32)]
 pub enum CreditSize {
@@ -362,10 +360,7 @@ pub struct SerializerClock {
 impl SerializerClock {
     /// An idle serializer at `rate`.
     pub const fn new(rate: ByteRate) -> SerializerClock {
-        SerializerClock {
-            rate,
-            busy_until: 0,
-        }
+        SerializerClock { rate, busy_until: 0 }
     }
 
     /// The rate.
@@ -380,6 +375,35 @@ impl SerializerClock {
         let begin = now.max(self.busy_until);
         self.busy_until = begin + u128::from(bytes) * u128::from(self.rate.ns);
         self.busy_until_cycle()
+    }
+
+    /// Like [`start`](SerializerClock::start), but the occupancy is at least `min_ns` whole ns
+    /// (a MAC whose datapath needs `ceil(wire / datapath_bytes)` ns even when the SerDes is
+    /// faster): occupancy = max(bytes / rate, min_ns).
+    pub fn start_at_least(&mut self, now_cycle: u64, bytes: u64, min_ns: u64) -> u64 {
+        let now = u128::from(now_cycle) * u128::from(self.rate.bytes);
+        let begin = now.max(self.busy_until);
+        let serdes = u128::from(bytes) * u128::from(self.rate.ns);
+        let datapath = u128::from(min_ns) * u128::from(self.rate.bytes);
+        self.busy_until = begin + serdes.max(datapath);
+        self.busy_until_cycle()
+    }
+
+    /// Whether the serializer is free by the end of cycle `now_cycle` (`busy_until ≤ now + 1`):
+    /// a frame waiting in its input register can start within this cycle, at `busy_until`.
+    pub const fn free_within(&self, now_cycle: u64) -> bool {
+        self.busy_until <= (now_cycle as u128 + 1) * self.rate.bytes as u128
+    }
+
+    /// Bytes still to serialize at the start of cycle `now_cycle` (rounded up): everything
+    /// started minus this is what has crossed the serializer by then.
+    pub const fn remaining_bytes(&self, now_cycle: u64) -> u64 {
+        let now = now_cycle as u128 * self.rate.bytes as u128;
+        if self.busy_until <= now {
+            0
+        } else {
+            (self.busy_until - now).div_ceil(self.rate.ns as u128) as u64
+        }
     }
 
     /// The first whole cycle at which the serializer is idle: `ceil(busy_until)`.
@@ -402,6 +426,19 @@ impl SerializerClock {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn mac_occupancy_is_the_slower_of_datapath_and_serdes() {
+        let mut c = SerializerClock::new(ByteRate::LINE_RATE_PER_LG);
+        // 1394 B: datapath ceil(1394/64) = 22 ns < SerDes 27.88 ns.
+        assert_eq!(c.start_at_least(0, 1394, 1394u64.div_ceil(64)), 28);
+        assert_eq!(c.busy_until_exact(), (1394, 50));
+        // 65 B: datapath 2 ns > SerDes 1.3 ns.
+        let mut d = SerializerClock::new(ByteRate::LINE_RATE_PER_LG);
+        assert_eq!(d.start_at_least(10, 65, 2), 12);
+        assert!(!d.free_within(10));
+        assert!(d.free_within(11));
+    }
 
     fn nz(v: u32) -> NonZeroU32 {
         NonZeroU32::new(v).unwrap()
@@ -450,14 +487,9 @@ mod tests {
         for size in CreditSize::ALL {
             assert_eq!(CreditSize::try_from(size.bytes()), Ok(size));
         }
-        assert_eq!(
-            serde_yaml::from_str::<CreditSize>("2048").unwrap(),
-            CreditSize::B2048
-        );
+        assert_eq!(serde_yaml::from_str::<CreditSize>("2048").unwrap(), CreditSize::B2048);
         assert_eq!(serde_yaml::to_string(&CreditSize::B32).unwrap(), "32\n");
-        let err = serde_yaml::from_str::<CreditSize>("512")
-            .unwrap_err()
-            .to_string();
+        let err = serde_yaml::from_str::<CreditSize>("512").unwrap_err().to_string();
         assert!(err.contains("credit size 512 is not one of"), "{err}");
     }
 
@@ -519,13 +551,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("unknown field `per`"), "{err}");
-        let err = serde_yaml::from_str::<ByteRate>("0")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("byte rate of 0 B per 1 ns is not allowed"),
-            "{err}"
-        );
+        let err = serde_yaml::from_str::<ByteRate>("0").unwrap_err().to_string();
+        assert!(err.contains("byte rate of 0 B per 1 ns is not allowed"), "{err}");
         assert_eq!(ByteRate::new(25, 2).unwrap().to_string(), "25/2 B/ns");
         let mut out = [TraceValue::default()];
         ByteRate::new(25, 2).unwrap().sample(&mut out);

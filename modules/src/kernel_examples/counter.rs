@@ -51,10 +51,7 @@ pub struct Counter {
 /// Binds ports.
 pub fn build(p: &Params, b: &mut Binder) -> Result<Box<dyn Component>, String> {
     if p.stop.is_some_and(|s| s <= p.first) {
-        return Err(format!(
-            "stop ({:?}) must be after first ({})",
-            p.stop, p.first
-        ));
+        return Err(format!("stop ({:?}) must be after first ({})", p.stop, p.first));
     }
     Ok(Box::new(Counter {
         p: p.clone(),
@@ -69,11 +66,8 @@ impl Component for Counter {
             return Wake::At(self.p.first);
         }
         let last = self.p.stop.map_or(now, |s| now.min(s - 1));
-        self.count.set(
-            self.p
-                .start
-                .wrapping_add(self.p.step.wrapping_mul(last - self.p.first)),
-        );
+        self.count
+            .set(self.p.start.wrapping_add(self.p.step.wrapping_mul(last - self.p.first)));
         match self.p.stop {
             Some(s) if now + 1 >= s => Wake::OnInput,
             _ => Wake::NextCycle,

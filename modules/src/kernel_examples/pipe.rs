@@ -12,10 +12,7 @@
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{
-    Binder, BuildResult, Component, CounterId, Ctx, Cycle, PortDecl, StreamIn, StreamOut, Value,
-    Wake,
-};
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, PortDecl, StreamIn, StreamOut, Value, Wake};
 use serde::{Deserialize, Serialize};
 
 /// Parameters.
@@ -30,10 +27,7 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Self {
-        Params {
-            latency: 1,
-            depth: 8,
-        }
+        Params { latency: 1, depth: 8 }
     }
 }
 
@@ -58,10 +52,7 @@ pub struct Pipe<T: Value> {
 /// Binds ports.
 pub fn build<T: Value>(p: &Params, b: &mut Binder) -> BuildResult {
     if p.latency == 0 || p.depth == 0 {
-        return Err(format!(
-            "latency ({}) and depth ({}) must be ≥ 1",
-            p.latency, p.depth
-        ));
+        return Err(format!("latency ({}) and depth ({}) must be ≥ 1", p.latency, p.depth));
     }
     Ok(Box::new(Pipe::<T> {
         latency: p.latency as Cycle,

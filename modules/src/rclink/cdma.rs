@@ -1,0 +1,99 @@
+//! A chip's CDMA engines as a traffic source: the AXI write transactions a testbench asks for,
+//! issued at their start cycles into the PAXI core.
+//!
+//! ```text
+//!   +------+
+//!   | cdma |==> txn : stream<Txn>
+//!   +------+
+//! ```
+//! Transactions are issued in start order; one per cycle at most; when the PAXI input is full
+//! they wait (back-pressure). Ids are chip-unique, in issue order. Counters: `txns`, `bytes`.
+
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, PortDecl, StreamOut, Wake};
+use hwsim_ports::{ChipId, Txn};
+use serde::{Deserialize, Serialize};
+
+/// One transaction to issue.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TxnSpec {
+    /// Start cycle.
+    pub at: u64,
+    /// Destination chip.
+    pub dst: ChipId,
+    /// Bytes.
+    pub bytes: u64,
+    /// CDMA engine id (→ QP).
+    pub cdma: u16,
+    /// Flow index (report).
+    pub flow: u16,
+    /// Injection bandwidth, bytes/ns (0 = unpaced).
+    pub bandwidth: f64,
+}
+
+/// Parameters.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// The transactions, any order (sorted by start at build time, stable).
+    pub txns: Vec<TxnSpec>,
+}
+
+/// Port list.
+pub fn ports(_p: &Params) -> Vec<PortDecl> {
+    vec![PortDecl::stream_out::<Txn>("txn").doc("AXI write transactions")]
+}
+
+/// The block.
+pub struct Cdma {
+    txns: Vec<TxnSpec>,
+    next: usize,
+    out: StreamOut<Txn>,
+    c_txns: CounterId,
+    c_bytes: CounterId,
+}
+
+/// Binds ports.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    let mut txns = p.txns.clone();
+    for t in &txns {
+        if t.bandwidth < 0.0 || !t.bandwidth.is_finite() {
+            return Err(format!("bandwidth {} must be ≥ 0", t.bandwidth));
+        }
+    }
+    txns.sort_by_key(|t| t.at);
+    Ok(Box::new(Cdma {
+        txns,
+        next: 0,
+        out: b.stream_out("txn")?,
+        c_txns: b.counter("txns"),
+        c_bytes: b.counter("bytes"),
+    }))
+}
+
+impl Component for Cdma {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
+        if let Some(t) = self.txns.get(self.next) {
+            if t.at <= now && self.out.can_push() {
+                self.out.push(Txn {
+                    id: self.next as u64,
+                    dst: t.dst,
+                    bytes: t.bytes,
+                    cdma: t.cdma,
+                    flow: t.flow,
+                    milli_bytes_per_ns: (t.bandwidth * 1000.0).round() as u64,
+                });
+                ctx.count(self.c_txns, 1);
+                ctx.count(self.c_bytes, t.bytes);
+                self.next += 1;
+            }
+        }
+        match self.txns.get(self.next) {
+            None => Wake::OnInput,
+            Some(t) if t.at > now => Wake::At(t.at),
+            Some(_) if self.out.space() > 1 => Wake::NextCycle,
+            Some(_) => Wake::OnInput,
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! A rate monitor: the peak number of bytes that crossed a set of points in any window of
+//! `window` cycles (1 µs by default), for the chip-level send and receive caps (seed 000
+//! «芯片级聚合发送 cap», «芯片级聚合接收 cap»: ≤ num_lg × line_rate).
+//!
+//! ```text
+//!   b{i} : u64 (cumulative bytes at point i) -->[ monitor ]   counters: peak_window_bytes,
+//!                                                             total_bytes
+//! ```
+//! The inputs are step functions; the largest total(t) − total(t − W) is reached with t at a
+//! step, so the monitor evaluates it exactly at each change (the value read at n was committed
+//! at n−1, which is the event time). Nothing is sampled, so event skip changes nothing.
+
+use std::collections::VecDeque;
+
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, In, PortDecl, Wake};
+use serde::{Deserialize, Serialize};
+
+/// Parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Number of inputs.
+    pub inputs: u32,
+    /// Window length, cycles.
+    pub window: u64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            inputs: 1,
+            window: 1000,
+        }
+    }
+}
+
+/// Port list.
+pub fn ports(p: &Params) -> Vec<PortDecl> {
+    (0..p.inputs)
+        .map(|i| PortDecl::input::<u64>(&format!("b{i}")).doc("cumulative bytes"))
+        .collect()
+}
+
+/// The block.
+pub struct RateMonitor {
+    window: u64,
+    inputs: Vec<In<u64>>,
+    last_sum: u64,
+    /// (event time, total); the front is the last event at or before t − window.
+    events: VecDeque<(Cycle, u64)>,
+    c_peak: CounterId,
+    c_total: CounterId,
+}
+
+/// Binds ports.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    if p.window == 0 || p.inputs == 0 {
+        return Err("window and inputs must be ≥ 1".into());
+    }
+    let inputs = (0..p.inputs)
+        .map(|i| b.input(&format!("b{i}")))
+        .collect::<Result<_, _>>()?;
+    Ok(Box::new(RateMonitor {
+        window: p.window,
+        inputs,
+        last_sum: 0,
+        events: VecDeque::new(),
+        c_peak: b.counter("peak_window_bytes"),
+        c_total: b.counter("total_bytes"),
+    }))
+}
+
+impl Component for RateMonitor {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        let sum: u64 = self.inputs.iter().map(|i| i.get()).sum();
+        if sum != self.last_sum {
+            self.last_sum = sum;
+            let t = ctx.now().saturating_sub(1);
+            self.events.push_back((t, sum));
+            let edge = t.saturating_sub(self.window);
+            while self.events.len() >= 2 && self.events[1].0 <= edge {
+                self.events.pop_front();
+            }
+            let (t0, s0) = self.events[0];
+            let base = if t0 <= edge && t >= self.window { s0 } else { 0 };
+            let in_window = sum - base;
+            if in_window > ctx.counter(self.c_peak) {
+                ctx.set_counter(self.c_peak, in_window);
+            }
+            ctx.set_counter(self.c_total, sum);
+        }
+        Wake::OnInput
+    }
+}

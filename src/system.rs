@@ -1,0 +1,485 @@
+//! System-form elaboration: a topology of chips and edges, with traffic, into a netlist of the
+//! interconnect blocks, plus the flows and the always-on monitors the report needs.
+//!
+//! Per chip c: `chip{c}.cdma` → `chip{c}.paxi` → per LG k `chip{c}.lg{k}.tx` → `.mac` →
+//! `chip{c}.router` → edge → far router → `.rxcap` → `.rx`; ACK/NAK/CNP and credit returns come
+//! back through the routers to `.tx`. Each edge (a, b) is two PhyLinks, `link{a}_{b}` and
+//! `link{b}_{a}`. Routes are shortest paths over the topology graph (petgraph); a chip on the
+//! way forwards in its router without RC Link processing. `chip{c}.tx_monitor` and
+//! `chip{c}.rx_monitor` measure the peak wire bytes sent and received in any 1 µs window.
+
+use std::collections::BTreeSet;
+
+use hwsim_hw::Netlist;
+use petgraph::graph::{NodeIndex, UnGraph};
+use serde::Deserialize;
+
+use crate::registry::{self, BlockKind};
+use crate::schema::{Flow, System};
+use crate::testbench::{elab_error, Loaded};
+use crate::yaml::{self, InputError, Value};
+
+/// The chip configuration (configs/sg2262.yaml `system.chip`, with testbench overrides).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChipConfig {
+    /// Link groups per chip.
+    #[serde(default = "eight")]
+    pub num_link_groups: u8,
+    /// PAXI core parameters (kind `paxi`).
+    #[serde(default)]
+    pub paxi: Value,
+    /// RC Link TX parameters (kind `rclink_tx`).
+    #[serde(default)]
+    pub tx: Value,
+    /// MAC parameters (kind `mac_tx`).
+    #[serde(default)]
+    pub mac: Value,
+    /// RX cap parameters (kind `rx_cap`).
+    #[serde(default)]
+    pub rx_cap: Value,
+    /// RC Link RX parameters (kind `rclink_rx`).
+    #[serde(default)]
+    pub rx: Value,
+}
+
+fn eight() -> u8 {
+    8
+}
+
+/// One traffic flow: a (source chip, destination chip, CDMA) stream of transactions.
+#[derive(Debug, Clone)]
+pub struct FlowInfo {
+    /// Label.
+    pub name: String,
+    /// Source chip.
+    pub src: u16,
+    /// Flow index within the source chip's PAXI.
+    pub local: u16,
+}
+
+/// What the runner needs besides the netlist.
+#[derive(Debug, Clone, Default)]
+pub struct SystemInfo {
+    /// Chips.
+    pub chips: u16,
+    /// Link groups per chip.
+    pub num_lg: u8,
+    /// Flows, in definition order.
+    pub flows: Vec<FlowInfo>,
+    /// Whether faults are injected (then NAKs and duplicates are expected).
+    pub lossy: bool,
+}
+
+fn set(v: &Value, key: &str, x: impl Into<Value>) -> Value {
+    let mut m = match v {
+        Value::Mapping(m) => m.clone(),
+        _ => yaml::Mapping::new(),
+    };
+    m.insert(Value::from(key), x.into());
+    Value::Mapping(m)
+}
+
+fn get_u64(v: &Value, key: &str) -> Option<u64> {
+    v.get(key).and_then(|x| x.as_u64())
+}
+
+/// Edges of the topology as chip pairs, each once, in a deterministic order.
+fn edges(l: &Loaded, s: &System) -> Result<(u16, Vec<(u16, u16)>), InputError> {
+    let t = &s.topology;
+    let n = t.chips;
+    if !(2..=4096).contains(&n) {
+        return Err(l.error_at("chips", format!("topology: chips {n} out of range 2..=4096")));
+    }
+    if t.switches > 0 {
+        return Err(l.error_at(
+            "switches",
+            "topologies with L2 switches need the switch model, which this build does not have yet",
+        ));
+    }
+    let n16 = n as u16;
+    let mut e: Vec<(u16, u16)> = Vec::new();
+    match t.kind.as_str() {
+        "p2p" => {
+            if n != 2 {
+                return Err(l.error_at("p2p", format!("topology p2p has exactly 2 chips, not {n}")));
+            }
+            e.push((0, 1));
+        }
+        "mesh" => {
+            for a in 0..n16 {
+                for b in a + 1..n16 {
+                    e.push((a, b));
+                }
+            }
+        }
+        "ring" => {
+            for a in 0..n16 {
+                let b = (a + 1) % n16;
+                if n == 2 && a == 1 {
+                    break;
+                }
+                e.push((a.min(b), a.max(b)));
+            }
+        }
+        "torus" => {
+            let dims = &t.dims;
+            if dims.len() != 2 || dims[0] * dims[1] != n || dims.iter().any(|&d| d < 2) {
+                return Err(l.error_at(
+                    "dims",
+                    format!("torus: dims {dims:?} must be [x, y] with x·y = chips ({n}), each ≥ 2"),
+                ));
+            }
+            let (x, y) = (dims[0] as u16, dims[1] as u16);
+            let mut set = BTreeSet::new();
+            for j in 0..y {
+                for i in 0..x {
+                    let c = j * x + i;
+                    for d in [j * x + (i + 1) % x, ((j + 1) % y) * x + i] {
+                        if d != c {
+                            set.insert((c.min(d), c.max(d)));
+                        }
+                    }
+                }
+            }
+            e.extend(set);
+        }
+        "custom" => {
+            for [a, b] in &t.links {
+                let parse = |s: &str| -> Result<u16, InputError> {
+                    s.strip_prefix("chip")
+                        .and_then(|x| x.parse::<u16>().ok())
+                        .filter(|&c| c < n16)
+                        .ok_or_else(|| l.error_at(s, format!("link endpoint `{s}`: expected chip0..chip{}", n - 1)))
+                };
+                let (a, b) = (parse(a)?, parse(b)?);
+                if a == b {
+                    return Err(l.error_at("links", format!("link chip{a}–chip{a} loops back")));
+                }
+                e.push((a.min(b), a.max(b)));
+            }
+            e.sort_unstable();
+            e.dedup();
+        }
+        other => {
+            return Err(l.error_at(
+                other,
+                format!("unknown topology `{other}` (p2p, mesh, ring, torus, custom)"),
+            ));
+        }
+    }
+    Ok((n16, e))
+}
+
+/// Next-hop edge index per (chip, destination): shortest paths over the topology graph; ties
+/// go to the lowest edge index.
+fn routes(n: u16, e: &[(u16, u16)], per_chip: &[Vec<(u16, usize)>]) -> Vec<Vec<Option<u32>>> {
+    let mut g: UnGraph<u16, ()> = UnGraph::new_undirected();
+    let nodes: Vec<NodeIndex> = (0..n).map(|c| g.add_node(c)).collect();
+    for &(a, b) in e {
+        g.add_edge(nodes[a as usize], nodes[b as usize], ());
+    }
+    let mut r = vec![vec![None; n as usize]; n as usize];
+    for d in 0..n {
+        let dist = petgraph::algo::dijkstra(&g, nodes[d as usize], None, |_| 1u32);
+        for c in 0..n {
+            if c == d {
+                continue;
+            }
+            let Some(&dc) = dist.get(&nodes[c as usize]) else {
+                continue;
+            };
+            // The first edge (in the chip's edge order) to a neighbour one step closer.
+            r[c as usize][d as usize] = per_chip[c as usize]
+                .iter()
+                .enumerate()
+                .find(|(_, (nb, _))| dist.get(&nodes[*nb as usize]).is_some_and(|&x| x + 1 == dc))
+                .map(|(i, _)| i as u32);
+        }
+    }
+    r
+}
+
+fn expand_traffic<'a>(l: &Loaded, s: &'a System, n: u16, seed: u64) -> Result<Vec<(u16, u16, &'a Flow)>, InputError> {
+    let mut pairs = Vec::new();
+    for f in &s.traffic {
+        let check = |c: u32, what: &str| -> Result<u16, InputError> {
+            if c < n as u32 {
+                Ok(c as u16)
+            } else {
+                Err(l.error_at(&f.pattern, format!("traffic: {what} chip {c} out of range 0..{n}")))
+            }
+        };
+        match f.pattern.as_str() {
+            "flow" | "incast" => {
+                let d = check(
+                    f.dst
+                        .ok_or_else(|| l.error_at(&f.pattern, "traffic: `dst` is required"))?,
+                    "dst",
+                )?;
+                if f.src.is_empty() {
+                    return Err(l.error_at(&f.pattern, "traffic: `src` is required"));
+                }
+                for &c in &f.src {
+                    let c = check(c, "src")?;
+                    if c == d {
+                        return Err(l.error_at(&f.pattern, format!("traffic: chip {c} sends to itself")));
+                    }
+                    pairs.push((c, d, f));
+                }
+            }
+            "all_to_all" => {
+                for a in 0..n {
+                    for b in 0..n {
+                        if a != b {
+                            pairs.push((a, b, f));
+                        }
+                    }
+                }
+            }
+            "permutation" => {
+                // A seeded derangement: chip i sends to perm[i] ≠ i.
+                let mut perm: Vec<u16> = (0..n).collect();
+                let mut rng = hwsim_hw::Rng::for_path(seed, "traffic.permutation");
+                loop {
+                    for i in (1..perm.len()).rev() {
+                        let j = rng.below(i as u64 + 1) as usize;
+                        perm.swap(i, j);
+                    }
+                    if perm.iter().enumerate().all(|(i, &p)| i as u16 != p) {
+                        break;
+                    }
+                }
+                for (a, &b) in perm.iter().enumerate() {
+                    pairs.push((a as u16, b, f));
+                }
+            }
+            other => {
+                return Err(l.error_at(
+                    other,
+                    format!("unknown traffic pattern `{other}` (flow, incast, all_to_all, permutation)"),
+                ));
+            }
+        }
+    }
+    if pairs.is_empty() {
+        return Err(l.error_at("traffic", "system testbench has no traffic"));
+    }
+    Ok(pairs)
+}
+
+fn make(
+    blocks: &[BlockKind],
+    l: &Loaded,
+    nl: &mut Netlist,
+    path: &str,
+    kind: &str,
+    params: &Value,
+) -> Result<(), InputError> {
+    let k = registry::find(blocks, kind)
+        .ok_or_else(|| InputError::new(&l.path, format!("internal: no block kind {kind}")))?;
+    let merged = yaml::merge(&k.defaults, params);
+    let (ports, build) = k
+        .make(&merged)
+        .map_err(|m| l.error_at("system", format!("`{path}` ({kind}): {m}")))?;
+    nl.add(path, kind, ports, build).map_err(|e| elab_error(l, e))?;
+    Ok(())
+}
+
+/// Builds the netlist of a system-form testbench.
+pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputError> {
+    let s = l.tb.system.as_ref().expect("system form");
+    if !s.faults.is_empty() {
+        return Err(l.error_at(
+            "faults",
+            "fault injection needs the fault blocks, which this build does not have yet",
+        ));
+    }
+    let defaults = &l.system_defaults;
+    let chip_v = yaml::merge(defaults.get("chip").unwrap_or(&Value::Null), &s.chip);
+    let chip: ChipConfig = yaml::from_value(if chip_v.is_null() {
+        Value::Mapping(Default::default())
+    } else {
+        chip_v
+    })
+    .map_err(|e| l.error_at("chip", format!("system.chip: {e}")))?;
+    let link = yaml::merge(defaults.get("link").unwrap_or(&Value::Null), &s.link);
+    let nlg = chip.num_link_groups;
+    if nlg == 0 || nlg > 8 {
+        return Err(l.error_at("num_link_groups", format!("num_link_groups {nlg} out of range 1..=8")));
+    }
+    let (n, edge_list) = edges(l, s)?;
+    let blocks = registry::blocks();
+    let mut nl = Netlist::new();
+
+    // Per chip: its edges (neighbour, edge list index) in edge order.
+    let mut per_chip: Vec<Vec<(u16, usize)>> = vec![Vec::new(); n as usize];
+    for (i, &(a, b)) in edge_list.iter().enumerate() {
+        per_chip[a as usize].push((b, i));
+        per_chip[b as usize].push((a, i));
+    }
+    let route = routes(n, &edge_list, &per_chip);
+
+    // Traffic → per chip transactions and flows.
+    let pairs = expand_traffic(l, s, n, seed)?;
+    let mut txns: Vec<Vec<Value>> = vec![Vec::new(); n as usize];
+    let mut local_flows = vec![0u16; n as usize];
+    let mut flows = Vec::new();
+    for (src, dst, f) in pairs {
+        for e in 0..f.engines.max(1) {
+            let cdma = f.cdma + e;
+            let local = local_flows[src as usize];
+            local_flows[src as usize] += 1;
+            flows.push(FlowInfo {
+                name: format!("chip{src}->chip{dst} cdma{cdma}"),
+                src,
+                local,
+            });
+            for _ in 0..f.transactions {
+                let mut m = yaml::Mapping::new();
+                m.insert("at".into(), f.start.into());
+                m.insert("dst".into(), (dst as u64).into());
+                m.insert("bytes".into(), f.bytes.into());
+                m.insert("cdma".into(), (cdma as u64).into());
+                m.insert("flow".into(), (local as u64).into());
+                m.insert("bandwidth".into(), f.bandwidth.unwrap_or(0.0).into());
+                txns[src as usize].push(Value::Mapping(m));
+            }
+        }
+    }
+
+    // The TX's packet format decides the RX's credit arithmetic: one source of truth.
+    let pkt_ovhd = get_u64(&chip.tx, "pkt_ovhd").unwrap_or(50);
+    let credit_size = get_u64(&chip.tx, "credit_size").unwrap_or(256);
+
+    for c in 0..n {
+        let p = format!("chip{c}");
+        let mut cdma = yaml::Mapping::new();
+        cdma.insert("txns".into(), Value::Sequence(txns[c as usize].clone()));
+        make(&blocks, l, &mut nl, &format!("{p}.cdma"), "cdma", &Value::Mapping(cdma))?;
+        let paxi = set(
+            &set(&set(&chip.paxi, "chip", c as u64), "num_lg", nlg as u64),
+            "flows",
+            local_flows[c as usize].max(1) as u64,
+        );
+        make(&blocks, l, &mut nl, &format!("{p}.paxi"), "paxi", &paxi)?;
+        let mut router = yaml::Mapping::new();
+        router.insert("chip".into(), (c as u64).into());
+        router.insert("num_lg".into(), (nlg as u64).into());
+        router.insert("edges".into(), (per_chip[c as usize].len() as u64).into());
+        router.insert(
+            "routes".into(),
+            Value::Sequence(
+                route[c as usize]
+                    .iter()
+                    .map(|r| r.map_or(Value::Null, |e| Value::from(e as u64)))
+                    .collect(),
+            ),
+        );
+        make(
+            &blocks,
+            l,
+            &mut nl,
+            &format!("{p}.router"),
+            "router",
+            &Value::Mapping(router),
+        )?;
+        let mut mon = yaml::Mapping::new();
+        mon.insert("inputs".into(), (nlg as u64).into());
+        mon.insert("window".into(), 1000u64.into());
+        make(
+            &blocks,
+            l,
+            &mut nl,
+            &format!("{p}.tx_monitor"),
+            "rate_monitor",
+            &Value::Mapping(mon.clone()),
+        )?;
+        make(
+            &blocks,
+            l,
+            &mut nl,
+            &format!("{p}.rx_monitor"),
+            "rate_monitor",
+            &Value::Mapping(mon),
+        )?;
+        nl.connect(&format!("{p}.cdma.txn"), &format!("{p}.paxi.txn"), None)
+            .map_err(|e| elab_error(l, e))?;
+        for k in 0..nlg {
+            let g = format!("{p}.lg{k}");
+            let tx = set(&set(&chip.tx, "chip", c as u64), "lg", k as u64);
+            make(&blocks, l, &mut nl, &format!("{g}.tx"), "rclink_tx", &tx)?;
+            make(&blocks, l, &mut nl, &format!("{g}.mac"), "mac_tx", &chip.mac)?;
+            make(&blocks, l, &mut nl, &format!("{g}.rxcap"), "rx_cap", &chip.rx_cap)?;
+            let rx = set(
+                &set(
+                    &set(&set(&chip.rx, "chip", c as u64), "lg", k as u64),
+                    "pkt_ovhd",
+                    pkt_ovhd,
+                ),
+                "credit_size",
+                credit_size,
+            );
+            make(&blocks, l, &mut nl, &format!("{g}.rx"), "rclink_rx", &rx)?;
+            let conns = [
+                (format!("{p}.paxi.seg{k}"), format!("{g}.tx.seg")),
+                (format!("{g}.tx.done"), format!("{p}.paxi.done{k}")),
+                (format!("{g}.tx.frame"), format!("{g}.mac.in")),
+                (format!("{g}.mac.out"), format!("{p}.router.lg{k}_tx")),
+                (format!("{p}.router.lg{k}_rx"), format!("{g}.rxcap.in")),
+                (format!("{g}.rxcap.out"), format!("{g}.rx.data")),
+                (format!("{g}.rx.ctrl"), format!("{p}.router.lg{k}_ctrl")),
+                (format!("{g}.rx.credit"), format!("{p}.router.lg{k}_cr")),
+                (format!("{p}.router.lg{k}_ack"), format!("{g}.tx.ctrl")),
+                (format!("{p}.router.lg{k}_credit"), format!("{g}.tx.credit")),
+                (format!("{g}.mac.wire_total"), format!("{p}.tx_monitor.b{k}")),
+                (format!("{g}.rxcap.wire_total"), format!("{p}.rx_monitor.b{k}")),
+            ];
+            for (a, b) in conns {
+                nl.connect(&a, &b, None).map_err(|e| elab_error(l, e))?;
+            }
+        }
+    }
+    // Edges: two PhyLinks each, wired to the routers' edge ports.
+    for &(a, b) in &edge_list {
+        for (x, y) in [(a, b), (b, a)] {
+            let path = format!("link{x}_{y}");
+            make(&blocks, l, &mut nl, &path, "phylink", &link)?;
+            let ex = per_chip[x as usize]
+                .iter()
+                .position(|&(nb, _)| nb == y)
+                .expect("edge listed");
+            let ey = per_chip[y as usize]
+                .iter()
+                .position(|&(nb, _)| nb == x)
+                .expect("edge listed");
+            for (cls_out, cls_in, port_in, port_out) in [
+                ("req_out", "req_in", "req_in", "req_out"),
+                ("rsp_out", "rsp_in", "rsp_in", "rsp_out"),
+                ("cr_out", "cr_in", "cr_in", "cr_out"),
+            ] {
+                nl.connect(
+                    &format!("chip{x}.router.e{ex}_{cls_out}"),
+                    &format!("{path}.{port_in}"),
+                    None,
+                )
+                .map_err(|e| elab_error(l, e))?;
+                nl.connect(
+                    &format!("{path}.{port_out}"),
+                    &format!("chip{y}.router.e{ey}_{cls_in}"),
+                    None,
+                )
+                .map_err(|e| elab_error(l, e))?;
+            }
+        }
+    }
+    Ok((
+        nl,
+        SystemInfo {
+            chips: n,
+            num_lg: nlg,
+            flows,
+            lossy: false,
+        },
+    ))
+}
