@@ -123,7 +123,10 @@ struct Slot {
 }
 
 struct NetSlot {
-    net: Rc<dyn NetDyn>,
+    /// The net (owned by `net_list`) as a plain pointer for the commit loop: dereferencing an `Rc<dyn _>` costs
+    /// an alignment computation from the vtable on every use (measured: 6 of ~95 instructions
+    /// per W3 activation).
+    raw: *const dyn NetDyn,
     /// `reader_list[readers.0..readers.1]`.
     readers: (u32, u32),
     /// Producer (woken when stream space is freed); `u32::MAX` for constants.
@@ -154,7 +157,7 @@ impl Sim {
             let start = reader_list.len() as u32;
             reader_list.extend_from_slice(r);
             net_slots.push(NetSlot {
-                net: nets[i].clone(),
+                raw: Rc::as_ptr(&nets[i]),
                 readers: (start, reader_list.len() as u32),
                 writer: net_writer[i],
                 traced: false,
@@ -283,7 +286,7 @@ impl Sim {
 
     /// The net driven by (or bound to) `inst.port`.
     pub fn net(&self, path: &str) -> Option<&Rc<dyn NetDyn>> {
-        self.net_by_path.get(path).map(|&i| &self.nets[i as usize].net)
+        self.net_by_path.get(path).map(|&i| &self.net_list[i as usize])
     }
 
     /// Net paths, in id order.
@@ -467,7 +470,9 @@ impl Sim {
             // (`< nets.len()`), and their reader ranges were cut from `reader_list` at
             // construction.
             let ns = unsafe { self.nets.get_unchecked(n as usize) };
-            let flags = ns.net.commit(t);
+            // SAFETY: `raw` points into the allocation owned by `net_list[n]`, which
+            // lives as long as the simulation; nets are never removed or replaced.
+            let flags = unsafe { (*ns.raw).commit(t) };
             if flags & CHANGED != 0 {
                 let readers = unsafe {
                     self.reader_list
