@@ -369,6 +369,11 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
             if e.equals.is_none() && e.min.is_none() && e.max.is_none() {
                 return Err(l.error_at(&label, format!("expect on `{label}`: give `equals`, `min` or `max`")));
             }
+            if let Some(r) = &e.reduce {
+                if e.counter.is_none() || !["sum", "max", "min"].contains(&r.as_str()) {
+                    return Err(l.error_at(r, format!("reduce: `{r}` needs a counter and is one of sum, max, min")));
+                }
+            }
             if let Some(c) = &e.counter {
                 if !sim.counters().any(|(n, _)| hwsim_hw::glob_match(c, n)) {
                     let known: Vec<&str> = sim.counters().map(|(n, _)| n).take(12).collect();
@@ -428,17 +433,20 @@ const METRICS: &[&str] = &["end_cycle", "goodput", "latency_max", "latency_mean"
 /// Evaluates one check against the finished simulation.
 fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowReport]) -> CheckResult {
     if let Some(c) = &e.counter {
-        let sum: u64 = sim
+        let vals = sim
             .counters()
             .filter(|(n, _)| hwsim_hw::glob_match(c, n))
-            .map(|(_, v)| v)
-            .sum();
-        let x = sum as f64;
+            .map(|(_, v)| v);
+        let (x, how) = match e.reduce.as_deref() {
+            Some("max") => (vals.max().unwrap_or(0), "max of "),
+            Some("min") => (vals.min().unwrap_or(0), "min of "),
+            _ => (vals.sum::<u64>(), ""),
+        };
         return CheckResult {
-            name: e.name.clone().unwrap_or_else(|| format!("{c} {}", bounds_text(e))),
-            passed: within_bounds(e, x),
+            name: e.name.clone().unwrap_or_else(|| format!("{how}{c} {}", bounds_text(e))),
+            passed: within_bounds(e, x as f64),
             expected: bounds_text(e),
-            actual: sum.to_string(),
+            actual: x.to_string(),
         };
     }
     if let Some(m) = &e.metric {

@@ -120,6 +120,7 @@ pub struct Stimulus {
 /// - `{port, count, within?}`: number of pushes (stream) or changes (signal);
 /// - `{port, sequence: [..]}`: every message pushed (or every value taken), in order;
 /// - `{counter, equals | min | max}`: a counter, or the sum over a glob (`*.received`);
+///   `reduce: max` / `min` combine a glob's counters by their largest / smallest instead;
 /// - `{metric: end_cycle, equals | min | max}` (the cycle the run ended).
 ///
 /// Values match on the fields they name (`{psn: 7}` matches any RH with PSN 7).
@@ -142,6 +143,8 @@ pub struct Expect {
     pub sequence: Option<Vec<Value>>,
     /// Counter name or glob.
     pub counter: Option<String>,
+    /// How a glob's counters combine: `sum` (default), `max`, `min`.
+    pub reduce: Option<String>,
     /// Run metric.
     pub metric: Option<String>,
     /// Equality bound.

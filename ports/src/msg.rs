@@ -269,6 +269,8 @@ pub struct CreditMsg {
     pub vc: u8,
     /// Credits returned (units of credit_size).
     pub credits: u16,
+    /// Cycle the receiver sent it (for the credit-return latency; not traced).
+    pub sent_at: u64,
 }
 
 impl Trace for CreditMsg {

@@ -203,6 +203,7 @@ pub struct RcLinkRx {
     ctrl_q: VecDeque<(CtrlKind, Ctrl)>,
 
     c_rx_frames: CounterId,
+    c_data_latency_max: CounterId,
     c_rx_pkts: CounterId,
     c_rx_payload: CounterId,
     c_dup: CounterId,
@@ -250,6 +251,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         credits: VecDeque::with_capacity(64),
         ctrl_q: VecDeque::with_capacity(64),
         c_rx_frames: b.counter("rx_frames"),
+        c_data_latency_max: b.counter("data_latency_max"),
         c_rx_pkts: b.counter("rx_pkts"),
         c_rx_payload: b.counter("rx_payload_bytes"),
         c_dup: b.counter("dup_pkts"),
@@ -320,6 +322,7 @@ impl RcLinkRx {
                 lg: self.lg,
                 vc,
                 credits: credits as u16,
+                sent_at: 0,
             },
         ));
     }
@@ -327,6 +330,14 @@ impl RcLinkRx {
     /// Checks every packet of one arriving frame.
     fn receive(&mut self, ctx: &mut Ctx<'_>, now: Cycle, f: &DataFrame) {
         ctx.count(self.c_rx_frames, 1);
+        // Data-path latency from the sender's MAC (0 = unstamped stimulus): with control
+        // latency on the sender side it shows that control does not queue behind data.
+        if f.sent_at != 0 && f.payload() > 0 {
+            let lat = now.saturating_sub(f.sent_at);
+            if lat > ctx.counter(self.c_data_latency_max) {
+                ctx.set_counter(self.c_data_latency_max, lat);
+            }
+        }
         if let Some(why) = malformed(f, self.chip, self.lg) {
             ctx.violation(format!("{why}: {f:?}"));
             return;
@@ -435,7 +446,10 @@ impl Component for RcLinkRx {
         // 3. One push per stream per cycle.
         let ctrl_free = self.ctrl.can_push();
         if ctrl_free {
-            if let Some((kind, m)) = self.ctrl_q.pop_front() {
+            if let Some((kind, mut m)) = self.ctrl_q.pop_front() {
+                // Stamped when it leaves, so the sender can measure the control path's latency
+                // (32-bit ns in the RH timestamp field).
+                m.rh = m.rh.with_timestamp(now as u32);
                 self.ctrl.push(m);
                 let c = match kind {
                     CtrlKind::Ack => self.c_acks,
@@ -451,7 +465,8 @@ impl Component for RcLinkRx {
         }
         let credit_free = self.credit.can_push();
         if credit_free && self.credits.front().is_some_and(|(d, _)| *d <= now) {
-            let (_, m) = self.credits.pop_front().expect("front");
+            let (_, mut m) = self.credits.pop_front().expect("front");
+            m.sent_at = now;
             self.credit.push(m);
             ctx.count(self.c_credits, m.credits.into());
         }

@@ -60,7 +60,9 @@
 //! `diag_slot_full`, `diag_nak_processed`, `diag_max_retry_hit`, `diag_nak_retransmit_total`,
 //! `diag_timeout`, `diag_timeout_retransmit_total`, `segments_accepted`, `frames_sent`,
 //! `pkts_sent`, `payload_bytes_sent`, `wire_bytes_sent` (the four count resends too),
-//! `acks_received`, `acks_ignored`, `cnp_received`, `frames_done`, `slots_peak`; end-of-run
+//! `acks_received`, `acks_ignored`, `cnp_received`, `ctrl_latency_max` and
+//! `credit_latency_max` (ns from the receiver's send, from the RH timestamp and
+//! `CreditMsg::sent_at`), `frames_done`, `slots_peak`; end-of-run
 //! gauges `slots_in_use` and `credits_outstanding` (both 0 when every frame was ACKed and every
 //! credit returned).
 //!
@@ -332,6 +334,8 @@ struct Counters {
     acks_received: CounterId,
     acks_ignored: CounterId,
     cnp_received: CounterId,
+    ctrl_latency_max: CounterId,
+    credit_latency_max: CounterId,
     frames_done: CounterId,
     slots_peak: CounterId,
     slots_in_use: CounterId,
@@ -359,6 +363,8 @@ impl Counters {
             acks_received: b.counter("acks_received"),
             acks_ignored: b.counter("acks_ignored"),
             cnp_received: b.counter("cnp_received"),
+            ctrl_latency_max: b.counter("ctrl_latency_max"),
+            credit_latency_max: b.counter("credit_latency_max"),
             frames_done: b.counter("frames_done"),
             slots_peak: b.counter("slots_peak"),
             slots_in_use: b.counter("slots_in_use"),
@@ -520,6 +526,7 @@ impl RcLinkTx {
             lg: self.p.lg,
             vc: l.vc,
             credits: l.remaining as u16,
+            sent_at: 0,
         });
     }
 
@@ -933,10 +940,24 @@ impl Component for RcLinkTx {
         }
         // ACKs first: slots they free can take a waiting segment in the same cycle.
         while let Some(msg) = self.ctrl_in.pop() {
+            // Control-path latency from the receiver's send (RH timestamp, 32-bit ns; 0 = not
+            // stamped, e.g. testbench stimulus) to this pop: acceptance 9 bounds it.
+            if msg.rh.timestamp() != 0 {
+                let lat = u64::from((now as u32).wrapping_sub(msg.rh.timestamp()));
+                if lat > ctx.counter(self.c.ctrl_latency_max) {
+                    ctx.set_counter(self.c.ctrl_latency_max, lat);
+                }
+            }
             self.on_ctrl(ctx, &msg);
             self.arb_pending = true;
         }
         while let Some(msg) = self.credit_in.pop() {
+            if msg.sent_at != 0 {
+                let lat = now.saturating_sub(msg.sent_at);
+                if lat > ctx.counter(self.c.credit_latency_max) {
+                    ctx.set_counter(self.c.credit_latency_max, lat);
+                }
+            }
             self.on_credit(ctx, &msg);
         }
         self.expire_timeouts(ctx, now);
@@ -1020,6 +1041,7 @@ mod tests {
             lg: 0,
             vc,
             credits,
+            sent_at: 0,
         }
     }
 
