@@ -318,6 +318,13 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool) -> Vec<CheckResult> {
             format!("{credits}"),
         );
     }
+    let (sent, delivered) = (sum(sim, "*.cdma.bytes"), sum(sim, "*.rx.rx_payload_bytes"));
+    check(
+        "scoreboard: every byte delivered exactly once, in PSN order",
+        sent == delivered,
+        format!("{sent} bytes"),
+        format!("{delivered} bytes"),
+    );
     if !info.lossy {
         let (naks, dups) = (sum(sim, "*.rx.naks_sent"), sum(sim, "*.rx.dup_pkts"));
         check(

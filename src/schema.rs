@@ -250,6 +250,8 @@ pub struct Fault {
     pub lg: Option<u32>,
     /// PSN to hit.
     pub psn: Option<u16>,
+    /// QP to hit.
+    pub qp: Option<u16>,
     /// Times to hit the PSN.
     #[serde(default = "one")]
     pub times: u64,

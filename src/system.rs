@@ -286,15 +286,68 @@ fn make(
     Ok(())
 }
 
+/// The PhyLink fault rules for direction x → y.
+fn fault_rules(l: &Loaded, s: &System, x: u16, y: u16) -> Result<Vec<Value>, InputError> {
+    let mut v = Vec::new();
+    for f in &s.faults {
+        if f.link[0] != format!("chip{x}") || f.link[1] != format!("chip{y}") {
+            continue;
+        }
+        let kinds = ["drop", "corrupt", "flap"];
+        let whats = ["data", "ack", "nak", "cnp", "credit"];
+        if !kinds.contains(&f.kind.as_str()) {
+            return Err(l.error_at(&f.kind, format!("fault kind `{}` (drop, corrupt, flap)", f.kind)));
+        }
+        if !whats.contains(&f.what.as_str()) {
+            return Err(l.error_at(
+                &f.what,
+                format!("fault target `{}` (data, ack, nak, cnp, credit)", f.what),
+            ));
+        }
+        let path_ok = match f.path.as_str() {
+            "req" => f.what == "data" || f.kind == "flap",
+            "rsp" => matches!(f.what.as_str(), "ack" | "nak" | "cnp" | "credit") || f.kind == "flap",
+            _ => false,
+        };
+        if !path_ok {
+            return Err(l.error_at(
+                &f.path,
+                format!(
+                    "fault path `{}` does not carry `{}` (req: data; rsp: ack, nak, cnp, credit)",
+                    f.path, f.what
+                ),
+            ));
+        }
+        let mut m = yaml::Mapping::new();
+        m.insert("kind".into(), f.kind.clone().into());
+        m.insert("what".into(), f.what.clone().into());
+        if let Some(x) = f.lg {
+            m.insert("lg".into(), (x as u64).into());
+        }
+        if let Some(x) = f.qp {
+            m.insert("qp".into(), (x as u64).into());
+        }
+        if let Some(x) = f.psn {
+            m.insert("psn".into(), (x as u64).into());
+        }
+        m.insert("times".into(), f.times.into());
+        if let Some(p) = f.probability {
+            m.insert("probability".into(), p.into());
+        }
+        if let Some(t) = f.from {
+            m.insert("from".into(), t.into());
+        }
+        if let Some(t) = f.to {
+            m.insert("to".into(), t.into());
+        }
+        v.push(Value::Mapping(m));
+    }
+    Ok(v)
+}
+
 /// Builds the netlist of a system-form testbench.
 pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputError> {
     let s = l.tb.system.as_ref().expect("system form");
-    if !s.faults.is_empty() {
-        return Err(l.error_at(
-            "faults",
-            "fault injection needs the fault blocks, which this build does not have yet",
-        ));
-    }
     let defaults = &l.system_defaults;
     let chip_v = yaml::merge(defaults.get("chip").unwrap_or(&Value::Null), &s.chip);
     let chip: ChipConfig = yaml::from_value(if chip_v.is_null() {
@@ -444,7 +497,13 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
     for &(a, b) in &edge_list {
         for (x, y) in [(a, b), (b, a)] {
             let path = format!("link{x}_{y}");
-            make(&blocks, l, &mut nl, &path, "phylink", &link)?;
+            let rules = fault_rules(l, s, x, y)?;
+            let params = if rules.is_empty() {
+                link.clone()
+            } else {
+                set(&link, "faults", Value::Sequence(rules))
+            };
+            make(&blocks, l, &mut nl, &path, "phylink", &params)?;
             let ex = per_chip[x as usize]
                 .iter()
                 .position(|&(nb, _)| nb == y)
@@ -473,13 +532,29 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             }
         }
     }
+    for f in &s.faults {
+        let ends = [&f.link[0], &f.link[1]].map(|e| e.strip_prefix("chip").and_then(|x| x.parse::<u16>().ok()));
+        let ok = match ends {
+            [Some(a), Some(b)] => edge_list.contains(&(a.min(b), a.max(b))),
+            _ => false,
+        };
+        if !ok {
+            return Err(l.error_at(
+                &f.link[0],
+                format!(
+                    "fault on link [{}, {}]: no such edge in the topology",
+                    f.link[0], f.link[1]
+                ),
+            ));
+        }
+    }
     Ok((
         nl,
         SystemInfo {
             chips: n,
             num_lg: nlg,
             flows,
-            lossy: false,
+            lossy: !s.faults.is_empty(),
         },
     ))
 }

@@ -138,6 +138,9 @@ pub struct DataFrame {
     pub ecn: Ecn,
     /// Cycle the MAC finished sending it (for latency).
     pub sent_at: u64,
+    /// Packets lost or corrupted in transit (bit i: the i-th packet carried): the receiver's MAC
+    /// discards them (bad FCS) and they never reach the PSN check. Set by fault injection.
+    pub lost: u8,
 }
 
 impl DataFrame {
@@ -173,7 +176,7 @@ impl DataFrame {
 
 impl Trace for DataFrame {
     fn fields() -> &'static [TraceField] {
-        const F: [TraceField; 9] = [
+        const F: [TraceField; 10] = [
             TraceField::bits("src", 16),
             TraceField::bits("dst", 16),
             TraceField::bits("lg", 3),
@@ -183,6 +186,7 @@ impl Trace for DataFrame {
             TraceField::bits("wire_bytes", 13),
             TraceField::bits("ecn", 2),
             TraceField::bits("txn", 32),
+            TraceField::bits("lost", 8),
         ];
         &F
     }
@@ -196,6 +200,7 @@ impl Trace for DataFrame {
         out[6] = TraceValue::Bits(self.wire_bytes() as u64 & 0x1FFF);
         out[7] = TraceValue::Bits(self.ecn.bits() as u64);
         out[8] = TraceValue::Bits(self.txn & 0xFFFF_FFFF);
+        out[9] = TraceValue::Bits(self.lost as u64);
     }
 }
 

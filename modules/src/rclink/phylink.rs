@@ -12,12 +12,77 @@
 //! delay. A message popped at cycle n (it was pushed upstream at n−1) is delivered at
 //! ceil(max(n, busy) + wire/bw) + base.
 //! Counters: `req_frames`, `req_wire_bytes`, `rsp_msgs`, `credit_msgs`, `req_backlog_peak`.
+//!
+//! Fault injection (seed 000 «Go-Back-N 重传»): `faults` rules act on what enters the link. A
+//! lost or corrupted data packet is marked in the frame's `lost` mask; the receiver's MAC discards
+//! it (bad FCS) but returns its credit, since it occupied the receive buffer (hwsim's assumption;
+//! the seeds do not say how CBFC treats a packet lost on the wire). A lost ACK, NAK, CNP or credit
+//! return is not delivered at all. Rules: `drop` / `corrupt` a data packet with a given PSN (the
+//! first `times` times it passes), or every matching unit with `probability` (seeded per link),
+//! or the first `times` matching units; `flap`: everything entering in [from, to) is lost.
+//! Counters `fault_data_pkts`, `fault_ctrl_msgs`, `fault_credit_msgs`; the signal `injected`
+//! counts every injection (traced).
 
 use std::collections::VecDeque;
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, PortDecl, StreamIn, StreamOut, Value, Wake};
 use hwsim_ports::{ByteRate, CreditMsg, Ctrl, DataFrame, SerializerClock};
 use serde::{Deserialize, Serialize};
+
+/// What a fault hits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultTarget {
+    /// Data packets (REQ).
+    #[default]
+    Data,
+    /// Cumulative ACKs (RSP).
+    Ack,
+    /// NAKs (RSP).
+    Nak,
+    /// CNPs (RSP).
+    Cnp,
+    /// Credit returns (side channel).
+    Credit,
+}
+
+/// How it hits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    /// Lost on the wire.
+    #[default]
+    Drop,
+    /// Arrives with a bad FCS and is discarded by the receiver.
+    Corrupt,
+    /// Total loss of everything entering in [from, to).
+    Flap,
+}
+
+/// One fault rule of a link direction.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FaultRule {
+    /// drop | corrupt | flap.
+    pub kind: FaultKind,
+    /// data | ack | nak | cnp | credit (ignored by flap).
+    pub what: FaultTarget,
+    /// Only this link group.
+    pub lg: Option<u8>,
+    /// Only this QP.
+    pub qp: Option<u16>,
+    /// Only this PSN (data: the packet's; ACK/NAK: the ack_psn).
+    pub psn: Option<u16>,
+    /// Hits at most this many times (a PSN rule: the first `times` passes); default 1. Ignored
+    /// with `probability`.
+    pub times: Option<u64>,
+    /// Each matching packet or message is hit with this probability.
+    pub probability: Option<f64>,
+    /// Window start (flap; or limits any rule).
+    pub from: Option<u64>,
+    /// Window end, exclusive.
+    pub to: Option<u64>,
+}
 
 /// Parameters.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -27,6 +92,8 @@ pub struct Params {
     pub bandwidth: ByteRate,
     /// Propagation (base) latency, ns (25).
     pub base_latency: u64,
+    /// Fault injection rules (none by default).
+    pub faults: Vec<FaultRule>,
 }
 
 impl Default for Params {
@@ -34,13 +101,53 @@ impl Default for Params {
         Params {
             bandwidth: ByteRate::new(400, 1).expect("400 B/ns"),
             base_latency: 25,
+            faults: Vec::new(),
         }
+    }
+}
+
+/// A rule with its hit count.
+struct Armed {
+    rule: FaultRule,
+    hits: u64,
+}
+
+impl Armed {
+    /// Whether this rule hits a unit with these fields entering at `now`; draws from `rng` only
+    /// for probabilistic rules, one draw per matching unit (so event skip changes nothing).
+    fn hits(&mut self, now: u64, target: FaultTarget, key: (u8, u16, u16), rng: &mut hwsim_hw::Rng) -> bool {
+        let (lg, qp, psn) = key;
+        let r = &self.rule;
+        let in_window = r.from.is_none_or(|f| now >= f) && r.to.is_none_or(|t| now < t);
+        if !in_window {
+            return false;
+        }
+        if r.kind == FaultKind::Flap {
+            self.hits += 1;
+            return true;
+        }
+        if r.what != target
+            || r.lg.is_some_and(|l| l != lg)
+            || r.qp.is_some_and(|q| q != qp)
+            || r.psn.is_some_and(|p| p != psn)
+        {
+            return false;
+        }
+        let hit = match r.probability {
+            Some(p) => rng.chance(p),
+            None => self.hits < r.times.unwrap_or(1),
+        };
+        if hit {
+            self.hits += 1;
+        }
+        hit
     }
 }
 
 /// Port list.
 pub fn ports(_p: &Params) -> Vec<PortDecl> {
     vec![
+        PortDecl::output::<u32>("injected").doc("faults injected so far"),
         PortDecl::stream_in::<DataFrame>("req_in", 4).doc("data frames entering the edge"),
         PortDecl::stream_in::<Ctrl>("rsp_in", 4).doc("ACK/NAK/CNP entering the edge"),
         PortDecl::stream_in::<CreditMsg>("cr_in", 4).doc("credit returns entering the edge"),
@@ -89,11 +196,43 @@ pub struct PhyLink {
     c_rsp: CounterId,
     c_cr: CounterId,
     c_backlog: CounterId,
+    faults: Vec<Armed>,
+    injected: hwsim_hw::Out<u32>,
+    injected_n: u32,
+    c_fault_data: CounterId,
+    c_fault_ctrl: CounterId,
+    c_fault_credit: CounterId,
 }
 
 /// Binds ports.
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    for (i, f) in p.faults.iter().enumerate() {
+        if let Some(pr) = f.probability {
+            if !(0.0..=1.0).contains(&pr) {
+                return Err(format!("faults[{i}]: probability {pr} out of range 0..=1"));
+            }
+        }
+        if f.psn.is_some_and(|x| x > 4095) {
+            return Err(format!("faults[{i}]: psn out of range 0..=4095"));
+        }
+        if f.kind == FaultKind::Flap && (f.from.is_none() || f.to.is_none()) {
+            return Err(format!("faults[{i}]: a flap needs `from` and `to`"));
+        }
+    }
     Ok(Box::new(PhyLink {
+        faults: p
+            .faults
+            .iter()
+            .map(|r| Armed {
+                rule: r.clone(),
+                hits: 0,
+            })
+            .collect(),
+        injected: b.output("injected")?,
+        injected_n: 0,
+        c_fault_data: b.counter("fault_data_pkts"),
+        c_fault_ctrl: b.counter("fault_ctrl_msgs"),
+        c_fault_credit: b.counter("fault_credit_msgs"),
         base: p.base_latency,
         req_clock: SerializerClock::new(p.bandwidth),
         rsp_clock: SerializerClock::new(p.bandwidth),
@@ -123,7 +262,17 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
 impl Component for PhyLink {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
-        while let Some(f) = self.req.input.pop() {
+        let injected_before = self.injected_n;
+        while let Some(mut f) = self.req.input.pop() {
+            for i in 0..if self.faults.is_empty() { 0 } else { f.npkts } {
+                let key = (f.lg, f.qp.value(), f.psn_of(f.first_idx + i).value());
+                let rng = ctx.rng();
+                if self.faults.iter_mut().any(|a| a.hits(now, FaultTarget::Data, key, rng)) {
+                    f.lost |= 1 << i;
+                    self.injected_n += 1;
+                    ctx.count(self.c_fault_data, 1);
+                }
+            }
             let wire = f.wire_bytes() as u64;
             let due = self.req_clock.start(now, wire) + self.base;
             self.req.flight.push_back((due, f));
@@ -135,13 +284,44 @@ impl Component for PhyLink {
             ctx.set_counter(self.c_backlog, backlog);
         }
         while let Some(m) = self.rsp.input.pop() {
+            if !self.faults.is_empty() {
+                let target = if m.is_cnp() {
+                    FaultTarget::Cnp
+                } else if m.is_nak() {
+                    FaultTarget::Nak
+                } else {
+                    FaultTarget::Ack
+                };
+                let key = (m.lg, m.rh.qp().value(), m.rh.psn().value());
+                let rng = ctx.rng();
+                if self.faults.iter_mut().any(|a| a.hits(now, target, key, rng)) {
+                    self.injected_n += 1;
+                    ctx.count(self.c_fault_ctrl, 1);
+                    continue;
+                }
+            }
             let due = self.rsp_clock.start(now, m.wire_bytes as u64) + self.base;
             self.rsp.flight.push_back((due, m));
             ctx.count(self.c_rsp, 1);
         }
         while let Some(m) = self.cr.input.pop() {
+            if !self.faults.is_empty() {
+                let rng = ctx.rng();
+                if self
+                    .faults
+                    .iter_mut()
+                    .any(|a| a.hits(now, FaultTarget::Credit, (m.lg, 0, 0), rng))
+                {
+                    self.injected_n += 1;
+                    ctx.count(self.c_fault_credit, 1);
+                    continue;
+                }
+            }
             self.cr.flight.push_back((now + self.base, m));
             ctx.count(self.c_cr, 1);
+        }
+        if self.injected_n != injected_before {
+            self.injected.set(self.injected_n);
         }
         let next = [self.req.deliver(now), self.rsp.deliver(now), self.cr.deliver(now)]
             .into_iter()

@@ -203,6 +203,7 @@ pub struct RcLinkRx {
     ctrl_q: VecDeque<(CtrlKind, Ctrl)>,
 
     c_rx_frames: CounterId,
+    c_lost: CounterId,
     c_data_latency_max: CounterId,
     c_rx_pkts: CounterId,
     c_rx_payload: CounterId,
@@ -251,6 +252,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         credits: VecDeque::with_capacity(64),
         ctrl_q: VecDeque::with_capacity(64),
         c_rx_frames: b.counter("rx_frames"),
+        c_lost: b.counter("lost_pkts"),
         c_data_latency_max: b.counter("data_latency_max"),
         c_rx_pkts: b.counter("rx_pkts"),
         c_rx_payload: b.counter("rx_payload_bytes"),
@@ -348,6 +350,16 @@ impl RcLinkRx {
         for i in f.first_idx..f.first_idx + f.npkts {
             let psn = f.psn_of(i);
             let bytes = f.pkt_bytes(i);
+            if f.lost & (1 << (i - f.first_idx)) != 0 {
+                // Lost or corrupted on the wire: the MAC discards it (bad FCS), so the PSN check
+                // never sees it; it occupied the receive buffer, so its credit still returns.
+                ctx.count(self.c_lost, 1);
+                if bytes > 0 {
+                    let cost = cbfc_cost(bytes, self.pkt_ovhd, self.credit_size);
+                    self.add_credit(now + self.credit_return_delay, f.src, vc, cost);
+                }
+                continue;
+            }
             ctx.count(self.c_rx_pkts, 1);
             if bytes == 0 {
                 // FACK / tcredit: answered at once with a cumulative ACK, which also covers what

@@ -892,6 +892,7 @@ impl RcLinkTx {
             frame_seq: f.frame_seq,
             ecn: Ecn::Ect0,
             sent_at: now,
+            lost: 0,
         };
         self.timeouts
             .push(Reverse((now + self.p.retry_timeout, id as u32, self.grant_seq)));
