@@ -274,7 +274,7 @@ fn sum(sim: &Sim, glob: &str) -> u64 {
 /// The always-on monitors of a system run (DESIGN.md §5): every transaction completed exactly
 /// once, no slot leaked, every CBFC credit home, no reordering on a lossless network, and the run
 /// finished its work.
-fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool) -> Vec<CheckResult> {
+fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expects_fatal: bool) -> Vec<CheckResult> {
     let Some(info) = &el.system else { return Vec::new() };
     let mut v = Vec::new();
     let mut check = |name: &str, passed: bool, expected: String, actual: String| {
@@ -296,11 +296,44 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool) -> Vec<CheckResult> {
         sum(sim, "*.paxi.txns_done"),
         sum(sim, "*.paxi.duplicate_done"),
     );
+    let failed = sum(sim, "*.paxi.txns_failed");
     check(
         "every transaction completed exactly once",
-        issued == done && dup == 0,
-        format!("{issued} done, 0 duplicates"),
-        format!("{done} done, {dup} duplicates"),
+        issued == done + failed && dup == 0,
+        format!("{issued} completed (done or lost), 0 duplicates"),
+        format!("{done} done + {failed} lost, {dup} duplicates"),
+    );
+    // QP fatal (MAX_RETRY exceeded): the run goes on for the other QPs, and the verdict says
+    // where and which transactions died. It fails the run unless the testbench expects it (an
+    // `expect` on a `diag_max_retry_hit` counter).
+    let fatal: Vec<String> = sim
+        .counters()
+        .filter(|(n, v)| n.ends_with(".tx.diag_max_retry_hit") && *v > 0)
+        .map(|(n, _)| {
+            let lg = n.trim_end_matches(".diag_max_retry_hit");
+            let qp = sim.counter(&format!("{lg}.fatal_qp")).unwrap_or(1).saturating_sub(1);
+            let at = sim.counter(&format!("{lg}.fatal_at")).unwrap_or(1).saturating_sub(1);
+            format!("{lg}: QP {qp} fatal at cycle {at}")
+        })
+        .collect();
+    let lost_txns: Vec<String> = sim
+        .counters()
+        .filter(|(n, v)| n.ends_with(".paxi.txns_failed") && *v > 0)
+        .map(|(n, v)| format!("{}: {v} transaction(s) lost", n.trim_end_matches(".txns_failed")))
+        .collect();
+    check(
+        "QP fatal events (MAX_RETRY exceeded)",
+        fatal.is_empty() || expects_fatal,
+        if expects_fatal {
+            "as the testbench expects".into()
+        } else {
+            "none".into()
+        },
+        if fatal.is_empty() {
+            "none".into()
+        } else {
+            format!("{}; {}", fatal.join("; "), lost_txns.join("; "))
+        },
     );
     if quiescent {
         let slots = sum(sim, "*.tx.slots_in_use");
@@ -319,10 +352,19 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool) -> Vec<CheckResult> {
         );
     }
     let (sent, delivered) = (sum(sim, "*.cdma.bytes"), sum(sim, "*.rx.rx_payload_bytes"));
+    let lost = sum(sim, "*.paxi.bytes_failed");
     check(
         "scoreboard: every byte delivered exactly once, in PSN order",
-        sent == delivered,
-        format!("{sent} bytes"),
+        if lost == 0 {
+            sent == delivered
+        } else {
+            delivered <= sent && delivered + lost >= sent
+        },
+        if lost == 0 {
+            format!("{sent} bytes")
+        } else {
+            format!("{sent} bytes, less ≤ {lost} lost to fatal QPs")
+        },
         format!("{delivered} bytes"),
     );
     if !info.lossy {
@@ -662,7 +704,11 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
             .map(|e| evaluate(e, &sim, &el, end, &flow_reports))
             .collect();
     if error.is_none() {
-        checks.extend(monitors(&sim, &el, sim.is_quiescent()));
+        let expects_fatal =
+            l.tb.expect
+                .iter()
+                .any(|e| e.counter.as_deref().is_some_and(|c| c.contains("diag_max_retry_hit")));
+        checks.extend(monitors(&sim, &el, sim.is_quiescent(), expects_fatal));
     }
     let error_text = match (error, trace_err) {
         (Some(e), _) => Some(e.to_string()),

@@ -308,6 +308,9 @@ pub struct FrameDone {
     pub frame_seq: u32,
     /// Payload bytes of the frame.
     pub bytes: u32,
+    /// The frame was given up: its QP went fatal (MAX_RETRY exceeded) before every packet was
+    /// ACKed.
+    pub failed: bool,
 }
 
 impl Trace for FrameDone {

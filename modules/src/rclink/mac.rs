@@ -17,8 +17,9 @@
 //!
 //! Latency: a frame visible at n starts at max(n, busy_until) and is pushed to `out` at the
 //! first whole cycle at or after its end (`sent_at` = that cycle).
-//! Counters: `frames`, `payload_bytes`, `wire_bytes`, `busy_ns` (Σ whole-ns occupancy, rounded
-//! per frame at its end cycle).
+//! Counters: `frames`, `payload_bytes`, `wire_bytes`. Signals: `busy`, and `wire_total`, the wire
+//! bytes serialized so far, advancing at line rate (while the datapath binds, for tiny frames,
+//! it lags by up to one frame and catches up when the frame ends).
 //! Deviation: none in timing; the holding register is the capacity-1 input stream.
 
 use std::collections::VecDeque;
@@ -126,7 +127,12 @@ impl Component for MacTx {
         }
         // Wire bytes sent so far, byte by byte at line rate, so a window over `wire_total`
         // measures the send rate exactly rather than frame by frame.
-        let sent = (self.started - self.clock.remaining_bytes(now)).max(self.sent);
+        // `remaining` counts datapath padding too (a tiny frame occupies more time than its bytes
+        // need), so it can exceed what was started: saturate, and never go backwards.
+        let sent = self
+            .started
+            .saturating_sub(self.clock.remaining_bytes(now))
+            .max(self.sent);
         if sent != self.sent {
             self.sent = sent;
             self.wire_total.set(sent);

@@ -97,6 +97,10 @@ struct TxnState {
     frames_left: u32,
     bytes: u64,
     flow: u16,
+    /// A frame was given up (its QP went fatal): the transaction is lost.
+    failed: bool,
+    /// Frames reported done (bit per frame), so a duplicate report is caught, not counted.
+    done_bits: Vec<u64>,
 }
 
 struct FlowCounters {
@@ -133,6 +137,9 @@ pub struct Paxi {
     c_first: CounterId,
     c_last: CounterId,
     c_dup: CounterId,
+    c_failed: CounterId,
+    c_bytes_failed: CounterId,
+    c_last_failed: CounterId,
     flows: Vec<FlowCounters>,
 }
 
@@ -185,6 +192,9 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         c_first: b.counter("first_issue_at"),
         c_last: b.counter("last_done_at"),
         c_dup: b.counter("duplicate_done"),
+        c_failed: b.counter("txns_failed"),
+        c_bytes_failed: b.counter("bytes_failed"),
+        c_last_failed: b.counter("last_failed_txn"),
         flows,
     }))
 }
@@ -242,6 +252,8 @@ impl Paxi {
                     frames_left: frames as u32,
                     bytes: t.bytes,
                     flow: t.flow,
+                    failed: false,
+                    done_bits: vec![0; (frames as usize).div_ceil(64)],
                 },
             )
             .is_some()
@@ -262,17 +274,33 @@ impl Paxi {
 
     fn complete(&mut self, ctx: &mut Ctx<'_>, d: FrameDone) {
         let now = ctx.now();
-        self.ost = self.ost.saturating_sub(1);
-        ctx.count(self.c_frames_done, 1);
+        // A report for an unknown transaction or a frame already done is a duplicate: counted
+        // (the monitor fails the run on it) and otherwise ignored — it frees no OST entry.
         let Some(t) = self.txns.get_mut(&d.txn) else {
             ctx.count(self.c_dup, 1);
             return;
         };
+        let (w, b) = (d.frame_seq as usize / 64, d.frame_seq % 64);
+        if t.done_bits.get(w).is_none_or(|x| x & (1 << b) != 0) {
+            ctx.count(self.c_dup, 1);
+            return;
+        }
+        t.done_bits[w] |= 1 << b;
+        self.ost = self.ost.saturating_sub(1);
+        ctx.count(self.c_frames_done, 1);
         t.frames_left -= 1;
+        t.failed |= d.failed;
         if t.frames_left > 0 {
             return;
         }
         let t = self.txns.remove(&d.txn).expect("present");
+        if t.failed {
+            // Lost to a fatal QP: counted apart, so the report can say which transactions died.
+            ctx.count(self.c_failed, 1);
+            ctx.count(self.c_bytes_failed, t.bytes);
+            ctx.set_counter(self.c_last_failed, d.txn + 1);
+            return;
+        }
         let lat = now - t.issued;
         ctx.count(self.c_done, 1);
         ctx.count(self.c_bytes_done, t.bytes);

@@ -176,7 +176,10 @@ impl Component for RxCap {
         }
         // Wire bytes received so far, byte by byte at line rate (not whole frames at their
         // end), so a window over `wire_total` measures the receive rate exactly.
-        let received = (self.started - self.clock.remaining_bytes(now)).max(self.wire_sum);
+        let received = self
+            .started
+            .saturating_sub(self.clock.remaining_bytes(now))
+            .max(self.wire_sum);
         if received != self.wire_sum {
             self.wire_sum = received;
             self.wire_total.set(received);

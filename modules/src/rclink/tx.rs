@@ -298,6 +298,9 @@ struct Flow {
     frames: VecDeque<u32>,
     /// Round in which the flow's head frame was found blocked (per-flow rule).
     blocked_round: u64,
+    /// The QP went fatal (MAX_RETRY exceeded): its frames were given up, and new ones fail at
+    /// once.
+    fatal: bool,
 }
 
 /// CBFC credits of one (dst, vc).
@@ -339,6 +342,9 @@ struct Counters {
     frames_done: CounterId,
     slots_peak: CounterId,
     slots_in_use: CounterId,
+    frames_failed: CounterId,
+    fatal_qp: CounterId,
+    fatal_at: CounterId,
     credits_outstanding: CounterId,
 }
 
@@ -368,6 +374,9 @@ impl Counters {
             frames_done: b.counter("frames_done"),
             slots_peak: b.counter("slots_peak"),
             slots_in_use: b.counter("slots_in_use"),
+            frames_failed: b.counter("frames_failed"),
+            fatal_qp: b.counter("fatal_qp"),
+            fatal_at: b.counter("fatal_at"),
             credits_outstanding: b.counter("credits_outstanding"),
         }
     }
@@ -503,6 +512,7 @@ impl RcLinkTx {
             retry: 0,
             frames: VecDeque::new(),
             blocked_round: 0,
+            fatal: false,
         });
         self.flow_index.insert((dst, qp), i as u32);
         i
@@ -545,6 +555,24 @@ impl RcLinkTx {
                 self.seg_in.pop();
                 self.seg_block_counted = false;
                 ctx.violation(format!("segment {seg:?}: {why}"));
+                continue;
+            }
+            if self
+                .flow_index
+                .get(&(seg.dst, seg.qp))
+                .is_some_and(|&f| self.flows[f as usize].fatal)
+            {
+                // The QP is dead: the frame fails at once (PAXI reports the transaction lost).
+                self.seg_in.pop();
+                self.seg_block_counted = false;
+                let done = FrameDone {
+                    txn: seg.txn,
+                    frame_seq: seg.frame_seq,
+                    bytes: seg.bytes,
+                    failed: true,
+                };
+                self.done_queue.push_back(done);
+                ctx.count(self.c.frames_failed, 1);
                 continue;
             }
             if npkts > self.p.slots - self.slots_used {
@@ -683,6 +711,7 @@ impl RcLinkTx {
                 txn: f.txn,
                 frame_seq: f.frame_seq,
                 bytes: f.bytes,
+                failed: false,
             };
             f.state = FrameState::Empty;
             self.slots_used -= f.npkts as u32;
@@ -702,9 +731,7 @@ impl RcLinkTx {
     /// flow goes back to the head of its VC queue in ring order from `ack_psn`.
     fn go_back_n(&mut self, ctx: &mut Ctx<'_>, flow: usize, ack_psn: Psn, why: Rewind) {
         if self.flows[flow].retry >= self.p.max_retry {
-            // QP fatal handling (clear the flow's slots, report) comes later; for now the NAK is
-            // counted and ignored.
-            ctx.count(self.c.max_retry_hit, 1);
+            self.qp_fatal(ctx, flow);
             return;
         }
         self.cumulative_ack(ctx, flow, ack_psn);
@@ -740,6 +767,40 @@ impl RcLinkTx {
                 ctx.count(self.c.timeout_retransmit_total, resent);
             }
         }
+        self.arb_pending = true;
+    }
+
+    /// MAX_RETRY exceeded (seed 000 «TX 处理 NAK», seed 002 L3 QP fatal): the QP is dead. Every
+    /// live frame of the flow is given up — its slots freed, a queued one taken off its VC
+    /// queue — and reported to PAXI as failed; later segments of the QP fail at once. The other
+    /// QPs keep running. Counters: `diag_max_retry_hit`, `frames_failed`, and the gauges
+    /// `fatal_qp` (QP id + 1 of the last fatal QP) and `fatal_at` (cycle + 1).
+    fn qp_fatal(&mut self, ctx: &mut Ctx<'_>, flow: usize) {
+        let now = ctx.now();
+        let vc = self.flows[flow].vc;
+        let ids: Vec<u32> = self.flows[flow].frames.drain(..).collect();
+        for id in ids {
+            let f = &mut self.frames[id as usize];
+            if f.state == FrameState::WaitGrant {
+                self.vc_queues[vc].retain(|&x| x != id);
+                self.queued -= 1;
+            }
+            f.state = FrameState::Empty;
+            self.slots_used -= f.npkts as u32;
+            let done = FrameDone {
+                txn: f.txn,
+                frame_seq: f.frame_seq,
+                bytes: f.bytes,
+                failed: true,
+            };
+            self.done_queue.push_back(done);
+            self.free_frames.push(id);
+            ctx.count(self.c.frames_failed, 1);
+        }
+        self.flows[flow].fatal = true;
+        ctx.count(self.c.max_retry_hit, 1);
+        ctx.set_counter(self.c.fatal_qp, self.flows[flow].qp.value() as u64 + 1);
+        ctx.set_counter(self.c.fatal_at, now + 1);
         self.arb_pending = true;
     }
 
@@ -1407,7 +1468,8 @@ mod tests {
                 FrameDone {
                     txn: 1,
                     frame_seq: 0,
-                    bytes: 4096
+                    bytes: 4096,
+                    failed: false
                 }
             )
         );
@@ -1745,33 +1807,38 @@ mod tests {
     }
 
     #[test]
-    fn retry_limit_and_reset_on_progress() {
+    fn retry_limit_makes_the_qp_fatal_and_other_qps_go_on() {
         let mut tb = Tb::new(Params {
             max_retry: 2,
             ..Default::default()
         });
         for i in 0..3 {
-            tb.seg(seg(i, 0, 100)); // PSN 0, 1, 2
+            tb.seg(seg(i, 0, 100)); // PSN 0, 1, 2 on QP 0
         }
         tb.steps(10);
         tb.ctrl(nak(0, 0));
         tb.steps(10);
         tb.ctrl(nak(0, 0));
         tb.steps(10);
-        tb.ctrl(nak(0, 0)); // third in a row without progress: refused
+        tb.ctrl(nak(0, 0)); // third in a row without progress: QP 0 is fatal
         tb.steps(10);
         assert_eq!(tb.counter("diag_nak_processed"), 2);
         assert_eq!(tb.counter("diag_max_retry_hit"), 1);
         assert_eq!(tb.counter("frames_sent"), 9);
-        // Progress resets the count: the NAK's own cumulative part counts as progress.
-        tb.ctrl(ack(0, 1));
+        // Its three frames are given up and reported failed; the slots are free again.
+        assert_eq!(tb.counter("frames_failed"), 3);
+        assert_eq!(tb.counter("slots_in_use"), 0);
+        assert_eq!(tb.counter("fatal_qp"), 1, "QP 0 (+1)");
+        assert!(tb.counter("fatal_at") > 0);
+        let failed: Vec<u64> = tb.done.iter().filter(|(_, d)| d.failed).map(|(_, d)| d.txn).collect();
+        assert_eq!(failed, vec![0, 1, 2]);
+        // A new segment of the dead QP fails at once; QP 1 still sends.
+        tb.seg(seg(7, 0, 100));
+        tb.seg(seg(8, 1, 100));
         tb.steps(10);
-        tb.ctrl(nak(0, 2));
-        tb.steps(10);
-        tb.ctrl(nak(0, 2));
-        tb.steps(10);
-        assert_eq!(tb.counter("diag_nak_processed"), 4);
-        assert_eq!(tb.counter("diag_max_retry_hit"), 1);
+        assert_eq!(tb.counter("frames_failed"), 4);
+        assert_eq!(tb.counter("frames_sent"), 10, "only QP 1's frame went out");
+        assert!(tb.done.iter().any(|(_, d)| d.txn == 7 && d.failed));
     }
 
     #[test]
