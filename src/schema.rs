@@ -248,10 +248,10 @@ pub struct Fault {
     pub path: String,
     /// Link group.
     pub lg: Option<u32>,
-    /// PSN to hit.
-    pub psn: Option<u16>,
-    /// QP to hit.
-    pub qp: Option<u16>,
+    /// PSN to hit (12-bit, checked when read).
+    pub psn: Option<hwsim_ports::Psn>,
+    /// QP to hit (10-bit, checked when read).
+    pub qp: Option<hwsim_ports::QpId>,
     /// Times to hit the PSN.
     #[serde(default = "one")]
     pub times: u64,

@@ -325,10 +325,10 @@ fn fault_rules(l: &Loaded, s: &System, x: u16, y: u16) -> Result<Vec<Value>, Inp
             m.insert("lg".into(), (x as u64).into());
         }
         if let Some(x) = f.qp {
-            m.insert("qp".into(), (x as u64).into());
+            m.insert("qp".into(), (x.value() as u64).into());
         }
         if let Some(x) = f.psn {
-            m.insert("psn".into(), (x as u64).into());
+            m.insert("psn".into(), (x.value() as u64).into());
         }
         m.insert("times".into(), f.times.into());
         if let Some(p) = f.probability {

@@ -726,3 +726,21 @@ fn stats_without_quiet() {
     assert!(out.lines().any(|l| l.starts_with("counters:")), "{out}");
     assert!(out.lines().last().is_some_and(|l| l.starts_with("verdict: PASS")));
 }
+
+#[test]
+fn bad_fault_psn_out_of_range() {
+    assert_bad(
+        "fault_psn_range.yaml",
+        "8:7",
+        &["system.faults[0]", "PSN 5000 out of range 0..=4095"],
+    );
+}
+
+#[test]
+fn bad_fault_on_a_missing_edge() {
+    assert_bad(
+        "fault_no_edge.yaml",
+        "8:27",
+        &["fault on link [chip0, chip2]", "no such edge"],
+    );
+}

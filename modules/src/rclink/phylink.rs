@@ -26,7 +26,7 @@
 use std::collections::VecDeque;
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, PortDecl, StreamIn, StreamOut, Value, Wake};
-use hwsim_ports::{ByteRate, CreditMsg, Ctrl, DataFrame, SerializerClock};
+use hwsim_ports::{ByteRate, CreditMsg, Ctrl, DataFrame, Psn, QpId, SerializerClock};
 use serde::{Deserialize, Serialize};
 
 /// What a fault hits.
@@ -70,9 +70,9 @@ pub struct FaultRule {
     /// Only this link group.
     pub lg: Option<u8>,
     /// Only this QP.
-    pub qp: Option<u16>,
+    pub qp: Option<QpId>,
     /// Only this PSN (data: the packet's; ACK/NAK: the ack_psn).
-    pub psn: Option<u16>,
+    pub psn: Option<Psn>,
     /// Hits at most this many times (a PSN rule: the first `times` passes); default 1. Ignored
     /// with `probability`.
     pub times: Option<u64>,
@@ -115,7 +115,7 @@ struct Armed {
 impl Armed {
     /// Whether this rule hits a unit with these fields entering at `now`; draws from `rng` only
     /// for probabilistic rules, one draw per matching unit (so event skip changes nothing).
-    fn hits(&mut self, now: u64, target: FaultTarget, key: (u8, u16, u16), rng: &mut hwsim_hw::Rng) -> bool {
+    fn hits(&mut self, now: u64, target: FaultTarget, key: (u8, QpId, Psn), rng: &mut hwsim_hw::Rng) -> bool {
         let (lg, qp, psn) = key;
         let r = &self.rule;
         let in_window = r.from.is_none_or(|f| now >= f) && r.to.is_none_or(|t| now < t);
@@ -212,9 +212,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
                 return Err(format!("faults[{i}]: probability {pr} out of range 0..=1"));
             }
         }
-        if f.psn.is_some_and(|x| x > 4095) {
-            return Err(format!("faults[{i}]: psn out of range 0..=4095"));
-        }
         if f.kind == FaultKind::Flap && (f.from.is_none() || f.to.is_none()) {
             return Err(format!("faults[{i}]: a flap needs `from` and `to`"));
         }
@@ -265,7 +262,7 @@ impl Component for PhyLink {
         let injected_before = self.injected_n;
         while let Some(mut f) = self.req.input.pop() {
             for i in 0..if self.faults.is_empty() { 0 } else { f.npkts } {
-                let key = (f.lg, f.qp.value(), f.psn_of(f.first_idx + i).value());
+                let key = (f.lg, f.qp, f.psn_of(f.first_idx + i));
                 let rng = ctx.rng();
                 if self.faults.iter_mut().any(|a| a.hits(now, FaultTarget::Data, key, rng)) {
                     f.lost |= 1 << i;
@@ -292,7 +289,7 @@ impl Component for PhyLink {
                 } else {
                     FaultTarget::Ack
                 };
-                let key = (m.lg, m.rh.qp().value(), m.rh.psn().value());
+                let key = (m.lg, m.rh.qp(), m.rh.psn());
                 let rng = ctx.rng();
                 if self.faults.iter_mut().any(|a| a.hits(now, target, key, rng)) {
                     self.injected_n += 1;
@@ -310,7 +307,7 @@ impl Component for PhyLink {
                 if self
                     .faults
                     .iter_mut()
-                    .any(|a| a.hits(now, FaultTarget::Credit, (m.lg, 0, 0), rng))
+                    .any(|a| a.hits(now, FaultTarget::Credit, (m.lg, QpId::default(), Psn::ZERO), rng))
                 {
                     self.injected_n += 1;
                     ctx.count(self.c_fault_credit, 1);
@@ -338,7 +335,7 @@ impl Component for PhyLink {
 mod tests {
     use super::*;
     use hwsim_hw::Harness;
-    use hwsim_ports::{Psn, QpId, Rh};
+    use hwsim_ports::Rh;
 
     fn harness() -> Harness {
         let p = Params::default();
