@@ -43,6 +43,25 @@ fn bench_testbenches(c: &mut Criterion) {
     assert!(first.passed, "{}", first.render(true, true));
     g.throughput(Throughput::Elements(first.stats.activations));
     g.bench_function("fifo_backpressure", |b| b.iter(|| black_box(run(&fifo, None))));
+
+    // System testbenches: the chip-to-chip model end to end (throughput in simulated cycles).
+    for name in [
+        "tb/go_back_n.yaml",
+        "tb/acceptance/a1_p2p_bandwidth.yaml",
+        "tb/acceptance/a7_rx_cap_incast.yaml",
+    ] {
+        let path = tb(name);
+        let first = run(&path, None);
+        assert!(first.passed, "{}", first.render(true, true));
+        g.throughput(Throughput::Elements(first.cycles));
+        let label = name
+            .rsplit('/')
+            .next()
+            .unwrap_or(name)
+            .trim_end_matches(".yaml")
+            .to_string();
+        g.bench_function(label, |b| b.iter(|| black_box(run(&path, None))));
+    }
     g.finish();
 }
 

@@ -146,14 +146,22 @@ fn main() -> ExitCode {
                 Ok(l) => l,
                 Err(e) => return bad(e),
             };
-            let el = match testbench::elaborate(&l) {
-                Ok(el) => el,
-                Err(e) => return bad(e),
+            // Both forms: a system testbench draws its whole topology.
+            let netlist = if l.tb.system.is_some() {
+                match hwsim::system::elaborate(&l, l.tb.seed) {
+                    Ok((nl, _)) => nl,
+                    Err(e) => return bad(e),
+                }
+            } else {
+                match testbench::elaborate(&l) {
+                    Ok(el) => el.netlist,
+                    Err(e) => return bad(e),
+                }
             };
-            if let Err(e) = std::fs::write(&dot, el.netlist.to_dot()) {
+            if let Err(e) = std::fs::write(&dot, netlist.to_dot()) {
                 return bad(format!("{}: cannot write: {e}", dot.display()));
             }
-            println!("wrote {} ({} instances)", dot.display(), el.netlist.instance_count());
+            println!("wrote {} ({} instances)", dot.display(), netlist.instance_count());
             ExitCode::SUCCESS
         }
     }
