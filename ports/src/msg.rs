@@ -144,6 +144,20 @@ pub struct DataFrame {
 }
 
 impl DataFrame {
+    /// A whole frame of `frame_bytes` payload split into packets of ≤ `max_payload` with
+    /// `pkt_ovhd` header bytes each: every packet carried (`npkts` derived, PSN 0, the other
+    /// fields at their defaults — set them with struct update syntax).
+    pub fn whole(frame_bytes: u32, max_payload: u16, pkt_ovhd: u16) -> DataFrame {
+        let mut f = DataFrame {
+            frame_bytes,
+            max_payload,
+            pkt_ovhd,
+            ..Default::default()
+        };
+        f.npkts = f.frame_pkts();
+        f
+    }
+
     /// Payload bytes of packet `i` of the frame (0-based within the frame).
     pub fn pkt_bytes(&self, i: u8) -> u32 {
         let mp = self.max_payload.max(1) as u32;
@@ -330,12 +344,8 @@ mod tests {
 
     fn frame(bytes: u32) -> DataFrame {
         DataFrame {
-            frame_bytes: bytes,
-            max_payload: 1344,
-            pkt_ovhd: 50,
-            npkts: bytes.div_ceil(1344).max(1) as u8,
             first_psn: Psn::new(4094).unwrap(),
-            ..Default::default()
+            ..DataFrame::whole(bytes, 1344, 50)
         }
     }
 

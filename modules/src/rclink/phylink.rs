@@ -344,13 +344,8 @@ mod tests {
 
     fn frame(bytes: u32) -> DataFrame {
         DataFrame {
-            frame_bytes: bytes,
-            max_payload: 1344,
-            pkt_ovhd: 50,
-            npkts: bytes.div_ceil(1344).max(1) as u8,
             qp: QpId::new(1).unwrap(),
-            first_psn: Psn::ZERO,
-            ..Default::default()
+            ..DataFrame::whole(bytes, 1344, 50)
         }
     }
 

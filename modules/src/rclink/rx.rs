@@ -522,15 +522,9 @@ mod tests {
     fn frame(src: ChipId, q: u16, first: u16, bytes: u32) -> DataFrame {
         DataFrame {
             src,
-            dst: 0,
-            lg: 0,
             qp: qp(q),
             first_psn: psn(first),
-            npkts: bytes.div_ceil(1344).max(1) as u8,
-            frame_bytes: bytes,
-            max_payload: 1344,
-            pkt_ovhd: 50,
-            ..Default::default()
+            ..DataFrame::whole(bytes, 1344, 50)
         }
     }
 

@@ -211,19 +211,14 @@ impl Component for RxCap {
 mod tests {
     use super::*;
     use hwsim_hw::{Harness, StreamNet};
-    use hwsim_ports::{Psn, QpId};
+    use hwsim_ports::QpId;
 
     fn frame(bytes: u32, txn: u64) -> DataFrame {
         DataFrame {
             src: 1,
             qp: QpId::new(5).unwrap(),
-            first_psn: Psn::ZERO,
-            npkts: bytes.div_ceil(1344).max(1) as u8,
-            frame_bytes: bytes,
-            max_payload: 1344,
-            pkt_ovhd: 50,
             txn,
-            ..Default::default()
+            ..DataFrame::whole(bytes, 1344, 50)
         }
     }
 
