@@ -2,43 +2,20 @@
 //! stream semantics, wake-ups, event skip, determinism, counters, elaboration errors, DOT, the
 //! harness and VCD tracing. Each test builds a tiny netlist from components defined here.
 
+mod common;
+
 use std::cell::RefCell;
-use std::collections::BTreeMap;
-use std::io::Write;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
+use common::{add, add_popper, add_stage, comp, connect, counters, SharedBuf};
 use hwsim_hw::{
-    Binder, BuildResult, Component, Ctx, ElabError, Harness, Netlist, PortDecl, Rng, SignalNet, Sim, SimError, Stop,
-    StreamNet, Trace, TraceField, TraceOptions, TraceValue, Wake,
+    Binder, Ctx, ElabError, Harness, In, Netlist, Out, PortDecl, Rng, SignalNet, Sim, SimError, Stop, StreamIn,
+    StreamNet, StreamOut, Trace, TraceField, TraceOptions, TraceValue, Wake,
 };
 
 // ------------------------------------------------------------------------------------------------
 // Helpers
-
-/// A component made of a closure.
-struct FnComp<F>(F);
-
-impl<F: FnMut(&mut Ctx<'_>) -> Wake> Component for FnComp<F> {
-    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
-        (self.0)(ctx)
-    }
-}
-
-fn comp<F: FnMut(&mut Ctx<'_>) -> Wake + 'static>(f: F) -> BuildResult {
-    Ok(Box::new(FnComp(f)))
-}
-
-/// Adds an instance, panicking on error (the error tests call `Netlist::add` directly).
-fn add<B>(nl: &mut Netlist, path: &str, kind: &str, ports: Vec<PortDecl>, build: B)
-where
-    B: FnOnce(&mut Binder<'_>) -> BuildResult + 'static,
-{
-    nl.add(path, kind, ports, Box::new(build)).unwrap();
-}
-
-fn connect(nl: &mut Netlist, from: &str, to: &str) {
-    nl.connect(from, to, None).unwrap();
-}
 
 type Log<T> = Rc<RefCell<Vec<T>>>;
 
@@ -46,22 +23,25 @@ fn log<T>() -> Log<T> {
     Rc::new(RefCell::new(Vec::new()))
 }
 
-/// A `Write` into a shared buffer, so a test can read what the tracer wrote.
-#[derive(Clone, Default)]
-struct SharedBuf(Rc<RefCell<Vec<u8>>>);
-
-impl Write for SharedBuf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn elab(nl: Netlist) -> Sim {
     nl.elaborate(1).unwrap()
+}
+
+/// Elaborates with event skip on or off and an optional shuffle of the evaluation order.
+fn elab_with(nl: Netlist, skip: bool, shuffle: Option<u64>) -> Sim {
+    let mut sim = elab(nl);
+    sim.set_skip(skip);
+    sim.set_shuffle(shuffle);
+    sim
+}
+
+/// Asserts that the `ElabError` `e` is the variant `$variant` and reads `$msg`.
+macro_rules! assert_elab_err {
+    ($e:expr, $variant:ident, $msg:expr) => {{
+        let e = $e;
+        assert!(matches!(e, ElabError::$variant { .. }), "{e:?}");
+        assert_eq!(e.to_string(), $msg);
+    }};
 }
 
 fn elab_err(nl: Netlist) -> ElabError {
@@ -85,28 +65,111 @@ fn stream_log(sim: &Sim, path: &str) -> Vec<(u64, u64)> {
     l.as_ref().expect("logging enabled").clone()
 }
 
+/// An instance of `kind` with the one port `decl`, bound by `bind`, ticking `f`.
+fn add_one<P: 'static>(
+    nl: &mut Netlist,
+    path: &str,
+    kind: &str,
+    decl: PortDecl,
+    bind: impl FnOnce(&Binder<'_>) -> Result<P, String> + 'static,
+    mut f: impl FnMut(&mut Ctx<'_>, &P) -> Wake + 'static,
+) {
+    add(nl, path, kind, vec![decl], move |b| {
+        let port = bind(b)?;
+        comp(move |ctx| f(ctx, &port))
+    });
+}
+
+/// An instance of `kind` with one u64 signal output `out`, ticking `f`.
+fn add_driver(nl: &mut Netlist, path: &str, kind: &str, f: impl FnMut(&mut Ctx<'_>, &Out<u64>) -> Wake + 'static) {
+    add_one(
+        nl,
+        path,
+        kind,
+        PortDecl::output::<u64>("out"),
+        |b| b.output::<u64>("out"),
+        f,
+    );
+}
+
+/// An instance of `kind` with one u64 signal input `in`, ticking `f`.
+fn add_reader(nl: &mut Netlist, path: &str, kind: &str, f: impl FnMut(&mut Ctx<'_>, &In<u64>) -> Wake + 'static) {
+    add_one(
+        nl,
+        path,
+        kind,
+        PortDecl::input::<u64>("in"),
+        |b| b.input::<u64>("in"),
+        f,
+    );
+}
+
+/// An instance of `kind` with one u64 stream output `out`, ticking `f`.
+fn add_pusher(
+    nl: &mut Netlist,
+    path: &str,
+    kind: &str,
+    f: impl FnMut(&mut Ctx<'_>, &StreamOut<u64>) -> Wake + 'static,
+) {
+    let decl = PortDecl::stream_out::<u64>("out");
+    add_one(nl, path, kind, decl, |b| b.stream_out::<u64>("out"), f);
+}
+
+/// An instance of `kind` with one u64 stream input `in` of `capacity`, ticking `f`.
+fn add_puller(
+    nl: &mut Netlist,
+    path: &str,
+    kind: &str,
+    capacity: u32,
+    f: impl FnMut(&mut Ctx<'_>, &StreamIn<u64>) -> Wake + 'static,
+) {
+    let decl = PortDecl::stream_in::<u64>("in", capacity);
+    add_one(nl, path, kind, decl, |b| b.stream_in::<u64>("in"), f);
+}
+
+/// An instance of `kind` without ports, ticking `f`.
+fn add_bare(nl: &mut Netlist, path: &str, kind: &str, f: impl FnMut(&mut Ctx<'_>) -> Wake + 'static) {
+    add(nl, path, kind, vec![], move |_| comp(f));
+}
+
+/// Runs `nl` to cycle 100, which must fail.
+fn run_err(nl: Netlist) -> SimError {
+    elab(nl).run(100).unwrap_err()
+}
+
+/// Asserts that `err` is a protocol violation at `cycle` in `path`.
+fn assert_protocol(err: &SimError, cycle: u64, path: &str) {
+    assert!(
+        matches!(err, SimError::Protocol { cycle: c, path: p, .. } if *c == cycle && p == path),
+        "{err:?}"
+    );
+}
+
+/// `NextCycle` while `busy`, else `OnInput`.
+fn next_cycle_if(busy: bool) -> Wake {
+    if busy {
+        Wake::NextCycle
+    } else {
+        Wake::OnInput
+    }
+}
+
 // ------------------------------------------------------------------------------------------------
 // Reusable test components
 
 /// `out` = now + 1 at every cycle.
 fn add_clock_writer(nl: &mut Netlist, path: &str) {
-    add(nl, path, "clock_writer", vec![PortDecl::output::<u64>("out")], |b| {
-        let out = b.output::<u64>("out")?;
-        comp(move |ctx| {
-            out.set(ctx.now() + 1);
-            Wake::NextCycle
-        })
+    add_driver(nl, path, "clock_writer", |ctx, out| {
+        out.set(ctx.now() + 1);
+        Wake::NextCycle
     });
 }
 
 /// Logs `(now, in)` at every cycle.
 fn add_sampler(nl: &mut Netlist, path: &str, l: Log<(u64, u64)>) {
-    add(nl, path, "sampler", vec![PortDecl::input::<u64>("in")], move |b| {
-        let i = b.input::<u64>("in")?;
-        comp(move |ctx| {
-            l.borrow_mut().push((ctx.now(), i.get()));
-            Wake::NextCycle
-        })
+    add_reader(nl, path, "sampler", move |ctx, i| {
+        l.borrow_mut().push((ctx.now(), i.get()));
+        Wake::NextCycle
     });
 }
 
@@ -133,64 +196,68 @@ fn add_reg(nl: &mut Netlist, path: &str, f: impl Fn(u64) -> u64 + 'static, ticks
 
 /// Drives `out` to `v` from cycle `at` on (a step), idle otherwise.
 fn add_step(nl: &mut Netlist, path: &str, at: u64, v: u64) {
-    add(nl, path, "step", vec![PortDecl::output::<u64>("out")], move |b| {
-        let o = b.output::<u64>("out")?;
-        comp(move |ctx| {
-            if ctx.now() >= at {
-                o.set(v);
-                Wake::OnInput
-            } else {
-                Wake::At(at)
-            }
-        })
+    add_driver(nl, path, "step", move |ctx, o| {
+        if ctx.now() >= at {
+            o.set(v);
+            Wake::OnInput
+        } else {
+            Wake::At(at)
+        }
     });
 }
 
 /// Ticks only on input; logs the cycles it ticks and what it read.
 fn add_listener(nl: &mut Netlist, path: &str, l: Log<(u64, u64)>) {
-    add(nl, path, "listener", vec![PortDecl::input::<u64>("in")], move |b| {
-        let i = b.input::<u64>("in")?;
-        comp(move |ctx| {
-            l.borrow_mut().push((ctx.now(), i.get()));
-            Wake::OnInput
-        })
+    add_reader(nl, path, "listener", move |ctx, i| {
+        l.borrow_mut().push((ctx.now(), i.get()));
+        Wake::OnInput
     });
 }
 
 /// Pushes `values[k]` at cycle `cycles[k]` (computed from `now`, so extra ticks change nothing).
 fn add_scheduled_pusher(nl: &mut Netlist, path: &str, sched: Vec<(u64, u64)>) {
-    add(nl, path, "pusher", vec![PortDecl::stream_out::<u64>("out")], move |b| {
-        let o = b.stream_out::<u64>("out")?;
-        let mut k = 0;
-        comp(move |ctx| {
-            let now = ctx.now();
-            while k < sched.len() && sched[k].0 < now {
-                k += 1;
-            }
-            if k < sched.len() && sched[k].0 == now {
-                o.push(sched[k].1);
-                k += 1;
-            }
-            match sched.get(k) {
-                Some(&(t, _)) => Wake::At(t),
-                None => Wake::OnInput,
-            }
-        })
+    let mut k = 0;
+    add_pusher(nl, path, "pusher", move |ctx, o| {
+        let now = ctx.now();
+        while k < sched.len() && sched[k].0 < now {
+            k += 1;
+        }
+        if k < sched.len() && sched[k].0 == now {
+            o.push(sched[k].1);
+            k += 1;
+        }
+        match sched.get(k) {
+            Some(&(t, _)) => Wake::At(t),
+            None => Wake::OnInput,
+        }
     });
 }
 
 /// A stream consumer that never pops and ticks only on input.
 fn add_hoarder(nl: &mut Netlist, path: &str, capacity: u32) {
-    add(
-        nl,
-        path,
-        "hoarder",
-        vec![PortDecl::stream_in::<u64>("in", capacity)],
-        |b| {
-            let _i = b.stream_in::<u64>("in")?;
-            comp(|_| Wake::OnInput)
-        },
-    );
+    add_puller(nl, path, "hoarder", capacity, |_, _| Wake::OnInput);
+}
+
+/// Reports `msg` as a violation at cycle `at`; otherwise returns `wake`.
+fn add_violator(nl: &mut Netlist, path: &str, kind: &str, at: u64, msg: &'static str, wake: Wake) {
+    add_bare(nl, path, kind, move |ctx| {
+        if ctx.now() == at {
+            ctx.violation(msg);
+        }
+        wake
+    });
+}
+
+/// Runs `netlist()` with skip on and off and several shuffles: all runs must fail with one error.
+fn assert_one_error(netlist: fn() -> Netlist) {
+    let mut seen = BTreeSet::new();
+    for skip in [true, false] {
+        for sh in [None, Some(1), Some(2), Some(3), Some(4)] {
+            let mut sim = elab_with(netlist(), skip, sh);
+            seen.insert(sim.run(100).unwrap_err().to_string());
+        }
+    }
+    assert_eq!(seen.len(), 1, "different errors for one run: {seen:#?}");
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -247,9 +314,7 @@ fn two_phase_value_written_at_n_is_read_at_n_plus_1_in_any_order() {
         for &sh in &shuffles {
             let readers = [log(), log(), log()];
             let (swap_a, chain) = (log(), log());
-            let mut sim = elab(two_phase_netlist(&readers, swap_a.clone(), chain.clone()));
-            sim.set_skip(skip);
-            sim.set_shuffle(sh);
+            let mut sim = elab_with(two_phase_netlist(&readers, swap_a.clone(), chain.clone()), skip, sh);
             assert_eq!(sim.run(50).unwrap(), Stop::Limit);
             for r in &readers {
                 let r = r.borrow();
@@ -275,12 +340,9 @@ fn a_signal_rewritten_with_the_same_value_wakes_no_reader() {
     let ticks = log();
     let mut nl = Netlist::new();
     // Drives 7 at every cycle until 49, then 8.
-    add(&mut nl, "w", "const", vec![PortDecl::output::<u64>("out")], |b| {
-        let o = b.output::<u64>("out")?;
-        comp(move |ctx| {
-            o.set(if ctx.now() < 50 { 7 } else { 8 });
-            Wake::NextCycle
-        })
+    add_driver(&mut nl, "w", "const", |ctx, o| {
+        o.set(if ctx.now() < 50 { 7 } else { 8 });
+        Wake::NextCycle
     });
     add_listener(&mut nl, "r", ticks.clone());
     connect(&mut nl, "w.out", "r.in");
@@ -298,22 +360,19 @@ fn a_signal_rewritten_with_the_same_value_wakes_no_reader() {
 fn last_write_in_a_cycle_wins_and_a_write_back_to_the_old_value_is_no_change() {
     let ticks = log();
     let mut nl = Netlist::new();
-    add(&mut nl, "w", "glitch", vec![PortDecl::output::<u64>("out")], |b| {
-        let o = b.output::<u64>("out")?;
-        comp(move |ctx| match ctx.now() {
-            0 => {
-                o.set(3);
-                o.set(5);
-                Wake::At(10)
-            }
-            10 => {
-                // A glitch back to the committed value within one cycle: no change.
-                o.set(9);
-                o.set(5);
-                Wake::OnInput
-            }
-            _ => Wake::OnInput,
-        })
+    add_driver(&mut nl, "w", "glitch", |ctx, o| match ctx.now() {
+        0 => {
+            o.set(3);
+            o.set(5);
+            Wake::At(10)
+        }
+        10 => {
+            // A glitch back to the committed value within one cycle: no change.
+            o.set(9);
+            o.set(5);
+            Wake::OnInput
+        }
+        _ => Wake::OnInput,
     });
     add_listener(&mut nl, "r", ticks.clone());
     connect(&mut nl, "w.out", "r.in");
@@ -333,40 +392,18 @@ fn stream_push_at_n_is_visible_at_n_plus_1() {
     let mut nl = Netlist::new();
     add_scheduled_pusher(&mut nl, "p", vec![(3, 42)]);
     let s = seen.clone();
-    add(
-        &mut nl,
-        "c",
-        "watcher",
-        vec![PortDecl::stream_in::<u64>("in", 2)],
-        move |b| {
-            let i = b.stream_in::<u64>("in")?;
-            comp(move |ctx| {
-                s.borrow_mut().push((ctx.now(), i.len(), i.peek().map(|v| *v)));
-                if ctx.now() < 8 {
-                    Wake::NextCycle
-                } else {
-                    Wake::OnInput
-                }
-            })
-        },
-    );
+    add_puller(&mut nl, "c", "watcher", 2, move |ctx, i| {
+        s.borrow_mut().push((ctx.now(), i.len(), i.peek().map(|v| *v)));
+        next_cycle_if(ctx.now() < 8)
+    });
     connect(&mut nl, "p.out", "c.in");
     // A second pair whose consumer ticks on input only.
     add_scheduled_pusher(&mut nl, "p2", vec![(3, 43)]);
     let w = woken.clone();
-    add(
-        &mut nl,
-        "c2",
-        "sleeper",
-        vec![PortDecl::stream_in::<u64>("in", 2)],
-        move |b| {
-            let i = b.stream_in::<u64>("in")?;
-            comp(move |ctx| {
-                w.borrow_mut().push((ctx.now(), i.len() as u64));
-                Wake::OnInput
-            })
-        },
-    );
+    add_puller(&mut nl, "c2", "sleeper", 2, move |ctx, i| {
+        w.borrow_mut().push((ctx.now(), i.len() as u64));
+        Wake::OnInput
+    });
     connect(&mut nl, "p2.out", "c2.in");
     let mut sim = elab(nl);
     assert_eq!(sim.run(100).unwrap(), Stop::Quiescent);
@@ -389,75 +426,38 @@ fn stream_pop_at_n_frees_space_seen_by_the_producer_at_n_plus_1() {
     let mut nl = Netlist::new();
     // Producer: pushes at cycle 0, then watches the space every cycle.
     let s = seen.clone();
-    add(
-        &mut nl,
-        "p",
-        "watcher",
-        vec![PortDecl::stream_out::<u64>("out")],
-        move |b| {
-            let o = b.stream_out::<u64>("out")?;
-            comp(move |ctx| {
-                let now = ctx.now();
-                s.borrow_mut().push((now, o.space(), o.can_push(), o.occupancy()));
-                if now == 0 {
-                    o.push(1);
-                }
-                if now < 10 {
-                    Wake::NextCycle
-                } else {
-                    Wake::OnInput
-                }
-            })
-        },
-    );
+    add_pusher(&mut nl, "p", "watcher", move |ctx, o| {
+        let now = ctx.now();
+        s.borrow_mut().push((now, o.space(), o.can_push(), o.occupancy()));
+        if now == 0 {
+            o.push(1);
+        }
+        next_cycle_if(now < 10)
+    });
     // Consumer: pops at cycle 5 only.
-    let popper = |b: &mut Binder<'_>| {
-        let i = b.stream_in::<u64>("in")?;
-        comp(move |ctx| {
-            if ctx.now() == 5 {
-                assert_eq!(i.pop(), Some(1));
-                assert!(i.is_empty());
-            }
-            if ctx.now() < 5 {
-                Wake::At(5)
-            } else {
-                Wake::OnInput
-            }
-        })
-    };
-    add(
-        &mut nl,
-        "c",
-        "popper",
-        vec![PortDecl::stream_in::<u64>("in", 1)],
-        popper,
-    );
+    fn popper(ctx: &mut Ctx<'_>, i: &StreamIn<u64>) -> Wake {
+        if ctx.now() == 5 {
+            assert_eq!(i.pop(), Some(1));
+            assert!(i.is_empty());
+        }
+        if ctx.now() < 5 {
+            Wake::At(5)
+        } else {
+            Wake::OnInput
+        }
+    }
+    add_puller(&mut nl, "c", "popper", 1, popper);
     connect(&mut nl, "p.out", "c.in");
     // Same with a producer that sleeps after its push: the pop at 5 wakes it at 6.
     let w = woken.clone();
-    add(
-        &mut nl,
-        "p2",
-        "sleeper",
-        vec![PortDecl::stream_out::<u64>("out")],
-        move |b| {
-            let o = b.stream_out::<u64>("out")?;
-            comp(move |ctx| {
-                w.borrow_mut().push((ctx.now(), o.space() as u64));
-                if ctx.now() == 0 {
-                    o.push(1);
-                }
-                Wake::OnInput
-            })
-        },
-    );
-    add(
-        &mut nl,
-        "c2",
-        "popper",
-        vec![PortDecl::stream_in::<u64>("in", 1)],
-        popper,
-    );
+    add_pusher(&mut nl, "p2", "sleeper", move |ctx, o| {
+        w.borrow_mut().push((ctx.now(), o.space() as u64));
+        if ctx.now() == 0 {
+            o.push(1);
+        }
+        Wake::OnInput
+    });
+    add_puller(&mut nl, "c2", "popper", 1, popper);
     connect(&mut nl, "p2.out", "c2.in");
     let mut sim = elab(nl);
     assert_eq!(sim.run(100).unwrap(), Stop::Quiescent);
@@ -479,25 +479,15 @@ fn a_producer_sees_each_freed_slot_one_cycle_after_the_pop() {
     // Capacity 1, producer pushes every cycle it can, consumer pops every cycle: the producer
     // sees the freed slot one cycle after each pop, so it pushes every other cycle.
     let mut nl = Netlist::new();
-    add(&mut nl, "p", "greedy", vec![PortDecl::stream_out::<u64>("out")], |b| {
-        let o = b.stream_out::<u64>("out")?;
-        comp(move |ctx| {
-            if ctx.now() < 20 && o.can_push() {
-                o.push(ctx.now());
-            }
-            if ctx.now() < 20 {
-                Wake::NextCycle
-            } else {
-                Wake::OnInput
-            }
-        })
+    add_pusher(&mut nl, "p", "greedy", |ctx, o| {
+        if ctx.now() < 20 && o.can_push() {
+            o.push(ctx.now());
+        }
+        next_cycle_if(ctx.now() < 20)
     });
-    add(&mut nl, "c", "eager", vec![PortDecl::stream_in::<u64>("in", 1)], |b| {
-        let i = b.stream_in::<u64>("in")?;
-        comp(move |_| {
-            i.pop();
-            Wake::OnInput
-        })
+    add_puller(&mut nl, "c", "eager", 1, |_, i| {
+        i.pop();
+        Wake::OnInput
     });
     connect(&mut nl, "p.out", "c.in");
     let mut sim = elab(nl);
@@ -510,31 +500,18 @@ fn a_producer_sees_each_freed_slot_one_cycle_after_the_pop() {
 #[test]
 fn second_push_in_one_cycle_is_a_protocol_error_naming_cycle_and_stream() {
     let mut nl = Netlist::new();
-    add(
-        &mut nl,
-        "top.p",
-        "double",
-        vec![PortDecl::stream_out::<u64>("out")],
-        |b| {
-            let o = b.stream_out::<u64>("out")?;
-            comp(move |ctx| {
-                if ctx.now() == 2 {
-                    o.push(10);
-                    assert!(!o.can_push());
-                    o.push(11);
-                }
-                Wake::NextCycle
-            })
-        },
-    );
+    add_pusher(&mut nl, "top.p", "double", |ctx, o| {
+        if ctx.now() == 2 {
+            o.push(10);
+            assert!(!o.can_push());
+            o.push(11);
+        }
+        Wake::NextCycle
+    });
     add_hoarder(&mut nl, "top.c", 4);
     connect(&mut nl, "top.p.out", "top.c.in");
-    let mut sim = elab(nl);
-    let err = sim.run(100).unwrap_err();
-    assert!(
-        matches!(&err, SimError::Protocol { cycle: 2, path, .. } if path == "top.p.out"),
-        "{err:?}"
-    );
+    let err = run_err(nl);
+    assert_protocol(&err, 2, "top.p.out");
     assert_eq!(
         err.to_string(),
         "protocol violation at cycle 2 in `top.p.out`: second push in one cycle: 11"
@@ -547,12 +524,8 @@ fn push_into_a_full_stream_is_a_protocol_error_naming_cycle_and_stream() {
     add_scheduled_pusher(&mut nl, "chip0.p", vec![(0, 1), (1, 2)]);
     add_hoarder(&mut nl, "chip0.c", 1);
     connect(&mut nl, "chip0.p.out", "chip0.c.in");
-    let mut sim = elab(nl);
-    let err = sim.run(100).unwrap_err();
-    assert!(
-        matches!(&err, SimError::Protocol { cycle: 1, path, .. } if path == "chip0.p.out"),
-        "{err:?}"
-    );
+    let err = run_err(nl);
+    assert_protocol(&err, 1, "chip0.p.out");
     assert_eq!(
         err.to_string(),
         "protocol violation at cycle 1 in `chip0.p.out`: push into a full stream (capacity 1): 2"
@@ -565,10 +538,8 @@ fn connect_capacity_overrides_the_consumer_buffer() {
     add_scheduled_pusher(&mut nl, "p", vec![(0, 1), (1, 2), (2, 3), (3, 4)]);
     add_hoarder(&mut nl, "c", 1);
     nl.connect("p.out", "c.in", Some(3)).unwrap();
-    let mut sim = elab(nl);
-    let err = sim.run(100).unwrap_err();
     assert_eq!(
-        err.to_string(),
+        run_err(nl).to_string(),
         "protocol violation at cycle 3 in `p.out`: push into a full stream (capacity 3): 4"
     );
 }
@@ -578,25 +549,14 @@ fn try_push_into_a_full_stream_is_refused_without_an_error() {
     let refused = log();
     let mut nl = Netlist::new();
     let r = refused.clone();
-    add(
-        &mut nl,
-        "p",
-        "polite",
-        vec![PortDecl::stream_out::<u64>("out")],
-        move |b| {
-            let o = b.stream_out::<u64>("out")?;
-            comp(move |ctx| {
-                if ctx.now() < 3 {
-                    if let Err(v) = o.try_push(ctx.now()) {
-                        r.borrow_mut().push((ctx.now(), v));
-                    }
-                    Wake::NextCycle
-                } else {
-                    Wake::OnInput
-                }
-            })
-        },
-    );
+    add_pusher(&mut nl, "p", "polite", move |ctx, o| {
+        if ctx.now() < 3 {
+            if let Err(v) = o.try_push(ctx.now()) {
+                r.borrow_mut().push((ctx.now(), v));
+            }
+        }
+        next_cycle_if(ctx.now() < 3)
+    });
     add_hoarder(&mut nl, "c", 1);
     connect(&mut nl, "p.out", "c.in");
     let mut sim = elab(nl);
@@ -607,18 +567,9 @@ fn try_push_into_a_full_stream_is_refused_without_an_error() {
 #[test]
 fn a_component_violation_stops_the_run_with_its_path() {
     let mut nl = Netlist::new();
-    add(&mut nl, "chip0.lg1.cbfc", "cbfc", vec![], |_| {
-        comp(|ctx| {
-            if ctx.now() == 7 {
-                ctx.violation("credit underflow");
-            }
-            Wake::At(7)
-        })
-    });
-    let mut sim = elab(nl);
-    let err = sim.run(100).unwrap_err();
+    add_violator(&mut nl, "chip0.lg1.cbfc", "cbfc", 7, "credit underflow", Wake::At(7));
     assert_eq!(
-        err.to_string(),
+        run_err(nl).to_string(),
         "protocol violation at cycle 7 in `chip0.lg1.cbfc`: credit underflow"
     );
 }
@@ -632,25 +583,22 @@ fn wake_at_t_runs_exactly_at_t() {
         let ticks = log();
         let mut nl = Netlist::new();
         let t = ticks.clone();
-        add(&mut nl, "t", "alarm", vec![], move |_| {
-            comp(move |ctx| {
-                let now = ctx.now();
-                t.borrow_mut().push(now);
-                // The same hint for every cycle of an interval, so that extra ticks (skip off)
-                // do not move the alarm.
-                match now {
-                    0..=36 => Wake::At(37),
-                    37 => Wake::At(38),
-                    // Not after now: next cycle.
-                    38 => Wake::At(38),
-                    39 => Wake::At(5),
-                    40..=999 => Wake::At(1000),
-                    _ => Wake::OnInput,
-                }
-            })
+        add_bare(&mut nl, "t", "alarm", move |ctx| {
+            let now = ctx.now();
+            t.borrow_mut().push(now);
+            // The same hint for every cycle of an interval, so that extra ticks (skip off)
+            // do not move the alarm.
+            match now {
+                0..=36 => Wake::At(37),
+                37 => Wake::At(38),
+                // Not after now: next cycle.
+                38 => Wake::At(38),
+                39 => Wake::At(5),
+                40..=999 => Wake::At(1000),
+                _ => Wake::OnInput,
+            }
         });
-        let mut sim = elab(nl);
-        sim.set_skip(skip);
+        let mut sim = elab_with(nl, skip, None);
         assert_eq!(sim.run(5000).unwrap(), Stop::Quiescent);
         assert_eq!(sim.now(), 1001);
         let ticks = ticks.borrow();
@@ -684,25 +632,22 @@ fn an_input_change_at_n_wakes_the_reader_at_n_plus_1_and_only_then() {
 fn on_input_components_are_not_ticked_without_input() {
     let mut nl = Netlist::new();
     // A chain of 10 registers fed by a signal that changes at 100 and 200.
-    add(&mut nl, "src", "two_steps", vec![PortDecl::output::<u64>("out")], |b| {
-        let o = b.output::<u64>("out")?;
-        comp(move |ctx| {
-            let now = ctx.now();
-            o.set(if now >= 200 {
-                2
-            } else if now >= 100 {
-                1
-            } else {
-                0
-            });
-            if now < 100 {
-                Wake::At(100)
-            } else if now < 200 {
-                Wake::At(200)
-            } else {
-                Wake::OnInput
-            }
-        })
+    add_driver(&mut nl, "src", "two_steps", |ctx, o| {
+        let now = ctx.now();
+        o.set(if now >= 200 {
+            2
+        } else if now >= 100 {
+            1
+        } else {
+            0
+        });
+        if now < 100 {
+            Wake::At(100)
+        } else if now < 200 {
+            Wake::At(200)
+        } else {
+            Wake::OnInput
+        }
     });
     let ticks = log();
     let mut prev = "src.out".to_string();
@@ -774,8 +719,7 @@ fn quiescence_stops_at_the_cycle_after_the_last_activity_in_both_modes() {
         add_step(&mut nl, "a", 50, 1);
         add_listener(&mut nl, "b", seen.clone());
         connect(&mut nl, "a.out", "b.in");
-        let mut sim = elab(nl);
-        sim.set_skip(skip);
+        let mut sim = elab_with(nl, skip, None);
         assert_eq!(sim.run(1_000_000).unwrap(), Stop::Quiescent, "skip {skip}");
         assert_eq!(sim.now(), 52, "skip {skip}");
         assert!(sim.is_quiescent());
@@ -805,8 +749,7 @@ fn a_limit_before_quiescence_returns_limit_with_now_at_the_limit() {
         add_step(&mut nl, "a", 50, 1);
         add_listener(&mut nl, "b", log());
         connect(&mut nl, "a.out", "b.in");
-        let mut sim = elab(nl);
-        sim.set_skip(skip);
+        let mut sim = elab_with(nl, skip, None);
         assert_eq!(sim.run(30).unwrap(), Stop::Limit);
         assert_eq!(sim.now(), 30);
         assert_eq!(sim.run(51).unwrap(), Stop::Limit);
@@ -860,72 +803,30 @@ fn add_producer(nl: &mut Netlist, path: &str, count: u64, interval: u64, start: 
 /// Moves the head of `in` (its buffer is the storage) to `out` when `out` has space.
 /// Counters: `passed`, `peak_occupancy`.
 fn add_fifo(nl: &mut Netlist, path: &str, depth: u32) {
-    add(
-        nl,
-        path,
-        "fifo",
-        vec![
-            PortDecl::stream_in::<u64>("in", depth),
-            PortDecl::stream_out::<u64>("out"),
-        ],
-        |b| {
-            let i = b.stream_in::<u64>("in")?;
-            let o = b.stream_out::<u64>("out")?;
-            let c_passed = b.counter("passed");
-            let c_peak = b.counter("peak_occupancy");
-            comp(move |ctx| {
-                let occ = i.len() as u64;
-                if occ > ctx.counter(c_peak) {
-                    ctx.set_counter(c_peak, occ);
-                }
-                if !i.is_empty() && o.can_push() {
-                    o.push(i.pop().unwrap());
-                    ctx.count(c_passed, 1);
-                }
-                if !i.is_empty() && o.space() > 1 {
-                    Wake::NextCycle
-                } else {
-                    Wake::OnInput
-                }
-            })
-        },
-    );
+    add_stage(nl, path, "fifo", depth, |b, i, o| {
+        let c_passed = b.counter("passed");
+        let c_peak = b.counter("peak_occupancy");
+        comp(move |ctx| {
+            let occ = i.len() as u64;
+            if occ > ctx.counter(c_peak) {
+                ctx.set_counter(c_peak, occ);
+            }
+            if !i.is_empty() && o.can_push() {
+                o.push(i.pop().unwrap());
+                ctx.count(c_passed, 1);
+            }
+            if !i.is_empty() && o.space() > 1 {
+                Wake::NextCycle
+            } else {
+                Wake::OnInput
+            }
+        })
+    });
 }
 
 /// Pops one message every `interval` cycles; `last` = last value. Counters: `received`, `sum`.
 fn add_consumer(nl: &mut Netlist, path: &str, interval: u64, capacity: u32) {
-    add(
-        nl,
-        path,
-        "consumer",
-        vec![
-            PortDecl::stream_in::<u64>("in", capacity),
-            PortDecl::output::<u64>("last"),
-        ],
-        move |b| {
-            let i = b.stream_in::<u64>("in")?;
-            let last = b.output::<u64>("last")?;
-            let c_recv = b.counter("received");
-            let c_sum = b.counter("sum");
-            let mut next_pop = 0u64;
-            comp(move |ctx| {
-                let now = ctx.now();
-                if now >= next_pop {
-                    if let Some(v) = i.pop() {
-                        last.set(v);
-                        ctx.count(c_recv, 1);
-                        ctx.count(c_sum, v);
-                        next_pop = now + interval;
-                    }
-                }
-                if i.is_empty() {
-                    Wake::OnInput
-                } else {
-                    Wake::At(next_pop.max(now + 1))
-                }
-            })
-        },
-    );
+    add_popper(nl, path, "consumer", capacity, move |_| interval);
 }
 
 fn pipeline() -> Netlist {
@@ -966,19 +867,16 @@ fn a_net_is_found_by_its_driver_and_by_each_reader_endpoint() {
 }
 
 fn run_pipeline(skip: bool, shuffle: Option<u64>) -> (Outcome, hwsim_hw::Stats) {
-    let mut sim = elab(pipeline());
-    sim.set_skip(skip);
-    sim.set_shuffle(shuffle);
+    let mut sim = elab_with(pipeline(), skip, shuffle);
     for p in ["tb.src.out", "tb.fifo.out", "tb.snk.last"] {
         sim.net(p).unwrap().enable_log();
     }
     let stop = sim.run(10_000).unwrap();
-    let counters = sim.counters().map(|(n, v)| (n.to_string(), v)).collect();
     (
         (
             stop,
             sim.now(),
-            counters,
+            counters(&sim),
             stream_log(&sim, "tb.src.out"),
             stream_log(&sim, "tb.fifo.out"),
             signal_log(&sim, "tb.snk.last"),
@@ -1097,11 +995,7 @@ fn counters_appear_under_path_dot_name() {
         comp(move |ctx| {
             ctx.count(grants, 2);
             ctx.set_counter(peak, ctx.now() * 10);
-            if ctx.now() < 4 {
-                Wake::NextCycle
-            } else {
-                Wake::OnInput
-            }
+            next_cycle_if(ctx.now() < 4)
         })
     });
     add(&mut nl, "chip0.lg3.tx", "tx", vec![], |b| {
@@ -1134,10 +1028,7 @@ fn counters_appear_under_path_dot_name() {
 // Elaboration errors
 
 fn src_u64(nl: &mut Netlist, path: &str) {
-    add(nl, path, "src", vec![PortDecl::output::<u64>("out")], |b| {
-        let _o = b.output::<u64>("out")?;
-        comp(|_| Wake::OnInput)
-    });
+    add_driver(nl, path, "src", |_, _| Wake::OnInput);
 }
 
 fn sink<T: hwsim_hw::SignalValue>(nl: &mut Netlist, path: &str) {
@@ -1148,10 +1039,7 @@ fn sink<T: hwsim_hw::SignalValue>(nl: &mut Netlist, path: &str) {
 }
 
 fn prod(nl: &mut Netlist, path: &str) {
-    add(nl, path, "prod", vec![PortDecl::stream_out::<u64>("out")], |b| {
-        let _o = b.stream_out::<u64>("out")?;
-        comp(|_| Wake::OnInput)
-    });
+    add_pusher(nl, path, "prod", |_, _| Wake::OnInput);
 }
 
 #[test]
@@ -1159,8 +1047,7 @@ fn elab_unbound_input() {
     let mut nl = Netlist::new();
     sink::<u64>(&mut nl, "top.r");
     let e = elab_err(nl);
-    assert!(matches!(e, ElabError::UnboundInput { .. }), "{e:?}");
-    assert_eq!(e.to_string(), "input `top.r.in` (sink, signal<u64>) is not bound");
+    assert_elab_err!(e, UnboundInput, "input `top.r.in` (sink, signal<u64>) is not bound");
 }
 
 #[test]
@@ -1195,8 +1082,7 @@ fn elab_double_driver() {
     connect(&mut nl, "a.out", "c.in");
     connect(&mut nl, "b.out", "c.in");
     let e = elab_err(nl);
-    assert!(matches!(e, ElabError::DoubleDriver { .. }), "{e:?}");
-    assert_eq!(e.to_string(), "input `c.in` has two drivers: `a.out` and `b.out`");
+    assert_elab_err!(e, DoubleDriver, "input `c.in` has two drivers: `a.out` and `b.out`");
 }
 
 #[test]
@@ -1216,9 +1102,9 @@ fn elab_signal_fanout_is_fine_but_stream_fanout_is_refused() {
     connect(&mut nl, "p.out", "c1.in");
     connect(&mut nl, "p.out", "c2.in");
     let e = elab_err(nl);
-    assert!(matches!(e, ElabError::StreamFanout { .. }), "{e:?}");
-    assert_eq!(
-        e.to_string(),
+    assert_elab_err!(
+        e,
+        StreamFanout,
         "stream `p.out` has two consumers: `c1.in` and `c2.in` (a stream is point to point)"
     );
 }
@@ -1229,9 +1115,9 @@ fn elab_type_mismatch() {
     src_u64(&mut nl, "a");
     sink::<u32>(&mut nl, "b");
     let e = nl.connect("a.out", "b.in", None).unwrap_err();
-    assert!(matches!(e, ElabError::TypeMismatch { .. }), "{e:?}");
-    assert_eq!(
-        e.to_string(),
+    assert_elab_err!(
+        e,
+        TypeMismatch,
         "type mismatch: `a.out` is signal<u64> but `b.in` is signal<u32>"
     );
     // Same value type, other shape.
@@ -1239,9 +1125,9 @@ fn elab_type_mismatch() {
     prod(&mut nl, "p");
     sink::<u64>(&mut nl, "b");
     let e = nl.connect("p.out", "b.in", None).unwrap_err();
-    assert!(matches!(e, ElabError::TypeMismatch { .. }), "{e:?}");
-    assert_eq!(
-        e.to_string(),
+    assert_elab_err!(
+        e,
+        TypeMismatch,
         "type mismatch: `p.out` is stream<u64> but `b.in` is signal<u64>"
     );
 }
@@ -1254,11 +1140,9 @@ fn elab_wrong_direction() {
     sink::<u64>(&mut nl, "b");
     sink::<u64>(&mut nl, "c");
     let e = nl.connect("b.in", "c.in", None).unwrap_err();
-    assert!(matches!(e, ElabError::WrongDirection { .. }), "{e:?}");
-    assert_eq!(e.to_string(), "`b.in` must be an output (driver)");
+    assert_elab_err!(e, WrongDirection, "`b.in` must be an output (driver)");
     let e = nl.connect("a.out", "a2.out", None).unwrap_err();
-    assert!(matches!(e, ElabError::WrongDirection { .. }), "{e:?}");
-    assert_eq!(e.to_string(), "`a2.out` must be an input (reader)");
+    assert_elab_err!(e, WrongDirection, "`a2.out` must be an input (reader)");
 }
 
 #[test]
@@ -1267,22 +1151,21 @@ fn elab_unknown_instance_port_and_bad_endpoint() {
     src_u64(&mut nl, "chip0.a");
     sink::<u64>(&mut nl, "b");
     let e = nl.connect("chip0.nope.out", "b.in", None).unwrap_err();
-    assert!(matches!(e, ElabError::UnknownInstance { .. }), "{e:?}");
-    assert_eq!(
-        e.to_string(),
+    assert_elab_err!(
+        e,
+        UnknownInstance,
         "unknown instance `chip0.nope` (in endpoint `chip0.nope.out`)"
     );
     let e = nl.connect("chip0.a.outt", "b.in", None).unwrap_err();
-    assert!(matches!(e, ElabError::UnknownPort { .. }), "{e:?}");
-    assert_eq!(
-        e.to_string(),
+    assert_elab_err!(
+        e,
+        UnknownPort,
         "instance `chip0.a` (src) has no port `outt` (ports: out)"
     );
     let e = nl.connect("chip0.a.out", "b.inn", None).unwrap_err();
     assert_eq!(e.to_string(), "instance `b` (sink) has no port `inn` (ports: in)");
     let e = nl.connect("nodot", "b.in", None).unwrap_err();
-    assert!(matches!(e, ElabError::BadEndpoint { .. }), "{e:?}");
-    assert_eq!(e.to_string(), "bad endpoint `nodot`: expected `instance.port`");
+    assert_elab_err!(e, BadEndpoint, "bad endpoint `nodot`: expected `instance.port`");
 }
 
 #[test]
@@ -1292,8 +1175,7 @@ fn elab_duplicate_instance_and_bad_names() {
     let e = nl
         .add("chip0.a", "src", vec![], Box::new(|_| comp(|_| Wake::OnInput)))
         .unwrap_err();
-    assert!(matches!(e, ElabError::DuplicateInstance { .. }), "{e:?}");
-    assert_eq!(e.to_string(), "instance `chip0.a` is defined twice");
+    assert_elab_err!(e, DuplicateInstance, "instance `chip0.a` is defined twice");
     for bad in ["", "a..b", ".a", "a.", "a b"] {
         let e = nl
             .add(bad, "src", vec![], Box::new(|_| comp(|_| Wake::OnInput)))
@@ -1312,9 +1194,9 @@ fn elab_unbound_stream_output() {
     let mut nl = Netlist::new();
     prod(&mut nl, "chip0.p");
     let e = elab_err(nl);
-    assert!(matches!(e, ElabError::UnboundStreamOutput { .. }), "{e:?}");
-    assert_eq!(
-        e.to_string(),
+    assert_elab_err!(
+        e,
+        UnboundStreamOutput,
         "stream output `chip0.p.out` (prod) is not connected to a consumer"
     );
 }
@@ -1331,8 +1213,7 @@ fn elab_build_errors_name_the_instance() {
     add_hoarder(&mut nl, "c", 2);
     nl.connect("p.out", "c.in", Some(0)).unwrap();
     let e = elab_err(nl);
-    assert!(matches!(e, ElabError::Build { .. }), "{e:?}");
-    assert_eq!(e.to_string(), "instance `c`: stream `c.in` capacity must be ≥ 1");
+    assert_elab_err!(e, Build, "instance `c`: stream `c.in` capacity must be ≥ 1");
     // A port declared twice.
     let mut nl = Netlist::new();
     let e = nl
@@ -1479,11 +1360,7 @@ fn harness_push_pop_through_a_stream_dut() {
                 if !i.is_empty() && o.can_push() {
                     o.push(i.pop().unwrap() * 2);
                 }
-                if i.is_empty() {
-                    Wake::OnInput
-                } else {
-                    Wake::NextCycle
-                }
+                next_cycle_if(!i.is_empty())
             })
         }),
         1,
@@ -1591,16 +1468,28 @@ fn vcd_netlist() -> Netlist {
     nl
 }
 
-fn trace_run(skip: bool, opts: TraceOptions, limit: u64) -> (String, Sim) {
+/// Elaborates `nl` and traces it into a new buffer with `opts`; returns the number of traced vars.
+fn traced(nl: Netlist, skip: bool, opts: TraceOptions) -> (Sim, SharedBuf, usize) {
     let buf = SharedBuf::default();
-    let mut sim = elab(vcd_netlist());
-    sim.set_skip(skip);
-    sim.trace_vcd(Box::new(buf.clone()), opts).unwrap();
+    let mut sim = elab_with(nl, skip, None);
+    let n = sim.trace_vcd(Box::new(buf.clone()), opts).unwrap();
+    (sim, buf, n)
+}
+
+/// Trace options selecting `globs`.
+fn globs(globs: &[&str]) -> TraceOptions {
+    TraceOptions {
+        globs: globs.iter().map(|g| g.to_string()).collect(),
+        ..TraceOptions::default()
+    }
+}
+
+fn trace_run(skip: bool, opts: TraceOptions, limit: u64) -> (String, Sim) {
+    let (mut sim, buf, _) = traced(vcd_netlist(), skip, opts);
     sim.run(limit).unwrap();
     let end = sim.now();
     sim.finish_trace(end).unwrap();
-    let bytes = buf.0.borrow().clone();
-    (String::from_utf8(bytes).unwrap(), sim)
+    (buf.text(), sim)
 }
 
 /// A parsed VCD: vars by full dotted name → (code, width); then per timestamp the changes in
@@ -1712,16 +1601,13 @@ fn s(pairs: &[(u64, &str)]) -> Vec<(u64, String)> {
 
 #[test]
 fn vcd_header_scopes_widths_and_values() {
-    let buf = SharedBuf::default();
-    let mut sim = elab(vcd_netlist());
-    let n = sim.trace_vcd(Box::new(buf.clone()), TraceOptions::default()).unwrap();
+    let (mut sim, buf, n) = traced(vcd_netlist(), true, TraceOptions::default());
     // cur.psn; out.{valid, psn, occupancy}; got; flag.q
     assert_eq!(n, 6);
     assert_eq!(sim.run(1000).unwrap(), Stop::Quiescent);
     assert_eq!(sim.now(), 41);
     sim.finish_trace(100).unwrap();
-    let text = String::from_utf8(buf.0.borrow().clone()).unwrap();
-    let v = parse_vcd(&text);
+    let v = parse_vcd(&buf.text());
 
     assert!(v.header.contains("$timescale 1 ns $end\n"), "{}", v.header);
     // One $scope module per path level, nested.
@@ -1852,22 +1738,11 @@ fn vcd_window_writes_nothing_before_from_and_dumps_everything_at_from() {
 
 #[test]
 fn vcd_glob_selects_nets_and_scopes() {
-    let buf = SharedBuf::default();
-    let mut sim = elab(vcd_netlist());
-    let n = sim
-        .trace_vcd(
-            Box::new(buf.clone()),
-            TraceOptions {
-                globs: vec!["chip0.lg0.src".into(), "*.q".into()],
-                ..TraceOptions::default()
-            },
-        )
-        .unwrap();
+    let (mut sim, buf, n) = traced(vcd_netlist(), true, globs(&["chip0.lg0.src", "*.q"]));
     assert_eq!(n, 5);
     sim.run(1000).unwrap();
     sim.finish_trace(sim.now()).unwrap();
-    let text = String::from_utf8(buf.0.borrow().clone()).unwrap();
-    let v = parse_vcd(&text);
+    let v = parse_vcd(&buf.text());
     let names: Vec<&str> = v.vars.keys().map(|s| s.as_str()).collect();
     assert_eq!(
         names,
@@ -1884,21 +1759,11 @@ fn vcd_glob_selects_nets_and_scopes() {
 
 #[test]
 fn vcd_empty_selection_is_still_a_valid_file() {
-    let buf = SharedBuf::default();
-    let mut sim = elab(vcd_netlist());
-    let n = sim
-        .trace_vcd(
-            Box::new(buf.clone()),
-            TraceOptions {
-                globs: vec!["nothing.here".into()],
-                ..TraceOptions::default()
-            },
-        )
-        .unwrap();
+    let (mut sim, buf, n) = traced(vcd_netlist(), true, globs(&["nothing.here"]));
     assert_eq!(n, 0);
     sim.run(1000).unwrap();
     sim.finish_trace(sim.now()).unwrap();
-    let text = String::from_utf8(buf.0.borrow().clone()).unwrap();
+    let text = buf.text();
     assert!(
         text.contains("$scope module top $end\n$upscope $end\n$enddefinitions $end\n"),
         "{text}"
@@ -1909,7 +1774,6 @@ fn vcd_empty_selection_is_still_a_valid_file() {
 
 #[test]
 fn vcd_real_values() {
-    let buf = SharedBuf::default();
     let mut nl = Netlist::new();
     add(
         &mut nl,
@@ -1935,11 +1799,10 @@ fn vcd_real_values() {
             })
         },
     );
-    let mut sim = elab(nl);
-    sim.trace_vcd(Box::new(buf.clone()), TraceOptions::default()).unwrap();
+    let (mut sim, buf, _) = traced(nl, true, TraceOptions::default());
     sim.run(100).unwrap();
     sim.finish_trace(10).unwrap();
-    let text = String::from_utf8(buf.0.borrow().clone()).unwrap();
+    let text = buf.text();
     let v = parse_vcd(&text);
     let code = &v.vars["gate.rate.gbps"].0;
     assert!(text.contains(&format!("$var real 64 {code} gbps $end\n")), "{text}");
@@ -1956,34 +1819,11 @@ fn the_reported_violation_does_not_depend_on_evaluation_order_or_skip() {
         let mut nl = Netlist::new();
         // `a` reaches cycle 5 by a timer, `b` by ticking every cycle: under event skip `b` is
         // queued first, with skip off `a` (elaborated first) ticks first.
-        add(&mut nl, "a", "v", vec![], |_| {
-            comp(|ctx| {
-                if ctx.now() == 5 {
-                    ctx.violation("a broke");
-                }
-                Wake::At(5)
-            })
-        });
-        add(&mut nl, "b", "v", vec![], |_| {
-            comp(|ctx| {
-                if ctx.now() == 5 {
-                    ctx.violation("b broke");
-                }
-                Wake::NextCycle
-            })
-        });
+        add_violator(&mut nl, "a", "v", 5, "a broke", Wake::At(5));
+        add_violator(&mut nl, "b", "v", 5, "b broke", Wake::NextCycle);
         nl
     }
-    let mut seen = std::collections::BTreeSet::new();
-    for skip in [true, false] {
-        for sh in [None, Some(1), Some(2), Some(3), Some(4)] {
-            let mut sim = elab(netlist());
-            sim.set_skip(skip);
-            sim.set_shuffle(sh);
-            seen.insert(sim.run(100).unwrap_err().to_string());
-        }
-    }
-    assert_eq!(seen.len(), 1, "different errors for one run: {seen:#?}");
+    assert_one_error(netlist);
 }
 
 /// The same for two streams pushed twice in one cycle.
@@ -1992,39 +1832,21 @@ fn the_reported_stream_violation_does_not_depend_on_evaluation_order_or_skip() {
     fn netlist() -> Netlist {
         let mut nl = Netlist::new();
         for (p, wake_next) in [("p0", false), ("p1", true)] {
-            add(
-                &mut nl,
-                p,
-                "double",
-                vec![PortDecl::stream_out::<u64>("out")],
-                move |b| {
-                    let o = b.stream_out::<u64>("out")?;
-                    comp(move |ctx| {
-                        if ctx.now() == 5 {
-                            o.push(1);
-                            o.push(2);
-                        }
-                        if wake_next {
-                            Wake::NextCycle
-                        } else {
-                            Wake::At(5)
-                        }
-                    })
-                },
-            );
+            add_pusher(&mut nl, p, "double", move |ctx, o| {
+                if ctx.now() == 5 {
+                    o.push(1);
+                    o.push(2);
+                }
+                if wake_next {
+                    Wake::NextCycle
+                } else {
+                    Wake::At(5)
+                }
+            });
             add_hoarder(&mut nl, &format!("{p}c"), 4);
             connect(&mut nl, &format!("{p}.out"), &format!("{p}c.in"));
         }
         nl
     }
-    let mut seen = std::collections::BTreeSet::new();
-    for skip in [true, false] {
-        for sh in [None, Some(1), Some(2), Some(3), Some(4)] {
-            let mut sim = elab(netlist());
-            sim.set_skip(skip);
-            sim.set_shuffle(sh);
-            seen.insert(sim.run(100).unwrap_err().to_string());
-        }
-    }
-    assert_eq!(seen.len(), 1, "different errors for one run: {seen:#?}");
+    assert_one_error(netlist);
 }

@@ -10,39 +10,18 @@
 //! - `relay`: a stream stage with a latency and a small internal queue, adds 1;
 //! - `sink`: pops with a random gap (from its own RNG stream) and drives `last`.
 
-use std::cell::RefCell;
+mod common;
+
 use std::collections::VecDeque;
 use std::fmt::Write as _;
-use std::io::Write;
-use std::rc::Rc;
 
-use hwsim_hw::{
-    Binder, BuildResult, Component, Ctx, Netlist, PortDecl, SignalNet, Sim, Stop, StreamNet, TraceOptions, Wake,
-};
+use common::{add, add_popper, add_stage, comp, connect, counters, SharedBuf};
+use hwsim_hw::{Netlist, PortDecl, SignalNet, Sim, Stop, StreamNet, TraceOptions, Wake};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
 // ------------------------------------------------------------------------------------------------
 // Components
-
-struct FnComp<F>(F);
-
-impl<F: FnMut(&mut Ctx<'_>) -> Wake> Component for FnComp<F> {
-    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
-        (self.0)(ctx)
-    }
-}
-
-fn comp<F: FnMut(&mut Ctx<'_>) -> Wake + 'static>(f: F) -> BuildResult {
-    Ok(Box::new(FnComp(f)))
-}
-
-fn add<B>(nl: &mut Netlist, path: &str, kind: &str, ports: Vec<PortDecl>, build: B)
-where
-    B: FnOnce(&mut Binder<'_>) -> BuildResult + 'static,
-{
-    nl.add(path, kind, ports, Box::new(build)).unwrap();
-}
 
 fn add_timer(nl: &mut Netlist, path: &str, t: TimerSpec) {
     let TimerSpec { period, phase, stop } = t;
@@ -125,87 +104,46 @@ fn add_relay(nl: &mut Netlist, path: &str, r: RelaySpec) {
         queue,
         in_capacity,
     } = r;
-    add(
-        nl,
-        path,
-        "relay",
-        vec![
-            PortDecl::stream_in::<u64>("in", in_capacity),
-            PortDecl::stream_out::<u64>("out"),
-        ],
-        move |b| {
-            let i = b.stream_in::<u64>("in")?;
-            let o = b.stream_out::<u64>("out")?;
-            let c = b.counter("relayed");
-            let mut q: VecDeque<(u64, u64)> = VecDeque::new();
-            comp(move |ctx| {
-                let now = ctx.now();
-                let mut pushed = false;
-                if let Some(&(due, v)) = q.front() {
-                    if due <= now && o.can_push() {
-                        o.push(v.wrapping_add(1));
-                        q.pop_front();
-                        ctx.count(c, 1);
-                        pushed = true;
-                    }
+    add_stage(nl, path, "relay", in_capacity, move |b, i, o| {
+        let c = b.counter("relayed");
+        let mut q: VecDeque<(u64, u64)> = VecDeque::new();
+        comp(move |ctx| {
+            let now = ctx.now();
+            let mut pushed = false;
+            if let Some(&(due, v)) = q.front() {
+                if due <= now && o.can_push() {
+                    o.push(v.wrapping_add(1));
+                    q.pop_front();
+                    ctx.count(c, 1);
+                    pushed = true;
                 }
-                if q.len() < queue {
-                    if let Some(v) = i.pop() {
-                        q.push_back((now + latency, v));
-                    }
+            }
+            if q.len() < queue {
+                if let Some(v) = i.pop() {
+                    q.push_back((now + latency, v));
                 }
-                if !i.is_empty() && q.len() < queue {
+            }
+            if !i.is_empty() && q.len() < queue {
+                Wake::NextCycle
+            } else if let Some(&(due, _)) = q.front() {
+                if due > now {
+                    Wake::At(due)
+                } else if pushed {
                     Wake::NextCycle
-                } else if let Some(&(due, _)) = q.front() {
-                    if due > now {
-                        Wake::At(due)
-                    } else if pushed {
-                        Wake::NextCycle
-                    } else {
-                        // Blocked on a full output: the consumer's pop wakes us.
-                        Wake::OnInput
-                    }
                 } else {
+                    // Blocked on a full output: the consumer's pop wakes us.
                     Wake::OnInput
                 }
-            })
-        },
-    );
+            } else {
+                Wake::OnInput
+            }
+        })
+    });
 }
 
+/// Pops with a random gap (from its own RNG stream) and drives `last`.
 fn add_sink(nl: &mut Netlist, path: &str, max_gap: u64, capacity: u32) {
-    add(
-        nl,
-        path,
-        "sink",
-        vec![
-            PortDecl::stream_in::<u64>("in", capacity),
-            PortDecl::output::<u64>("last"),
-        ],
-        move |b| {
-            let i = b.stream_in::<u64>("in")?;
-            let last = b.output::<u64>("last")?;
-            let c_recv = b.counter("received");
-            let c_sum = b.counter("sum");
-            let mut next_pop = 0u64;
-            comp(move |ctx| {
-                let now = ctx.now();
-                if now >= next_pop {
-                    if let Some(v) = i.pop() {
-                        last.set(v);
-                        ctx.count(c_recv, 1);
-                        ctx.count(c_sum, v);
-                        next_pop = now + 1 + ctx.rng().below(max_gap);
-                    }
-                }
-                if i.is_empty() {
-                    Wake::OnInput
-                } else {
-                    Wake::At(next_pop.max(now + 1))
-                }
-            })
-        },
-    );
+    add_popper(nl, path, "sink", capacity, move |ctx| 1 + ctx.rng().below(max_gap));
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -290,45 +228,31 @@ fn build(spec: &Spec) -> Netlist {
         let p = format!("core.add{j}");
         add_adder(&mut nl, &p, k);
         let (sa, sb) = (&signals[a % signals.len()], &signals[b % signals.len()]);
-        nl.connect(sa, &format!("{p}.a"), None).unwrap();
-        nl.connect(sb, &format!("{p}.b"), None).unwrap();
+        connect(&mut nl, sa, &format!("{p}.a"));
+        connect(&mut nl, sb, &format!("{p}.b"));
         signals.push(format!("{p}.out"));
     }
     for (n, pipe) in spec.pipes.iter().enumerate() {
         let base = format!("io.pipe{n}");
         let src = format!("{base}.src");
         add_sampler(&mut nl, &src);
-        nl.connect(&signals[pipe.src % signals.len()], &format!("{src}.in"), None)
-            .unwrap();
+        connect(&mut nl, &signals[pipe.src % signals.len()], &format!("{src}.in"));
         let mut up = format!("{src}.out");
         for (r, rs) in pipe.relays.iter().enumerate() {
             let p = format!("{base}.r{r}");
             add_relay(&mut nl, &p, *rs);
-            nl.connect(&up, &format!("{p}.in"), None).unwrap();
+            connect(&mut nl, &up, &format!("{p}.in"));
             up = format!("{p}.out");
         }
         let snk = format!("{base}.snk");
         add_sink(&mut nl, &snk, pipe.sink_gap, pipe.sink_capacity);
-        nl.connect(&up, &format!("{snk}.in"), None).unwrap();
+        connect(&mut nl, &up, &format!("{snk}.in"));
     }
     nl
 }
 
 // ------------------------------------------------------------------------------------------------
 // Running and comparing
-
-#[derive(Clone, Default)]
-struct SharedBuf(Rc<RefCell<Vec<u8>>>);
-
-impl Write for SharedBuf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Everything a run produces that must not depend on skip or evaluation order.
 #[derive(Debug, PartialEq)]
@@ -399,13 +323,12 @@ fn run_chunked(
     }
     let now = sim.now();
     sim.finish_trace(now).unwrap();
-    let vcd = String::from_utf8(buf.0.borrow().clone()).expect("VCD is text");
     let outcome = Outcome {
         result,
         now,
-        counters: sim.counters().map(|(n, v)| (n.to_string(), v)).collect(),
+        counters: counters(&sim),
         logs: net_logs(&sim),
-        vcd,
+        vcd: buf.text(),
     };
     (outcome, sim.stats())
 }
