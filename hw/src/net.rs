@@ -14,7 +14,7 @@
 //! and the direction lives in the handle's type.
 
 use std::any::Any;
-use std::cell::{Cell, Ref, RefCell};
+use std::cell::{Cell, OnceCell, Ref, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
@@ -110,6 +110,9 @@ fn layout_of(fields: &[TraceField], single_name: &str) -> Vec<(String, TraceKind
 // ------------------------------------------------------------------------------------------------
 // Signals
 
+/// A signal's recorded changes: (cycle, new value).
+pub type ChangeLog<T> = Vec<(Cycle, T)>;
+
 /// A signal net: current and next value of a `Copy` type.
 pub struct SignalNet<T: SignalValue> {
     cur: Cell<T>,
@@ -117,8 +120,9 @@ pub struct SignalNet<T: SignalValue> {
     dirty: Cell<bool>,
     id: u32,
     shared: Rc<NetShared>,
-    logging: Cell<bool>,
-    log: RefCell<Option<Vec<(Cycle, T)>>>,
+    /// Recorded changes, once a check asks for them. Boxed behind a `OnceCell` (8 bytes) so a
+    /// signal stays small: the kernel's working set is what bounds large netlists.
+    log: OnceCell<Box<RefCell<ChangeLog<T>>>>,
 }
 
 impl<T: SignalValue> SignalNet<T> {
@@ -129,8 +133,7 @@ impl<T: SignalValue> SignalNet<T> {
             dirty: Cell::new(false),
             id,
             shared,
-            logging: Cell::new(false),
-            log: RefCell::new(None),
+            log: OnceCell::new(),
         })
     }
     /// The committed value.
@@ -150,14 +153,14 @@ impl<T: SignalValue> SignalNet<T> {
     #[cold]
     #[inline(never)]
     fn record(&self, now: Cycle, v: T) {
-        if let Some(log) = self.log.borrow_mut().as_mut() {
-            log.push((now, v));
+        if let Some(log) = self.log.get() {
+            log.borrow_mut().push((now, v));
         }
     }
     /// The recorded changes `(cycle, new value)`, if logging was enabled. The reset value at
     /// cycle 0 is not listed unless written.
-    pub fn log(&self) -> Ref<'_, Option<Vec<(Cycle, T)>>> {
-        self.log.borrow()
+    pub fn log(&self) -> Option<Ref<'_, Vec<(Cycle, T)>>> {
+        self.log.get().map(|l| l.borrow())
     }
 }
 
@@ -168,7 +171,7 @@ impl<T: SignalValue> NetDyn for SignalNet<T> {
         let n = self.next.get();
         if n != self.cur.get() {
             self.cur.set(n);
-            if self.logging.get() {
+            if self.log.get().is_some() {
                 self.record(now, n);
             }
             CHANGED
@@ -183,11 +186,7 @@ impl<T: SignalValue> NetDyn for SignalNet<T> {
         self.cur.get().sample(out);
     }
     fn enable_log(&self) {
-        let mut l = self.log.borrow_mut();
-        if l.is_none() {
-            *l = Some(Vec::new());
-        }
-        self.logging.set(true);
+        let _ = self.log.get_or_init(Default::default);
     }
     fn value_type(&self) -> &'static str {
         std::any::type_name::<T>()

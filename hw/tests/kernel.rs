@@ -54,8 +54,7 @@ fn elab_err(nl: Netlist) -> ElabError {
 fn signal_log(sim: &Sim, path: &str) -> Vec<(u64, u64)> {
     let net = sim.net(path).unwrap_or_else(|| panic!("no net {path}"));
     let s = net.as_any().downcast_ref::<SignalNet<u64>>().expect("a u64 signal");
-    let l = s.log();
-    l.as_ref().expect("logging enabled").clone()
+    s.log().expect("logging enabled").clone()
 }
 
 fn stream_log(sim: &Sim, path: &str) -> Vec<(u64, u64)> {
