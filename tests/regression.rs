@@ -3,27 +3,11 @@
 //! back with an independent reader (wellen) to check that it parses, its timescale is 1 ns, and
 //! every variable has a value at the first timestamp.
 
-use std::cell::RefCell;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 use hwsim::regress::find_testbenches;
 use hwsim::runner::{run_file, Options, Report};
-
-/// A `Write` into a shared buffer, so a test can read what the tracer wrote.
-#[derive(Clone, Default)]
-pub struct SharedBuf(pub Rc<RefCell<Vec<u8>>>);
-
-impl Write for SharedBuf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+use hwsim_hw::SharedBuffer as SharedBuf;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -37,7 +21,7 @@ fn run(tb: &Path, no_skip: bool) -> (Report, Vec<u8>) {
         ..Options::default()
     };
     let report = run_file(tb, opts).unwrap_or_else(|e| panic!("{e}"));
-    let bytes = buf.0.borrow().clone();
+    let bytes = buf.bytes();
     (report, bytes)
 }
 
@@ -129,7 +113,7 @@ fn shuffled_evaluation_order_changes_nothing() {
             let r = run_file(&f, opts).expect("runs");
             assert_eq!(r.checks, base.checks);
             assert_eq!(r.counters, base.counters);
-            assert!(*buf.0.borrow() == vbase, "VCD differs under shuffle seed {seed}");
+            assert!(buf.bytes() == vbase, "VCD differs under shuffle seed {seed}");
         }
     }
 }

@@ -17,6 +17,18 @@ pub enum Wake {
     OnInput,
 }
 
+impl Wake {
+    /// The earliest of a block's pending deadlines, or `OnInput` when it has none: the usual
+    /// way to end a `tick` that tracks several timers (a deadline not after now means next
+    /// cycle, as for `At`).
+    pub fn earliest(deadlines: impl IntoIterator<Item = Cycle>) -> Wake {
+        match deadlines.into_iter().min() {
+            Some(t) => Wake::At(t),
+            None => Wake::OnInput,
+        }
+    }
+}
+
 /// Index of one of a component's counters, handed out at build time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CounterId(pub(crate) u32);

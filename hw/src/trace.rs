@@ -21,6 +21,32 @@ use crate::net::NetDyn;
 use crate::value::{TraceKind, TraceValue};
 use crate::Cycle;
 
+/// A `Write` into a shared in-memory buffer: give one clone to [`crate::Sim::trace_vcd`] and
+/// keep the other to read the VCD back (tests, tools embedding the kernel).
+#[derive(Clone, Debug, Default)]
+pub struct SharedBuffer(Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl SharedBuffer {
+    /// The bytes written so far.
+    pub fn bytes(&self) -> Vec<u8> {
+        self.0.borrow().clone()
+    }
+    /// The bytes written so far as text (a VCD is ASCII).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.borrow()).into_owned()
+    }
+}
+
+impl Write for SharedBuffer {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// What to trace.
 #[derive(Clone, Debug, Default)]
 pub struct TraceOptions {

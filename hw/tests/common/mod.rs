@@ -2,10 +2,6 @@
 //! components, netlist helpers, a shared `Write` buffer for the tracer, and test components
 //! both files use.
 
-use std::cell::RefCell;
-use std::io::Write;
-use std::rc::Rc;
-
 use hwsim_hw::{Binder, BuildResult, Component, Ctx, Netlist, PortDecl, Sim, StreamIn, StreamOut, Wake};
 
 /// A component made of a closure.
@@ -40,26 +36,8 @@ pub fn counters(sim: &Sim) -> Vec<(String, u64)> {
     sim.counters().map(|(n, v)| (n.to_string(), v)).collect()
 }
 
-/// A `Write` into a shared buffer, so a test can read what the tracer wrote.
-#[derive(Clone, Default)]
-pub struct SharedBuf(Rc<RefCell<Vec<u8>>>);
-
-impl SharedBuf {
-    /// What was written so far, as text.
-    pub fn text(&self) -> String {
-        String::from_utf8(self.0.borrow().clone()).expect("VCD is text")
-    }
-}
-
-impl Write for SharedBuf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+/// The kernel's in-memory VCD writer, under the name the tests use.
+pub use hwsim_hw::SharedBuffer as SharedBuf;
 
 /// An instance of `kind` with a u64 stream input `in` of `capacity` and a u64 stream output `out`;
 /// `build` makes the component from the two ends (it may ask the binder for counters).

@@ -154,11 +154,7 @@ impl Component for MacTx {
             // `busy` falls and `wire_total` advances cycle by cycle while serializing.
             next = now + 1;
         }
-        if next == Cycle::MAX {
-            Wake::OnInput
-        } else {
-            Wake::At(next)
-        }
+        Wake::earliest((next != Cycle::MAX).then_some(next))
     }
 }
 

@@ -373,11 +373,7 @@ impl Component for Paxi {
         if ost != self.ost_sig.get() {
             self.ost_sig.set(ost);
         }
-        if next == Cycle::MAX {
-            Wake::OnInput
-        } else {
-            Wake::At(next)
-        }
+        Wake::earliest((next != Cycle::MAX).then_some(next))
     }
 }
 

@@ -320,14 +320,11 @@ impl Component for PhyLink {
         if self.injected_n != injected_before {
             self.injected.set(self.injected_n);
         }
-        let next = [self.req.deliver(now), self.rsp.deliver(now), self.cr.deliver(now)]
-            .into_iter()
-            .flatten()
-            .min();
-        match next {
-            Some(t) => Wake::At(t),
-            None => Wake::OnInput,
-        }
+        Wake::earliest(
+            [self.req.deliver(now), self.rsp.deliver(now), self.cr.deliver(now)]
+                .into_iter()
+                .flatten(),
+        )
     }
 }
 
