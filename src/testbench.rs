@@ -114,9 +114,8 @@ pub fn watches(
     let mut watches = BTreeMap::new();
     for e in &l.tb.expect {
         if let Some(ep) = &e.port {
-            let (_, p) = nl.resolve(ep).map_err(|e| elab_error(l, e))?;
-            let inst = ep.rsplit_once('.').expect("resolved").0;
-            let d = &nl.ports_of(inst).expect("resolved")[p];
+            let at = nl.resolve(ep).map_err(|e| elab_error(l, e))?;
+            let (_, d) = nl.port_at(at);
             if !values.contains_key(&d.type_id) {
                 return Err(l.error_at(
                     ep,
@@ -252,10 +251,8 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
     }
     for (endpoint, mut r) in rows {
         r.sort_by_key(|(c, _)| *c);
-        let (i, p) = nl.resolve(&endpoint).map_err(|e| elab_error(l, e))?;
-        let _ = i;
-        let (inst, port) = endpoint.rsplit_once('.').expect("resolved");
-        let decl = nl.ports_of(inst).expect("resolved")[p].clone();
+        let at = nl.resolve(&endpoint).map_err(|e| elab_error(l, e))?;
+        let decl = nl.port_at(at).1.clone();
         if decl.dir != Dir::In {
             return Err(l.error_at(
                 &endpoint,
@@ -276,7 +273,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
             .map_err(|m| l.error_at(&endpoint, format!("stimulus for `{endpoint}`: {m}")))?;
         let drv = format!("tb.drive_{}", sanitize(&endpoint));
         nl.add(&drv, "stimulus", ports, build).map_err(|e| elab_error(l, e))?;
-        nl.connect(&format!("{drv}.out"), &format!("{inst}.{port}"), None)
+        nl.connect(&format!("{drv}.out"), &endpoint, None)
             .map_err(|e| elab_error(l, e))?;
     }
 

@@ -243,8 +243,19 @@ impl Netlist {
         self.insts.len()
     }
 
-    /// Resolves `inst.port` (the last dot separates the port).
+    /// Resolves `inst.port`. A port name may itself contain dots: a block shows the state of its
+    /// sub-blocks as ports named `arbiter.ptr`, which the tracer draws as nested scopes
+    /// (`chip0.lg3.tx.arbiter.ptr`). The longest instance path that has the rest as a port wins;
+    /// without a match the last dot separates the port, for the error.
     pub fn resolve(&self, endpoint: &str) -> Result<(usize, usize), ElabError> {
+        for (dot, _) in endpoint.rmatch_indices('.') {
+            let (inst, port) = (&endpoint[..dot], &endpoint[dot + 1..]);
+            if let Some(&i) = self.by_path.get(inst) {
+                if let Some(p) = self.insts[i].ports.iter().position(|d| d.name == port) {
+                    return Ok((i, p));
+                }
+            }
+        }
         let (inst, port) = endpoint.rsplit_once('.').ok_or_else(|| ElabError::BadEndpoint {
             endpoint: endpoint.to_string(),
         })?;
@@ -252,22 +263,22 @@ impl Netlist {
             instance: inst.to_string(),
             port: port.to_string(),
         })?;
-        let p = self.insts[i]
-            .ports
-            .iter()
-            .position(|d| d.name == port)
-            .ok_or_else(|| ElabError::UnknownPort {
-                instance: inst.to_string(),
-                kind: self.insts[i].kind.clone(),
-                port: port.to_string(),
-                available: self.insts[i]
-                    .ports
-                    .iter()
-                    .map(|d| d.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
-        Ok((i, p))
+        Err(ElabError::UnknownPort {
+            instance: inst.to_string(),
+            kind: self.insts[i].kind.clone(),
+            port: port.to_string(),
+            available: self.insts[i]
+                .ports
+                .iter()
+                .map(|d| d.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+    }
+
+    /// The instance path and port declaration of a resolved endpoint.
+    pub fn port_at(&self, (i, p): (usize, usize)) -> (&str, &PortDecl) {
+        (&self.insts[i].path, &self.insts[i].ports[p])
     }
 
     fn endpoint(&self, (i, p): (usize, usize)) -> String {

@@ -1849,3 +1849,51 @@ fn the_reported_stream_violation_does_not_depend_on_evaluation_order_or_skip() {
     }
     assert_one_error(netlist);
 }
+
+/// A block shows the state of a sub-block as ports with dotted names: they resolve as endpoints
+/// (the longest instance path wins), connect like any port, and trace as nested scopes.
+#[test]
+fn dotted_port_names_are_sub_block_scopes() {
+    let mut nl = Netlist::new();
+    let ports = vec![PortDecl::output::<u64>("arb.ptr"), PortDecl::output::<u64>("out")];
+    add(&mut nl, "chip0.tx", "composite", ports, |b| {
+        let ptr = b.output::<u64>("arb.ptr")?;
+        let out = b.output::<u64>("out")?;
+        comp(move |ctx| {
+            ptr.set(ctx.now() % 3);
+            out.set(ctx.now());
+            if ctx.now() < 5 {
+                Wake::NextCycle
+            } else {
+                Wake::OnInput
+            }
+        })
+    });
+    add_reader(&mut nl, "mon", "reader", |_, _| Wake::OnInput);
+    // `chip0.tx.arb` is no instance: the endpoint is instance `chip0.tx`, port `arb.ptr`.
+    let (path, decl) = nl.port_at(nl.resolve("chip0.tx.arb.ptr").unwrap());
+    assert_eq!((path, decl.name.as_str()), ("chip0.tx", "arb.ptr"));
+    connect(&mut nl, "chip0.tx.arb.ptr", "mon.in");
+    assert!(matches!(
+        nl.resolve("chip0.tx.arb.nope"),
+        Err(ElabError::UnknownInstance { .. }) | Err(ElabError::UnknownPort { .. })
+    ));
+    let (mut sim, buf, _) = traced(nl, true, TraceOptions::default());
+    sim.run(20).unwrap();
+    let end = sim.now();
+    sim.finish_trace(end).unwrap();
+    let text = buf.text();
+    let scopes: Vec<&str> = text.lines().filter(|l| l.starts_with("$scope")).collect();
+    assert_eq!(
+        scopes,
+        // The reader's input is the same net, traced once under its driver.
+        vec![
+            "$scope module chip0 $end",
+            "$scope module tx $end",
+            "$scope module arb $end"
+        ],
+        "{text}"
+    );
+    assert!(sim.net("chip0.tx.arb.ptr").is_some());
+    assert!(sim.net("mon.in").is_some());
+}
