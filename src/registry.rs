@@ -199,6 +199,30 @@ pub fn blocks() -> Vec<BlockKind> {
             rc::tx::build,
         ),
         kind(
+            "slot_fifo",
+            "RC Link TX slot FIFO: 3-state slots, PSN, VC queues, ACK, Go-Back-N (seed 000 «Slot 管理»)",
+            rc::slot_fifo::ports,
+            rc::slot_fifo::build,
+        ),
+        kind(
+            "bank_arbiter",
+            "RC Link TX bank arbiter: weighted RR pointer/counter, per-flow rule, CBFC gate (seed 000 «VC 仲裁»)",
+            rc::bank_arbiter::ports,
+            rc::bank_arbiter::build,
+        ),
+        kind(
+            "cbfc",
+            "RC Link TX CBFC controller: ledgers per (dst, vc), per-packet send rule (seed 000 «CBFC 流控»)",
+            rc::cbfc::ports,
+            rc::cbfc::build,
+        ),
+        kind(
+            "mac_credit",
+            "RC Link TX MAC2TX credit gate: no credit, no frame (seed 000 «打包延迟与 MAC Credit»)",
+            rc::mac_credit::ports,
+            rc::mac_credit::build,
+        ),
+        kind(
             "rclink_rx",
             "RC Link RX of one LG: PSN check, ACK MERGE, credit return, CNP (seed 000 «RX 侧设计»)",
             rc::rx::ports,
@@ -241,4 +265,12 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     m.insert(TypeId::of::<hp::Ctrl>(), signal_type::<hp::Ctrl>("Ctrl"));
     m.insert(TypeId::of::<hp::CreditMsg>(), signal_type::<hp::CreditMsg>("CreditMsg"));
     m.insert(TypeId::of::<hp::FrameDone>(), signal_type::<hp::FrameDone>("FrameDone"));
+    m.insert(TypeId::of::<hp::ArbReq>(), signal_type::<hp::ArbReq>("ArbReq"));
+    m.insert(TypeId::of::<hp::CbfcReq>(), signal_type::<hp::CbfcReq>("CbfcReq"));
+    m.insert(TypeId::of::<hp::VcCredits>(), signal_type::<hp::VcCredits>("VcCredits"));
+    m.insert(TypeId::of::<hp::SlotMap>(), signal_type::<hp::SlotMap>("SlotMap"));
+    m.insert(TypeId::of::<hp::UInt<3>>(), signal_type::<hp::UInt<3>>("UInt<3>"));
+    m.insert(TypeId::of::<hp::UInt<4>>(), signal_type::<hp::UInt<4>>("UInt<4>"));
+    m.insert(TypeId::of::<hp::UInt<9>>(), signal_type::<hp::UInt<9>>("UInt<9>"));
+    m.insert(TypeId::of::<hp::UInt<11>>(), signal_type::<hp::UInt<11>>("UInt<11>"));
 }

@@ -404,6 +404,10 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
     // The TX's packet format decides the RX's credit arithmetic: one source of truth.
     let pkt_ovhd = get_u64(&chip.tx, "pkt_ovhd").unwrap_or(50);
     let credit_size = get_u64(&chip.tx, "credit_size").unwrap_or(256);
+    // The MAC's input holds as many frames as the TX has MAC credits: one value for both ends of
+    // the MAC2TX credit loop.
+    let mac_credits = get_u64(&chip.tx, "mac_credits").unwrap_or(1);
+    let mac = set(&chip.mac, "credits", mac_credits);
 
     for c in 0..n {
         let p = format!("chip{c}");
@@ -460,9 +464,13 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             .map_err(|e| elab_error(l, e))?;
         for k in 0..nlg {
             let g = format!("{p}.lg{k}");
-            let tx = set(&set(&chip.tx, "chip", c as u64), "lg", k as u64);
+            let tx = set(
+                &set(&set(&chip.tx, "chip", c as u64), "lg", k as u64),
+                "view_dsts",
+                n as u64,
+            );
             make(&blocks, l, &mut nl, &format!("{g}.tx"), "rclink_tx", &tx)?;
-            make(&blocks, l, &mut nl, &format!("{g}.mac"), "mac_tx", &chip.mac)?;
+            make(&blocks, l, &mut nl, &format!("{g}.mac"), "mac_tx", &mac)?;
             make(&blocks, l, &mut nl, &format!("{g}.rxcap"), "rx_cap", &chip.rx_cap)?;
             let rx = set(
                 &set(
@@ -478,6 +486,7 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
                 (format!("{p}.paxi.seg{k}"), format!("{g}.tx.seg")),
                 (format!("{g}.tx.done"), format!("{p}.paxi.done{k}")),
                 (format!("{g}.tx.frame"), format!("{g}.mac.in")),
+                (format!("{g}.mac.credit"), format!("{g}.tx.mac_credit")),
                 (format!("{g}.mac.out"), format!("{p}.router.lg{k}_tx")),
                 (format!("{p}.router.lg{k}_rx"), format!("{g}.rxcap.in")),
                 (format!("{g}.rxcap.out"), format!("{g}.rx.data")),

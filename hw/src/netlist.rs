@@ -256,9 +256,17 @@ impl Netlist {
                 }
             }
         }
-        let (inst, port) = endpoint.rsplit_once('.').ok_or_else(|| ElabError::BadEndpoint {
-            endpoint: endpoint.to_string(),
-        })?;
+        // The error names the longest instance on the path, if any, and the rest as its port.
+        let split = endpoint
+            .rmatch_indices('.')
+            .map(|(dot, _)| (&endpoint[..dot], &endpoint[dot + 1..]))
+            .find(|(inst, _)| self.by_path.contains_key(*inst));
+        let (inst, port) = match split {
+            Some(s) => s,
+            None => endpoint.rsplit_once('.').ok_or_else(|| ElabError::BadEndpoint {
+                endpoint: endpoint.to_string(),
+            })?,
+        };
         let &i = self.by_path.get(inst).ok_or_else(|| ElabError::UnknownInstance {
             instance: inst.to_string(),
             port: port.to_string(),

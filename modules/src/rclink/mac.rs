@@ -3,9 +3,9 @@
 //!
 //! ```text
 //!                    +-----------------------------+
-//!   in : stream<DataFrame> (capacity 1: the one    |
-//!   frame the TX may grant ahead, i.e. the MAC     |==> out : stream<DataFrame> (to the router)
-//!   credit) ==>[ datapath ‖ SerDes serializer ]    |--> busy : bool
+//!   in : stream<DataFrame> (capacity `credits`:    |==> out    : stream<DataFrame> (to the router)
+//!   the frames the TX may hand over ahead, its     |==> credit : stream<u8> (MAC2TX credit, to the TX)
+//!   MAC credits) ==>[ datapath ‖ SerDes ]          |--> busy : bool, wire_total : u64
 //!                    +-----------------------------+
 //! ```
 //! A frame occupies the LG for max(ceil(wire / datapath_bytes) ns, wire / line_rate) — the NoC
@@ -17,10 +17,19 @@
 //!
 //! Latency: a frame visible at n starts at max(n, busy_until) and is pushed to `out` at the
 //! first whole cycle at or after its end (`sent_at` = that cycle).
+//!
+//! **MAC credit** («打包延迟与 MAC Credit»: the MAC releases MAC2TX credit once it has
+//! serialized the frame; the TX sends nothing without one): each frame started returns one credit
+//! on `credit` at cycle `max(start, F − credit_lead)`, where F is the cycle in which the serializer
+//! frees for the next frame (`ceil(end) − 1`). `credit_lead` (2) is the latency of the loop: the
+//! credit is seen by the TX one cycle later, its grant by the MAC one more, so the next frame is
+//! in `in` exactly when the serializer frees and back-to-back frames keep the line rate. The TX
+//! side of the loop is `mac_credit`.
 //! Counters: `frames`, `payload_bytes`, `wire_bytes`. Signals: `busy`, and `wire_total`, the wire
 //! bytes serialized so far, advancing at line rate (while the datapath binds, for tiny frames,
 //! it lags by up to one frame and catches up when the frame ends).
-//! Deviation: none in timing; the holding register is the capacity-1 input stream.
+//! Deviation: the credit goes back `credit_lead` cycles before the serializer frees (see above),
+//! where the seed's event model re-arbitrates at the instant the frame is done.
 
 use std::collections::VecDeque;
 
@@ -36,6 +45,11 @@ pub struct Params {
     pub datapath_bytes: u32,
     /// SerDes line rate per LG, bytes/ns (50).
     pub line_rate: ByteRate,
+    /// MAC2TX credits: frames the input holds (1..=8; the TX's `mac_credits`).
+    pub credits: u32,
+    /// Cycles before the serializer frees at which a frame's credit goes back (0..=16): the
+    /// loop latency from this credit to the next frame in `in`.
+    pub credit_lead: u64,
 }
 
 impl Default for Params {
@@ -43,15 +57,19 @@ impl Default for Params {
         Params {
             datapath_bytes: 64,
             line_rate: ByteRate::LINE_RATE_PER_LG,
+            credits: 1,
+            credit_lead: 2,
         }
     }
 }
 
 /// Port list.
-pub fn ports(_p: &Params) -> Vec<PortDecl> {
+pub fn ports(p: &Params) -> Vec<PortDecl> {
     vec![
-        PortDecl::stream_in::<DataFrame>("in", 1).doc("granted frame (the MAC credit: one frame ahead)"),
+        PortDecl::stream_in::<DataFrame>("in", p.credits.max(1))
+            .doc("granted frames (as many as the TX has MAC credits)"),
         PortDecl::stream_out::<DataFrame>("out").doc("frames leaving the SerDes"),
+        PortDecl::stream_out::<u8>("credit").doc("MAC2TX credit returns to the TX (1 per frame)"),
         PortDecl::output::<bool>("busy").doc("serializer busy"),
         PortDecl::output::<u64>("wire_total").doc("wire bytes serialized so far (cumulative, byte-accurate)"),
     ]
@@ -70,6 +88,10 @@ pub struct MacTx {
     sent: u64,
     /// Frames being serialized or finished but not yet accepted downstream: (end cycle, frame).
     serialized: VecDeque<(Cycle, DataFrame)>,
+    credit: StreamOut<u8>,
+    credit_lead: u64,
+    /// Cycles at which credits go back, ascending.
+    credit_due: VecDeque<Cycle>,
     c_frames: CounterId,
     c_payload: CounterId,
     c_wire: CounterId,
@@ -79,6 +101,12 @@ pub struct MacTx {
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     if p.datapath_bytes == 0 {
         return Err("datapath_bytes must be ≥ 1".into());
+    }
+    if !(1..=8).contains(&p.credits) {
+        return Err(format!("credits = {}: must be in 1..=8", p.credits));
+    }
+    if p.credit_lead > 16 {
+        return Err(format!("credit_lead = {}: must be in 0..=16", p.credit_lead));
     }
     Ok(Box::new(MacTx {
         datapath: p.datapath_bytes as u64,
@@ -90,6 +118,9 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         started: 0,
         sent: 0,
         serialized: VecDeque::with_capacity(4),
+        credit: b.stream_out("credit")?,
+        credit_lead: p.credit_lead,
+        credit_due: VecDeque::with_capacity(8),
         c_frames: b.counter("frames"),
         c_payload: b.counter("payload_bytes"),
         c_wire: b.counter("wire_bytes"),
@@ -115,9 +146,17 @@ impl Component for MacTx {
             self.started += wire;
             let end = self.clock.start_at_least(now, wire, wire.div_ceil(self.datapath));
             self.serialized.push_back((end, f));
+            // The serializer frees for the next frame within cycle end − 1.
+            let frees = end.saturating_sub(1);
+            self.credit_due
+                .push_back(frees.saturating_sub(self.credit_lead).max(now));
             ctx.count(self.c_frames, 1);
             ctx.count(self.c_payload, f.payload() as u64);
             ctx.count(self.c_wire, wire);
+        }
+        if self.credit_due.front().is_some_and(|&t| t <= now) && self.credit.can_push() {
+            self.credit_due.pop_front();
+            self.credit.push(1);
         }
         // Busy at this cycle: the serializer's work extends past `now`. (Computed from `now`, so
         // it reads the same whether or not the kernel skipped the cycles in between.)
@@ -149,6 +188,10 @@ impl Component for MacTx {
         }
         if !self.input.is_empty() && self.serialized.len() < 2 {
             next = next.min(self.clock.busy_until_cycle().saturating_sub(1).max(now + 1));
+        }
+        if let Some(&t) = self.credit_due.front() {
+            // Due: next cycle (a full credit stream wakes us when it drains).
+            next = next.min(t.max(now + 1));
         }
         if busy || self.sent < self.started {
             // `busy` falls and `wire_total` advances cycle by cycle while serializing.

@@ -1,14 +1,18 @@
-//! The RC Link transport and its neighbours (seed 000): per link group, the TX (slot FIFO, PSN,
-//! bank arbiter, CBFC, rate gate), the MAC serializer, the RX cap and the RX (PSN check, ACK
+//! The RC Link transport and its neighbours (seed 000): per link group, the TX (`tx`, the
+//! composition of `slot_fifo`, `bank_arbiter`, `cbfc` and `mac_credit`), the MAC serializer, the RX cap and the RX (PSN check, ACK
 //! MERGE, credit return, CNP); per chip the PAXI core, the CDMA traffic source and the router;
 //! per edge direction the PhyLink.
 
+pub mod bank_arbiter;
+pub mod cbfc;
 pub mod cdma;
 pub mod mac;
+pub mod mac_credit;
 pub mod monitor;
 pub mod paxi;
 pub mod phylink;
 pub mod router;
 pub mod rx;
 pub mod rx_cap;
+pub mod slot_fifo;
 pub mod tx;

@@ -1,121 +1,85 @@
-//! RC Link TX of one link group (LG) of one chip: the slot FIFO, PSN assignment, the VC bank
-//! arbiter with its two gates (DCQCN rate hook, CBFC credit), cumulative ACK, and Go-Back-N on
-//! NAK or retry timeout.
+//! RC Link TX of one link group (LG) of one chip, as the composition of its RTL modules: the
+//! slot FIFO ([`slot_fifo`](super::slot_fifo): slots, PSN, VC queues, ACK, Go-Back-N, retry
+//! timeout, QP fatal), the bank arbiter ([`bank_arbiter`](super::bank_arbiter): weighted RR,
+//! per-flow rule) with its gates — the DCQCN rate gate (a hook for now) and the CBFC controller
+//! ([`cbfc`](super::cbfc), per packet) — and the MAC credit ([`mac_credit`](super::mac_credit)).
 //!
-//! Seed 000 «TX 侧设计»: «Slot 管理», «PSN 管理», «VC 仲裁», «CBFC 流控», «事件粒度»,
-//! «打包延迟与 MAC Credit» (the MAC side is another block), «Go-Back-N 重传» («TX 处理 NAK»,
-//! «超时重传»), appendix C «诊断计数器» and «TX 参数»; SPEC.md «TX side», «Go-Back-N», «Counters».
-//! Every piece of state here belongs to this one LG (seed: «作用域说明»).
+//! Seed 000 «TX 侧设计» («Slot 管理», «PSN 管理», «VC 仲裁», «CBFC 流控», «事件粒度», «打包延迟与
+//! MAC Credit», «Go-Back-N 重传»), appendix C «诊断计数器» and «TX 参数»; seed 002 §5.4 (gate
+//! order). Every piece of state here belongs to this one LG (seed: «作用域说明»).
 //!
 //! ```text
-//!                      +--------------------------------------------+
-//!  seg    ==(cap 1)==> | slot pool ─> VC queues 0..3,MUL            | ==> frame       : stream<DataFrame> (to the MAC)
-//!  stream<Segment>     |   (PSN per (dst,qp))   │                   | ==> done        : stream<FrameDone> (to PAXI)
-//!  ctrl   ==(cap 8)==> | ACK / NAK / CNP        ▼                   | --> slots_used  : signal<u16>
-//!  stream<Ctrl>        |            weighted RR ─ rate gate ─ CBFC  | --> credit_view : signal<CreditMsg>
-//!  credit ==(cap 8)==> | credit ledger per (dst, vc)                |
-//!  stream<CreditMsg>   +--------------------------------------------+
+//!                       +------------------------------------------------------------+
+//!  seg        ==(1)==>  | slot_fifo ──VC queues──> arbiter ─ rate gate ─ cbfc ─ mac_credit | ==> frame : stream<DataFrame> (to the MAC)
+//!  ctrl       ==(8)==>  |   ▲ ACK/NAK/timeout (Go-Back-N)          ▲ credit    ▲ credit     | ==> done  : stream<FrameDone> (to PAXI)
+//!  credit     ==(8)==>  |   └──────────────────────────────────────┘           │            | --> slots_used, credit_view
+//!  mac_credit ==(8)==>  | (from the MAC: MAC2TX credit) ─────────────────────────┘            | --> slot_fifo.*, arbiter.*, cbfc.*,
+//!                       +------------------------------------------------------------+     mac_credit.available
 //! ```
 //!
-//! **Slots.** A segment (one PAXI frame) is accepted only when the pool has a free slot for each
-//! of its packets (split by `max_payload`; a 0-byte segment is one packet); otherwise it stays in
-//! `seg` (PAXI keeps it queued) and `diag_slot_full` counts it once. The frame holds its slot
-//! group (WaitGrant → WaitAck) until every packet is ACKed, then frees the whole group and sends a
-//! [`FrameDone`] («事件粒度»: frame-level slot group, packet-level retry). Each packet gets the next
-//! PSN of its (dst, qp) flow, on acceptance, in order.
+//! The modules are plain state machines called in order inside one tick, so the composite adds no
+//! register at an internal boundary: its timing is the modules' own. Each module also exists as a
+//! block of its own (`slot_fifo`, `bank_arbiter`, `cbfc`, `mac_credit` in `hwsim list`) for
+//! module-form testbenches; here their state shows on the waves as nested scopes
+//! (`chip0.lg3.tx.arbiter.ptr`, `….tx.slot_fifo.slots`, `….tx.cbfc.credits_d1`,
+//! `….tx.mac_credit.available`).
 //!
-//! **Arbitration** runs only when something changed since the last round (a segment, ACK/NAK,
-//! credit or timeout was handled, the MAC took a frame, or the last round granted and the MAC
-//! stream still has room), and grants at most one frame per cycle, only when `frame.can_push()`.
-//! Weighted round robin over the five VCs (`vc_rr_ptr`, `vc_rr_counter`): the VCs are visited
-//! from the pointer on; empty, rate-blocked and credit-blocked VCs are skipped without touching
-//! the pointer or the counter. After a send from the pointer's VC the counter goes up and at the
-//! VC's weight the pointer moves to the next VC with counter 0; a send from another VC moves the
-//! pointer there with the counter restarting at 1 (then the same weight rule). Within a VC the
-//! first WaitGrant frame is tried, rate gate first, then CBFC (the order of seed 002 §5.4). If a
-//! flow's head frame is blocked, every later frame of that flow is skipped this round, so a flow
-//! never overtakes itself; other flows of the VC may go.
+//! **One tick** (cycle n): ACK/NAK/CNP in `ctrl` (slots freed at n), credit returns, MAC credit
+//! returns, due retry timeouts, then segments while slots last (a segment freed room for at n is
+//! taken at n), one `FrameDone`, then — if anything changed since the last round — one
+//! arbitration round: skipped (`diag_arb_tx_busy`) without a MAC credit; else the arbiter visits
+//! the VC queues from its pointer, and within a VC the flows' head frames, rate gate first, then
+//! the CBFC per-packet rule: a frame sends the run of its WaitGrant packets that the credits admit
+//! one by one (all of them when credit is plenty; the rest waits at its place in the queue). A
+//! grant takes a MAC credit, charges CBFC, moves the slots to WaitAck, starts the retry timer and
+//! pushes the frame (visible to the MAC at n+1). At most one grant per cycle.
 //!
-//! **CBFC** per (dst, vc): a frame (or resent tail) costs Σ over its packets of
-//! `ceil((payload + pkt_ovhd) / credit_size)` and goes only if `remaining ≥ cost + uf_limit`.
-//! Credit returns add back; a return that would lift the remaining credits above
-//! `initial_credits` is a protocol violation.
+//! **MAC credit**: with the default single credit, the next round runs when the MAC gives the
+//! credit back, two cycles before its serializer frees (see `mac_tx`), so the next frame is chosen
+//! then — not while the previous one is still being serialized — and CBFC is charged then.
 //!
-//! **ACK** (cumulative, per (dst = ctrl.src, qp)): WaitAck packets with a PSN before `ack_psn` are
-//! ACKed; a frame whose packets are all ACKed frees its slots. **NAK** («TX 处理 NAK»): refused
-//! (counted in `diag_max_retry_hit`) once the flow's retry count reached `max_retry`; else the
-//! cumulative part is applied, the remaining WaitAck packets of the flow are ring-sorted by
-//! `(psn − ack_psn) mod 4096` and put back at the head of their VC queue smallest PSN first, as
-//! frame tails (a frame whose first k packets were ACKed resends packets k.. with `first_idx =
-//! k`), and the retry count goes up. **Timeout** («超时重传»): a transmission not ACKed
-//! `retry_timeout` cycles after it was granted is treated as a NAK from the flow's smallest WaitAck
-//! PSN. **CNP** is counted only (DCQCN comes later).
+//! **Counters**: `diag_arb_calls`, `diag_arb_tx_busy` (rounds skipped for want of a MAC credit),
+//! `diag_credit_block`, `diag_rate_block`, `diag_slot_full`, `diag_nak_processed`,
+//! `diag_max_retry_hit`, `diag_nak_retransmit_total`, `diag_timeout`,
+//! `diag_timeout_retransmit_total`, `segments_accepted`, `frames_sent`, `pkts_sent`,
+//! `payload_bytes_sent`, `wire_bytes_sent` (the four count resends too), `acks_received`,
+//! `acks_ignored`, `cnp_received`, `ctrl_latency_max` and `credit_latency_max` (ns from the
+//! receiver's send, from the RH timestamp and `CreditMsg::sent_at`), `frames_done`,
+//! `frames_failed`, `slots_peak`; end-of-run gauges `slots_in_use` and `credits_outstanding`
+//! (both 0 when every frame was ACKed and every credit returned), `fatal_qp`, `fatal_at`.
 //!
-//! **Latency.** A segment pushed at n−1 is popped at n and can be granted at n; the frame is
-//! visible to the MAC at n+1. An ACK visible at n frees slots at n (a waiting segment can be
-//! accepted in the same cycle) and the `FrameDone` is visible to PAXI at n+1 (one per cycle;
-//! more queue inside). A credit return or a NAK visible at n can let a frame go at n.
-//!
-//! **Counters**: `diag_arb_calls`, `diag_arb_tx_busy`, `diag_credit_block`, `diag_rate_block`,
-//! `diag_slot_full`, `diag_nak_processed`, `diag_max_retry_hit`, `diag_nak_retransmit_total`,
-//! `diag_timeout`, `diag_timeout_retransmit_total`, `segments_accepted`, `frames_sent`,
-//! `pkts_sent`, `payload_bytes_sent`, `wire_bytes_sent` (the four count resends too),
-//! `acks_received`, `acks_ignored`, `cnp_received`, `ctrl_latency_max` and
-//! `credit_latency_max` (ns from the receiver's send, from the RH timestamp and
-//! `CreditMsg::sent_at`), `frames_done`, `slots_peak`; end-of-run
-//! gauges `slots_in_use` and `credits_outstanding` (both 0 when every frame was ACKed and every
-//! credit returned).
-//!
-//! **Deviations and simplifications** (say so if one of them matters):
-//! - CBFC is checked per frame transmission: the sum of its packets' costs, all or nothing (the
-//!   seed checks per packet; a frame is one datapath event, so its packets go together).
+//! **Deviations and simplifications** (the modules' headers list their own):
 //! - Zero-byte packets cost no credit and bypass the CBFC gate (SPEC: zero-byte packets consume
 //!   and return no credit; charging them would leak credit).
-//! - The rate gate is a hook that always allows ([`RateGate`]); `diag_rate_block` stays 0 until
-//!   DCQCN is in. The hardware's bank-mask rotation is modelled as the weighted RR above, as the
-//!   seed's simulator does («与硬件仲裁的建模差异»).
-//! - Slots are freed per frame (slot group), so `slots_used` counts an ACKed packet of a
-//!   partially ACKed frame until the frame completes.
-//! - The retry count of a flow is reset to 0 by any ACK progress (also the cumulative part of a
-//!   NAK, before that NAK adds 1), so it counts NAKs/timeouts in a row without progress.
-//! - A NAK or timeout at the retry limit is only counted and ignored; making the QP fatal (its
-//!   slots cleared and reported) is left for later, so such a flow then stalls.
-//! - A cumulative ACK acknowledges WaitAck packets only; it stops at a packet waiting for its
-//!   resend (WaitGrant), which is resent and ACKed again.
+//! - The rate gate always allows (DCQCN comes with the congestion-control issue);
+//!   `diag_rate_block` stays 0. CNPs are counted only.
 //! - `DataFrame.ecn` is ECT(0) (the Standard format carries ECN, so switches may mark it);
-//!   `DataFrame.sent_at` is the grant cycle (the MAC may restamp it).
+//!   `DataFrame.sent_at` is the grant cycle (the MAC restamps it).
 //! - Misrouted inputs (a segment for another LG, ctrl/credit for another chip or LG, a data
 //!   opcode on `ctrl`, a credit for VC > 3) and segments that can never be sent (more packets
-//!   than slots or than 255, a cost above `initial_credits − uf_limit`) are protocol violations.
+//!   than slots or than 255, a packet costing more than `initial_credits − uf_limit`) are
+//!   protocol violations.
 //! - `credit_view` shows the last ledger change of a cycle when there were two (a return and a
 //!   grant).
-//! - "The MAC stream's space changed" is taken as "the MAC took a frame" (space grew beyond what
-//!   our own push left). The drop caused by our own push is not a change: the cycle after a push
-//!   the block is not woken under event skip, so a round there would exist only with `--no-skip`;
-//!   instead a grant is followed by a round next cycle only if the stream still has room.
-//! - The retry timeout («超时重传») is implemented, with its own counters, since `retry_timeout`
-//!   is a parameter and without it a lost last packet would stall its flow.
+//! - The frame stream's room is a second condition besides the MAC credit (a testbench sink may
+//!   be slower than the credits say). "The stream's space changed" is taken as "the MAC took a
+//!   frame" (space grew beyond what our own push left); a grant is followed by a round next cycle
+//!   only if credit and room remain, so `--no-skip` runs no extra rounds.
+//! - The retry timeout («超时重传») is implemented, with its own counters; MAX_RETRY makes the QP
+//!   fatal (seed 002 L3).
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::num::NonZeroU32;
-
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
-use hwsim_ports::{
-    cbfc_cost, packet_count, split_packets, ChipId, CreditMsg, CreditSize, Ctrl, DataFrame, Ecn, FrameDone, LgId,
-    Opcode, Psn, QpId, Segment,
-};
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_ports::{ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Opcode, QpId, Segment, UInt};
 use serde::{Deserialize, Serialize};
 
-/// Number of TX VCs: banks 0..3 and MUL (index 4, multicast, unused for now).
-pub const NUM_VC: usize = 5;
+use super::bank_arbiter::{ArbiterView, BankArbiter, Gate};
+use super::cbfc::{Cbfc, CbfcView, MAX_VIEW_DSTS};
+use super::mac_credit::MacCredit;
+use super::slot_fifo::{self, SlotCounters, SlotFifo, SlotView};
 
-/// Largest slot pool: a flow's packets in flight must span less than half the PSN ring
-/// (2048), or a cumulative ACK covering all of them would look stale to `Psn::before`.
-pub const MAX_SLOTS: u32 = Psn::HALF as u32 - 1;
-
-/// Largest CBFC credit count: the hardware counter is 15 bits.
-pub const MAX_CREDITS: u32 = (1 << 15) - 1;
+pub use super::bank_arbiter::NUM_VC;
+pub use super::cbfc::MAX_CREDITS;
+pub use super::slot_fifo::MAX_SLOTS;
 
 /// Parameters (seed 000 appendix C «TX 参数»).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -135,17 +99,22 @@ pub struct Params {
     pub pkt_ovhd: u32,
     /// Bytes per CBFC credit: 32, 64, 128, 256, 1024 or 2048.
     pub credit_size: u32,
-    /// CREDIT_UF_LIMIT, credits kept in reserve: a frame goes only if
+    /// CREDIT_UF_LIMIT, credits kept in reserve: a packet goes only if
     /// `remaining ≥ cost + uf_limit`; 1..=7.
     pub uf_limit: u32,
     /// INITIAL_CREDIT per (dst, vc), credits, uf_limit+1..=32767 (15-bit counter).
     pub initial_credits: u32,
-    /// Weighted-RR weights, frames per turn: banks 0..3, then MUL; each ≥ 1.
+    /// Weighted-RR weights, frames per turn: banks 0..3, then MUL; each 1..=256.
     pub vc_weights: [u32; NUM_VC],
-    /// MAX_RETRY: NAKs/timeouts in a row a flow may take before further ones are refused.
+    /// MAX_RETRY: NAKs/timeouts in a row a flow may take; one more makes the QP fatal.
     pub max_retry: u32,
     /// RETRY_TIMEOUT_NS: cycles after a grant without ACK before it is resent (≥ 1).
     pub retry_timeout: u64,
+    /// MAC2TX credits, 1..=8: frames handed to the MAC ahead of its serializer (the seed: one;
+    /// the MAC's `credits` must match). A module testbench without a MAC may raise it.
+    pub mac_credits: u32,
+    /// Destinations 0..view_dsts get a `cbfc.credits_d{d}` signal on the waves, 0..=1024.
+    pub view_dsts: u32,
 }
 
 impl Default for Params {
@@ -162,73 +131,50 @@ impl Default for Params {
             vc_weights: [1, 1, 1, 1, 256],
             max_retry: 15,
             retry_timeout: 50_000,
+            mac_credits: 1,
+            view_dsts: 2,
         }
     }
 }
 
 impl Params {
     /// Checks every parameter; the error names the offending one.
-    fn check(&self) -> Result<CreditSize, String> {
+    pub fn check(&self) -> Result<(), String> {
         if self.lg > 7 {
             return Err(format!("lg = {}: must be in 0..=7", self.lg));
         }
-        if self.slots == 0 || self.slots > MAX_SLOTS {
-            return Err(format!(
-                "slots = {}: must be in 1..={MAX_SLOTS} (in-flight PSNs of a flow must stay \
-                 within half the 12-bit ring)",
-                self.slots
-            ));
+        if self.view_dsts > MAX_VIEW_DSTS {
+            return Err(format!("view_dsts = {}: must be in 0..={MAX_VIEW_DSTS}", self.view_dsts));
         }
-        if self.max_payload == 0 || self.max_payload > u16::MAX as u32 {
-            return Err(format!(
-                "max_payload = {}: must be in 1..=65535 bytes",
-                self.max_payload
-            ));
-        }
-        if self.pkt_ovhd > 511 {
-            return Err(format!(
-                "pkt_ovhd = {}: must be in 0..=511 bytes (10-bit signed PktOvhd register)",
-                self.pkt_ovhd
-            ));
-        }
-        let credit_size =
-            CreditSize::new(self.credit_size.into()).map_err(|e| format!("credit_size = {}: {e}", self.credit_size))?;
-        if !(1..=7).contains(&self.uf_limit) {
-            return Err(format!(
-                "uf_limit = {}: must be in 1..=7 (0 is forbidden)",
-                self.uf_limit
-            ));
-        }
-        if self.initial_credits <= self.uf_limit || self.initial_credits > MAX_CREDITS {
-            return Err(format!(
-                "initial_credits = {}: must be in uf_limit+1..={MAX_CREDITS} (15-bit counter)",
-                self.initial_credits
-            ));
-        }
-        if let Some(i) = self.vc_weights.iter().position(|w| *w == 0) {
-            return Err(format!("vc_weights[{i}] = 0: every weight must be ≥ 1"));
-        }
-        if self.retry_timeout == 0 {
-            return Err("retry_timeout = 0: must be ≥ 1 cycle".into());
-        }
-        Ok(credit_size)
+        SlotFifo::new(self.slots, self.max_payload, self.max_retry, self.retry_timeout)?;
+        Cbfc::new(self.credit_size, self.pkt_ovhd, self.uf_limit, self.initial_credits)?;
+        BankArbiter::new(self.vc_weights)?;
+        MacCredit::new(self.mac_credits, "mac_credits")?;
+        Ok(())
     }
 }
 
-/// Port list (independent of the parameters).
-pub fn ports(_p: &Params) -> Vec<PortDecl> {
-    vec![
+/// Port list.
+pub fn ports(p: &Params) -> Vec<PortDecl> {
+    let mut v = vec![
         PortDecl::stream_in::<Segment>("seg", 1)
             .doc("segments (frames) from the PAXI core; left queued while slots are short"),
         PortDecl::stream_in::<Ctrl>("ctrl", 8).doc("ACK / NAK / CNP back from the receiver (src = our dst)"),
         PortDecl::stream_in::<CreditMsg>("credit", 8).doc("CBFC credit returns (src = our dst, vc, credits)"),
+        PortDecl::stream_in::<u8>("mac_credit", 8)
+            .optional()
+            .doc("MAC2TX credit returns from the MAC (unbound: the mac_credits never come back)"),
         PortDecl::stream_out::<DataFrame>("frame")
-            .doc("granted frames (or resent tails) to the MAC, at most one per cycle"),
+            .doc("granted frames (or runs of their packets) to the MAC, at most one per cycle"),
         PortDecl::stream_out::<FrameDone>("done").doc("to PAXI: every packet of the frame was ACKed"),
-        PortDecl::output::<u16>("slots_used").doc("slots not Empty, packets"),
         PortDecl::output::<CreditMsg>("credit_view")
             .doc("after each ledger change: remaining credits of the (dst, vc) that changed"),
-    ]
+        PortDecl::output::<UInt<4>>("mac_credit.available").doc("MAC credits available"),
+    ];
+    v.extend(SlotView::ports("slot_fifo.", "slots_used"));
+    v.extend(ArbiterView::ports("arbiter."));
+    v.extend(CbfcView::ports("cbfc.", p.view_dsts));
+    v
 }
 
 /// The DCQCN rate gate hook. For now every flow may always send; DCQCN pacing will replace the
@@ -238,84 +184,9 @@ pub struct RateGate;
 
 impl RateGate {
     /// Whether flow (dst, qp) may send at cycle `now`.
-    pub fn allows(&self, _dst: ChipId, _qp: QpId, _now: Cycle) -> bool {
+    pub fn allows(&self, _dst: ChipId, _qp: QpId, _now: u64) -> bool {
         true
     }
-}
-
-/// Where a frame's not-yet-ACKed packets are.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum FrameState {
-    /// Its slot group is free (the record waits in `free_frames` for reuse).
-    Empty,
-    /// In its VC queue, waiting for a grant (first time or resend).
-    WaitGrant,
-    /// Sent, waiting for the ACK.
-    WaitAck,
-}
-
-/// One accepted frame: a slot group of `npkts` slots.
-#[derive(Clone, Debug)]
-struct FrameRec {
-    flow: u32,
-    txn: u64,
-    frame_seq: u32,
-    /// Payload bytes of the whole frame.
-    bytes: u32,
-    /// Packets of the whole frame (= slots held).
-    npkts: u8,
-    /// PSN of packet 0.
-    first_psn: Psn,
-    /// Packets 0..acked are ACKed; the rest are all in `state`.
-    acked: u8,
-    state: FrameState,
-    /// Sequence number of its last grant: a timeout entry is valid only for that grant.
-    grant_seq: u64,
-}
-
-impl FrameRec {
-    /// PSN of the first packet not yet ACKed.
-    fn first_unacked_psn(&self) -> Psn {
-        self.first_psn.wrapping_add(self.acked as u16)
-    }
-}
-
-/// Per (dst, qp) state of this LG. Flows are never removed: their PSN counter must persist.
-#[derive(Clone, Debug)]
-struct Flow {
-    dst: ChipId,
-    qp: QpId,
-    vc: usize,
-    /// Index of its (dst, vc) credit ledger.
-    ledger: usize,
-    /// PSN the next accepted packet gets.
-    next_psn: Psn,
-    /// NAKs/timeouts taken since the last ACK progress.
-    retry: u32,
-    /// Live frames, oldest (smallest PSN) first. By construction they are: WaitAck frames, then
-    /// WaitGrant frames (a NAK turns every WaitAck frame of the flow into WaitGrant, and the
-    /// per-flow rule sends a flow's frames in order).
-    frames: VecDeque<u32>,
-    /// Round in which the flow's head frame was found blocked (per-flow rule).
-    blocked_round: u64,
-    /// The QP went fatal (MAX_RETRY exceeded): its frames were given up, and new ones fail at
-    /// once.
-    fatal: bool,
-}
-
-/// CBFC credits of one (dst, vc).
-#[derive(Clone, Debug)]
-struct Ledger {
-    dst: ChipId,
-    vc: u8,
-    remaining: u32,
-}
-
-/// What triggered a Go-Back-N.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Rewind {
-    Nak,
-    Timeout,
 }
 
 struct Counters {
@@ -323,13 +194,6 @@ struct Counters {
     arb_tx_busy: CounterId,
     credit_block: CounterId,
     rate_block: CounterId,
-    slot_full: CounterId,
-    nak_processed: CounterId,
-    max_retry_hit: CounterId,
-    nak_retransmit_total: CounterId,
-    timeout: CounterId,
-    timeout_retransmit_total: CounterId,
-    segments_accepted: CounterId,
     frames_sent: CounterId,
     pkts_sent: CounterId,
     payload_bytes_sent: CounterId,
@@ -339,12 +203,6 @@ struct Counters {
     cnp_received: CounterId,
     ctrl_latency_max: CounterId,
     credit_latency_max: CounterId,
-    frames_done: CounterId,
-    slots_peak: CounterId,
-    slots_in_use: CounterId,
-    frames_failed: CounterId,
-    fatal_qp: CounterId,
-    fatal_at: CounterId,
     credits_outstanding: CounterId,
 }
 
@@ -355,13 +213,6 @@ impl Counters {
             arb_tx_busy: b.counter("diag_arb_tx_busy"),
             credit_block: b.counter("diag_credit_block"),
             rate_block: b.counter("diag_rate_block"),
-            slot_full: b.counter("diag_slot_full"),
-            nak_processed: b.counter("diag_nak_processed"),
-            max_retry_hit: b.counter("diag_max_retry_hit"),
-            nak_retransmit_total: b.counter("diag_nak_retransmit_total"),
-            timeout: b.counter("diag_timeout"),
-            timeout_retransmit_total: b.counter("diag_timeout_retransmit_total"),
-            segments_accepted: b.counter("segments_accepted"),
             frames_sent: b.counter("frames_sent"),
             pkts_sent: b.counter("pkts_sent"),
             payload_bytes_sent: b.counter("payload_bytes_sent"),
@@ -371,12 +222,6 @@ impl Counters {
             cnp_received: b.counter("cnp_received"),
             ctrl_latency_max: b.counter("ctrl_latency_max"),
             credit_latency_max: b.counter("credit_latency_max"),
-            frames_done: b.counter("frames_done"),
-            slots_peak: b.counter("slots_peak"),
-            slots_in_use: b.counter("slots_in_use"),
-            frames_failed: b.counter("frames_failed"),
-            fatal_qp: b.counter("fatal_qp"),
-            fatal_at: b.counter("fatal_at"),
             credits_outstanding: b.counter("credits_outstanding"),
         }
     }
@@ -385,43 +230,28 @@ impl Counters {
 /// The block.
 pub struct RcLinkTx {
     p: Params,
-    credit_size: CreditSize,
-    max_payload: NonZeroU32,
     seg_in: StreamIn<Segment>,
     ctrl_in: StreamIn<Ctrl>,
     credit_in: StreamIn<CreditMsg>,
+    mac_credit_in: StreamIn<u8>,
     frame_out: StreamOut<DataFrame>,
     done_out: StreamOut<FrameDone>,
-    slots_used_out: Out<u16>,
     credit_view_out: Out<CreditMsg>,
+    mac_credit_out: Out<UInt<4>>,
     c: Counters,
+    sc: SlotCounters,
     rate_gate: RateGate,
 
-    /// Frame records by id; ids of Empty slot groups are in `free_frames`.
-    frames: Vec<FrameRec>,
-    free_frames: Vec<u32>,
-    flows: Vec<Flow>,
-    flow_index: HashMap<(ChipId, QpId), u32>,
-    ledgers: Vec<Ledger>,
-    ledger_index: HashMap<(ChipId, u8), u32>,
-    /// WaitGrant frames per VC, in send order.
-    vc_queues: [VecDeque<u32>; NUM_VC],
-    /// Frames in all VC queues.
-    queued: usize,
-    vc_rr_ptr: usize,
-    vc_rr_counter: u32,
+    slots: SlotFifo,
+    slot_view: SlotView,
+    arbiter: BankArbiter,
+    arbiter_view: ArbiterView,
+    cbfc: Cbfc,
+    cbfc_view: CbfcView,
+    mac_credit: MacCredit,
+    /// CBFC ledger of each slot-FIFO flow (by flow index).
+    flow_ledger: Vec<u32>,
 
-    slots_used: u32,
-    slots_peak: u32,
-    /// Σ over ledgers of initial − remaining.
-    credits_outstanding: u64,
-    /// FrameDone messages not yet pushed.
-    done_queue: VecDeque<FrameDone>,
-    /// (deadline, frame id, grant_seq) per grant; stale entries are skipped when they expire.
-    timeouts: BinaryHeap<Reverse<(Cycle, u32, u64)>>,
-    grant_seq: u64,
-    /// Number of the last arbitration round (the per-flow rule stamps flows with it).
-    round: u64,
     /// Something changed since the last arbitration round.
     arb_pending: bool,
     /// `frame.space()` as it must read next time if the MAC pops nothing: more means the MAC took
@@ -430,378 +260,120 @@ pub struct RcLinkTx {
     mac_space_seen: u32,
     /// The segment at the head of `seg` was already counted as slot-blocked.
     seg_block_counted: bool,
-    /// Values last written to the gauges / `slots_used`.
-    slots_shown: u32,
+    /// Value last written to the `credits_outstanding` gauge.
     credits_shown: u64,
-    /// Reused buffer for the Go-Back-N sort: (ring distance from ack_psn, frame id).
-    rewind_scratch: Vec<(u16, u32)>,
 }
 
 /// Binds ports; refuses out-of-range parameters with a message naming the parameter.
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
-    let credit_size = p.check()?;
+    p.check()?;
+    let slots = SlotFifo::new(p.slots, p.max_payload, p.max_retry, p.retry_timeout)?;
+    let cbfc = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.initial_credits)?;
+    let arbiter = BankArbiter::new(p.vc_weights)?;
+    let mac_credit = MacCredit::new(p.mac_credits, "mac_credits")?;
+    let mac_credit_out: Out<UInt<4>> = b.output("mac_credit.available")?;
+    mac_credit_out.set(mac_credit.shown());
     Ok(Box::new(RcLinkTx {
         p: p.clone(),
-        credit_size,
-        max_payload: NonZeroU32::new(p.max_payload).expect("checked"),
         seg_in: b.stream_in("seg")?,
         ctrl_in: b.stream_in("ctrl")?,
         credit_in: b.stream_in("credit")?,
+        mac_credit_in: b.stream_in("mac_credit")?,
         frame_out: b.stream_out("frame")?,
         done_out: b.stream_out("done")?,
-        slots_used_out: b.output("slots_used")?,
         credit_view_out: b.output("credit_view")?,
+        mac_credit_out,
         c: Counters::declare(b),
+        sc: SlotCounters::declare(b),
         rate_gate: RateGate,
-        frames: Vec::with_capacity(p.slots as usize),
-        free_frames: Vec::with_capacity(p.slots as usize),
-        flows: Vec::new(),
-        flow_index: HashMap::new(),
-        ledgers: Vec::new(),
-        ledger_index: HashMap::new(),
-        vc_queues: Default::default(),
-        queued: 0,
-        vc_rr_ptr: 0,
-        vc_rr_counter: 0,
-        slots_used: 0,
-        slots_peak: 0,
-        credits_outstanding: 0,
-        done_queue: VecDeque::new(),
-        timeouts: BinaryHeap::new(),
-        grant_seq: 0,
-        round: 0,
+        slot_view: SlotView::bind("slot_fifo.", "slots_used", b)?,
+        arbiter_view: ArbiterView::bind("arbiter.", b)?,
+        cbfc_view: CbfcView::bind("cbfc.", p.view_dsts, b, &cbfc)?,
+        slots,
+        arbiter,
+        cbfc,
+        mac_credit,
+        flow_ledger: Vec::new(),
         arb_pending: false,
         mac_space_seen: 0,
         seg_block_counted: false,
-        slots_shown: 0,
         credits_shown: 0,
-        rewind_scratch: Vec::new(),
     }))
 }
 
+/// Why a segment can never be sent, if it cannot.
+fn unsendable(p: &Params, cbfc: &Cbfc, seg: &Segment, npkts: u32) -> Option<String> {
+    if seg.lg != p.lg {
+        return Some(format!("for LG {}, this is LG {}", seg.lg, p.lg));
+    }
+    if npkts > u8::MAX as u32 || npkts > p.slots {
+        return Some(format!(
+            "{npkts} packets never fit (slots = {}, at most 255 per frame)",
+            p.slots
+        ));
+    }
+    // Per packet: only a packet that alone exceeds the credits can never go (the first packet
+    // is the largest of a frame).
+    let cost = cbfc.cost(seg.bytes.min(p.max_payload));
+    if cost > cbfc.max_packet_cost() {
+        return Some(format!(
+            "a packet costs {cost} credits, never sendable with initial_credits = {} and uf_limit = {}",
+            p.initial_credits, p.uf_limit
+        ));
+    }
+    None
+}
+
 impl RcLinkTx {
-    /// The credit ledger of (dst, vc), created full on first use.
-    fn ledger_of(&mut self, dst: ChipId, vc: u8) -> usize {
-        if let Some(&i) = self.ledger_index.get(&(dst, vc)) {
-            return i as usize;
-        }
-        let i = self.ledgers.len();
-        self.ledgers.push(Ledger {
-            dst,
-            vc,
-            remaining: self.p.initial_credits,
-        });
-        self.ledger_index.insert((dst, vc), i as u32);
-        i
-    }
-
-    /// The flow (dst, qp), created with PSN 0 on first use.
-    fn flow_of(&mut self, dst: ChipId, qp: QpId) -> usize {
-        if let Some(&i) = self.flow_index.get(&(dst, qp)) {
-            return i as usize;
-        }
-        let vc = qp.vc_bank().index();
-        let ledger = self.ledger_of(dst, vc as u8);
-        let i = self.flows.len();
-        self.flows.push(Flow {
-            dst,
-            qp,
-            vc,
-            ledger,
-            next_psn: Psn::ZERO,
-            retry: 0,
-            frames: VecDeque::new(),
-            blocked_round: 0,
-            fatal: false,
-        });
-        self.flow_index.insert((dst, qp), i as u32);
-        i
-    }
-
-    /// CBFC cost of sending packets `from..` of a frame of `bytes`: Σ of the packets' costs,
-    /// zero-byte packets free.
-    fn cost(&self, bytes: u32, from: u8) -> u32 {
-        split_packets(bytes, self.max_payload)
-            .skip(from as usize)
-            .filter(|b| *b > 0)
-            .map(|b| cbfc_cost(b, self.p.pkt_ovhd, self.credit_size))
-            .sum()
-    }
-
     fn show_credit(&mut self, ledger: usize) {
-        let l = &self.ledgers[ledger];
+        let (dst, vc) = self.cbfc.key(ledger);
         self.credit_view_out.set(CreditMsg {
             src: self.p.chip,
-            dst: l.dst,
+            dst,
             lg: self.p.lg,
-            vc: l.vc,
-            credits: l.remaining as u16,
+            vc,
+            credits: self.cbfc.remaining(ledger) as u16,
             sent_at: 0,
         });
+        self.cbfc_view.show(&self.cbfc, dst);
     }
 
-    // --------------------------------------------------------------------------------------------
-    // Inputs
-
-    /// Takes segments while the slot pool can hold them.
-    fn accept_segments(&mut self, ctx: &mut Ctx<'_>) {
-        loop {
-            let Some(seg) = self.seg_in.peek().map(|s| *s) else {
-                return;
-            };
-            let npkts = packet_count(seg.bytes, self.max_payload);
-            if let Some(why) = self.unsendable(&seg, npkts) {
-                // Dropped: the run stops at the end of this cycle anyway.
-                self.seg_in.pop();
-                self.seg_block_counted = false;
-                ctx.violation(format!("segment {seg:?}: {why}"));
-                continue;
-            }
-            if self
-                .flow_index
-                .get(&(seg.dst, seg.qp))
-                .is_some_and(|&f| self.flows[f as usize].fatal)
-            {
-                // The QP is dead: the frame fails at once (PAXI reports the transaction lost).
-                self.seg_in.pop();
-                self.seg_block_counted = false;
-                let done = FrameDone {
-                    txn: seg.txn,
-                    frame_seq: seg.frame_seq,
-                    bytes: seg.bytes,
-                    failed: true,
-                };
-                self.done_queue.push_back(done);
-                ctx.count(self.c.frames_failed, 1);
-                continue;
-            }
-            if npkts > self.p.slots - self.slots_used {
-                // Counted once per blocked segment, not per cycle it waits.
-                if !self.seg_block_counted {
-                    self.seg_block_counted = true;
-                    ctx.count(self.c.slot_full, 1);
-                }
-                return;
-            }
-            self.seg_in.pop();
-            self.seg_block_counted = false;
-            self.admit(ctx, &seg, npkts as u8);
+    /// The CBFC ledger of every flow the slot FIFO created since the last call.
+    fn map_new_flows(&mut self) {
+        while self.flow_ledger.len() < self.slots.flow_count() {
+            let (dst, qp) = self.slots.flow_key(self.flow_ledger.len());
+            let l = self.cbfc.ledger(dst, qp.vc_bank().value());
+            self.flow_ledger.push(l as u32);
         }
-    }
-
-    /// Why a segment can never be sent, if it cannot.
-    fn unsendable(&self, seg: &Segment, npkts: u32) -> Option<String> {
-        if seg.lg != self.p.lg {
-            return Some(format!("for LG {}, this is LG {}", seg.lg, self.p.lg));
-        }
-        if npkts > u8::MAX as u32 || npkts > self.p.slots {
-            return Some(format!(
-                "{npkts} packets never fit (slots = {}, at most 255 per frame)",
-                self.p.slots
-            ));
-        }
-        let cost = self.cost(seg.bytes, 0);
-        if cost + self.p.uf_limit > self.p.initial_credits {
-            return Some(format!(
-                "costs {cost} credits, never sendable with initial_credits = {} and uf_limit = {}",
-                self.p.initial_credits, self.p.uf_limit
-            ));
-        }
-        None
-    }
-
-    /// Empty → WaitGrant: takes a slot group, assigns PSNs, queues the frame on its VC.
-    fn admit(&mut self, ctx: &mut Ctx<'_>, seg: &Segment, npkts: u8) {
-        let flow = self.flow_of(seg.dst, seg.qp);
-        let first_psn = self.flows[flow].next_psn;
-        self.flows[flow].next_psn = first_psn.wrapping_add(npkts as u16);
-        let rec = FrameRec {
-            flow: flow as u32,
-            txn: seg.txn,
-            frame_seq: seg.frame_seq,
-            bytes: seg.bytes,
-            npkts,
-            first_psn,
-            acked: 0,
-            state: FrameState::WaitGrant,
-            grant_seq: 0,
-        };
-        let id = match self.free_frames.pop() {
-            Some(id) => {
-                self.frames[id as usize] = rec;
-                id
-            }
-            None => {
-                self.frames.push(rec);
-                self.frames.len() as u32 - 1
-            }
-        };
-        self.flows[flow].frames.push_back(id);
-        let vc = self.flows[flow].vc;
-        self.vc_queues[vc].push_back(id);
-        self.queued += 1;
-        self.slots_used += npkts as u32;
-        if self.slots_used > self.slots_peak {
-            self.slots_peak = self.slots_used;
-            ctx.set_counter(self.c.slots_peak, self.slots_peak as u64);
-        }
-        ctx.count(self.c.segments_accepted, 1);
-        self.arb_pending = true;
     }
 
     fn on_ctrl(&mut self, ctx: &mut Ctx<'_>, msg: &Ctrl) {
-        if msg.dst != self.p.chip || msg.lg != self.p.lg {
-            ctx.violation(format!(
-                "ctrl for chip {} LG {} arrived at chip {} LG {}: {msg:?}",
-                msg.dst, msg.lg, self.p.chip, self.p.lg
-            ));
+        if let Some(why) = slot_fifo::misrouted(msg, self.p.chip, self.p.lg) {
+            ctx.violation(why);
             return;
         }
-        let qp = msg.rh.qp();
-        let ack_psn = msg.rh.psn();
         match msg.rh.opcode() {
             Opcode::Cnp => {
                 // DCQCN (rate decrease on (msg.src, qp)) plugs in here.
                 ctx.count(self.c.cnp_received, 1);
             }
-            Opcode::Ack if !msg.rh.is_nak() => {
-                ctx.count(self.c.acks_received, 1);
-                let acked = match self.flow_index.get(&(msg.src, qp)) {
-                    Some(&f) => self.cumulative_ack(ctx, f as usize, ack_psn),
-                    None => 0,
-                };
-                if acked == 0 {
+            Opcode::Ack => {
+                let nak = msg.rh.is_nak();
+                if !nak {
+                    ctx.count(self.c.acks_received, 1);
+                }
+                let r = self
+                    .slots
+                    .on_ack(ctx, &self.sc, msg.src, msg.rh.qp(), msg.rh.psn(), nak);
+                if r.is_none() {
+                    // An ACK that acknowledged nothing, or a NAK for a flow that never sent.
                     ctx.count(self.c.acks_ignored, 1);
                 }
             }
-            Opcode::Ack => match self.flow_index.get(&(msg.src, qp)) {
-                Some(&f) => self.go_back_n(ctx, f as usize, ack_psn, Rewind::Nak),
-                // A NAK for a flow that never sent: nothing to resend.
-                None => ctx.count(self.c.acks_ignored, 1),
-            },
             Opcode::Data => {
                 ctx.violation(format!("data opcode on the ctrl path: {msg:?}"));
             }
         }
-    }
-
-    /// ACKs every WaitAck packet of the flow before `ack_psn`; frees completed frames. Returns the
-    /// number of packets newly ACKed.
-    fn cumulative_ack(&mut self, ctx: &mut Ctx<'_>, flow: usize, ack_psn: Psn) -> u32 {
-        let mut acked_total = 0;
-        while let Some(&id) = self.flows[flow].frames.front() {
-            let f = &mut self.frames[id as usize];
-            if f.state != FrameState::WaitAck {
-                // WaitAck frames come first in a flow; nothing after this one was sent.
-                break;
-            }
-            let d = f.first_unacked_psn().distance(ack_psn);
-            // d packets from the first unACKed one are before ack_psn; d ≥ 2048 is a stale ACK.
-            if d == 0 || d >= Psn::HALF {
-                break;
-            }
-            let k = (d as u32).min((f.npkts - f.acked) as u32);
-            f.acked += k as u8;
-            acked_total += k;
-            if f.acked < f.npkts {
-                break;
-            }
-            // WaitAck → Empty: the whole slot group is freed at once.
-            let done = FrameDone {
-                txn: f.txn,
-                frame_seq: f.frame_seq,
-                bytes: f.bytes,
-                failed: false,
-            };
-            f.state = FrameState::Empty;
-            self.slots_used -= f.npkts as u32;
-            self.flows[flow].frames.pop_front();
-            self.free_frames.push(id);
-            self.done_queue.push_back(done);
-            ctx.count(self.c.frames_done, 1);
-        }
-        if acked_total > 0 {
-            self.flows[flow].retry = 0;
-            self.arb_pending = true;
-        }
-        acked_total
-    }
-
-    /// Go-Back-N («TX 处理 NAK»): cumulative part, then every remaining WaitAck packet of the
-    /// flow goes back to the head of its VC queue in ring order from `ack_psn`.
-    fn go_back_n(&mut self, ctx: &mut Ctx<'_>, flow: usize, ack_psn: Psn, why: Rewind) {
-        if self.flows[flow].retry >= self.p.max_retry {
-            self.qp_fatal(ctx, flow);
-            return;
-        }
-        self.cumulative_ack(ctx, flow, ack_psn);
-        let mut scratch = std::mem::take(&mut self.rewind_scratch);
-        scratch.clear();
-        for &id in &self.flows[flow].frames {
-            let f = &self.frames[id as usize];
-            if f.state == FrameState::WaitAck {
-                scratch.push((ack_psn.distance(f.first_unacked_psn()), id));
-            }
-        }
-        // The order of `Psn::sort_from(ack_psn, ..)`: by (psn − ack_psn) mod 4096, stable.
-        scratch.sort_by_key(|&(d, _)| d);
-        let vc = self.flows[flow].vc;
-        let mut resent = 0u64;
-        // push_front largest first, so the smallest PSN ends up at the head.
-        for &(_, id) in scratch.iter().rev() {
-            let f = &mut self.frames[id as usize];
-            f.state = FrameState::WaitGrant;
-            resent += (f.npkts - f.acked) as u64;
-            self.vc_queues[vc].push_front(id);
-        }
-        self.queued += scratch.len();
-        self.rewind_scratch = scratch;
-        self.flows[flow].retry += 1;
-        match why {
-            Rewind::Nak => {
-                ctx.count(self.c.nak_processed, 1);
-                ctx.count(self.c.nak_retransmit_total, resent);
-            }
-            Rewind::Timeout => {
-                ctx.count(self.c.timeout, 1);
-                ctx.count(self.c.timeout_retransmit_total, resent);
-            }
-        }
-        self.arb_pending = true;
-    }
-
-    /// MAX_RETRY exceeded (seed 000 «TX 处理 NAK», seed 002 L3 QP fatal): the QP is dead. Every
-    /// live frame of the flow is given up — its slots freed, a queued one taken off its VC
-    /// queue — and reported to PAXI as failed; later segments of the QP fail at once. The other
-    /// QPs keep running. Counters: `diag_max_retry_hit`, `frames_failed`, and the gauges
-    /// `fatal_qp` (QP id + 1 of the last fatal QP) and `fatal_at` (cycle + 1).
-    fn qp_fatal(&mut self, ctx: &mut Ctx<'_>, flow: usize) {
-        let now = ctx.now();
-        let vc = self.flows[flow].vc;
-        let ids: Vec<u32> = self.flows[flow].frames.drain(..).collect();
-        for id in ids {
-            let f = &mut self.frames[id as usize];
-            if f.state == FrameState::WaitGrant {
-                self.vc_queues[vc].retain(|&x| x != id);
-                self.queued -= 1;
-            }
-            f.state = FrameState::Empty;
-            self.slots_used -= f.npkts as u32;
-            let done = FrameDone {
-                txn: f.txn,
-                frame_seq: f.frame_seq,
-                bytes: f.bytes,
-                failed: true,
-            };
-            self.done_queue.push_back(done);
-            self.free_frames.push(id);
-            ctx.count(self.c.frames_failed, 1);
-        }
-        self.flows[flow].fatal = true;
-        ctx.count(self.c.max_retry_hit, 1);
-        ctx.set_counter(self.c.fatal_qp, self.flows[flow].qp.value() as u64 + 1);
-        ctx.set_counter(self.c.fatal_at, now + 1);
-        self.arb_pending = true;
     }
 
     fn on_credit(&mut self, ctx: &mut Ctx<'_>, msg: &CreditMsg) {
@@ -812,183 +384,71 @@ impl RcLinkTx {
             ));
             return;
         }
-        let l = self.ledger_of(msg.src, msg.vc);
-        let before = self.ledgers[l].remaining;
-        let after = before + msg.credits as u32;
-        if after > self.p.initial_credits {
-            ctx.violation(format!(
-                "credit over-return for dst {} VC {}: {before} remaining + {} returned > {} \
-                 initial",
-                msg.src, msg.vc, msg.credits, self.p.initial_credits
-            ));
-        }
-        let after = after.min(self.p.initial_credits);
-        self.ledgers[l].remaining = after;
-        self.credits_outstanding -= (after - before) as u64;
+        let l = match self.cbfc.give_back(msg.src, msg.vc, msg.credits as u32) {
+            Ok(l) => l,
+            Err((l, why)) => {
+                ctx.violation(why);
+                l
+            }
+        };
         self.show_credit(l);
         self.arb_pending = true;
     }
 
-    /// Whether timeout entry (frame id, grant_seq) still stands for a transmission waiting for
-    /// its ACK. Once false it stays false: an ACKed frame's record is freed (and a reused record
-    /// gets a new grant_seq), a resent one has a new grant_seq.
-    fn timer_valid(&self, id: u32, seq: u64) -> bool {
-        let f = &self.frames[id as usize];
-        f.state == FrameState::WaitAck && f.grant_seq == seq
-    }
-
-    /// Treats every grant not ACKed within `retry_timeout` as a NAK from the smallest WaitAck PSN
-    /// of its flow («超时重传»).
-    fn expire_timeouts(&mut self, ctx: &mut Ctx<'_>, now: Cycle) {
-        while let Some(&Reverse((deadline, id, seq))) = self.timeouts.peek() {
-            if deadline > now {
-                return;
-            }
-            self.timeouts.pop();
-            if !self.timer_valid(id, seq) {
-                continue;
-            }
-            let flow = self.frames[id as usize].flow as usize;
-            let head = self.flows[flow].frames[0];
-            let base = self.frames[head as usize].first_unacked_psn();
-            self.go_back_n(ctx, flow, base, Rewind::Timeout);
-        }
-    }
-
-    /// Drops void entries from the top of the timeout heap, so that the wake-up hint is a real
-    /// deadline: no tick per ACKed frame, and a run can end once everything is ACKed. Staleness
-    /// depends on state only, so pruning on more ticks (event skip off) gives the same heap top.
-    fn prune_timeouts(&mut self) {
-        while let Some(&Reverse((_, id, seq))) = self.timeouts.peek() {
-            if self.timer_valid(id, seq) {
-                return;
-            }
-            self.timeouts.pop();
-        }
-    }
-
-    // --------------------------------------------------------------------------------------------
-    // Arbitration
-
     /// One arbitration round. Returns whether a frame was granted.
-    fn arbitrate(&mut self, ctx: &mut Ctx<'_>, now: Cycle) -> bool {
+    fn arbitrate(&mut self, ctx: &mut Ctx<'_>, now: u64) -> bool {
         ctx.count(self.c.arb_calls, 1);
-        if !self.frame_out.can_push() {
+        if !self.mac_credit.can_send() || !self.frame_out.can_push() {
             ctx.count(self.c.arb_tx_busy, 1);
             return false;
         }
-        self.round += 1;
-        for k in 0..NUM_VC {
-            let vc = (self.vc_rr_ptr + k) % NUM_VC;
-            if let Some(pos) = self.pick(ctx, vc, now) {
-                self.grant(ctx, vc, pos, now);
-                self.advance_pointer(vc);
-                return true;
-            }
-        }
-        false
-    }
-
-    /// Position in VC `vc`'s queue of the first frame that passes both gates, skipping flows
-    /// whose head is blocked this round.
-    fn pick(&mut self, ctx: &mut Ctx<'_>, vc: usize, now: Cycle) -> Option<usize> {
-        for pos in 0..self.vc_queues[vc].len() {
-            let id = self.vc_queues[vc][pos] as usize;
-            let flow = self.frames[id].flow as usize;
-            if self.flows[flow].blocked_round == self.round {
-                continue;
-            }
-            let (dst, qp, ledger) = {
-                let fl = &self.flows[flow];
-                (fl.dst, fl.qp, fl.ledger)
-            };
-            if !self.rate_gate.allows(dst, qp, now) {
-                ctx.count(self.c.rate_block, 1);
-                self.flows[flow].blocked_round = self.round;
-                continue;
-            }
-            let cost = self.cost(self.frames[id].bytes, self.frames[id].acked);
-            if cost > 0 && self.ledgers[ledger].remaining < cost + self.p.uf_limit {
-                ctx.count(self.c.credit_block, 1);
-                self.flows[flow].blocked_round = self.round;
-                continue;
-            }
-            return Some(pos);
-        }
-        None
-    }
-
-    /// WaitGrant → WaitAck: charges the credit and hands the frame (or tail) to the MAC.
-    fn grant(&mut self, ctx: &mut Ctx<'_>, vc: usize, pos: usize, now: Cycle) {
-        let id = self.vc_queues[vc].remove(pos).expect("picked position") as usize;
-        self.queued -= 1;
-        let (bytes, acked) = (self.frames[id].bytes, self.frames[id].acked);
-        let cost = self.cost(bytes, acked);
-        let flow = self.frames[id].flow as usize;
-        let (dst, qp, ledger) = {
-            let fl = &self.flows[flow];
-            (fl.dst, fl.qp, fl.ledger)
+        let (slots, cbfc, rate_gate, ledgers, c) = (&self.slots, &self.cbfc, &self.rate_gate, &self.flow_ledger, &self.c);
+        let pick = self.arbiter.arbitrate(
+            slots.queues(),
+            |id| slots.flow_of_frame(id),
+            |id| {
+                let flow = slots.flow_of_frame(id);
+                let (dst, qp) = slots.flow_key(flow);
+                if !rate_gate.allows(dst, qp, now) {
+                    ctx.count(c.rate_block, 1);
+                    return Gate::RateBlocked;
+                }
+                // CBFC per packet: the frame may go if its first WaitGrant packet passes.
+                let (n, _) = cbfc.run(ledgers[flow] as usize, slots.unsent_payloads(id).take(1));
+                if n == 0 {
+                    ctx.count(c.credit_block, 1);
+                    return Gate::CreditBlocked;
+                }
+                Gate::Pass
+            },
+        );
+        let Some((vc, pos)) = pick else {
+            return false;
         };
+        let id = self.slots.queues()[vc][pos];
+        let ledger = self.flow_ledger[self.slots.flow_of_frame(id)] as usize;
+        let (k, cost) = self.cbfc.run(ledger, self.slots.unsent_payloads(id));
+        let frame = self.slots.grant(
+            vc,
+            pos,
+            k as u8,
+            now,
+            self.p.chip,
+            self.p.lg,
+            self.p.pkt_ovhd as u16,
+        );
         if cost > 0 {
-            self.ledgers[ledger].remaining -= cost;
-            self.credits_outstanding += cost as u64;
+            self.cbfc.charge(ledger, cost);
             self.show_credit(ledger);
         }
-        self.grant_seq += 1;
-        let f = &mut self.frames[id];
-        f.state = FrameState::WaitAck;
-        f.grant_seq = self.grant_seq;
-        let frame = DataFrame {
-            src: self.p.chip,
-            dst,
-            lg: self.p.lg,
-            qp,
-            first_psn: f.first_unacked_psn(),
-            first_idx: f.acked,
-            npkts: f.npkts - f.acked,
-            frame_bytes: f.bytes,
-            max_payload: self.p.max_payload as u16,
-            pkt_ovhd: self.p.pkt_ovhd as u16,
-            txn: f.txn,
-            frame_seq: f.frame_seq,
-            ecn: Ecn::Ect0,
-            sent_at: now,
-            lost: 0,
-        };
-        self.timeouts
-            .push(Reverse((now + self.p.retry_timeout, id as u32, self.grant_seq)));
+        self.arbiter.sent(vc);
+        self.mac_credit.take();
         ctx.count(self.c.frames_sent, 1);
         ctx.count(self.c.pkts_sent, frame.npkts as u64);
         ctx.count(self.c.payload_bytes_sent, frame.payload() as u64);
         ctx.count(self.c.wire_bytes_sent, frame.wire_bytes() as u64);
         self.frame_out.push(frame);
-    }
-
-    /// The weighted-RR pointer rule, applied only after an actual send from `vc`.
-    fn advance_pointer(&mut self, vc: usize) {
-        if vc != self.vc_rr_ptr {
-            // The pointer's VC was empty or blocked: the turn passes to the VC that sent.
-            self.vc_rr_ptr = vc;
-            self.vc_rr_counter = 0;
-        }
-        self.vc_rr_counter += 1;
-        if self.vc_rr_counter >= self.p.vc_weights[vc] {
-            self.vc_rr_ptr = (vc + 1) % NUM_VC;
-            self.vc_rr_counter = 0;
-        }
-    }
-
-    /// Writes `slots_used` and the gauges when they changed.
-    fn update_gauges(&mut self, ctx: &mut Ctx<'_>) {
-        if self.slots_used != self.slots_shown {
-            self.slots_shown = self.slots_used;
-            self.slots_used_out.set(self.slots_used as u16);
-            ctx.set_counter(self.c.slots_in_use, self.slots_used as u64);
-        }
-        if self.credits_outstanding != self.credits_shown {
-            self.credits_shown = self.credits_outstanding;
-            ctx.set_counter(self.c.credits_outstanding, self.credits_outstanding);
-        }
+        true
     }
 }
 
@@ -1022,34 +482,59 @@ impl Component for RcLinkTx {
             }
             self.on_credit(ctx, &msg);
         }
-        self.expire_timeouts(ctx, now);
-        self.accept_segments(ctx);
+        while let Some(n) = self.mac_credit_in.pop() {
+            if let Err(why) = self.mac_credit.give(n as u32) {
+                ctx.violation(why);
+            }
+            self.arb_pending = true;
+        }
+        self.slots.expire_timeouts(ctx, &self.sc, now);
+        let (p, cbfc) = (&self.p, &self.cbfc);
+        slot_fifo::accept_segments(
+            ctx,
+            &mut self.slots,
+            &self.sc,
+            &self.seg_in,
+            &mut self.seg_block_counted,
+            |seg, n| unsendable(p, cbfc, seg, n),
+        );
+        self.map_new_flows();
 
         let mut done_pushed = false;
-        if !self.done_queue.is_empty() && self.done_out.can_push() {
-            let d = self.done_queue.pop_front().expect("non-empty");
+        if self.slots.done_waiting() > 0 && self.done_out.can_push() {
+            let d = self.slots.pop_done().expect("waiting");
             self.done_out.push(d);
             done_pushed = true;
         }
 
+        let changed = self.slots.take_changed();
+        self.arb_pending |= changed;
         let mut granted = false;
-        if self.arb_pending && self.queued > 0 {
+        if self.arb_pending && self.slots.queued() > 0 {
             granted = self.arbitrate(ctx, now);
         }
         self.mac_space_seen = self.frame_out.space() - granted as u32;
-        // After a grant the next one can go next cycle if the MAC stream still has room then
-        // (it only grows); otherwise the MAC's pop wakes us.
-        self.arb_pending = granted && self.mac_space_seen > 0 && self.queued > 0;
-        self.update_gauges(ctx);
-        self.prune_timeouts();
+        // After a grant the next one can go next cycle if a MAC credit and room remain (the
+        // room only grows); otherwise the MAC's credit or pop wakes us.
+        self.arb_pending =
+            granted && self.mac_space_seen > 0 && self.mac_credit.can_send() && self.slots.queued() > 0;
+        if self.slots.take_changed() || changed {
+            self.slot_view.show(&self.slots);
+        }
+        self.arbiter_view.show(&self.arbiter, self.slots.queues());
+        self.mac_credit_out.set(self.mac_credit.shown());
+        self.slots.update_gauges(ctx, &self.sc);
+        if self.cbfc.outstanding() != self.credits_shown {
+            self.credits_shown = self.cbfc.outstanding();
+            ctx.set_counter(self.c.credits_outstanding, self.credits_shown);
+        }
 
-        let done_more = !self.done_queue.is_empty() && done_pushed && self.done_out.space() > 1;
+        let deadline = self.slots.next_deadline();
+        let done_more = self.slots.done_waiting() > 0 && done_pushed && self.done_out.space() > 1;
         if self.arb_pending || done_more {
             Wake::NextCycle
-        } else if let Some(&Reverse((deadline, _, _))) = self.timeouts.peek() {
-            Wake::At(deadline)
         } else {
-            Wake::OnInput
+            Wake::earliest(deadline)
         }
     }
 }
@@ -1057,8 +542,10 @@ impl Component for RcLinkTx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hwsim_hw::Harness;
-    use hwsim_ports::Rh;
+    use hwsim_hw::{Cycle, Harness};
+    use hwsim_ports::{cbfc_cost, split_packets, CreditSize, Ecn, Psn, Rh};
+    use std::collections::VecDeque;
+    use std::num::NonZeroU32;
 
     const DST: ChipId = 1;
 
@@ -1116,6 +603,7 @@ mod tests {
         ctrls: VecDeque<(Cycle, Ctrl)>,
         credits: VecDeque<(Cycle, CreditMsg)>,
         mac_ready: bool,
+        credits_owed: u8,
         frames: Vec<(Cycle, DataFrame)>,
         done: Vec<(Cycle, FrameDone)>,
     }
@@ -1125,6 +613,10 @@ mod tests {
             Tb::with_skip(p, true)
         }
         fn with_skip(p: Params, skip: bool) -> Tb {
+            // The bench plays the MAC: it takes a frame when `mac_ready` and gives its credit
+            // back at once; with 8 credits the frame stream's room is what binds, as in a MAC
+            // with a one-frame input register.
+            let p = Params { mac_credits: 8, ..p };
             let mut h = Harness::new("rclink_tx", ports(&p), Box::new(move |b| build(&p, b)), 1, 1).unwrap();
             h.sim_mut().set_skip(skip);
             Tb {
@@ -1133,6 +625,7 @@ mod tests {
                 ctrls: VecDeque::new(),
                 credits: VecDeque::new(),
                 mac_ready: true,
+                credits_owed: 0,
                 frames: Vec::new(),
                 done: Vec::new(),
             }
@@ -1154,6 +647,9 @@ mod tests {
         }
         fn try_step(&mut self) -> Result<(), hwsim_hw::SimError> {
             let now = self.now();
+            if self.credits_owed > 0 && self.h.push("mac_credit", self.credits_owed) {
+                self.credits_owed = 0;
+            }
             if let Some(&(at, s)) = self.segs.front() {
                 if at <= now && self.h.push("seg", s) {
                     self.segs.pop_front();
@@ -1173,6 +669,7 @@ mod tests {
             if self.mac_ready {
                 if let Some(f) = self.h.pop::<DataFrame>("frame") {
                     self.frames.push((now, f));
+                    self.credits_owed += 1;
                 }
             }
             while let Some(d) = self.h.pop::<FrameDone>("done") {
@@ -1499,8 +996,7 @@ mod tests {
             b.step();
         }
         // Costs: 1344 B → 6, 4096 B → 6+6+6+1, a 0-byte packet → 0 (no credit consumed).
-        let probe = Params::default();
-        let cs = probe.check().unwrap();
+        let cs = CreditSize::B256;
         let cost = |bytes: u32, from: u8| -> u32 {
             split_packets(bytes, NonZeroU32::new(1344).unwrap())
                 .skip(from as usize)
@@ -1597,12 +1093,12 @@ mod tests {
         assert!(e.contains("4 packets never fit"), "{e}");
         let e = run(
             Params {
-                initial_credits: 10,
+                initial_credits: 6,
                 ..Default::default()
             },
             &|tb| tb.seg(seg(1, 0, 4096)),
         );
-        assert!(e.contains("costs 19 credits"), "{e}");
+        assert!(e.contains("a packet costs 6 credits"), "{e}");
         let e = run(Params::default(), &|tb| tb.ctrl(Ctrl { dst: 5, ..ack(0, 1) }));
         assert!(e.contains("ctrl for chip 5 LG 0 arrived at chip 0 LG 0"), "{e}");
         let e = run(Params::default(), &|tb| tb.credit(credit(4, 1)));
@@ -1647,14 +1143,14 @@ mod tests {
 
     #[test]
     fn rr_pointer_and_counter_stay_on_a_credit_blocked_bank() {
-        // Bank 0 has weight 2; (dst 1, vc 0) has 20 credits.
+        // Bank 0 has weight 2; (dst 1, vc 0) has 12 credits.
         let mut tb = Tb::new(Params {
             vc_weights: [2, 1, 1, 1, 256],
-            initial_credits: 20,
+            initial_credits: 12,
             ..Default::default()
         });
         tb.seg(seg(1, 0, 1344)); // a0, cost 6: sent; pointer stays on bank 0 (counter 1 of 2)
-        tb.seg(seg(2, 0, 4096)); // a1, cost 19 > 14 − 1: credit-blocked
+        tb.seg(seg(2, 0, 1344)); // a1, cost 6 > 6 − 1: credit-blocked
         tb.seg(seg(3, 0, 0)); // a2, 0 B (no credit needed), behind a1 in its flow
         tb.steps(12);
         assert_eq!(tb.txns(), vec![1]);
@@ -1687,12 +1183,12 @@ mod tests {
     #[test]
     fn per_flow_blocking_skips_later_frames_of_the_blocked_flow_only() {
         let mut tb = Tb::new(Params {
-            initial_credits: 20,
+            initial_credits: 12,
             ..Default::default()
         });
         tb.mac_ready = false;
-        tb.seg(seg(1, 0, 1344)); // A0: granted into the stalled MAC; (dst 1, vc 0) 20 → 14
-        tb.seg(seg(2, 0, 4096)); // A1: costs 19, needs 20: blocked
+        tb.seg(seg(1, 0, 1344)); // A0: granted into the stalled MAC; (dst 1, vc 0) 12 → 6
+        tb.seg(seg(2, 0, 4096)); // A1: its first packet costs 6, needs 7: blocked
         tb.seg(seg(3, 0, 64)); // A2: costs 1 and would pass, but must not overtake A1
         tb.seg(seg(4, 4, 64)); // C0: QP 4 is bank 0 too, same ledger, another flow: may go
         tb.seg(seg_to(2, 5, 0, 1344)); // B0: dst 2, same VC, its own ledger: may go
@@ -1701,20 +1197,30 @@ mod tests {
         tb.steps(20);
         assert_eq!(tb.txns(), vec![1, 4, 5]);
         assert!(tb.counter("diag_credit_block") >= 1);
-        // Credit for A1 (13 + 7 = 20): A1 goes, then A2 waits for its own credit (1 < 1+1).
+        // CBFC per packet: 5 + 7 = 12 lets A1's first packet go (12 ≥ 6 + 1 → 6 left), not its
+        // second (6 < 7); A2 still waits behind the rest of A1.
         tb.credit(credit(0, 7));
         tb.steps(10);
         assert_eq!(tb.txns(), vec![1, 4, 5, 2]);
-        tb.credit(credit(0, 1));
+        tb.credit(credit(0, 6)); // 12: packet 2 of A1 (PSN 2)
         tb.steps(10);
-        assert_eq!(tb.txns(), vec![1, 4, 5, 2, 3]);
-        let a: Vec<u16> = tb
+        // 12: packets 3 and 4 (6 + 1, 5 left), then A2 (1 + 1 ≤ 5).
+        tb.credit(credit(0, 6));
+        tb.steps(10);
+        assert_eq!(tb.txns(), vec![1, 4, 5, 2, 2, 2, 3]);
+        let a: Vec<(u16, u8)> = tb
             .frames
             .iter()
             .filter(|(_, f)| f.dst == DST && f.qp == qp(0))
-            .map(|(_, f)| f.first_psn.value())
+            .map(|(_, f)| (f.first_psn.value(), f.npkts))
             .collect();
-        assert_eq!(a, vec![0, 1, 5], "flow A on the wire in PSN order");
+        assert_eq!(
+            a,
+            vec![(0, 1), (1, 1), (2, 1), (3, 2), (5, 1)],
+            "flow A on the wire in PSN order, A1 in three runs"
+        );
+        // (dst 1, vc 0): 12 − 4 outstanding; (dst 2, vc 0): B0's 6.
+        assert_eq!(tb.counter("credits_outstanding"), 8 + 6);
     }
 
     #[test]

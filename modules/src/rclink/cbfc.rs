@@ -1,0 +1,449 @@
+//! CBFC controller of one RC Link TX (one LG): the credit ledgers per (dst, vc) and the send rule,
+//! checked per packet.
+//!
+//! Seed 000 «CBFC 流控» (and «TX 侧设计» › «VC 仲裁», where CBFC is the arbiter's gate); appendix C
+//! «TX 参数» (CREDIT_SIZE, CREDIT_UF_LIMIT, INITIAL_CREDIT, HEADER_OVERHEAD); SPEC.md «TX side».
+//!
+//! ```text
+//!                       +-------------------------------------+
+//!  req    ==(cap 4)==>  | cost = ceil((payload+ovhd)/size)     | ==> grant : stream<CbfcReq> (cost filled in)
+//!  stream<CbfcReq>      | send iff remaining ≥ cost + uf_limit |
+//!  credit ==(cap 8)==>  | ledger per (dst, vc), 15-bit         | --> credits_d{d} : signal<VcCredits>
+//!  stream<CreditMsg>    +-------------------------------------+     (one per destination 0..view_dsts)
+//! ```
+//!
+//! **Rule** (`eq:rc-cbfc-credit-consume`): a packet of `payload` bytes costs
+//! `C = ceil((payload + pkt_ovhd) / credit_size)` credits (1344 B → 6 at 256 B, 50 B); it may go
+//! only if the ledger of its (dst, vc) holds `remaining ≥ C + uf_limit`. The check is per packet:
+//! a frame's packets are checked one after another against the remaining credits, so a frame
+//! whose whole cost exceeds the credits still sends the packets that fit (4 KiB = 6+6+6+1 with 16
+//! credits: the first two go, the third waits). Zero-byte packets cost nothing and are never
+//! blocked (they consume and return no credit). Credit returns add back; a return that would lift
+//! a ledger above `initial_credits` is a protocol violation.
+//!
+//! **Standalone block** (`cbfc`): the head request is checked when something changed (a request
+//! arrived, credit came back, or the last check granted), and granted (popped, charged, pushed to
+//! `grant` with its cost) if it passes; otherwise it waits and `diag_credit_block` counts the
+//! check. One grant per cycle. Latency: a request visible at n is granted at n (on `grant` at
+//! n+1); a credit return visible at n can let the waiting request go at n.
+//!
+//! **In `rclink_tx`** the controller is the arbiter's credit gate ([`Cbfc::run`]), called inside
+//! the TX's tick; its ledgers show as `tx.cbfc.credits_d{d}`.
+//!
+//! Counters (standalone): `diag_credit_block`, `credits_granted`, `credits_returned`, and the
+//! gauge `credits_outstanding` (Σ initial − remaining; 0 when every credit came home).
+//!
+//! Deviations: `pkt_ovhd` is unsigned (the hardware PktOvhd register is 10-bit signed). The waves
+//! show destinations below `view_dsts` only (a signal per destination; the ledgers themselves are
+//! unbounded).
+
+use std::collections::HashMap;
+
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_ports::{cbfc_cost, CbfcReq, ChipId, CreditMsg, CreditSize, VcCredits};
+use serde::{Deserialize, Serialize};
+
+/// Largest CBFC credit count: the hardware counter is 15 bits.
+pub const MAX_CREDITS: u32 = (1 << 15) - 1;
+
+/// Most destinations shown on the waves.
+pub const MAX_VIEW_DSTS: u32 = 1024;
+
+/// Parameters (seed 000 appendix C «TX 参数»).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Bytes per credit CREDIT_SIZE: 32, 64, 128, 256, 1024 or 2048.
+    pub credit_size: u32,
+    /// Per-packet header bytes in the cost (HEADER_OVERHEAD), 0..=511.
+    pub pkt_ovhd: u32,
+    /// CREDIT_UF_LIMIT, credits kept in reserve, 1..=7.
+    pub uf_limit: u32,
+    /// INITIAL_CREDIT per (dst, vc), uf_limit+1..=32767.
+    pub initial_credits: u32,
+    /// Destinations 0..view_dsts get a `credits_d{d}` signal on the waves (0..=1024).
+    pub view_dsts: u32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            credit_size: 256,
+            pkt_ovhd: 50,
+            uf_limit: 1,
+            initial_credits: 1024,
+            view_dsts: 2,
+        }
+    }
+}
+
+/// CBFC credits of one (dst, vc).
+#[derive(Clone, Debug)]
+struct Ledger {
+    dst: ChipId,
+    vc: u8,
+    remaining: u32,
+}
+
+/// The controller's state and rules (no ports): used alone by the `cbfc` block and as the
+/// credit gate inside `rclink_tx`.
+#[derive(Clone, Debug)]
+pub struct Cbfc {
+    credit_size: CreditSize,
+    pkt_ovhd: u32,
+    uf_limit: u32,
+    initial: u32,
+    ledgers: Vec<Ledger>,
+    index: HashMap<(ChipId, u8), u32>,
+    /// Σ over ledgers of initial − remaining.
+    outstanding: u64,
+}
+
+impl Cbfc {
+    /// Checks the parameters; the error names the offending one.
+    pub fn new(credit_size: u32, pkt_ovhd: u32, uf_limit: u32, initial_credits: u32) -> Result<Cbfc, String> {
+        let cs = CreditSize::new(credit_size.into()).map_err(|e| format!("credit_size = {credit_size}: {e}"))?;
+        if pkt_ovhd > 511 {
+            return Err(format!(
+                "pkt_ovhd = {pkt_ovhd}: must be in 0..=511 bytes (10-bit signed PktOvhd register)"
+            ));
+        }
+        if !(1..=7).contains(&uf_limit) {
+            return Err(format!("uf_limit = {uf_limit}: must be in 1..=7 (0 is forbidden)"));
+        }
+        if initial_credits <= uf_limit || initial_credits > MAX_CREDITS {
+            return Err(format!(
+                "initial_credits = {initial_credits}: must be in uf_limit+1..={MAX_CREDITS} (15-bit counter)"
+            ));
+        }
+        Ok(Cbfc {
+            credit_size: cs,
+            pkt_ovhd,
+            uf_limit,
+            initial: initial_credits,
+            ledgers: Vec::new(),
+            index: HashMap::new(),
+            outstanding: 0,
+        })
+    }
+
+    /// Credits a packet of `payload` bytes costs; 0 for a zero-byte packet.
+    pub fn cost(&self, payload: u32) -> u32 {
+        if payload == 0 {
+            0
+        } else {
+            cbfc_cost(payload, self.pkt_ovhd, self.credit_size)
+        }
+    }
+
+    /// The ledger of (dst, vc), created full on first use.
+    pub fn ledger(&mut self, dst: ChipId, vc: u8) -> usize {
+        if let Some(&i) = self.index.get(&(dst, vc)) {
+            return i as usize;
+        }
+        let i = self.ledgers.len();
+        self.ledgers.push(Ledger {
+            dst,
+            vc,
+            remaining: self.initial,
+        });
+        self.index.insert((dst, vc), i as u32);
+        i
+    }
+
+    /// Remaining credits of a ledger.
+    pub fn remaining(&self, ledger: usize) -> u32 {
+        self.ledgers[ledger].remaining
+    }
+
+    /// Whether a packet costing `cost` may go on `ledger` now.
+    pub fn admits(&self, ledger: usize, cost: u32) -> bool {
+        cost == 0 || self.ledgers[ledger].remaining >= cost + self.uf_limit
+    }
+
+    /// The per-packet rule over a run of packets (their payloads, in order): how many leading
+    /// packets pass one after another, and their total cost. Charges nothing.
+    pub fn run(&self, ledger: usize, payloads: impl Iterator<Item = u32>) -> (u32, u32) {
+        let mut left = self.ledgers[ledger].remaining;
+        let (mut n, mut total) = (0, 0);
+        for p in payloads {
+            let c = self.cost(p);
+            if c > 0 && left < c + self.uf_limit {
+                break;
+            }
+            left -= c;
+            total += c;
+            n += 1;
+        }
+        (n, total)
+    }
+
+    /// Takes `cost` credits from a ledger (after [`admits`](Self::admits) or [`run`](Self::run)).
+    pub fn charge(&mut self, ledger: usize, cost: u32) {
+        self.ledgers[ledger].remaining -= cost;
+        self.outstanding += cost as u64;
+    }
+
+    /// A credit return for (dst, vc). Returns the ledger, or a description of an over-return
+    /// (the ledger is then clamped to `initial_credits`).
+    pub fn give_back(&mut self, dst: ChipId, vc: u8, credits: u32) -> Result<usize, (usize, String)> {
+        let l = self.ledger(dst, vc);
+        let before = self.ledgers[l].remaining;
+        let after = before + credits;
+        let clamped = after.min(self.initial);
+        self.ledgers[l].remaining = clamped;
+        self.outstanding -= (clamped - before) as u64;
+        if after > self.initial {
+            return Err((
+                l,
+                format!(
+                    "credit over-return for dst {dst} VC {vc}: {before} remaining + {credits} returned > {} initial",
+                    self.initial
+                ),
+            ));
+        }
+        Ok(l)
+    }
+
+    /// Credits taken and not yet returned, over every ledger.
+    pub fn outstanding(&self) -> u64 {
+        self.outstanding
+    }
+
+    /// The largest cost a single packet may have and still be sendable some day.
+    pub fn max_packet_cost(&self) -> u32 {
+        self.initial - self.uf_limit
+    }
+
+    /// (dst, vc) of a ledger.
+    pub fn key(&self, ledger: usize) -> (ChipId, u8) {
+        (self.ledgers[ledger].dst, self.ledgers[ledger].vc)
+    }
+
+    /// Remaining credits of `dst` on VC banks 0..3 (a ledger not used yet is full).
+    pub fn vc_credits(&self, dst: ChipId) -> VcCredits {
+        let mut v = [self.initial as u16; 4];
+        for (vc, c) in v.iter_mut().enumerate() {
+            if let Some(&i) = self.index.get(&(dst, vc as u8)) {
+                *c = self.ledgers[i as usize].remaining as u16;
+            }
+        }
+        VcCredits(v)
+    }
+}
+
+/// The ledgers on the waves: one `{prefix}credits_d{d}` signal per destination below
+/// `view_dsts`, written when a ledger of that destination changes.
+pub struct CbfcView {
+    credits: Vec<Out<VcCredits>>,
+}
+
+impl CbfcView {
+    /// Port declarations (`prefix` is "" for the block itself, "cbfc." inside `rclink_tx`).
+    pub fn ports(prefix: &str, view_dsts: u32) -> Vec<PortDecl> {
+        (0..view_dsts.min(MAX_VIEW_DSTS))
+            .map(|d| {
+                PortDecl::output::<VcCredits>(&format!("{prefix}credits_d{d}"))
+                    .doc("remaining CBFC credits of destination d per VC bank (15-bit counters)")
+            })
+            .collect()
+    }
+    /// Binds the signals; they start at the initial credits (written at cycle 0).
+    pub fn bind(prefix: &str, view_dsts: u32, b: &Binder, cbfc: &Cbfc) -> Result<CbfcView, String> {
+        let credits = (0..view_dsts.min(MAX_VIEW_DSTS))
+            .map(|d| b.output::<VcCredits>(&format!("{prefix}credits_d{d}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (d, o) in credits.iter().enumerate() {
+            o.set(cbfc.vc_credits(d as ChipId));
+        }
+        Ok(CbfcView { credits })
+    }
+    /// Shows the ledgers of `dst` (after a change).
+    pub fn show(&self, cbfc: &Cbfc, dst: ChipId) {
+        if let Some(o) = self.credits.get(dst as usize) {
+            o.set(cbfc.vc_credits(dst));
+        }
+    }
+}
+
+/// Validates the block's parameters.
+fn check(p: &Params) -> Result<Cbfc, String> {
+    if p.view_dsts > MAX_VIEW_DSTS {
+        return Err(format!("view_dsts = {}: must be in 0..={MAX_VIEW_DSTS}", p.view_dsts));
+    }
+    Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.initial_credits)
+}
+
+/// Port list of the standalone block.
+pub fn ports(p: &Params) -> Vec<PortDecl> {
+    let mut v = vec![
+        PortDecl::stream_in::<CbfcReq>("req", 4).doc("one packet asking for credit (dst, vc, payload)"),
+        PortDecl::stream_in::<CreditMsg>("credit", 8).doc("credit returns (src = the ledger's dst, vc, credits)"),
+        PortDecl::stream_out::<CbfcReq>("grant").doc("granted packets, with the credits charged"),
+    ];
+    v.extend(CbfcView::ports("", p.view_dsts));
+    v
+}
+
+/// The standalone `cbfc` block.
+pub struct CbfcBlock {
+    cbfc: Cbfc,
+    view: CbfcView,
+    req: StreamIn<CbfcReq>,
+    credit: StreamIn<CreditMsg>,
+    grant: StreamOut<CbfcReq>,
+    /// Something changed since the last check of the head request.
+    pending: bool,
+    c_block: CounterId,
+    c_granted: CounterId,
+    c_returned: CounterId,
+    c_outstanding: CounterId,
+    /// Requests in `req` already seen (more is an arrival, a change).
+    seen: usize,
+}
+
+/// Binds ports; refuses out-of-range parameters naming the parameter.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    let cbfc = check(p)?;
+    let view = CbfcView::bind("", p.view_dsts, b, &cbfc)?;
+    Ok(Box::new(CbfcBlock {
+        cbfc,
+        view,
+        req: b.stream_in("req")?,
+        credit: b.stream_in("credit")?,
+        grant: b.stream_out("grant")?,
+        pending: false,
+        c_block: b.counter("diag_credit_block"),
+        c_granted: b.counter("credits_granted"),
+        c_returned: b.counter("credits_returned"),
+        c_outstanding: b.counter("credits_outstanding"),
+        seen: 0,
+    }))
+}
+
+impl Component for CbfcBlock {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        while let Some(m) = self.credit.pop() {
+            if m.vc > 3 {
+                ctx.violation(format!("credit return for VC {} (banks are 0..=3): {m:?}", m.vc));
+                continue;
+            }
+            match self.cbfc.give_back(m.src, m.vc, m.credits as u32) {
+                Ok(_) => {}
+                Err((_, why)) => ctx.violation(why),
+            }
+            ctx.count(self.c_returned, m.credits as u64);
+            self.view.show(&self.cbfc, m.src);
+            self.pending = true;
+        }
+        // A request that arrived since the last tick is a change (the queue grew).
+        if self.req.len() > self.seen {
+            self.seen = self.req.len();
+            self.pending = true;
+        }
+        let mut granted = false;
+        if self.pending && self.grant.can_push() {
+            self.pending = false;
+            if let Some(r) = self.req.peek().map(|r| *r) {
+                if r.vc > 3 {
+                    self.req.pop();
+                    self.seen -= 1;
+                    ctx.violation(format!("CBFC request for VC {} (banks are 0..=3): {r:?}", r.vc));
+                    return Wake::OnInput;
+                }
+                let l = self.cbfc.ledger(r.dst, r.vc);
+                let cost = self.cbfc.cost(r.payload as u32);
+                if cost > self.cbfc.max_packet_cost() {
+                    ctx.violation(format!("{r:?} costs {cost} credits: never sendable"));
+                }
+                if self.cbfc.admits(l, cost) {
+                    self.req.pop();
+                    self.seen -= 1;
+                    self.cbfc.charge(l, cost);
+                    self.grant.push(CbfcReq { cost: cost as u16, ..r });
+                    self.view.show(&self.cbfc, r.dst);
+                    ctx.count(self.c_granted, cost as u64);
+                    granted = true;
+                } else {
+                    ctx.count(self.c_block, 1);
+                }
+            }
+        }
+        ctx.set_counter(self.c_outstanding, self.cbfc.outstanding());
+        // After a grant the next request is checked next cycle; otherwise an input wakes us.
+        self.pending |= granted && !self.req.is_empty();
+        if self.pending {
+            Wake::NextCycle
+        } else {
+            Wake::OnInput
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cbfc(initial: u32) -> Cbfc {
+        Cbfc::new(256, 50, 1, initial).unwrap()
+    }
+
+    #[test]
+    fn cost_of_a_full_packet_is_6() {
+        let c = cbfc(1024);
+        assert_eq!(c.cost(1344), 6);
+        assert_eq!(c.cost(64), 1);
+        assert_eq!(c.cost(206), 1);
+        assert_eq!(c.cost(207), 2);
+        assert_eq!(c.cost(0), 0);
+    }
+
+    #[test]
+    fn per_packet_rule_sends_what_fits() {
+        // A 4 KiB frame: 1344, 1344, 1344, 64 → 6 + 6 + 6 + 1 = 19 (20 with the reserve).
+        let mut c = cbfc(16);
+        let l = c.ledger(1, 0);
+        let frame = [1344, 1344, 1344, 64];
+        // 16 ≥ 7: 10 ≥ 7: 4 < 7 — two packets go.
+        assert_eq!(c.run(l, frame.iter().copied()), (2, 12));
+        // The whole-frame rule would need 20: nothing at all.
+        c.charge(l, 12);
+        assert_eq!(c.remaining(l), 4);
+        assert!(!c.admits(l, 6));
+        assert!(c.admits(l, 0), "zero-byte packets are never blocked");
+        assert!(c.admits(l, 3));
+        assert_eq!(c.run(l, [1344, 64].into_iter()), (0, 0));
+        // 7 credits: the smallest ledger on which a full packet can ever go.
+        let mut c = cbfc(7);
+        let l = c.ledger(1, 0);
+        assert_eq!(c.run(l, frame.iter().copied()), (1, 6));
+    }
+
+    #[test]
+    fn returns_add_back_and_over_returns_are_refused() {
+        let mut c = cbfc(20);
+        let l = c.ledger(3, 2);
+        c.charge(l, 6);
+        assert_eq!(c.outstanding(), 6);
+        assert_eq!(c.give_back(3, 2, 6), Ok(l));
+        assert_eq!(c.outstanding(), 0);
+        let e = c.give_back(3, 2, 1).unwrap_err();
+        assert!(e.1.contains("over-return for dst 3 VC 2"), "{}", e.1);
+        assert_eq!(c.remaining(l), 20);
+        assert_eq!(c.vc_credits(3), VcCredits([20, 20, 20, 20]));
+    }
+
+    #[test]
+    fn parameters_out_of_range_name_the_parameter() {
+        assert!(Cbfc::new(100, 50, 1, 10).unwrap_err().contains("credit_size = 100"));
+        assert!(Cbfc::new(256, 512, 1, 10).unwrap_err().contains("pkt_ovhd = 512"));
+        assert!(Cbfc::new(256, 50, 0, 10).unwrap_err().contains("uf_limit = 0"));
+        assert!(Cbfc::new(256, 50, 1, 1).unwrap_err().contains("initial_credits = 1"));
+        assert!(Cbfc::new(256, 50, 1, 32768).unwrap_err().contains("initial_credits = 32768"));
+        let p = Params {
+            view_dsts: 5000,
+            ..Default::default()
+        };
+        assert!(check(&p).unwrap_err().contains("view_dsts = 5000"));
+    }
+}

@@ -1,0 +1,177 @@
+//! Values on the ports of the RC Link TX modules (seed 000 «TX 侧设计»): what a module-form
+//! testbench drives into the slot FIFO, the bank arbiter and the CBFC controller, and the state
+//! they show on the waves.
+//!
+//! | value | where |
+//! |---|---|
+//! | [`ArbReq`] | a frame entering a VC queue of the bank arbiter, and its grant |
+//! | [`CbfcReq`] | one packet asking the CBFC controller for credit, and its grant |
+//! | [`VcCredits`] | remaining CBFC credits of one destination, per VC bank (waves) |
+//! | [`SlotMap`] | the slot states of the first 512 slots as bitmaps (waves) |
+
+use hwsim_hw::{Trace, TraceField, TraceValue};
+use serde::{Deserialize, Serialize};
+
+use crate::msg::ChipId;
+use crate::qp::QpId;
+
+/// A frame offered to the bank arbiter: it joins the queue of VC `qp & 3` and is granted when its
+/// turn comes and its CBFC gate passes (`cost` credits for the (dst, vc) ledger).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ArbReq {
+    /// Tag the testbench chooses (a slot or frame number), carried to the grant.
+    pub tag: u16,
+    /// Destination chip.
+    pub dst: ChipId,
+    /// Queue pair (the VC is its bank, `qp & 3`; the flow is `(dst, qp)`).
+    pub qp: QpId,
+    /// CBFC credits the frame needs (0: a zero-byte packet, never credit-blocked).
+    pub cost: u16,
+}
+
+impl Trace for ArbReq {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 4] = [
+            TraceField::bits("tag", 16),
+            TraceField::bits("dst", 16),
+            TraceField::bits("qp", 10),
+            TraceField::bits("cost", 15),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.tag as u64);
+        out[1] = TraceValue::Bits(self.dst as u64);
+        out[2] = TraceValue::Bits(self.qp.value() as u64);
+        out[3] = TraceValue::Bits(self.cost as u64 & 0x7FFF);
+    }
+}
+
+/// One packet asking for CBFC credit on ledger (dst, vc): `payload` bytes (the cost is
+/// `ceil((payload + pkt_ovhd) / credit_size)`, 0 for a zero-byte packet).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CbfcReq {
+    /// Destination chip.
+    pub dst: ChipId,
+    /// VC bank 0..=3.
+    pub vc: u8,
+    /// Packet payload bytes.
+    pub payload: u16,
+    /// Credits charged (filled in on the grant; ignored on a request).
+    pub cost: u16,
+}
+
+impl Trace for CbfcReq {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 4] = [
+            TraceField::bits("dst", 16),
+            TraceField::bits("vc", 2),
+            TraceField::bits("payload", 16),
+            TraceField::bits("cost", 15),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.dst as u64);
+        out[1] = TraceValue::Bits(self.vc as u64 & 3);
+        out[2] = TraceValue::Bits(self.payload as u64);
+        out[3] = TraceValue::Bits(self.cost as u64 & 0x7FFF);
+    }
+}
+
+/// Remaining CBFC credits of one destination, per VC bank (15-bit hardware counters).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VcCredits(pub [u16; 4]);
+
+impl Trace for VcCredits {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 4] = [
+            TraceField::bits("vc0", 15),
+            TraceField::bits("vc1", 15),
+            TraceField::bits("vc2", 15),
+            TraceField::bits("vc3", 15),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        for (o, c) in out.iter_mut().zip(self.0) {
+            *o = TraceValue::Bits(c as u64 & 0x7FFF);
+        }
+    }
+}
+
+/// Words of a [`SlotMap`] bitmap: 8 × 64 = 512 slots, the default pool (TYPE1_OST).
+pub const SLOT_MAP_WORDS: usize = 8;
+
+/// The state of slots 0..512 as two bitmaps (a slot in neither is Empty): bit `s % 64` of word
+/// `s / 64`. Traced as `wait_grant_w0` … `wait_grant_w7` and `wait_ack_w0` … `wait_ack_w7`,
+/// 64 bits each (word k holds slots 64k .. 64k+63, slot 64k in bit 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlotMap {
+    /// Slots in WaitGrant (queued for a grant: first send or Go-Back-N resend).
+    pub wait_grant: [u64; SLOT_MAP_WORDS],
+    /// Slots in WaitAck (sent, or ACKed while the rest of their frame's slot group is not).
+    pub wait_ack: [u64; SLOT_MAP_WORDS],
+}
+
+impl Trace for SlotMap {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 2 * SLOT_MAP_WORDS] = [
+            TraceField::bits("wait_grant_w0", 64),
+            TraceField::bits("wait_grant_w1", 64),
+            TraceField::bits("wait_grant_w2", 64),
+            TraceField::bits("wait_grant_w3", 64),
+            TraceField::bits("wait_grant_w4", 64),
+            TraceField::bits("wait_grant_w5", 64),
+            TraceField::bits("wait_grant_w6", 64),
+            TraceField::bits("wait_grant_w7", 64),
+            TraceField::bits("wait_ack_w0", 64),
+            TraceField::bits("wait_ack_w1", 64),
+            TraceField::bits("wait_ack_w2", 64),
+            TraceField::bits("wait_ack_w3", 64),
+            TraceField::bits("wait_ack_w4", 64),
+            TraceField::bits("wait_ack_w5", 64),
+            TraceField::bits("wait_ack_w6", 64),
+            TraceField::bits("wait_ack_w7", 64),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        for (o, w) in out.iter_mut().zip(self.wait_grant.iter().chain(&self.wait_ack)) {
+            *o = TraceValue::Bits(*w);
+        }
+    }
+}
+
+/// An unsigned value of a true hardware width `W` (1..=64 bits), for state shown on the waves
+/// (a 3-bit pointer, a 9-bit counter). Values are masked to `W` bits when traced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct UInt<const W: u32>(pub u64);
+
+impl<const W: u32> UInt<W> {
+    /// `v` truncated to `W` bits (the hardware register keeps the low bits).
+    pub const fn wrap(v: u64) -> Self {
+        if W >= 64 {
+            UInt(v)
+        } else {
+            UInt(v & ((1u64 << W) - 1))
+        }
+    }
+}
+
+impl<const W: u32> Trace for UInt<W> {
+    fn fields() -> &'static [TraceField] {
+        // One static slice per width.
+        struct F<const W: u32>;
+        impl<const W: u32> F<W> {
+            const FIELDS: [TraceField; 1] = [TraceField::bits("", W)];
+        }
+        &F::<W>::FIELDS
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(Self::wrap(self.0).0);
+    }
+}
