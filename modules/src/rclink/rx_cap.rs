@@ -4,22 +4,27 @@
 //! Each link group receives data at most at its SerDes line rate (50 B/ns), so a chip with N LGs
 //! receives at most N × line rate (8 × 50 = 400 B/ns) however many neighbours send to it. This
 //! block is that per-LG timeline: a data frame that arrives at cycle `n` is received from
-//! `max(n, busy_until)` for `wire_bytes / line_rate` ns, and only then handed to the RC Link RX.
+//! `max(n, busy_until)` for `wire_bytes / line_rate` ns, packet by packet, and each packet is
+//! handed to the RC Link RX when its own last byte is in.
 //!
 //! ```text
 //!                             +----------------------------------+
-//!   in : stream<DataFrame> ==>| pop at arrival n, queue          |==> out : stream<DataFrame>
-//!   (capacity `depth`)        | SerializerClock at line_rate:    |    (at the finish cycle)
-//!                             |  max(n, busy) + wire/rate, ceil  |--> busy_until : signal<u64>
-//!                             | zero-payload frames bypass       |--> wire_total : signal<u64>
+//!   in : stream<DataFrame> ==>| pop at arrival n, split into      |==> out : stream<DataFrame>
+//!   (capacity `depth`)        | packets; SerializerClock at rate:|    (one packet each, at its
+//!                             |  max(n, busy) + wire/rate, ceil  |     finish cycle)
+//!                             | zero-payload packets bypass      |--> busy_until, wire_total
 //!                             +----------------------------------+
 //! ```
 //!
 //! **Timing.** A frame is popped the cycle it becomes visible in `in` (a push at `n−1` is visible
-//! at `n`, and the push wakes us at `n`), so its arrival cycle is exact: `n`. It is serialized for
-//! `DataFrame::wire_bytes()` (Σ payload + one `pkt_ovhd` per packet carried) at `line_rate`,
-//! starting at `max(n, busy_until)`; the fractional end is kept exactly (`SerializerClock`) and
-//! the frame is pushed to `out` at the first whole cycle at or after it (ceil). Seen from a
+//! at `n`, and the push wakes us at `n`), so its arrival cycle is exact: `n`. Its packets are
+//! serialized one after another, each for its payload + `pkt_ovhd` at `line_rate`, starting at
+//! `max(n, busy_until)`; the fractional ends are kept exactly (`SerializerClock`) and each packet
+//! leaves on `out` as a one-packet [`DataFrame`] (`first_idx` = its index, `npkts` = 1, the
+//! frame's `frame_bytes`) at the first whole cycle at or after its end (ceil). So the RX checks
+//! and ACK-merges packets at their own arrival times (a 1394 B packet every 27.88 ns), as the
+//! hardware's 4 ns ACK MERGE poll sees them; the frame's last packet ends exactly where the whole
+//! frame would have. Seen from a
 //! testbench: a stimulus row `at: 0` is pushed at cycle 0 and visible (arrives) at cycle 1; a
 //! 1394 B frame (one 1344 B packet + 50 B header) then ends at 1 + 27.88 = 28.88 → pushed on
 //! `out` at cycle 29, visible downstream at 30. A second one pushed at cycle 1 (arrival 2) starts
@@ -39,12 +44,9 @@
 //! after this block has received it (seed: the RX cap delays CreditReturn, an indirect back-pressure
 //! on the TX).
 //!
-//! **Deviation.** Event granularity is the frame, as everywhere in hwsim: the cap serializes
-//! whole frames (a 4-packet frame leaves when its last byte is received), where the seed models
-//! per-packet arrivals. The RX then checks the frame's packets at once.
-//!
-//! Counters (counted when a frame leaves on `out`): `frames` (data frames), `payload_bytes`,
-//! `wire_bytes`, `bypassed` (zero-payload frames); `backlog_peak`: most frames held at once. The
+//! Counters (counted when a packet leaves on `out`): `pkts` (data packets), `frames` (data
+//! frames whose last packet left), `payload_bytes`, `wire_bytes`, `bypassed` (zero-payload
+//! packets); `backlog_peak`: most packets held at once. The
 //! signal `wire_total` carries the wire bytes received so far, advancing at line rate while a frame
 //! is on the wire (so a window over it measures the rate exactly, not frame by frame), for
 //! the chip's receive-rate monitor (acceptance «高 radix incast 接收 cap»: ≤ num_lg × line rate).
@@ -83,7 +85,8 @@ impl Default for Params {
 pub fn ports(p: &Params) -> Vec<PortDecl> {
     vec![
         PortDecl::stream_in::<DataFrame>("in", p.depth).doc("data frames arriving from the link"),
-        PortDecl::stream_out::<DataFrame>("out").doc("the same frames at the cycle their last byte is received (ceil)"),
+        PortDecl::stream_out::<DataFrame>("out")
+            .doc("one-packet frames, each at the cycle its last byte is received (ceil)"),
         PortDecl::output::<u64>("busy_until").doc("first whole cycle at which the receive serializer is idle (ns)"),
         PortDecl::output::<u64>("wire_total").doc("wire bytes of the data frames pushed on out (cumulative)"),
     ]
@@ -100,13 +103,18 @@ pub struct RxCap {
     /// Wire bytes of every data frame started on the serializer.
     started: u64,
     clock: SerializerClock,
-    /// Data frames being received, with the cycle their last byte is in; due cycles are
-    /// non-decreasing (one timeline).
-    data: VecDeque<(Cycle, DataFrame)>,
-    /// Zero-payload frames waiting for an `out` slot (they skip the serializer).
-    bypass: VecDeque<DataFrame>,
+    /// Data packets being received: (cycle their last byte is in, sequence number, the packet,
+    /// last packet of its frame); due cycles are non-decreasing (one timeline).
+    data: VecDeque<(Cycle, u64, DataFrame, bool)>,
+    /// Sequence number of the next data packet, and of the last one pushed on `out`.
+    next_seq: u64,
+    out_seq: u64,
+    /// Zero-payload packets waiting (they skip the serializer): the packet, and the sequence
+    /// number of the last data packet of its (src, qp) queued before it (it leaves after that one).
+    bypass: VecDeque<(u64, DataFrame)>,
     /// Peak of `data.len() + bypass.len()`, mirrored into the counter when it grows.
     peak: u64,
+    c_pkts: CounterId,
     c_frames: CounterId,
     c_payload: CounterId,
     c_wire: CounterId,
@@ -130,7 +138,10 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         // Room for a full input buffer plus what is in flight: no growth in steady state.
         data: VecDeque::with_capacity(2 * p.depth as usize),
         bypass: VecDeque::with_capacity(p.depth as usize),
+        next_seq: 1,
+        out_seq: 0,
         peak: 0,
+        c_pkts: b.counter("pkts"),
         c_frames: b.counter("frames"),
         c_payload: b.counter("payload_bytes"),
         c_wire: b.counter("wire_bytes"),
@@ -146,13 +157,32 @@ impl Component for RxCap {
         // the exact arrival cycle. Taking them at once keeps the input buffer free for the link.
         while let Some(f) = self.input.pop() {
             if f.payload() == 0 {
-                self.bypass.push_back(f);
-            } else {
-                self.started += u64::from(f.wire_bytes());
-                let done = self.clock.start(now, f.wire_bytes().into());
-                self.busy_until.set(self.clock.busy_until_cycle());
-                self.data.push_back((done, f));
+                // After the last data packet of its (src, qp) still here, if any.
+                let after = self
+                    .data
+                    .iter()
+                    .rev()
+                    .find(|(_, _, d, _)| d.src == f.src && d.qp == f.qp)
+                    .map_or(0, |(_, seq, _, _)| *seq);
+                self.bypass.push_back((after, f));
+                continue;
             }
+            let last = f.first_idx + f.npkts - 1;
+            for i in f.first_idx..=last {
+                let pkt = DataFrame {
+                    first_psn: f.psn_of(i),
+                    first_idx: i,
+                    npkts: 1,
+                    lost: (f.lost >> (i - f.first_idx)) & 1,
+                    ..f
+                };
+                let wire = u64::from(pkt.wire_bytes());
+                self.started += wire;
+                let done = self.clock.start(now, wire);
+                self.data.push_back((done, self.next_seq, pkt, i == last));
+                self.next_seq += 1;
+            }
+            self.busy_until.set(self.clock.busy_until_cycle());
         }
         let held = (self.data.len() + self.bypass.len()) as u64;
         if held > self.peak {
@@ -160,16 +190,21 @@ impl Component for RxCap {
             ctx.set_counter(self.c_backlog_peak, held);
         }
 
-        // One push per cycle: a waiting control frame first, else the head data frame if due.
+        // One push per cycle: a waiting zero-payload packet first (once the data of its QP ahead
+        // of it has left), else the head data packet if due.
         let could_push = self.out.can_push();
         if could_push {
-            if let Some(f) = self.bypass.pop_front() {
+            let free = self.bypass.iter().position(|(after, _)| *after <= self.out_seq);
+            if let Some(k) = free {
+                let (_, f) = self.bypass.remove(k).expect("found");
                 self.out.push(f);
                 ctx.count(self.c_bypassed, 1);
-            } else if self.data.front().is_some_and(|(due, _)| *due <= now) {
-                let (_, f) = self.data.pop_front().expect("front");
+            } else if self.data.front().is_some_and(|(due, ..)| *due <= now) {
+                let (_, seq, f, last) = self.data.pop_front().expect("front");
+                self.out_seq = seq;
                 self.out.push(f);
-                ctx.count(self.c_frames, 1);
+                ctx.count(self.c_pkts, 1);
+                ctx.count(self.c_frames, last as u64);
                 ctx.count(self.c_payload, f.payload().into());
                 ctx.count(self.c_wire, f.wire_bytes().into());
             }
@@ -187,8 +222,9 @@ impl Component for RxCap {
         let receiving = self.clock.remaining_bytes(now + 1) > 0 || self.wire_sum < self.started;
 
         // Next due work. If `out` was full, its consumer's pop wakes us; no need to poll.
-        let next_data = self.data.front().map(|(due, _)| *due);
-        let due_now = !self.bypass.is_empty() || next_data.is_some_and(|d| d <= now);
+        let next_data = self.data.front().map(|(due, ..)| *due);
+        let bypass_ready = self.bypass.iter().any(|(after, _)| *after <= self.out_seq);
+        let due_now = bypass_ready || next_data.is_some_and(|d| d <= now);
         if receiving {
             // `wire_total` advances every cycle while a frame is on the wire.
             Wake::NextCycle
@@ -284,24 +320,34 @@ mod tests {
         }
     }
 
-    /// A full 4-packet frame is 4296 wire bytes: 85.92 ns → 86 cycles after arrival.
+    /// A full 4-packet frame is 4296 wire bytes, received packet by packet: 1394 B at 27.88,
+    /// 55.76, 83.64 ns and the 114 B tail at 85.92 ns → out 28, 56, 84, 86 cycles after arrival.
     #[test]
-    fn full_frame_wire_bytes() {
+    fn full_frame_leaves_packet_by_packet() {
         let mut h = bench(Params::default(), 4, true);
         h.push("in", frame(4096, 7));
         h.run(200).unwrap();
-        assert_eq!(pushes(&h), vec![(1 + 86, 7)]);
+        assert_eq!(pushes(&h), vec![(1 + 28, 7), (1 + 56, 7), (1 + 84, 7), (1 + 86, 7)]);
         assert_eq!(h.sim().counter("dut.wire_bytes"), Some(4296));
+        assert_eq!(h.sim().counter("dut.pkts"), Some(4));
+        assert_eq!(h.sim().counter("dut.frames"), Some(1));
     }
 
-    /// Zero-payload frames skip the serializer and overtake the data being received.
+    /// Zero-payload packets skip the serializer and overtake the data of other QPs being
+    /// received (the bench's frames are all one QP; the zero-byte one here is another).
     #[test]
     fn zero_payload_bypasses() {
         for skip in [true, false] {
             let mut h = bench(Params::default(), 4, skip);
             h.push("in", frame(1344, 1));
             h.step().unwrap();
-            h.push("in", frame(0, 2));
+            h.push(
+                "in",
+                DataFrame {
+                    qp: QpId::new(6).unwrap(),
+                    ..frame(0, 2)
+                },
+            );
             h.run(100).unwrap();
             // The FACK arrives at 2 and leaves at 2; the data frame at 1 + 28.
             assert_eq!(pushes(&h), vec![(2, 2), (29, 1)]);
