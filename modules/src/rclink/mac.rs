@@ -25,9 +25,16 @@
 //! credit is seen by the TX one cycle later, its grant by the MAC one more, so the next frame is
 //! in `in` exactly when the serializer frees and back-to-back frames keep the line rate. The TX
 //! side of the loop is `mac_credit`.
-//! Counters: `frames`, `payload_bytes`, `wire_bytes`. Signals: `busy`, and `wire_total`, the wire
-//! bytes serialized so far, advancing at line rate (while the datapath binds, for tiny frames,
-//! it lags by up to one frame and catches up when the frame ends).
+//!
+//! **Zero-byte packets** bypass the send cap (seed 000 «芯片级聚合发送 cap»: the cap is for data):
+//! a frame with no payload takes no serializer time and returns its credit in the cycle it is
+//! taken, but leaves `out` after the frames ahead of it (never overtaking its QP's data).
+//!
+//! Counters: `frames`, `payload_bytes`, `wire_bytes` (data only), `bypassed` (zero-byte
+//! frames). Signals: `busy`, and `wire_total`, the wire bytes serialized so far, advancing at
+//! line rate (while the datapath binds, for tiny frames, it lags by up to one frame and catches up
+//! when the frame ends).
+//!
 //! Deviation: the credit goes back `credit_lead` cycles before the serializer frees (see above),
 //! where the seed's event model re-arbitrates at the instant the frame is done.
 
@@ -95,6 +102,7 @@ pub struct MacTx {
     c_frames: CounterId,
     c_payload: CounterId,
     c_wire: CounterId,
+    c_bypassed: CounterId,
 }
 
 /// Binds ports.
@@ -124,6 +132,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         c_frames: b.counter("frames"),
         c_payload: b.counter("payload_bytes"),
         c_wire: b.counter("wire_bytes"),
+        c_bypassed: b.counter("bypassed"),
     }))
 }
 
@@ -138,9 +147,21 @@ impl Component for MacTx {
                 self.out.push(f);
             }
         }
-        // The waiting frame starts as soon as the serializer frees up within this cycle; keep at
-        // most one finished-but-blocked frame so back-pressure reaches the TX.
-        if !self.input.is_empty() && self.clock.free_within(now) && self.serialized.len() < 2 {
+        let zero_head = self.input.peek().is_some_and(|f| f.payload() == 0);
+        if zero_head && self.serialized.len() < 2 {
+            // A zero-byte packet bypasses the send cap («芯片级聚合发送 cap»): no serializer time,
+            // its credit back at once; it still leaves after the frames ahead of it (their QP's
+            // PSN order).
+            let f = self.input.pop().expect("non-empty");
+            let end = self.serialized.back().map_or(now, |&(e, _)| e.max(now));
+            self.serialized.push_back((end, f));
+            let at = self.credit_due.partition_point(|&t| t <= now);
+            self.credit_due.insert(at, now);
+            ctx.count(self.c_frames, 1);
+            ctx.count(self.c_bypassed, 1);
+        } else if !self.input.is_empty() && self.clock.free_within(now) && self.serialized.len() < 2 {
+            // The waiting frame starts as soon as the serializer frees up within this cycle; keep
+            // at most one finished-but-blocked frame so back-pressure reaches the TX.
             let f = self.input.pop().expect("non-empty");
             let wire = f.wire_bytes() as u64;
             self.started += wire;
