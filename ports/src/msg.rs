@@ -138,6 +138,9 @@ pub struct DataFrame {
     pub ecn: Ecn,
     /// Cycle the MAC finished sending it (for latency).
     pub sent_at: u64,
+    /// The RH timestamp: ns at the TX's grant, low 32 bits (seed 002: RTT is measured through the
+    /// RH Timestamp field). 0 = not stamped (testbench stimulus).
+    pub ts: u32,
     /// Packets lost or corrupted in transit (bit i: the i-th packet carried): the receiver's MAC
     /// discards them (bad FCS) and they never reach the PSN check. Set by fault injection.
     pub lost: u8,
@@ -186,11 +189,19 @@ impl DataFrame {
     pub fn psn_of(&self, i: u8) -> Psn {
         self.first_psn.wrapping_add((i - self.first_idx) as u16)
     }
+    /// The routing header of the first packet carried: opcode data, QP, PSN, the timestamp, and
+    /// FACK set on a zero-byte packet (seed 000 «FACK»: a zero-byte packet asks for an immediate
+    /// ACK). Its bit layout is [`Rh`]'s.
+    pub fn rh(&self) -> Rh {
+        Rh::data(self.qp, self.first_psn)
+            .with_fack(self.payload() == 0)
+            .with_timestamp(self.ts)
+    }
 }
 
 impl Trace for DataFrame {
     fn fields() -> &'static [TraceField] {
-        const F: [TraceField; 10] = [
+        const F: [TraceField; 11] = [
             TraceField::bits("src", 16),
             TraceField::bits("dst", 16),
             TraceField::bits("lg", 3),
@@ -201,6 +212,7 @@ impl Trace for DataFrame {
             TraceField::bits("ecn", 2),
             TraceField::bits("txn", 32),
             TraceField::bits("lost", 8),
+            TraceField::bits("rh", 64),
         ];
         &F
     }
@@ -215,6 +227,7 @@ impl Trace for DataFrame {
         out[7] = TraceValue::Bits(self.ecn.bits() as u64);
         out[8] = TraceValue::Bits(self.txn & 0xFFFF_FFFF);
         out[9] = TraceValue::Bits(self.lost as u64);
+        out[10] = TraceValue::Bits(self.rh().pack());
     }
 }
 
@@ -341,6 +354,28 @@ impl Trace for FrameDone {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_data_frame_carries_its_rh_on_the_waves() {
+        let f = DataFrame {
+            qp: QpId::new(13).unwrap(),
+            first_psn: Psn::new(4095).unwrap(),
+            ts: 0xDEAD_BEEF,
+            ..DataFrame::whole(4096, 1344, 50)
+        };
+        let rh = f.rh();
+        assert_eq!(rh.opcode(), Opcode::Data);
+        assert_eq!((rh.qp().value(), rh.psn().value(), rh.timestamp()), (13, 4095, 0xDEAD_BEEF));
+        assert!(!rh.is_fack());
+        let mut out = [TraceValue::default(); 11];
+        f.sample(&mut out);
+        assert_eq!(DataFrame::fields()[10].name, "rh");
+        assert_eq!(out[10], TraceValue::Bits(rh.pack()));
+        assert_eq!(Rh::unpack(rh.pack()).unwrap(), rh);
+        // A zero-byte packet asks for the immediate ACK (FACK).
+        let z = DataFrame { frame_bytes: 0, ..f };
+        assert!(z.rh().is_fack());
+    }
 
     fn frame(bytes: u32) -> DataFrame {
         DataFrame {

@@ -413,6 +413,7 @@ impl SlotFifo {
             frame_seq: f.frame_seq,
             ecn: Ecn::Ect0,
             sent_at: now,
+            ts: hwsim_ports::Rh::timestamp_from_ns(now),
             lost: 0,
         };
         if !f.queued() {
