@@ -365,7 +365,10 @@ mod tests {
         };
         let rh = f.rh();
         assert_eq!(rh.opcode(), Opcode::Data);
-        assert_eq!((rh.qp().value(), rh.psn().value(), rh.timestamp()), (13, 4095, 0xDEAD_BEEF));
+        assert_eq!(
+            (rh.qp().value(), rh.psn().value(), rh.timestamp()),
+            (13, 4095, 0xDEAD_BEEF)
+        );
         assert!(!rh.is_fack());
         let mut out = [TraceValue::default(); 11];
         f.sample(&mut out);

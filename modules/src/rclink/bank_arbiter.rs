@@ -78,7 +78,10 @@ impl BankArbiter {
     /// An arbiter with per-VC weights (each ≥ 1; the error names the parameter).
     pub fn new(weights: [u32; NUM_VC]) -> Result<BankArbiter, String> {
         if let Some(i) = weights.iter().position(|w| *w == 0 || *w > 256) {
-            return Err(format!("vc_weights[{i}] = {}: every weight must be in 1..=256", weights[i]));
+            return Err(format!(
+                "vc_weights[{i}] = {}: every weight must be in 1..=256",
+                weights[i]
+            ));
         }
         Ok(BankArbiter {
             weights,
@@ -351,13 +354,17 @@ mod tests {
     /// Runs rounds until the queues are empty; every entry passes unless `blocked(id)`.
     fn drain(arb: &mut BankArbiter, q: &mut [VecDeque<u32>; NUM_VC], blocked: &dyn Fn(u32) -> bool) -> Vec<u32> {
         let mut out = Vec::new();
-        while let Some((vc, pos)) = arb.arbitrate(q, |id| id as usize / 100, |id| {
-            if blocked(id) {
-                Gate::CreditBlocked
-            } else {
-                Gate::Pass
-            }
-        }) {
+        while let Some((vc, pos)) = arb.arbitrate(
+            q,
+            |id| id as usize / 100,
+            |id| {
+                if blocked(id) {
+                    Gate::CreditBlocked
+                } else {
+                    Gate::Pass
+                }
+            },
+        ) {
             out.push(q[vc].remove(pos).unwrap());
             arb.sent(vc);
         }
@@ -410,7 +417,11 @@ mod tests {
 
     #[test]
     fn weights_out_of_range_are_refused() {
-        assert!(BankArbiter::new([1, 0, 1, 1, 1]).unwrap_err().contains("vc_weights[1] = 0"));
-        assert!(BankArbiter::new([1, 1, 1, 1, 257]).unwrap_err().contains("vc_weights[4] = 257"));
+        assert!(BankArbiter::new([1, 0, 1, 1, 1])
+            .unwrap_err()
+            .contains("vc_weights[1] = 0"));
+        assert!(BankArbiter::new([1, 1, 1, 1, 257])
+            .unwrap_err()
+            .contains("vc_weights[4] = 257"));
     }
 }

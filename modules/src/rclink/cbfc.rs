@@ -439,7 +439,9 @@ mod tests {
         assert!(Cbfc::new(256, 512, 1, 10).unwrap_err().contains("pkt_ovhd = 512"));
         assert!(Cbfc::new(256, 50, 0, 10).unwrap_err().contains("uf_limit = 0"));
         assert!(Cbfc::new(256, 50, 1, 1).unwrap_err().contains("initial_credits = 1"));
-        assert!(Cbfc::new(256, 50, 1, 32768).unwrap_err().contains("initial_credits = 32768"));
+        assert!(Cbfc::new(256, 50, 1, 32768)
+            .unwrap_err()
+            .contains("initial_credits = 32768"));
         let p = Params {
             view_dsts: 5000,
             ..Default::default()

@@ -192,7 +192,9 @@ mod tests {
         assert_eq!(m.available(), 1);
         assert!(m.give(1).unwrap_err().contains("over-return"));
         assert_eq!(m.available(), 1);
-        assert!(MacCredit::new(0, "mac_credits").unwrap_err().contains("mac_credits = 0"));
+        assert!(MacCredit::new(0, "mac_credits")
+            .unwrap_err()
+            .contains("mac_credits = 0"));
         assert!(MacCredit::new(9, "credits").is_err());
     }
 }

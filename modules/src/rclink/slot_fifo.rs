@@ -207,6 +207,8 @@ pub struct SlotFifo {
     scratch: Vec<(u16, u32)>,
     /// Something changed that a new arbitration round should see.
     changed: bool,
+    /// (this chip, this LG, header bytes per packet) stamped on every frame sent.
+    origin: (ChipId, LgId, u16),
 }
 
 impl SlotFifo {
@@ -245,7 +247,14 @@ impl SlotFifo {
             grant_seq: 0,
             scratch: Vec::new(),
             changed: false,
+            origin: (0, 0, 0),
         })
+    }
+
+    /// Sets the sender fields of the frames it sends: this chip, this LG, `pkt_ovhd`.
+    pub fn with_origin(mut self, src: ChipId, lg: LgId, pkt_ovhd: u16) -> SlotFifo {
+        self.origin = (src, lg, pkt_ovhd);
+        self
     }
 
     /// Packets a segment of `bytes` needs.
@@ -384,7 +393,8 @@ impl SlotFifo {
 
     /// Sends `k` WaitGrant packets of the frame at `pos` in VC `vc`'s queue (WaitGrant →
     /// WaitAck); the frame leaves the queue when none is left. Returns the frame to transmit.
-    pub fn grant(&mut self, vc: usize, pos: usize, k: u8, now: Cycle, src: ChipId, lg: LgId, pkt_ovhd: u16) -> DataFrame {
+    pub fn grant(&mut self, vc: usize, pos: usize, k: u8, now: Cycle) -> DataFrame {
+        let (src, lg, pkt_ovhd) = self.origin;
         let id = self.queues[vc][pos];
         let (dst, qp) = self.flow_key(self.frames[id as usize].flow as usize);
         self.grant_seq += 1;
@@ -450,7 +460,15 @@ impl SlotFifo {
 
     /// A control message for this LG: ACK, NAK or (counted by the caller) CNP. Returns the
     /// packets newly ACKed, or `None` for an ACK that acknowledged nothing.
-    pub fn on_ack(&mut self, ctx: &mut Ctx<'_>, c: &SlotCounters, src: ChipId, qp: QpId, ack_psn: Psn, nak: bool) -> Option<u32> {
+    pub fn on_ack(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        c: &SlotCounters,
+        src: ChipId,
+        qp: QpId,
+        ack_psn: Psn,
+        nak: bool,
+    ) -> Option<u32> {
         let flow = self.find_flow(src, qp)?;
         if nak {
             self.go_back_n(ctx, c, flow, ack_psn, Rewind::Nak);
@@ -621,7 +639,7 @@ impl SlotFifo {
         for (dst, src) in m.wait_ack.iter_mut().zip(self.wait_ack.as_raw_slice()) {
             *dst = *src;
         }
-        debug_assert!(SLOT_MAP_WORDS * 64 >= 512);
+        const { assert!(SLOT_MAP_WORDS * 64 >= 512) };
         m
     }
 
@@ -745,7 +763,11 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     if p.pkt_ovhd > 511 {
         return Err(format!("pkt_ovhd = {}: must be in 0..=511 bytes", p.pkt_ovhd));
     }
-    let s = SlotFifo::new(p.slots, p.max_payload, p.max_retry, p.retry_timeout)?;
+    let s = SlotFifo::new(p.slots, p.max_payload, p.max_retry, p.retry_timeout)?.with_origin(
+        p.chip,
+        p.lg,
+        p.pkt_ovhd as u16,
+    );
     Ok(Box::new(SlotFifoBlock {
         p: p.clone(),
         s,
@@ -797,8 +819,12 @@ pub fn accept_segments(
 
 /// Checks a control message's addressing; `None` if it is for (chip, lg).
 pub fn misrouted(msg: &Ctrl, chip: ChipId, lg: LgId) -> Option<String> {
-    (msg.dst != chip || msg.lg != lg)
-        .then(|| format!("ctrl for chip {} LG {} arrived at chip {chip} LG {lg}: {msg:?}", msg.dst, msg.lg))
+    (msg.dst != chip || msg.lg != lg).then(|| {
+        format!(
+            "ctrl for chip {} LG {} arrived at chip {chip} LG {lg}: {msg:?}",
+            msg.dst, msg.lg
+        )
+    })
 }
 
 impl Component for SlotFifoBlock {
@@ -820,24 +846,31 @@ impl Component for SlotFifoBlock {
         }
         self.s.expire_timeouts(ctx, &self.c, now);
         let (lg, slots) = (self.p.lg, self.p.slots);
-        accept_segments(ctx, &mut self.s, &self.c, &self.seg, &mut self.seg_block_counted, |seg, n| {
-            if seg.lg != lg {
-                Some(format!("for LG {}, this is LG {lg}", seg.lg))
-            } else if n > u8::MAX as u32 || n > slots {
-                Some(format!("{n} packets never fit (slots = {slots}, at most 255 per frame)"))
-            } else {
-                None
-            }
-        });
+        accept_segments(
+            ctx,
+            &mut self.s,
+            &self.c,
+            &self.seg,
+            &mut self.seg_block_counted,
+            |seg, n| {
+                if seg.lg != lg {
+                    Some(format!("for LG {}, this is LG {lg}", seg.lg))
+                } else if n > u8::MAX as u32 || n > slots {
+                    Some(format!(
+                        "{n} packets never fit (slots = {slots}, at most 255 per frame)"
+                    ))
+                } else {
+                    None
+                }
+            },
+        );
         if let Some(vc) = self.grant.pop() {
             let vc = vc as usize;
             if vc >= NUM_VC {
                 ctx.violation(format!("grant for VC {vc}: VCs are 0..=4"));
             } else if let Some(&id) = self.s.queues()[vc].front() {
                 let k = self.s.unsent_payloads(id).count() as u8;
-                let f = self
-                    .s
-                    .grant(vc, 0, k, now, self.p.chip, self.p.lg, self.p.pkt_ovhd as u16);
+                let f = self.s.grant(vc, 0, k, now);
                 self.frame.push(f);
             }
         }

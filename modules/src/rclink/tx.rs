@@ -144,7 +144,10 @@ impl Params {
             return Err(format!("lg = {}: must be in 0..=7", self.lg));
         }
         if self.view_dsts > MAX_VIEW_DSTS {
-            return Err(format!("view_dsts = {}: must be in 0..={MAX_VIEW_DSTS}", self.view_dsts));
+            return Err(format!(
+                "view_dsts = {}: must be in 0..={MAX_VIEW_DSTS}",
+                self.view_dsts
+            ));
         }
         SlotFifo::new(self.slots, self.max_payload, self.max_retry, self.retry_timeout)?;
         Cbfc::new(self.credit_size, self.pkt_ovhd, self.uf_limit, self.initial_credits)?;
@@ -267,7 +270,11 @@ pub struct RcLinkTx {
 /// Binds ports; refuses out-of-range parameters with a message naming the parameter.
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     p.check()?;
-    let slots = SlotFifo::new(p.slots, p.max_payload, p.max_retry, p.retry_timeout)?;
+    let slots = SlotFifo::new(p.slots, p.max_payload, p.max_retry, p.retry_timeout)?.with_origin(
+        p.chip,
+        p.lg,
+        p.pkt_ovhd as u16,
+    );
     let cbfc = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.initial_credits)?;
     let arbiter = BankArbiter::new(p.vc_weights)?;
     let mac_credit = MacCredit::new(p.mac_credits, "mac_credits")?;
@@ -402,7 +409,8 @@ impl RcLinkTx {
             ctx.count(self.c.arb_tx_busy, 1);
             return false;
         }
-        let (slots, cbfc, rate_gate, ledgers, c) = (&self.slots, &self.cbfc, &self.rate_gate, &self.flow_ledger, &self.c);
+        let (slots, cbfc, rate_gate, ledgers, c) =
+            (&self.slots, &self.cbfc, &self.rate_gate, &self.flow_ledger, &self.c);
         let pick = self.arbiter.arbitrate(
             slots.queues(),
             |id| slots.flow_of_frame(id),
@@ -428,15 +436,7 @@ impl RcLinkTx {
         let id = self.slots.queues()[vc][pos];
         let ledger = self.flow_ledger[self.slots.flow_of_frame(id)] as usize;
         let (k, cost) = self.cbfc.run(ledger, self.slots.unsent_payloads(id));
-        let frame = self.slots.grant(
-            vc,
-            pos,
-            k as u8,
-            now,
-            self.p.chip,
-            self.p.lg,
-            self.p.pkt_ovhd as u16,
-        );
+        let frame = self.slots.grant(vc, pos, k as u8, now);
         if cost > 0 {
             self.cbfc.charge(ledger, cost);
             self.show_credit(ledger);
@@ -516,8 +516,7 @@ impl Component for RcLinkTx {
         self.mac_space_seen = self.frame_out.space() - granted as u32;
         // After a grant the next one can go next cycle if a MAC credit and room remain (the
         // room only grows); otherwise the MAC's credit or pop wakes us.
-        self.arb_pending =
-            granted && self.mac_space_seen > 0 && self.mac_credit.can_send() && self.slots.queued() > 0;
+        self.arb_pending = granted && self.mac_space_seen > 0 && self.mac_credit.can_send() && self.slots.queued() > 0;
         if self.slots.take_changed() || changed {
             self.slot_view.show(&self.slots);
         }
