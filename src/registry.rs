@@ -258,6 +258,9 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
         signal_type::<hp::RxAccepted>("RxAccepted"),
     );
     // The counts the RX modules show at their widths (psn_check.credits_due, ack_merge.pending).
-    m.insert(TypeId::of::<hp::Count<13>>(), signal_type::<hp::Count<13>>("Count13"));
-    m.insert(TypeId::of::<hp::Count<16>>(), signal_type::<hp::Count<16>>("Count16"));
+    m.insert(TypeId::of::<hp::PktCount>(), signal_type::<hp::PktCount>("PktCount"));
+    m.insert(
+        TypeId::of::<hp::CreditCount>(),
+        signal_type::<hp::CreditCount>("CreditCount"),
+    );
 }

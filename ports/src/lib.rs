@@ -9,7 +9,7 @@
 //! | [`link`]  | [`Tos`] / [`Ecn`], [`VlanTag`], [`TrafficClass`], [`MacAddr`] | 003 «报文格式» |
 //! | [`frame`] | [`FrameFormat`], [`FrameLayout`]: header and frame sizes      | 003 «各格式报文头开销» |
 //! | [`wire`]  | packet split, wire bytes, CBFC cost, exact serialization time | 000 «CBFC 流控», «MAC credit» |
-//! | [`rx_msg`] | [`RxAccepted`] (PSN check → ACK MERGE), [`Count`] (state at a width) | 000 «RX 侧设计» |
+//! | [`rx_msg`] | [`RxAccepted`] (PSN check → ACK MERGE), [`PktCount`] / [`CreditCount`] (state at a width) | 000 «RX 侧设计» |
 //! | [`error`] | [`PortsError`]                                                |              |
 //!
 //! Every value type implements [`hwsim_hw::value::Trace`] with fields at their true hardware
@@ -37,7 +37,7 @@ pub use msg::{ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Segment, Txn}
 pub use psn::Psn;
 pub use qp::{QpId, VcBank};
 pub use rh::{Opcode, Rh};
-pub use rx_msg::{Count, RxAccepted};
+pub use rx_msg::{CreditCount, PktCount, RxAccepted};
 pub use wire::{
     cbfc_cost, frame_wire_bytes, packet_count, split_packets, ByteRate, CreditSize, Packets, SerializerClock,
     WireParams, CNP_BYTES, DEFAULT_MPS, DEFAULT_PKT_OVERHEAD,
@@ -89,6 +89,7 @@ mod tests {
             npkts: u8::MAX,
             immediate_ack: true,
         });
-        signal(Count::<13>(u32::MAX));
+        signal(PktCount(u32::MAX));
+        signal(CreditCount(u32::MAX));
     }
 }

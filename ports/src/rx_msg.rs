@@ -4,10 +4,10 @@
 //! | value | from → to | role |
 //! |---|---|---|
 //! | [`RxAccepted`] | PSN check → ACK MERGE | packets of one arrival accepted in order (or answered at once) |
-//! | [`Count`] | module state → waves | an unsigned count traced at a fixed width `W` |
+//! | [`PktCount`], [`CreditCount`] | module state → waves | counts traced at their counter's width |
 //!
 //! Widths in the waves: chip id 16, QP 10, PSN 12, packet count 8 (a frame holds at most
-//! 255 packets: `DataFrame::npkts` is a `u8`), flags 1.
+//! 255 packets: `DataFrame::npkts` is a `u8`), flags 1, pending packets 13, credits 16.
 
 use hwsim_hw::{Trace, TraceField, TraceValue};
 use serde::{Deserialize, Serialize};
@@ -66,27 +66,49 @@ impl Trace for RxAccepted {
     }
 }
 
-/// An unsigned count shown on the waves as a `W`-bit vector (1 ≤ W ≤ 32), the width of the
+/// Defines an unsigned count shown on the waves as a `$bits`-bit vector, the width of the
 /// hardware counter it stands for. The model keeps the full value; the trace saturates at
-/// `2^W − 1` (a count that large is already outside what the counter was sized for, and a
+/// `2^$bits − 1` (a count that large is already outside what the counter was sized for, and a
 /// saturated value says so more plainly than a wrapped one). Serialized as a plain integer.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Count<const W: u32>(pub u32);
+macro_rules! count_type {
+    ($(#[$doc:meta])* $name:ident, $bits:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub u32);
 
-impl<const W: u32> Count<W> {
-    /// The largest value the trace shows.
-    pub const MAX_SHOWN: u32 = if W >= 32 { u32::MAX } else { (1 << W) - 1 };
+        impl $name {
+            /// Width on the waves.
+            pub const BITS: u32 = $bits;
+            /// The largest value the trace shows.
+            pub const MAX_SHOWN: u32 = (1 << $bits) - 1;
+        }
+
+        impl Trace for $name {
+            fn fields() -> &'static [TraceField] {
+                const F: [TraceField; 1] = [TraceField::bits("", $name::BITS)];
+                &F
+            }
+            fn sample(&self, out: &mut [TraceValue]) {
+                out[0] = TraceValue::Bits(self.0.min(Self::MAX_SHOWN).into());
+            }
+        }
+    };
 }
 
-impl<const W: u32> Trace for Count<W> {
-    fn fields() -> &'static [TraceField] {
-        const { &[TraceField::bits("", W)] }
-    }
-    fn sample(&self, out: &mut [TraceValue]) {
-        out[0] = TraceValue::Bits(self.0.min(Self::MAX_SHOWN).into());
-    }
-}
+count_type!(
+    /// Packets waiting for an ACK in one ACK MERGE window, 13 bits: at most 4095 packets can be
+    /// outstanding on a 12-bit PSN ring, so the hardware counter needs 12 bits plus headroom.
+    PktCount,
+    13
+);
+
+count_type!(
+    /// CBFC credits queued for return, 16 bits: one return message carries up to 15 bits
+    /// (the CBFC counter), and a few may be queued at once.
+    CreditCount,
+    16
+);
 
 #[cfg(test)]
 mod tests {
@@ -105,10 +127,12 @@ mod tests {
     #[test]
     fn count_trace_saturates_at_its_width() {
         let mut out = [TraceValue::default()];
-        Count::<13>(9000).sample(&mut out);
+        PktCount(9000).sample(&mut out);
         assert_eq!(out[0], TraceValue::Bits(8191));
-        Count::<13>(17).sample(&mut out);
+        PktCount(17).sample(&mut out);
         assert_eq!(out[0], TraceValue::Bits(17));
-        assert_eq!(Count::<13>::fields()[0].kind, hwsim_hw::value::TraceKind::Bits(13));
+        assert_eq!(PktCount::fields()[0].kind, hwsim_hw::value::TraceKind::Bits(13));
+        CreditCount(70000).sample(&mut out);
+        assert_eq!(out[0], TraceValue::Bits(65535));
     }
 }

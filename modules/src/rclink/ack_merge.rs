@@ -48,7 +48,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use hwsim_hw::{Binder, BuildResult, Component, Ctx, Cycle, Out, PortDecl, StreamIn, Wake};
-use hwsim_ports::{ChipId, Count, Ctrl, LgId, Psn, QpId, Rh, RxAccepted};
+use hwsim_ports::{ChipId, Ctrl, LgId, PktCount, Psn, QpId, Rh, RxAccepted};
 use serde::{Deserialize, Serialize};
 
 use super::rx_ctrl::{CtrlKind, CtrlPort, CtrlQueue, RxSource};
@@ -207,7 +207,7 @@ impl AckMerge {
 pub struct AckMergeView {
     src: Out<ChipId>,
     qp: Out<QpId>,
-    pending: Out<Count<13>>,
+    pending: Out<PktCount>,
     next_poll: Out<u64>,
     last_ack: Out<Psn>,
 }
@@ -218,7 +218,7 @@ impl AckMergeView {
         vec![
             PortDecl::output::<ChipId>(&format!("{prefix}src")).doc("sender of the window last touched"),
             PortDecl::output::<QpId>(&format!("{prefix}qp")).doc("QP of the window last touched"),
-            PortDecl::output::<Count<13>>(&format!("{prefix}pending")).doc("that window's packets awaiting an ACK"),
+            PortDecl::output::<PktCount>(&format!("{prefix}pending")).doc("that window's packets awaiting an ACK"),
             PortDecl::output::<u64>(&format!("{prefix}next_poll"))
                 .doc("cycle of the earliest scheduled poll (0: none)"),
             PortDecl::output::<Psn>(&format!("{prefix}last_ack")).doc("ack_psn of the last ACK generated"),
@@ -242,7 +242,7 @@ impl AckMergeView {
         if let Some((src, qp)) = core.last {
             self.src.set(src);
             self.qp.set(qp);
-            self.pending.set(Count(core.pending(src, qp)));
+            self.pending.set(PktCount(core.pending(src, qp)));
         }
         self.next_poll.set(core.next_poll().unwrap_or(0));
         self.last_ack.set(core.last_ack);
@@ -425,11 +425,11 @@ mod tests {
                 let mut h = bench(&Params::default(), skip);
                 let rows = [(0, acc(3, 5, 4, 4)), (1, acc(3, 5, 8, 4))];
                 drive_port(&mut h, "accepted", &rows, 3);
-                assert_eq!(h.peek::<Count<13>>("pending"), Count(8));
+                assert_eq!(h.peek::<PktCount>("pending"), PktCount(8));
                 assert_eq!(h.peek::<u64>("next_poll"), 5);
                 drive_port::<RxAccepted>(&mut h, "accepted", &[], 30);
                 assert_eq!(ctrls(&h), vec![(5, "ACK", 5, 8)]);
-                assert_eq!(h.peek::<Count<13>>("pending"), Count(0));
+                assert_eq!(h.peek::<PktCount>("pending"), PktCount(0));
                 assert_eq!(h.peek::<u64>("next_poll"), 0);
                 assert_eq!(h.peek::<Psn>("last_ack"), psn(8));
                 assert_eq!(counter(&h, "acks_sent"), 1);

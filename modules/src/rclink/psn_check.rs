@@ -88,7 +88,9 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
-use hwsim_ports::{cbfc_cost, ChipId, Count, CreditMsg, CreditSize, DataFrame, Ecn, LgId, Psn, QpId, Rh, RxAccepted};
+use hwsim_ports::{
+    cbfc_cost, ChipId, CreditCount, CreditMsg, CreditSize, DataFrame, Ecn, LgId, Psn, QpId, Rh, RxAccepted,
+};
 use serde::{Deserialize, Serialize};
 
 use super::rx_ctrl::{CtrlKind, CtrlPort, CtrlQueue, RxSource};
@@ -394,7 +396,7 @@ pub struct PsnCheckView {
     qp: Out<QpId>,
     epsn: Out<Psn>,
     nak_pending: Out<bool>,
-    credits_due: Out<Count<16>>,
+    credits_due: Out<CreditCount>,
 }
 
 impl PsnCheckView {
@@ -406,7 +408,7 @@ impl PsnCheckView {
             PortDecl::output::<Psn>(&format!("{prefix}epsn")).doc("EPSN of that window"),
             PortDecl::output::<bool>(&format!("{prefix}nak_pending"))
                 .doc("a NAK was sent for that EPSN and no resend has moved it yet"),
-            PortDecl::output::<Count<16>>(&format!("{prefix}credits_due"))
+            PortDecl::output::<CreditCount>(&format!("{prefix}credits_due"))
                 .doc("credits queued for return, not yet pushed"),
         ]
     }
@@ -431,7 +433,7 @@ impl PsnCheckView {
             self.epsn.set(epsn);
             self.nak_pending.set(nak);
         }
-        self.credits_due.set(Count(core.credits_due()));
+        self.credits_due.set(CreditCount(core.credits_due()));
     }
 }
 
@@ -776,7 +778,7 @@ mod tests {
                 assert_eq!(acc, vec![(1, 4, 4)]);
                 assert_eq!(h.peek::<Psn>("epsn"), psn(4));
                 assert!(h.peek::<bool>("nak_pending"));
-                assert_eq!(h.peek::<Count<16>>("credits_due"), Count(0));
+                assert_eq!(h.peek::<CreditCount>("credits_due"), CreditCount(0));
                 assert_eq!(counter(&h, "dup_pkts"), 1);
                 assert_eq!(counter(&h, "ooo_pkts"), 1);
                 assert_eq!(counter(&h, "naks_sent"), 1);

@@ -233,7 +233,7 @@ mod tests {
     use super::*;
     use crate::rclink::rx_test::{self, counter, credits, ctrls, drive, frame, log, psn};
     use hwsim_hw::Harness;
-    use hwsim_ports::{CreditMsg, CreditSize, DataFrame, Ecn};
+    use hwsim_ports::{CreditCount, CreditMsg, CreditSize, DataFrame, Ecn, PktCount};
 
     /// A bench with both output streams logged and room for 256 messages in each.
     fn bench(p: &Params, skip: bool) -> Harness {
@@ -584,6 +584,52 @@ mod tests {
             assert_eq!(ctrls(&h), vec![(5, "ACK", 5, 1), (9, "ACK", 5, 2), (10, "ACK", 6, 1)]);
             h
         });
+    }
+
+    /// `duplicate: ack`: a resent packet is answered at once with ACK EPSN (counted as
+    /// `dup_acks`), which also covers what ACK MERGE held, so the poll sends nothing.
+    #[test]
+    fn duplicate_ack_reacks_and_covers_ack_merge() {
+        both_modes(|skip| {
+            let p = Params {
+                duplicate: Duplicate::Ack,
+                ..Params::default()
+            };
+            let mut h = bench(&p, skip);
+            let rows = [
+                (0, frame(3, 5, 0, 2688)), // arrives 1: PSNs 0, 1; poll at 5
+                (1, frame(3, 5, 0, 1344)), // arrives 2: duplicate → ACK 2 at once
+            ];
+            drive(&mut h, &rows, 30);
+            assert_eq!(ctrls(&h), vec![(2, "ACK", 5, 2)]);
+            assert_eq!(counter(&h, "dup_acks"), 1);
+            assert_eq!(counter(&h, "dup_pkts"), 1);
+            assert_eq!(counter(&h, "acks_sent"), 0);
+            assert_eq!(counter(&h, "credits_returned"), 18);
+            assert_eq!(h.peek::<Psn>("last_ack"), psn(2));
+            h
+        });
+    }
+
+    /// The modules' state on `psn_check.*` and `ack_merge.*`.
+    #[test]
+    fn module_state_on_nested_signals() {
+        let mut h = bench(&Params::default(), true);
+        // Arrivals at 1 (PSNs 0..3) and 2 (PSN 6: gap, NAK 4).
+        drive(&mut h, &[(0, frame(3, 5, 0, 4096)), (1, frame(3, 5, 6, 64))], 3);
+        assert_eq!(h.peek::<u16>("psn_check.src"), 3);
+        assert_eq!(h.peek::<hwsim_ports::QpId>("psn_check.qp").value(), 5);
+        assert_eq!(h.peek::<Psn>("psn_check.epsn"), psn(4));
+        assert!(h.peek::<bool>("psn_check.nak_pending"));
+        // 19 returned at 2, the gap packet's 1 at 3.
+        assert_eq!(h.peek::<CreditCount>("psn_check.credits_due"), CreditCount(1));
+        assert_eq!(h.peek::<PktCount>("ack_merge.pending"), PktCount(4));
+        assert_eq!(h.peek::<u64>("ack_merge.next_poll"), 5);
+        drive(&mut h, &[], 6);
+        assert_eq!(h.peek::<PktCount>("ack_merge.pending"), PktCount(0));
+        assert_eq!(h.peek::<u64>("ack_merge.next_poll"), 0);
+        assert_eq!(h.peek::<Psn>("ack_merge.last_ack"), psn(4));
+        assert_eq!(h.peek::<CreditCount>("psn_check.credits_due"), CreditCount(0));
     }
 
     /// Several (src, qp) windows are independent.
