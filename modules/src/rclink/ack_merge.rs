@@ -141,7 +141,8 @@ impl AckMerge {
         let key = (m.src, m.qp);
         let w = self.windows.entry(key).or_default();
         w.epsn = m.epsn;
-        w.pending += u32::from(m.npkts);
+        // Saturating: a stimulus can pile up any count; the hardware counter would stick too.
+        w.pending = w.pending.saturating_add(u32::from(m.npkts));
         if m.immediate_ack {
             // The PSN check's ACK carried EPSN: everything pending is covered. A scheduled poll
             // stays and will find nothing to send.
