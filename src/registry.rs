@@ -229,6 +229,18 @@ pub fn blocks() -> Vec<BlockKind> {
             rc::rx::build,
         ),
         kind(
+            "psn_check",
+            "RC Link RX PSN check alone: EPSN per (src, qp), NAK once per gap, FACK, credit return, CNP (seed 000 «PSN 校验与三种结果»)",
+            rc::psn_check::ports,
+            rc::psn_check::build,
+        ),
+        kind(
+            "ack_merge",
+            "RC Link RX ACK MERGE alone: demand-driven poll, cumulative ACK ≤ merge_depth (seed 000 «ACK MERGE 汇聚»)",
+            rc::ack_merge::ports,
+            rc::ack_merge::build,
+        ),
+        kind(
             "rx_cap",
             "per-LG receive serializer at line rate; data only (seed 000 «芯片级聚合接收 cap»)",
             rc::rx_cap::ports,
@@ -273,4 +285,14 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     m.insert(TypeId::of::<hp::UInt<4>>(), signal_type::<hp::UInt<4>>("UInt<4>"));
     m.insert(TypeId::of::<hp::UInt<9>>(), signal_type::<hp::UInt<9>>("UInt<9>"));
     m.insert(TypeId::of::<hp::UInt<11>>(), signal_type::<hp::UInt<11>>("UInt<11>"));
+    m.insert(
+        TypeId::of::<hp::RxAccepted>(),
+        signal_type::<hp::RxAccepted>("RxAccepted"),
+    );
+    // The counts the RX modules show at their widths (psn_check.credits_due, ack_merge.pending).
+    m.insert(TypeId::of::<hp::PktCount>(), signal_type::<hp::PktCount>("PktCount"));
+    m.insert(
+        TypeId::of::<hp::CreditCount>(),
+        signal_type::<hp::CreditCount>("CreditCount"),
+    );
 }

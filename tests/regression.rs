@@ -183,3 +183,30 @@ fn rh_fields_are_separate_signals_at_true_widths() {
         .map(|(_, v)| v.to_bit_string().unwrap_or_default());
     assert_eq!(at3.as_deref(), Some("111111111110"));
 }
+
+/// The RC Link RX shows its modules' state as nested scopes (rx.psn_check.*, rx.ack_merge.*) at
+/// the widths of the hardware fields.
+#[test]
+fn rx_module_state_is_nested_at_true_widths() {
+    let (r, bytes) = run(&root().join("tb/modules/rclink_rx_ack_merge.yaml"), false);
+    assert!(r.passed);
+    let w = wellen::simple::read_from_reader(std::io::Cursor::new(bytes)).expect("parses");
+    let h = w.hierarchy();
+    for (scope, name, width) in [
+        ("psn_check", "src", 16),
+        ("psn_check", "qp", 10),
+        ("psn_check", "epsn", 12),
+        ("psn_check", "nak_pending", 1),
+        ("psn_check", "credits_due", 16),
+        ("ack_merge", "src", 16),
+        ("ack_merge", "qp", 10),
+        ("ack_merge", "pending", 13),
+        ("ack_merge", "next_poll", 64),
+        ("ack_merge", "last_ack", 12),
+    ] {
+        let v = h
+            .lookup_var(&["rx", scope], name)
+            .unwrap_or_else(|| panic!("rx.{scope}.{name} missing"));
+        assert_eq!(h[v].length(h), Some(width), "rx.{scope}.{name}");
+    }
+}

@@ -9,6 +9,7 @@
 //! | [`link`]  | [`Tos`] / [`Ecn`], [`VlanTag`], [`TrafficClass`], [`MacAddr`] | 003 «报文格式» |
 //! | [`frame`] | [`FrameFormat`], [`FrameLayout`]: header and frame sizes      | 003 «各格式报文头开销» |
 //! | [`wire`]  | packet split, wire bytes, CBFC cost, exact serialization time | 000 «CBFC 流控», «MAC credit» |
+//! | [`rx_msg`] | [`RxAccepted`] (PSN check → ACK MERGE), [`PktCount`] / [`CreditCount`] (state at a width) | 000 «RX 侧设计» |
 //! | [`error`] | [`PortsError`]                                                |              |
 //!
 //! Every value type implements [`hwsim_hw::value::Trace`] with fields at their true hardware
@@ -24,6 +25,7 @@ pub mod msg;
 pub mod psn;
 pub mod qp;
 pub mod rh;
+pub mod rx_msg;
 pub mod tx_msg;
 pub mod wire;
 
@@ -36,6 +38,7 @@ pub use msg::{ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Segment, Txn}
 pub use psn::Psn;
 pub use qp::{QpId, VcBank};
 pub use rh::{Opcode, Rh};
+pub use rx_msg::{CreditCount, PktCount, RxAccepted};
 pub use tx_msg::{ArbReq, CbfcReq, SlotMap, UInt, VcCredits, SLOT_MAP_WORDS};
 pub use wire::{
     cbfc_cost, frame_wire_bytes, packet_count, split_packets, ByteRate, CreditSize, Packets, SerializerClock,
@@ -81,5 +84,14 @@ mod tests {
         signal(CreditSize::B2048);
         signal(ByteRate::new(25, 2).unwrap());
         signal(FrameLayout::default().format());
+        signal(RxAccepted {
+            src: u16::MAX,
+            qp: QpId::MAX,
+            epsn: Psn::MAX,
+            npkts: u8::MAX,
+            immediate_ack: true,
+        });
+        signal(PktCount(u32::MAX));
+        signal(CreditCount(u32::MAX));
     }
 }

@@ -1,8 +1,10 @@
 //! The RC Link transport and its neighbours (seed 000): per link group, the TX (`tx`, the
-//! composition of `slot_fifo`, `bank_arbiter`, `cbfc` and `mac_credit`), the MAC serializer, the RX cap and the RX (PSN check, ACK
-//! MERGE, credit return, CNP); per chip the PAXI core, the CDMA traffic source and the router;
-//! per edge direction the PhyLink.
+//! composition of `slot_fifo`, `bank_arbiter`, `cbfc` and `mac_credit`), the MAC serializer, the
+//! RX cap and the RX (`rx`, the composition of `psn_check` — PSN check, FACK, credit return, CNP —
+//! and `ack_merge`, which share the control output in `rx_ctrl`); per chip the PAXI core, the
+//! CDMA traffic source and the router; per edge direction the PhyLink.
 
+pub mod ack_merge;
 pub mod bank_arbiter;
 pub mod cbfc;
 pub mod cdma;
@@ -11,8 +13,12 @@ pub mod mac_credit;
 pub mod monitor;
 pub mod paxi;
 pub mod phylink;
+pub mod psn_check;
 pub mod router;
 pub mod rx;
 pub mod rx_cap;
+pub mod rx_ctrl;
+#[cfg(test)]
+mod rx_test;
 pub mod slot_fifo;
 pub mod tx;

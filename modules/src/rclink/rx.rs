@@ -1,93 +1,63 @@
-//! RC Link RX of one link group: PSN check, ACK MERGE, FACK, credit return and ECN → CNP (seed 000
-//! «RX 侧设计»: «PSN 校验与三种结果», «FACK», «ACK MERGE 汇聚», «ECN 检测与 CNP 生成», «credit 返还»;
-//! appendix C «RX 参数»; SPEC.md «RX side»).
+//! RC Link RX of one link group: the composition of the PSN check and ACK MERGE, ticked as one
+//! block (seed 000 «RX 侧设计»: «PSN 校验与三种结果», «FACK», «ACK MERGE 汇聚», «ECN 检测与 CNP
+//! 生成», «credit 返还»; appendix C «RX 参数»; SPEC.md «RX side»).
 //!
 //! ```text
-//!                              +-------------------------------------------+
-//!  data : stream<DataFrame> ==>| PSN check per (src, qp) against EPSN      |==> ctrl : stream<Ctrl>
-//!  (capacity 8, from rx_cap)   |  accept -> ACK MERGE poll, CNP if CE      |    ACK / NAK / CNP (RSP path)
-//!                              |  gap    -> NAK (one per gap), drop        |==> credit : stream<CreditMsg>
-//!                              |  dup    -> drop                           |    CBFC returns (MAC path)
-//!                              |  every data packet -> credit return       |--> epsn : signal<Psn>
-//!                              |  zero-byte (FACK) -> immediate ACK        |--> last_ack : signal<Psn>
-//!                              +-------------------------------------------+
+//!                     +---------------------------------------------------------------+
+//!  data  ============>| psn_check (psn_check.rs)        ack_merge (ack_merge.rs)      |==> ctrl : stream<Ctrl>
+//!  stream<DataFrame>  |  EPSN per (src, qp)   accepted   pending per (src, qp)       |    ACK / NAK / CNP (RSP path)
+//!  (capacity 8,       |  NAK / FACK / CNP  -----------> poll at +poll_cycle         |==> credit : stream<CreditMsg>
+//!   from rx_cap)      |  credit return      (a call,     cumulative ACK <= depth   |    CBFC returns (MAC path)
+//!                     |                      no register)                           |--> epsn, last_ack
+//!                     |  psn_check.{src,qp,epsn,        ack_merge.{src,qp,pending,   |--> (state signals)
+//!                     |    nak_pending,credits_due}       next_poll,last_ack}        |
+//!                     +---------------------------------------------------------------+
 //! ```
 //!
-//! **PSN check**, per packet `i` of an arriving frame, in order (PSN `frame.psn_of(i)`, payload
-//! `frame.pkt_bytes(i)`), against the EPSN of `(frame.src, frame.qp)` (starting at 0; one
-//! instance per LG, so this is the seed's `(src_chip, lg_id, qp_id)` window):
+//! The rules live in the two modules (read their headers): [`PsnCheck`] (PSN check with its
+//! three outcomes, FACK, credit return, and ECN → CNP, which stays there until the CNP MERGE /
+//! DCQCN work) and [`AckMerge`] (demand-driven cumulative ACKs). This block holds both cores
+//! and calls them in one tick, in this order: every arrival through the PSN check, whose
+//! accepted packets go straight to ACK MERGE in the same cycle; then the ACK MERGE polls due now
+//! (they see this cycle's arrivals); then one push on each output stream. So the composite's
+//! timing is the single block's it replaced — no register at the internal boundary — while the
+//! standalone blocks `psn_check` and `ack_merge` expose the same cores with ports of their own.
 //!
-//! | condition                  | result        | action                                             |
-//! |----------------------------|---------------|----------------------------------------------------|
-//! | payload 0 (FACK / tcredit) | immediate ACK | EPSN++ if `psn == EPSN`; ACK `ack_psn = EPSN` now, |
-//! |                            |               | bypassing ACK MERGE; no credit, no CNP             |
-//! | `psn == EPSN`              | accept        | EPSN++, deliver, ACK MERGE pending += 1 (poll at   |
-//! |                            |               | now + `poll_cycle` if none), credit, CNP if CE     |
-//! | `psn` after EPSN (ring)    | gap           | NAK `ack_psn = EPSN` (once per gap), drop, credit  |
-//! | `psn` before EPSN (ring)   | duplicate     | drop silently, credit                              |
+//! **Outputs**: NAKs, FACK ACKs, dup re-ACKs and CNPs from the PSN check and the merged ACKs
+//! share `ctrl`; credit returns go on `credit`. Each stream takes one push per cycle, so
+//! messages generated together queue in generation order (a cycle's arrivals first, in packet
+//! order, then its polls) and leave one per cycle, waiting while the stream is full. `epsn`
+//! shows the EPSN of the `(src, qp)` last touched by an arrival; `last_ack` the `ack_psn` of the
+//! last ACK pushed (merged, FACK or dup re-ACK; not NAKs). The modules' state is on
+//! `psn_check.*` and `ack_merge.*` (nested scopes in the waves: chip0.lg3.rx.psn_check.epsn).
 //!
-//! All three data paths return credit («三条路径都返还 credit»): the packet used receive buffer
-//! whatever its PSN, and a path that kept it would leak credit until the sender deadlocks.
+//! **Latency** (arrival = the cycle the frame is visible on `data`, popped at once): NAK, FACK
+//! ACK and CNP are pushed in the arrival cycle (seen downstream one cycle later) if `ctrl` is
+//! free; the merged ACK at arrival + `poll_cycle` for the first packet of a merge window;
+//! credits at arrival + `credit_return_delay`.
 //!
-//! **Credit return**: `ceil((payload + pkt_ovhd) / credit_size)` per data packet (the TX's CBFC
-//! cost, `cbfc_cost`), due `credit_return_delay` cycles after the arrival, per `(src, vc =
-//! qp & 3)`. Everything due in one cycle for one `(src, vc)` leaves as one [`CreditMsg`]
-//! `{src: chip, dst: frame.src, lg, vc, credits}` (split if above the 15-bit credit field).
+//! **Deviations and choices**: those of the two modules (a multi-packet frame checked in one cycle, one NAK per gap,
+//! a FACK's ACK is cumulative and clears ACK MERGE, a FACK off EPSN is ACKed not NAKed, PSN
+//! distance 2048 counts as a duplicate, the credit cost uses this block's `pkt_ovhd`, misrouted
+//! or malformed frames stop the run, ACK MERGE per window rather than per 4 QP groups), plus
+//! `duplicate: ack`, which is not in the seed (default `drop`, the seed's rule; see
+//! docs/spec-findings.md).
 //!
-//! **ACK MERGE**: demand-driven (no free-running poll): an accepted packet schedules a poll for
-//! its `(src, qp)` at now + `poll_cycle` unless one is pending. A poll at `t` sees every packet
-//! checked up to and including cycle `t` and emits one cumulative ACK `{src: chip, dst: src, lg,
-//! rh: Rh::ack(qp, ack_psn), wire_bytes: ack_bytes}` covering at most `merge_depth` pending
-//! packets. The pending packets are always the last accepted ones, i.e. the PSNs just before
-//! EPSN, so a count is enough: `ack_psn = EPSN − (pending − covered)`. If packets remain, the
-//! next poll is at `t + poll_cycle`. Polls due in the same cycle run in `(src, qp)` order.
-//!
-//! **ECN → CNP**: an accepted data packet marked CE emits a CNP `{rh: Rh::cnp(qp), wire_bytes:
-//! cnp_bytes}` if no CNP was sent for its `(src, qp)` in the last `cnp_interval` cycles (`now −
-//! last_cnp ≥ cnp_interval`, or never). Zero-byte packets and dropped packets never trigger one.
-//!
-//! **Outputs**: ACKs, NAKs and CNPs share `ctrl`, credit returns go on `credit`; each stream takes
-//! one push per cycle, so messages generated together queue in generation order (a cycle's
-//! arrivals first, in packet order, then its polls) and leave one per cycle, waiting while the
-//! stream is full. `epsn` shows the EPSN of the `(src, qp)` last touched by an arrival;
-//! `last_ack` the `ack_psn` of the last ACK pushed (merged or FACK; not NAKs).
-//!
-//! **Latency** (arrival = the cycle the frame is visible on `data`, popped at once): NAK, FACK ACK
-//! and CNP are pushed in the arrival cycle (seen downstream one cycle later) if `ctrl` is free;
-//! the merged ACK at arrival + `poll_cycle` for the first packet of a merge window; credits at
-//! arrival + `credit_return_delay`.
-//!
-//! **Deviations and choices** (the seed is silent or frame-granular):
-//! - Frame-level arrival: the RX cap delivers a frame when its last byte is received and the RX
-//!   checks all of the frame's packets in that cycle (one event per frame, as everywhere in
-//!   hwsim). Their credit, poll and CNP times are that cycle.
-//! - One NAK per gap: after a NAK for EPSN `e`, further out-of-order packets produce no NAK until
-//!   EPSN moves (they are still dropped and still return credit; counter `ooo_pkts`). This avoids
-//!   a NAK storm — every packet in flight behind a loss would otherwise NAK the same PSN and make
-//!   the sender rewind repeatedly. If that NAK or the resend is lost, the sender's RETRY_TIMEOUT
-//!   recovers. Once EPSN moves, a new gap NAKs again.
-//! - A FACK's immediate ACK is cumulative (`ack_psn = EPSN`), so it also covers the packets
-//!   pending in ACK MERGE: pending is cleared and the scheduled poll then sends nothing (the seed:
-//!   a poll with `pending_count == 0` emits no ACK). A FACK not at EPSN is not accepted but is
-//!   still answered with an ACK carrying EPSN (never a NAK).
-//! - A PSN exactly half a ring (2048) from EPSN is neither before nor after it; it is treated as a
-//!   duplicate (dropped, no NAK).
-//! - `pkt_ovhd` for the credit cost is this block's parameter (it must equal the sender's CBFC
-//!   setting), not the frame's `pkt_ovhd` field, which the RX cap uses for wire time.
-//! - A frame addressed to another chip or LG, or malformed (no packets, `max_payload` 0, packets
-//!   beyond the frame), is a protocol violation: the run stops naming this instance.
-//!
-//! Counters (events, never ticks): `rx_frames`, `rx_pkts` (all packets, FACKs included),
-//! `rx_payload_bytes` (accepted payload), `dup_pkts`, `ooo_pkts` (after EPSN, NAKed or not),
-//! `naks_sent`, `acks_sent` (merged ACKs), `fack_acks` (immediate ACKs), `cnps_sent`,
-//! `credits_returned` (credits pushed on `credit`), `first_byte_at` / `last_byte_at` (cycle + 1
-//! of the first / last accepted payload; 0 = none). `*_sent` and `credits_returned` count pushes.
+//! Counters (events, never ticks), unchanged from the fused block: `rx_frames`, `rx_pkts` (all
+//! packets, FACKs included), `lost_pkts`, `rx_payload_bytes` (accepted payload), `dup_pkts`,
+//! `ooo_pkts` (after EPSN, NAKed or not), `naks_sent`, `acks_sent` (merged ACKs), `fack_acks`
+//! (immediate ACKs), `cnps_sent`, `credits_returned` (credits pushed on `credit`),
+//! `first_byte_at` / `last_byte_at` (cycle + 1 of the first / last accepted payload; 0 = none),
+//! `data_latency_max`; and `dup_acks` (re-ACKs under `duplicate: ack`). `*_sent` and
+//! `credits_returned` count pushes.
 
-use std::collections::{BTreeMap, VecDeque};
-
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
-use hwsim_ports::{cbfc_cost, ChipId, CreditMsg, CreditSize, Ctrl, DataFrame, Ecn, LgId, Psn, QpId, Rh};
+use hwsim_hw::{Binder, BuildResult, Component, Ctx, Out, PortDecl, Wake};
+use hwsim_ports::{ChipId, CreditSize, Ctrl, LgId, Psn};
 use serde::{Deserialize, Serialize};
+
+use super::ack_merge::{self, AckMerge, AckMergeView};
+use super::psn_check::{self, Duplicate, PsnCheck, PsnCheckIo, PsnCheckView};
+use super::rx_ctrl::{CtrlKind, CtrlPort, CtrlQueue};
 
 /// Parameters of one RC Link RX (one per chip and LG); defaults from seed 000 appendix C.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -114,419 +84,156 @@ pub struct Params {
     pub ack_bytes: u16,
     /// Wire bytes of a CNP, default 64.
     pub cnp_bytes: u16,
+    /// What a duplicate gets: `drop` (the seed, default) or `ack` (re-ACK with EPSN, as RDMA
+    /// receivers do; docs/spec-findings.md).
+    pub duplicate: Duplicate,
 }
 
 impl Default for Params {
     fn default() -> Self {
+        let pc = psn_check::Params::default();
+        let am = ack_merge::Params::default();
         Params {
             chip: 0,
             lg: 0,
-            pkt_ovhd: 50,
-            credit_size: CreditSize::B256,
-            merge_depth: 64,
-            poll_cycle: 4,
-            credit_return_delay: 1,
-            cnp_interval: 2500,
-            ack_bytes: 50,
-            cnp_bytes: 64,
+            pkt_ovhd: pc.pkt_ovhd,
+            credit_size: pc.credit_size,
+            merge_depth: am.merge_depth,
+            poll_cycle: am.poll_cycle,
+            credit_return_delay: pc.credit_return_delay,
+            cnp_interval: pc.cnp_interval,
+            ack_bytes: pc.ack_bytes,
+            cnp_bytes: pc.cnp_bytes,
+            duplicate: pc.duplicate,
         }
     }
 }
 
-/// Port list: `data` in; `ctrl`, `credit`, `epsn`, `last_ack` out.
+impl Params {
+    /// The PSN check's share of the parameters.
+    pub fn psn_check(&self) -> psn_check::Params {
+        psn_check::Params {
+            chip: self.chip,
+            lg: self.lg,
+            pkt_ovhd: self.pkt_ovhd,
+            credit_size: self.credit_size,
+            credit_return_delay: self.credit_return_delay,
+            cnp_interval: self.cnp_interval,
+            ack_bytes: self.ack_bytes,
+            cnp_bytes: self.cnp_bytes,
+            duplicate: self.duplicate,
+        }
+    }
+    /// ACK MERGE's share of the parameters.
+    pub fn ack_merge(&self) -> ack_merge::Params {
+        ack_merge::Params {
+            chip: self.chip,
+            lg: self.lg,
+            merge_depth: self.merge_depth,
+            poll_cycle: self.poll_cycle,
+            ack_bytes: self.ack_bytes,
+        }
+    }
+}
+
+/// Prefixes of the modules' state signals inside this block.
+const PSN_CHECK: &str = "psn_check.";
+const ACK_MERGE: &str = "ack_merge.";
+
+/// Port list: `data` in; `ctrl`, `credit`, `epsn`, `last_ack` and the modules' state out.
 pub fn ports(_p: &Params) -> Vec<PortDecl> {
-    vec![
-        PortDecl::stream_in::<DataFrame>("data", 8).doc("received data frames (from the rx_cap), checked at arrival"),
+    let mut v = PsnCheckIo::ports();
+    v.extend([
         PortDecl::stream_out::<Ctrl>("ctrl").doc("ACK / NAK / CNP back to the sender (RSP path)"),
-        PortDecl::stream_out::<CreditMsg>("credit").doc("CBFC credit returns per (src, vc) (MAC control path)"),
         PortDecl::output::<Psn>("epsn").doc("EPSN of the (src, qp) most recently touched"),
         PortDecl::output::<Psn>("last_ack").doc("ack_psn of the last ACK pushed"),
-    ]
-}
-
-/// Largest credit count in one [`CreditMsg`]: the 15-bit CBFC counter.
-const CREDIT_FIELD_MAX: u32 = 0x7FFF;
-
-/// Receive state of one `(src, qp)` window.
-#[derive(Clone, Copy, Debug, Default)]
-struct Flow {
-    /// Next expected PSN (= max contiguous PSN + 1).
-    epsn: Psn,
-    /// Accepted packets not yet covered by an ACK: the PSNs just before `epsn`.
-    pending: u32,
-    /// Whether an ACK MERGE poll is scheduled (the seed's `poll_scheduled`).
-    poll_scheduled: bool,
-    /// EPSN a NAK was sent for; no further NAK until EPSN moves past it.
-    nak_for: Option<Psn>,
-    /// Cycle of the last CNP for this window.
-    last_cnp: Option<Cycle>,
-}
-
-/// What a queued control message is, for the counters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum CtrlKind {
-    Ack,
-    Fack,
-    Nak,
-    Cnp,
+    ]);
+    v.extend(PsnCheckView::ports(PSN_CHECK));
+    v.extend(AckMergeView::ports(ACK_MERGE));
+    v
 }
 
 /// The RC Link RX block.
 pub struct RcLinkRx {
-    chip: ChipId,
-    lg: LgId,
-    pkt_ovhd: u32,
-    credit_size: CreditSize,
-    merge_depth: u32,
-    poll_cycle: u64,
-    credit_return_delay: u64,
-    cnp_interval: u64,
-    ack_bytes: u16,
-    cnp_bytes: u16,
-
-    data: StreamIn<DataFrame>,
-    ctrl: StreamOut<Ctrl>,
-    credit: StreamOut<CreditMsg>,
+    psn_check: PsnCheck,
+    ack_merge: AckMerge,
+    io: PsnCheckIo,
+    /// Both cores' control messages, in generation order.
+    ctrl_q: CtrlQueue,
+    ctrl: CtrlPort,
     epsn_out: Out<Psn>,
     last_ack: Out<Psn>,
-
-    /// Windows by (src, qp); an entry is created once per window, never per packet.
-    flows: BTreeMap<(ChipId, QpId), Flow>,
-    /// Scheduled polls (due cycle, window), due cycles non-decreasing.
-    polls: VecDeque<(Cycle, (ChipId, QpId))>,
-    /// This cycle's due polls, sorted by window (reused, no allocation per cycle).
-    due_polls: Vec<(ChipId, QpId)>,
-    /// Credit returns (due cycle, message), due cycles non-decreasing; entries of the same due
-    /// cycle and (dst, vc) are summed.
-    credits: VecDeque<(Cycle, CreditMsg)>,
-    /// Control messages waiting for the `ctrl` stream, in generation order.
-    ctrl_q: VecDeque<(CtrlKind, Ctrl)>,
-
-    c_rx_frames: CounterId,
-    c_lost: CounterId,
-    c_data_latency_max: CounterId,
-    c_rx_pkts: CounterId,
-    c_rx_payload: CounterId,
-    c_dup: CounterId,
-    c_ooo: CounterId,
-    c_naks: CounterId,
-    c_acks: CounterId,
-    c_facks: CounterId,
-    c_cnps: CounterId,
-    c_credits: CounterId,
-    c_first_byte: CounterId,
-    c_last_byte: CounterId,
+    psn_check_view: PsnCheckView,
+    ack_merge_view: AckMergeView,
 }
 
 /// Binds ports; refuses `merge_depth` 0, `poll_cycle` 0 (a poll must come after the packet that
 /// schedules it) and `lg` above 7.
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
-    if p.merge_depth == 0 {
-        return Err("merge_depth must be ≥ 1".into());
-    }
-    if p.poll_cycle == 0 {
-        return Err("poll_cycle must be ≥ 1".into());
-    }
-    if p.lg > 7 {
-        return Err(format!("lg {} out of range 0..=7", p.lg));
-    }
     Ok(Box::new(RcLinkRx {
-        chip: p.chip,
-        lg: p.lg,
-        pkt_ovhd: p.pkt_ovhd,
-        credit_size: p.credit_size,
-        merge_depth: p.merge_depth,
-        poll_cycle: p.poll_cycle,
-        credit_return_delay: p.credit_return_delay,
-        cnp_interval: p.cnp_interval,
-        ack_bytes: p.ack_bytes,
-        cnp_bytes: p.cnp_bytes,
-        data: b.stream_in("data")?,
-        ctrl: b.stream_out("ctrl")?,
-        credit: b.stream_out("credit")?,
+        psn_check: PsnCheck::new(&p.psn_check())?,
+        ack_merge: AckMerge::new(&p.ack_merge())?,
+        io: PsnCheckIo::bind(b)?,
+        ctrl_q: CtrlQueue::default(),
+        ctrl: CtrlPort::bind(
+            b,
+            "ctrl",
+            &[
+                CtrlKind::Nak,
+                CtrlKind::Ack,
+                CtrlKind::Fack,
+                CtrlKind::DupAck,
+                CtrlKind::Cnp,
+            ],
+        )?,
         epsn_out: b.output("epsn")?,
         last_ack: b.output("last_ack")?,
-        flows: BTreeMap::new(),
-        polls: VecDeque::with_capacity(64),
-        due_polls: Vec::with_capacity(64),
-        credits: VecDeque::with_capacity(64),
-        ctrl_q: VecDeque::with_capacity(64),
-        c_rx_frames: b.counter("rx_frames"),
-        c_lost: b.counter("lost_pkts"),
-        c_data_latency_max: b.counter("data_latency_max"),
-        c_rx_pkts: b.counter("rx_pkts"),
-        c_rx_payload: b.counter("rx_payload_bytes"),
-        c_dup: b.counter("dup_pkts"),
-        c_ooo: b.counter("ooo_pkts"),
-        c_naks: b.counter("naks_sent"),
-        c_acks: b.counter("acks_sent"),
-        c_facks: b.counter("fack_acks"),
-        c_cnps: b.counter("cnps_sent"),
-        c_credits: b.counter("credits_returned"),
-        c_first_byte: b.counter("first_byte_at"),
-        c_last_byte: b.counter("last_byte_at"),
+        psn_check_view: PsnCheckView::bind(PSN_CHECK, b)?,
+        ack_merge_view: AckMergeView::bind(ACK_MERGE, b)?,
     }))
-}
-
-/// Why a frame cannot be checked, if it cannot.
-fn malformed(f: &DataFrame, chip: ChipId, lg: LgId) -> Option<String> {
-    if f.dst != chip || f.lg != lg {
-        return Some(format!(
-            "frame for chip {} lg {} reached the RX of chip {chip} lg {lg}",
-            f.dst, f.lg
-        ));
-    }
-    if f.npkts == 0 {
-        return Some("frame carries no packet".into());
-    }
-    if f.frame_bytes > 0 && f.max_payload == 0 {
-        return Some("frame with payload has max_payload 0".into());
-    }
-    if u32::from(f.first_idx) + u32::from(f.npkts) > u32::from(f.frame_pkts()) {
-        return Some(format!(
-            "packets {}..{} beyond the frame's {}",
-            f.first_idx,
-            u32::from(f.first_idx) + u32::from(f.npkts),
-            f.frame_pkts()
-        ));
-    }
-    None
-}
-
-impl RcLinkRx {
-    fn ctrl_msg(&self, dst: ChipId, rh: Rh, wire_bytes: u16) -> Ctrl {
-        Ctrl {
-            src: self.chip,
-            dst,
-            lg: self.lg,
-            rh,
-            wire_bytes,
-        }
-    }
-
-    /// Adds `credits` for `(dst, vc)` due at `due`, summed with what is already due then.
-    fn add_credit(&mut self, due: Cycle, dst: ChipId, vc: u8, credits: u32) {
-        // Due cycles only grow (now + a constant), so the entries of `due` are at the tail.
-        for (d, m) in self.credits.iter_mut().rev() {
-            if *d != due {
-                break;
-            }
-            if m.dst == dst && m.vc == vc && u32::from(m.credits) + credits <= CREDIT_FIELD_MAX {
-                m.credits += credits as u16;
-                return;
-            }
-        }
-        self.credits.push_back((
-            due,
-            CreditMsg {
-                src: self.chip,
-                dst,
-                lg: self.lg,
-                vc,
-                credits: credits as u16,
-                sent_at: 0,
-            },
-        ));
-    }
-
-    /// Checks every packet of one arriving frame.
-    fn receive(&mut self, ctx: &mut Ctx<'_>, now: Cycle, f: &DataFrame) {
-        ctx.count(self.c_rx_frames, 1);
-        // Data-path latency from the sender's MAC (0 = unstamped stimulus): with control
-        // latency on the sender side it shows that control does not queue behind data.
-        if f.sent_at != 0 && f.payload() > 0 {
-            let lat = now.saturating_sub(f.sent_at);
-            if lat > ctx.counter(self.c_data_latency_max) {
-                ctx.set_counter(self.c_data_latency_max, lat);
-            }
-        }
-        if let Some(why) = malformed(f, self.chip, self.lg) {
-            ctx.violation(format!("{why}: {f:?}"));
-            return;
-        }
-        let key = (f.src, f.qp);
-        let mut flow = *self.flows.entry(key).or_default();
-        let vc = f.qp.vc_bank().value();
-        for i in f.first_idx..f.first_idx + f.npkts {
-            let psn = f.psn_of(i);
-            let bytes = f.pkt_bytes(i);
-            if f.lost & (1 << (i - f.first_idx)) != 0 {
-                // Lost or corrupted on the wire: the MAC discards it (bad FCS), so the PSN check
-                // never sees it; it occupied the receive buffer, so its credit still returns.
-                ctx.count(self.c_lost, 1);
-                if bytes > 0 {
-                    let cost = cbfc_cost(bytes, self.pkt_ovhd, self.credit_size);
-                    self.add_credit(now + self.credit_return_delay, f.src, vc, cost);
-                }
-                continue;
-            }
-            ctx.count(self.c_rx_pkts, 1);
-            if bytes == 0 {
-                // FACK / tcredit: answered at once with a cumulative ACK, which also covers what
-                // ACK MERGE holds; no credit (it used no data buffer), no CNP.
-                if psn == flow.epsn {
-                    flow.epsn = flow.epsn.next();
-                }
-                flow.pending = 0;
-                let m = self.ctrl_msg(f.src, Rh::ack(f.qp, flow.epsn), self.ack_bytes);
-                self.ctrl_q.push_back((CtrlKind::Fack, m));
-                continue;
-            }
-            let cost = cbfc_cost(bytes, self.pkt_ovhd, self.credit_size);
-            self.add_credit(now + self.credit_return_delay, f.src, vc, cost);
-            if psn == flow.epsn {
-                flow.epsn = flow.epsn.next();
-                ctx.count(self.c_rx_payload, bytes.into());
-                if ctx.counter(self.c_first_byte) == 0 {
-                    ctx.set_counter(self.c_first_byte, now + 1);
-                }
-                ctx.set_counter(self.c_last_byte, now + 1);
-                flow.pending += 1;
-                if !flow.poll_scheduled {
-                    flow.poll_scheduled = true;
-                    self.polls.push_back((now + self.poll_cycle, key));
-                }
-                if f.ecn == Ecn::Ce && flow.last_cnp.is_none_or(|t| now - t >= self.cnp_interval) {
-                    flow.last_cnp = Some(now);
-                    let m = self.ctrl_msg(f.src, Rh::cnp(f.qp), self.cnp_bytes);
-                    self.ctrl_q.push_back((CtrlKind::Cnp, m));
-                }
-            } else if psn.after(flow.epsn) {
-                ctx.count(self.c_ooo, 1);
-                if flow.nak_for != Some(flow.epsn) {
-                    flow.nak_for = Some(flow.epsn);
-                    let m = self.ctrl_msg(f.src, Rh::nak(f.qp, flow.epsn), self.ack_bytes);
-                    self.ctrl_q.push_back((CtrlKind::Nak, m));
-                }
-            } else {
-                ctx.count(self.c_dup, 1);
-            }
-        }
-        self.epsn_out.set(flow.epsn);
-        *self.flows.get_mut(&key).expect("entry made above") = flow;
-    }
-
-    /// Runs the ACK MERGE polls due at or before `now`.
-    fn run_polls(&mut self, now: Cycle) {
-        self.due_polls.clear();
-        while let Some(&(t, key)) = self.polls.front() {
-            if t > now {
-                break;
-            }
-            self.polls.pop_front();
-            self.due_polls.push(key);
-        }
-        if self.due_polls.is_empty() {
-            return;
-        }
-        // Same-cycle polls in (src, qp) order, whatever order their packets came in.
-        self.due_polls.sort_unstable();
-        for i in 0..self.due_polls.len() {
-            let key = self.due_polls[i];
-            let flow = self.flows.get_mut(&key).expect("a poll belongs to a window");
-            let covered = flow.pending.min(self.merge_depth);
-            let ack = (covered > 0).then(|| {
-                let left = flow.pending - covered;
-                flow.pending = left;
-                flow.epsn.wrapping_sub((left % u32::from(Psn::MODULUS)) as u16)
-            });
-            let again = flow.pending > 0;
-            flow.poll_scheduled = again;
-            if let Some(ack_psn) = ack {
-                let m = self.ctrl_msg(key.0, Rh::ack(key.1, ack_psn), self.ack_bytes);
-                self.ctrl_q.push_back((CtrlKind::Ack, m));
-            }
-            if again {
-                // Polls run exactly at their due cycle (we wake for it), so t == now and the
-                // queue stays sorted.
-                self.polls.push_back((now + self.poll_cycle, key));
-            }
-        }
-    }
 }
 
 impl Component for RcLinkRx {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
-        // 1. Arrivals: everything visible arrived now (each push wakes us the next cycle).
-        while let Some(f) = self.data.pop() {
-            self.receive(ctx, now, &f);
+        // 1. Arrivals through the PSN check; what it accepts reaches ACK MERGE in the same
+        //    cycle (a call, not a stream: the hardware has no register there).
+        let merge = &mut self.ack_merge;
+        self.io
+            .receive(ctx, &mut self.psn_check, &mut self.ctrl_q, |m| merge.accept(now, &m));
+        if let Some((_, epsn, _)) = self.psn_check.last_window() {
+            self.epsn_out.set(epsn);
         }
         // 2. ACK MERGE polls due now (they see this cycle's arrivals).
-        self.run_polls(now);
-
+        self.ack_merge.poll(now, &mut self.ctrl_q);
         // 3. One push per stream per cycle.
-        let ctrl_free = self.ctrl.can_push();
-        if ctrl_free {
-            if let Some((kind, mut m)) = self.ctrl_q.pop_front() {
-                // Stamped when it leaves, so the sender can measure the control path's latency
-                // (32-bit ns in the RH timestamp field).
-                m.rh = m.rh.with_timestamp(now as u32);
-                self.ctrl.push(m);
-                let c = match kind {
-                    CtrlKind::Ack => self.c_acks,
-                    CtrlKind::Fack => self.c_facks,
-                    CtrlKind::Nak => self.c_naks,
-                    CtrlKind::Cnp => self.c_cnps,
-                };
-                ctx.count(c, 1);
-                if matches!(kind, CtrlKind::Ack | CtrlKind::Fack) {
-                    self.last_ack.set(m.rh.psn());
-                }
+        if let Some((kind, m)) = self.ctrl.drive(ctx, &mut self.ctrl_q) {
+            if kind.is_ack() {
+                self.last_ack.set(m.rh.psn());
             }
         }
-        let credit_free = self.credit.can_push();
-        if credit_free && self.credits.front().is_some_and(|(d, _)| *d <= now) {
-            let (_, mut m) = self.credits.pop_front().expect("front");
-            m.sent_at = now;
-            self.credit.push(m);
-            ctx.count(self.c_credits, m.credits.into());
-        }
-
-        // 4. Next due work. A full stream wakes us when its consumer pops, so a blocked queue
-        //    needs no timer.
-        let mut next: Option<Cycle> = None;
-        let mut at = |t: Cycle| next = Some(next.map_or(t, |n: Cycle| n.min(t)));
-        if !self.ctrl_q.is_empty() && ctrl_free {
-            at(now + 1);
-        }
-        match self.credits.front() {
-            Some(&(d, _)) if d > now => at(d),
-            Some(_) if credit_free => at(now + 1),
-            _ => {}
-        }
-        if let Some(&(t, _)) = self.polls.front() {
-            at(t);
-        }
-        match next {
-            Some(t) if t <= now + 1 => Wake::NextCycle,
-            Some(t) => Wake::At(t),
-            None => Wake::OnInput,
-        }
+        self.io.drive_credit(ctx, &mut self.psn_check);
+        self.psn_check_view.show(&self.psn_check);
+        self.ack_merge_view.show(&self.ack_merge);
+        // 4. Next due work.
+        Wake::earliest(
+            [
+                self.ctrl.next_due(now, &self.ctrl_q),
+                self.io.next_due(now, &self.psn_check),
+                self.ack_merge.next_poll(),
+            ]
+            .into_iter()
+            .flatten(),
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hwsim_hw::{Harness, StreamNet, Value};
-
-    fn qp(v: u16) -> QpId {
-        QpId::new(v).unwrap()
-    }
-    fn psn(v: u16) -> Psn {
-        Psn::new(v).unwrap()
-    }
-
-    /// A frame of `bytes` payload from `src` on `qp`, first PSN `first`, every packet carried.
-    fn frame(src: ChipId, q: u16, first: u16, bytes: u32) -> DataFrame {
-        DataFrame {
-            src,
-            qp: qp(q),
-            first_psn: psn(first),
-            ..DataFrame::whole(bytes, 1344, 50)
-        }
-    }
+    use crate::rclink::rx_test::{self, counter, credits, ctrls, drive, frame, log, psn};
+    use hwsim_hw::Harness;
+    use hwsim_ports::{CreditCount, CreditMsg, CreditSize, DataFrame, Ecn, PktCount};
 
     /// A bench with both output streams logged and room for 256 messages in each.
     fn bench(p: &Params, skip: bool) -> Harness {
@@ -542,69 +249,9 @@ mod tests {
         h
     }
 
-    /// Drives `rows` (push cycle, frame; cycles ascending, at most one per cycle) and steps
-    /// one cycle at a time until `end`.
-    fn drive(h: &mut Harness, rows: &[(Cycle, DataFrame)], end: Cycle) {
-        let mut rows = rows.iter().peekable();
-        while h.now() < end {
-            if let Some((_, f)) = rows.next_if(|(c, _)| *c == h.now()) {
-                assert!(h.push("data", *f), "data full at {}", h.now());
-            }
-            h.step().unwrap();
-        }
-        assert!(rows.next().is_none(), "rows after the end");
-    }
-
-    fn log<T: Value>(h: &Harness, port: &str) -> Vec<(Cycle, T)> {
-        let net = h.sim().net(&format!("dut.{port}")).unwrap();
-        let net = net.as_any().downcast_ref::<StreamNet<T>>().unwrap();
-        let l = net.log();
-        l.as_ref().unwrap().clone()
-    }
-
-    /// The control stream as (cycle, "ACK"/"NAK"/"CNP", qp, psn).
-    fn ctrls(h: &Harness) -> Vec<(Cycle, &'static str, u16, u16)> {
-        log::<Ctrl>(h, "ctrl")
-            .into_iter()
-            .map(|(c, m)| {
-                assert_eq!((m.src, m.lg), (0, 0));
-                let kind = if m.is_nak() {
-                    "NAK"
-                } else if m.is_ack() {
-                    "ACK"
-                } else {
-                    assert!(m.is_cnp());
-                    "CNP"
-                };
-                (c, kind, m.rh.qp().value(), m.rh.psn().value())
-            })
-            .collect()
-    }
-
-    /// The credit stream as (cycle, dst, vc, credits).
-    fn credits(h: &Harness) -> Vec<(Cycle, ChipId, u8, u16)> {
-        log::<CreditMsg>(h, "credit")
-            .into_iter()
-            .map(|(c, m)| {
-                assert_eq!((m.src, m.lg), (0, 0));
-                (c, m.dst, m.vc, m.credits)
-            })
-            .collect()
-    }
-
-    fn counter(h: &Harness, name: &str) -> u64 {
-        h.sim().counter(&format!("dut.{name}")).unwrap()
-    }
-
     /// Runs `f` with event skip on and off; both must see the same streams and counters.
     fn both_modes(f: impl Fn(bool) -> Harness) {
-        let a = f(true);
-        let b = f(false);
-        assert_eq!(ctrls(&a), ctrls(&b));
-        assert_eq!(credits(&a), credits(&b));
-        let ca: Vec<_> = a.sim().counters().collect();
-        let cb: Vec<_> = b.sim().counters().collect();
-        assert_eq!(ca, cb);
+        rx_test::both_modes(f, &["ctrl", "credit"]);
     }
 
     /// psn == EPSN: accepted; one cumulative ACK `poll_cycle` after the arrival; 6 credits one
@@ -937,6 +584,52 @@ mod tests {
             assert_eq!(ctrls(&h), vec![(5, "ACK", 5, 1), (9, "ACK", 5, 2), (10, "ACK", 6, 1)]);
             h
         });
+    }
+
+    /// `duplicate: ack`: a resent packet is answered at once with ACK EPSN (counted as
+    /// `dup_acks`), which also covers what ACK MERGE held, so the poll sends nothing.
+    #[test]
+    fn duplicate_ack_reacks_and_covers_ack_merge() {
+        both_modes(|skip| {
+            let p = Params {
+                duplicate: Duplicate::Ack,
+                ..Params::default()
+            };
+            let mut h = bench(&p, skip);
+            let rows = [
+                (0, frame(3, 5, 0, 2688)), // arrives 1: PSNs 0, 1; poll at 5
+                (1, frame(3, 5, 0, 1344)), // arrives 2: duplicate → ACK 2 at once
+            ];
+            drive(&mut h, &rows, 30);
+            assert_eq!(ctrls(&h), vec![(2, "ACK", 5, 2)]);
+            assert_eq!(counter(&h, "dup_acks"), 1);
+            assert_eq!(counter(&h, "dup_pkts"), 1);
+            assert_eq!(counter(&h, "acks_sent"), 0);
+            assert_eq!(counter(&h, "credits_returned"), 18);
+            assert_eq!(h.peek::<Psn>("last_ack"), psn(2));
+            h
+        });
+    }
+
+    /// The modules' state on `psn_check.*` and `ack_merge.*`.
+    #[test]
+    fn module_state_on_nested_signals() {
+        let mut h = bench(&Params::default(), true);
+        // Arrivals at 1 (PSNs 0..3) and 2 (PSN 6: gap, NAK 4).
+        drive(&mut h, &[(0, frame(3, 5, 0, 4096)), (1, frame(3, 5, 6, 64))], 3);
+        assert_eq!(h.peek::<u16>("psn_check.src"), 3);
+        assert_eq!(h.peek::<hwsim_ports::QpId>("psn_check.qp").value(), 5);
+        assert_eq!(h.peek::<Psn>("psn_check.epsn"), psn(4));
+        assert!(h.peek::<bool>("psn_check.nak_pending"));
+        // 19 returned at 2, the gap packet's 1 at 3.
+        assert_eq!(h.peek::<CreditCount>("psn_check.credits_due"), CreditCount(1));
+        assert_eq!(h.peek::<PktCount>("ack_merge.pending"), PktCount(4));
+        assert_eq!(h.peek::<u64>("ack_merge.next_poll"), 5);
+        drive(&mut h, &[], 6);
+        assert_eq!(h.peek::<PktCount>("ack_merge.pending"), PktCount(0));
+        assert_eq!(h.peek::<u64>("ack_merge.next_poll"), 0);
+        assert_eq!(h.peek::<Psn>("ack_merge.last_ack"), psn(4));
+        assert_eq!(h.peek::<CreditCount>("psn_check.credits_due"), CreditCount(0));
     }
 
     /// Several (src, qp) windows are independent.
