@@ -90,6 +90,7 @@ mod tests {
             epsn: Psn::MAX,
             npkts: u8::MAX,
             immediate_ack: true,
+            ts: u32::MAX,
         });
         signal(PktCount(u32::MAX));
         signal(CreditCount(u32::MAX));

@@ -246,6 +246,10 @@ pub struct Ctrl {
     pub rh: Rh,
     /// Wire bytes (ACK/NAK: one header; CNP: 64).
     pub wire_bytes: u16,
+    /// Cycle the receiver pushed it on the RSP path (model bookkeeping for the control-path
+    /// latency counter, not a wire field: the RH timestamp echoes the data's instead). 0 = not
+    /// stamped (testbench stimulus).
+    pub sent_at: u64,
 }
 
 impl Ctrl {

@@ -37,6 +37,9 @@ pub struct RxAccepted {
     pub npkts: u8,
     /// The PSN check sent an ACK with `epsn` at once: ACK MERGE's pending packets are covered.
     pub immediate_ack: bool,
+    /// RH timestamp of the arrival's data (the sender's grant time, 32-bit ns): the ACK that
+    /// covers it echoes it, so the sender can measure the round trip.
+    pub ts: u32,
 }
 
 impl RxAccepted {
@@ -48,12 +51,13 @@ impl RxAccepted {
 
 impl Trace for RxAccepted {
     fn fields() -> &'static [TraceField] {
-        const F: [TraceField; 5] = [
+        const F: [TraceField; 6] = [
             TraceField::bits("src", 16),
             TraceField::bits("qp", 10),
             TraceField::bits("epsn", 12),
             TraceField::bits("npkts", 8),
             TraceField::bits("immediate_ack", 1),
+            TraceField::bits("ts", 32),
         ];
         &F
     }
@@ -63,6 +67,7 @@ impl Trace for RxAccepted {
         out[2] = TraceValue::Bits(self.epsn.value().into());
         out[3] = TraceValue::Bits(self.npkts.into());
         out[4] = TraceValue::Bits(self.immediate_ack.into());
+        out[5] = TraceValue::Bits(self.ts.into());
     }
 }
 

@@ -24,7 +24,9 @@
 //! max contiguous PSN + 1 when everything is covered. If packets remain, the next poll is at
 //! `t + poll_cycle`. A poll that finds nothing pending sends nothing («pending_count > 0»).
 //! Polls due in the same cycle run in `(src, qp)` order. An arrival the PSN check already
-//! answered with a cumulative ACK (`immediate_ack`: FACK, dup re-ACK) clears pending.
+//! answered with a cumulative ACK (`immediate_ack`: FACK, dup re-ACK) clears pending. The ACK's
+//! RH timestamp echoes that of the last packet accepted in its window (seed 002: the RTT is
+//! measured through the RH Timestamp), so the sender can time the round trip.
 //!
 //! **State on the waves** (true widths): `src` (16) / `qp` (10) of the window last touched (by
 //! an arrival or a poll), its `pending` count (13: ≤ 4095 packets can be outstanding on a 12-bit
@@ -90,6 +92,8 @@ struct Window {
     pending: u32,
     /// Whether a poll is scheduled (the seed's `poll_scheduled`).
     poll_scheduled: bool,
+    /// RH timestamp of the last accepted arrival: the merged ACK echoes it.
+    ts: u32,
 }
 
 /// The ACK MERGE core: windows and scheduled polls; no ports. `rclink_rx` and the `ack_merge`
@@ -141,6 +145,9 @@ impl AckMerge {
         let key = (m.src, m.qp);
         let w = self.windows.entry(key).or_default();
         w.epsn = m.epsn;
+        if m.npkts > 0 {
+            w.ts = m.ts;
+        }
         // Saturating: a stimulus can pile up any count; the hardware counter would stick too.
         w.pending = w.pending.saturating_add(u32::from(m.npkts));
         if m.immediate_ack {
@@ -179,7 +186,8 @@ impl AckMerge {
                 self.last_ack = ack_psn;
                 ctrl.push(
                     CtrlKind::Ack,
-                    self.src.ctrl(key.0, Rh::ack(key.1, ack_psn), self.ack_bytes),
+                    self.src
+                        .ctrl(key.0, Rh::ack(key.1, ack_psn).with_timestamp(w.ts), self.ack_bytes),
                 );
             }
             w.poll_scheduled = w.pending > 0;
@@ -312,6 +320,7 @@ mod tests {
             epsn: psn(epsn),
             npkts,
             immediate_ack: false,
+            ts: 0,
         }
     }
 

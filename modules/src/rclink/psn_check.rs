@@ -47,6 +47,9 @@
 //! cnp_bytes}` if no CNP was sent for its `(src, qp)` in the last `cnp_interval` cycles (`now −
 //! last_cnp ≥ cnp_interval`, or never). Zero-byte packets and dropped packets never trigger one.
 //!
+//! **Timestamps**: every ACK, NAK and CNP made here echoes the RH timestamp of the data packet
+//! that caused it (seed 002: RTT via the RH Timestamp), so the sender can time the round trip.
+//!
 //! **State on the waves** (true widths): `src` (16) / `qp` (10) of the window the last arrival
 //! touched, its `epsn` (12), `nak_pending` (1: a NAK was sent for this EPSN and no resend has
 //! moved it yet), `credits_due` (16: credits queued for return, not yet pushed). In `rclink_rx`
@@ -315,7 +318,8 @@ impl PsnCheck {
                 immediate_ack = true;
                 ctrl.push(
                     CtrlKind::Fack,
-                    self.src.ctrl(f.src, Rh::ack(f.qp, w.epsn), self.ack_bytes),
+                    self.src
+                        .ctrl(f.src, Rh::ack(f.qp, w.epsn).with_timestamp(f.ts), self.ack_bytes),
                 );
                 continue;
             }
@@ -326,7 +330,10 @@ impl PsnCheck {
                 npkts += 1;
                 if f.ecn == Ecn::Ce && w.last_cnp.is_none_or(|t| now - t >= self.cnp_interval) {
                     w.last_cnp = Some(now);
-                    ctrl.push(CtrlKind::Cnp, self.src.ctrl(f.src, Rh::cnp(f.qp), self.cnp_bytes));
+                    ctrl.push(
+                        CtrlKind::Cnp,
+                        self.src.ctrl(f.src, Rh::cnp(f.qp).with_timestamp(f.ts), self.cnp_bytes),
+                    );
                 }
             } else if psn.after(w.epsn) {
                 c.ooo += 1;
@@ -334,7 +341,8 @@ impl PsnCheck {
                     w.nak_for = Some(w.epsn);
                     ctrl.push(
                         CtrlKind::Nak,
-                        self.src.ctrl(f.src, Rh::nak(f.qp, w.epsn), self.ack_bytes),
+                        self.src
+                            .ctrl(f.src, Rh::nak(f.qp, w.epsn).with_timestamp(f.ts), self.ack_bytes),
                     );
                 }
             } else {
@@ -346,7 +354,8 @@ impl PsnCheck {
             immediate_ack = true;
             ctrl.push(
                 CtrlKind::DupAck,
-                self.src.ctrl(f.src, Rh::ack(f.qp, w.epsn), self.ack_bytes),
+                self.src
+                    .ctrl(f.src, Rh::ack(f.qp, w.epsn).with_timestamp(f.ts), self.ack_bytes),
             );
         }
         self.windows.insert(key, w);
@@ -357,6 +366,7 @@ impl PsnCheck {
             epsn: w.epsn,
             npkts,
             immediate_ack,
+            ts: f.ts,
         });
         Ok(c)
     }
@@ -676,7 +686,8 @@ mod tests {
                 qp: qp(5),
                 epsn: psn(4),
                 npkts: 4,
-                immediate_ack: false
+                immediate_ack: false,
+                ts: 0,
             })
         );
         assert!(q.is_empty());
@@ -726,7 +737,8 @@ mod tests {
                 qp: qp(5),
                 epsn: psn(2),
                 npkts: 0,
-                immediate_ack: true
+                immediate_ack: true,
+                ts: 0,
             })
         );
     }

@@ -73,6 +73,7 @@ impl RxSource {
             lg: self.lg,
             rh,
             wire_bytes,
+            sent_at: 0,
         }
     }
 }
@@ -127,7 +128,7 @@ impl CtrlPort {
         })
     }
 
-    /// Pushes the oldest queued message if the stream has room, stamped with `now`; returns its
+    /// Pushes the oldest queued message if the stream has room, `sent_at` = `now`; returns its
     /// kind and the message.
     pub fn drive(&mut self, ctx: &mut Ctx<'_>, q: &mut CtrlQueue) -> Option<(CtrlKind, Ctrl)> {
         self.free = self.port.can_push();
@@ -135,7 +136,9 @@ impl CtrlPort {
             return None;
         }
         let (kind, mut m) = q.pop()?;
-        m.rh = m.rh.with_timestamp(ctx.now() as u32);
+        // The RH timestamp echoes the data's (set where the message was made); the send time is
+        // kept beside it for the control-path latency the sender measures.
+        m.sent_at = ctx.now();
         self.port.push(m);
         // `ALL` lists the kinds in declaration order, so a kind's discriminant is its index.
         if let Some(c) = self.counters[kind as usize] {

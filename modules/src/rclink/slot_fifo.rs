@@ -917,6 +917,7 @@ mod tests {
             lg: 0,
             rh,
             wire_bytes: 50,
+            sent_at: 0,
         }
     }
 

@@ -44,7 +44,8 @@
 //! `diag_timeout_retransmit_total`, `segments_accepted`, `frames_sent`, `pkts_sent`,
 //! `payload_bytes_sent`, `wire_bytes_sent` (the four count resends too), `acks_received`,
 //! `acks_ignored`, `cnp_received`, `ctrl_latency_max` and `credit_latency_max` (ns from the
-//! receiver's send, from the RH timestamp and `CreditMsg::sent_at`), `frames_done`,
+//! receiver's send, `Ctrl::sent_at` and `CreditMsg::sent_at`), `rtt_max` (ns from our grant of a
+//! packet to the ACK or NAK that echoes its RH timestamp), `frames_done`,
 //! `frames_failed`, `slots_peak`; end-of-run gauges `slots_in_use` and `credits_outstanding`
 //! (both 0 when every frame was ACKed and every credit returned), `fatal_qp`, `fatal_at`.
 //!
@@ -206,6 +207,7 @@ struct Counters {
     cnp_received: CounterId,
     ctrl_latency_max: CounterId,
     credit_latency_max: CounterId,
+    rtt_max: CounterId,
     credits_outstanding: CounterId,
 }
 
@@ -225,6 +227,7 @@ impl Counters {
             cnp_received: b.counter("cnp_received"),
             ctrl_latency_max: b.counter("ctrl_latency_max"),
             credit_latency_max: b.counter("credit_latency_max"),
+            rtt_max: b.counter("rtt_max"),
             credits_outstanding: b.counter("credits_outstanding"),
         }
     }
@@ -462,12 +465,20 @@ impl Component for RcLinkTx {
         }
         // ACKs first: slots they free can take a waiting segment in the same cycle.
         while let Some(msg) = self.ctrl_in.pop() {
-            // Control-path latency from the receiver's send (RH timestamp, 32-bit ns; 0 = not
-            // stamped, e.g. testbench stimulus) to this pop: acceptance 9 bounds it.
-            if msg.rh.timestamp() != 0 {
-                let lat = u64::from((now as u32).wrapping_sub(msg.rh.timestamp()));
+            // Control-path latency from the receiver's push (`sent_at`; 0 = not stamped, e.g.
+            // testbench stimulus) to this pop: acceptance 9 bounds it.
+            if msg.sent_at != 0 {
+                let lat = now.saturating_sub(msg.sent_at);
                 if lat > ctx.counter(self.c.ctrl_latency_max) {
                     ctx.set_counter(self.c.ctrl_latency_max, lat);
+                }
+            }
+            // Round trip: the RH timestamp echoes our grant time of the data it answers (32-bit
+            // ns, wrapping; 0 = not stamped).
+            if msg.rh.timestamp() != 0 && msg.rh.opcode() == Opcode::Ack {
+                let rtt = u64::from((now as u32).wrapping_sub(msg.rh.timestamp()));
+                if rtt > ctx.counter(self.c.rtt_max) {
+                    ctx.set_counter(self.c.rtt_max, rtt);
                 }
             }
             self.on_ctrl(ctx, &msg);
@@ -574,6 +585,7 @@ mod tests {
             lg: 0,
             rh: Rh::ack(qp(q), psn(ack_psn)),
             wire_bytes: 50,
+            sent_at: 0,
         }
     }
     fn nak(q: u16, ack_psn: u16) -> Ctrl {
