@@ -9,7 +9,8 @@
 //!                        +-------------+--> ost : u16 (W OST in use)
 //! ```
 //! - Segmentation: frame i of a transaction carries min(MPS, rest) bytes and becomes ready at
-//!   issue + ceil(i · MPS / bandwidth) (the CDMA injection gate; unpaced when bandwidth is 0).
+//!   issue + `tx_latency` + ceil(i · MPS / bandwidth) (the PAXI TX pipeline, then the CDMA
+//!   injection gate; unpaced when bandwidth is 0).
 //! - ITLV (per segment): `hash` (default) lg = splitmix64 mix of (txn, frame_seq, qp) mod
 //!   num_lg; `round_robin` (a chip-level counter, for debugging: it phase-locks); `qp`
 //!   (affinity: one LG per QP).
@@ -61,6 +62,10 @@ pub struct Params {
     pub itlv: Itlv,
     /// Flows accounted for (flow ids 0..flows).
     pub flows: u16,
+    /// Fixed PAXI TX pipeline, ns (AXI write in → segment ready for the RC Link), 0..=10^6. 0
+    /// here; the chip preset sets it (with the PhyLink's `pipeline_latency`) so that an idle P2P
+    /// write takes the seed's 150 ns AXI-to-AXI.
+    pub tx_latency: u64,
 }
 
 impl Default for Params {
@@ -72,6 +77,7 @@ impl Default for Params {
             w_ost: 256,
             itlv: Itlv::Hash,
             flows: 1,
+            tx_latency: 0,
         }
     }
 }
@@ -154,6 +160,9 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     if p.w_ost == 0 {
         return Err("w_ost must be ≥ 1".into());
     }
+    if p.tx_latency > 1_000_000 {
+        return Err(format!("tx_latency = {}: must be in 0..=1000000 ns", p.tx_latency));
+    }
     let mut seg_out = Vec::new();
     let mut done_in = Vec::new();
     for k in 0..p.num_lg {
@@ -213,11 +222,12 @@ impl Paxi {
         let frames = t.bytes.div_ceil(mps).max(1);
         for i in 0..frames {
             let bytes = (t.bytes - i * mps).min(mps) as u32;
-            let ready = if t.milli_bytes_per_ns == 0 {
-                now
-            } else {
-                now + (i * mps * 1000).div_ceil(t.milli_bytes_per_ns)
-            };
+            let ready = self.p.tx_latency
+                + if t.milli_bytes_per_ns == 0 {
+                    now
+                } else {
+                    now + (i * mps * 1000).div_ceil(t.milli_bytes_per_ns)
+                };
             let frame_seq = i as u32;
             let lg = match self.p.itlv {
                 Itlv::Hash => itlv_hash(t.id, frame_seq, qp) % self.p.num_lg as u64,

@@ -7,9 +7,11 @@
 //!   cr_in  : stream<CreditMsg> ==>[ base latency only               ]==> cr_out
 //! ```
 //! Each queue: T = max(0, busy_until − now) + wire_bytes / bandwidth + base_latency
-//! (`eq:rc-link-delay`), with the fractional busy-until carried exactly; the two queues are
-//! independent, so an ACK never waits behind data. Credit returns see only the propagation
-//! delay. A message popped at cycle n (it was pushed upstream at n−1) is delivered at
+//! (`eq:rc-link-delay`) + pipeline_latency, with the fractional busy-until carried exactly; the
+//! two queues are independent, so an ACK never waits behind data. Credit returns see only the
+//! propagation delay (+ pipeline_latency). `pipeline_latency` is the MAC/PCS/FEC pipeline of
+//! both ends (seed 002 gives only the end-to-end minimum, 150 ns AXI-to-AXI on an idle P2P link;
+//! configs/sg2262.yaml sets it, with the PAXI's `tx_latency`, to meet that figure: hwsim's split). A message popped at cycle n (it was pushed upstream at n−1) is delivered at
 //! ceil(max(n, busy) + wire/bw) + base.
 //! Counters: `req_frames`, `req_wire_bytes`, `rsp_msgs`, `credit_msgs`, `req_backlog_peak`.
 //!
@@ -90,8 +92,12 @@ pub struct FaultRule {
 pub struct Params {
     /// Edge bandwidth per queue, bytes/ns (400).
     pub bandwidth: ByteRate,
-    /// Propagation (base) latency, ns (25).
+    /// Propagation (base) latency, ns (25), 0..=10^9.
     pub base_latency: u64,
+    /// Fixed pipeline of the MAC, PCS and FEC at both ends of the edge (TX encode + RX decode),
+    /// ns, 0..=10^9, added to every message (data, control and credit returns all cross the PHY).
+    /// 0 here; the chip preset sets it so that an idle P2P write takes the seed's 150 ns.
+    pub pipeline_latency: u64,
     /// Fault injection rules (none by default).
     pub faults: Vec<FaultRule>,
 }
@@ -101,6 +107,7 @@ impl Default for Params {
         Params {
             bandwidth: ByteRate::new(400, 1).expect("400 B/ns"),
             base_latency: 25,
+            pipeline_latency: 0,
             faults: Vec::new(),
         }
     }
@@ -206,6 +213,15 @@ pub struct PhyLink {
 
 /// Binds ports.
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    // Bounded so that `now + latency` can never wrap (a run is far shorter than 2^63 ns).
+    for (name, v) in [
+        ("base_latency", p.base_latency),
+        ("pipeline_latency", p.pipeline_latency),
+    ] {
+        if v > 1_000_000_000 {
+            return Err(format!("{name} = {v}: must be in 0..=1000000000 ns"));
+        }
+    }
     for (i, f) in p.faults.iter().enumerate() {
         if let Some(pr) = f.probability {
             if !(0.0..=1.0).contains(&pr) {
@@ -230,7 +246,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         c_fault_data: b.counter("fault_data_pkts"),
         c_fault_ctrl: b.counter("fault_ctrl_msgs"),
         c_fault_credit: b.counter("fault_credit_msgs"),
-        base: p.base_latency,
+        base: p.base_latency + p.pipeline_latency,
         req_clock: SerializerClock::new(p.bandwidth),
         rsp_clock: SerializerClock::new(p.bandwidth),
         req: Lane {
