@@ -18,6 +18,15 @@ pub enum Wake {
 }
 
 impl Wake {
+    /// `NextCycle` while a block has work for the next cycle, else `OnInput`: the ending of a
+    /// block that only acts on inputs and on its own follow-up.
+    pub fn next_cycle_if(busy: bool) -> Wake {
+        if busy {
+            Wake::NextCycle
+        } else {
+            Wake::OnInput
+        }
+    }
     /// The earliest of a block's pending deadlines, or `OnInput` when it has none: the usual
     /// way to end a `tick` that tracks several timers (a deadline not after now means next
     /// cycle, as for `At`).

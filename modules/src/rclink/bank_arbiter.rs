@@ -339,11 +339,7 @@ impl Component for BankArbiterBlock {
         self.view.show(&self.arb, &self.queues);
         // After a grant the next round is next cycle; otherwise only a change runs one.
         self.pending = granted && self.queues.iter().any(|q| !q.is_empty());
-        if self.pending {
-            Wake::NextCycle
-        } else {
-            Wake::OnInput
-        }
+        Wake::next_cycle_if(self.pending)
     }
 }
 

@@ -372,11 +372,7 @@ impl Component for CbfcBlock {
         ctx.set_counter(self.c_outstanding, self.cbfc.outstanding());
         // After a grant the next request is checked next cycle; otherwise an input wakes us.
         self.pending |= granted && !self.req.is_empty();
-        if self.pending {
-            Wake::NextCycle
-        } else {
-            Wake::OnInput
-        }
+        Wake::next_cycle_if(self.pending)
     }
 }
 

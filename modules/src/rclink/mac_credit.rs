@@ -170,11 +170,7 @@ impl Component for MacCreditBlock {
             }
         }
         self.available.set(self.credit.shown());
-        if sent && !self.frame_in.is_empty() {
-            Wake::NextCycle
-        } else {
-            Wake::OnInput
-        }
+        Wake::next_cycle_if(sent && !self.frame_in.is_empty())
     }
 }
 
