@@ -20,8 +20,8 @@
 //!   that can take one, the oldest segment goes first (the segment queue's order).
 //! - Completion: `done{k}` frames are counted per transaction; the last one completes it.
 //!
-//! Latency: a transaction visible at n has its first segment pushed at n (visible to the LG at
-//! n+1). Counters: `txns_issued`, `txns_done`, `segments`, `frames_done`, `bytes_done`,
+//! Latency: a transaction visible at n has its first segment pushed at n + `tx_latency` (visible
+//! to the LG one cycle later). Counters: `txns_issued`, `txns_done`, `segments`, `frames_done`, `bytes_done`,
 //! `latency_sum`, `latency_max`, `ost_peak`, `first_issue_at`, `last_done_at` (cycle + 1;
 //! 0 = never), `duplicate_done`, and per flow f: `flow{f}_txns`, `flow{f}_bytes`,
 //! `flow{f}_lat_sum`, `flow{f}_lat_max`, `flow{f}_first`, `flow{f}_last`.
