@@ -81,7 +81,8 @@ pub trait NetDyn: Any {
     fn commit(&self, now: Cycle) -> u8;
     /// The traced variables: name suffix (empty for the port itself) and kind.
     fn trace_layout(&self) -> Vec<(String, TraceKind)>;
-    /// Samples the traced variables as of the end of cycle `now`.
+    /// Samples the traced variables as of the end of cycle `now` (one slot per variable, a wide
+    /// variable's words for a [`TraceKind::Wide`] one).
     fn sample(&self, now: Cycle, out: &mut [TraceValue]);
     /// Starts recording every committed change (signals) or push (streams) for checks.
     fn enable_log(&self);
@@ -325,11 +326,15 @@ impl<T: Value> NetDyn for StreamNet<T> {
         if let Some(v) = self.last.borrow().as_ref() {
             v.sample(&mut out[1..n - 1]);
         } else {
-            for (o, f) in out[1..n - 1].iter_mut().zip(T::fields()) {
-                *o = match f.kind {
-                    TraceKind::Bits(_) => TraceValue::Bits(0),
+            let mut slots = out[1..n - 1].iter_mut();
+            for f in T::fields() {
+                let zero = match f.kind {
                     TraceKind::Real => TraceValue::Real(0.0),
+                    _ => TraceValue::Bits(0),
                 };
+                for o in slots.by_ref().take(f.kind.slots()) {
+                    *o = zero;
+                }
             }
         }
         out[n - 1] = TraceValue::Bits(self.committed_len.get() as u64);

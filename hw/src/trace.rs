@@ -108,6 +108,8 @@ fn selected(globs: &[String], path: &str) -> bool {
 struct Var {
     code: String,
     kind: TraceKind,
+    /// First sample slot (a wide var spans `kind.slots()` slots).
+    slot: u32,
 }
 
 #[derive(Default)]
@@ -138,7 +140,8 @@ pub struct VcdTracer {
     /// For each net id: (first var, count), or none.
     net_vars: Vec<Option<(u32, u32)>>,
     vars: Vec<Var>,
-    /// Last value of each var (what a viewer shows now).
+    /// Last value of each sample slot (what a viewer shows now); a var's slots start at its
+    /// `slot`, and a net's vars' slots are contiguous.
     last: Vec<TraceValue>,
     scratch: Vec<TraceValue>,
     /// Streams whose `valid` rose at `lower_at - 1` and must fall at `lower_at`.
@@ -220,19 +223,24 @@ impl VcdTracer {
             }
         }
         w.enddefinitions().map_err(vcd_io)?;
+        let mut slots = 0u32;
         let vars: Vec<Var> = vars_kinds
             .iter()
             .zip(codes)
-            .map(|((_, _, k), c)| Var {
-                code: c.expect("every var declared"),
-                kind: *k,
+            .map(|((_, _, k), c)| {
+                let v = Var {
+                    code: c.expect("every var declared"),
+                    kind: *k,
+                    slot: slots,
+                };
+                slots += k.slots() as u32;
+                v
             })
             .collect();
         // What a viewer would show before anything ran: the reset values.
-        let mut last = vec![TraceValue::default(); vars.len()];
+        let mut last = vec![TraceValue::default(); slots as usize];
         for &n in &traced {
-            let (first, cnt) = net_vars[n as usize].expect("traced");
-            let (a, b) = (first as usize, (first + cnt) as usize);
+            let (a, b) = slot_range(&vars, net_vars[n as usize].expect("traced"));
             nets[n as usize].sample(Cycle::MAX, &mut last[a..b]);
         }
         Ok(VcdTracer {
@@ -273,6 +281,12 @@ fn write_scope<W: Write>(
                 vname,
                 Some(vcd::ReferenceIndex::Range(b as i32 - 1, 0)),
             ),
+            TraceKind::Wide(b) => w.add_var(
+                vcd::VarType::Wire,
+                b,
+                vname,
+                Some(vcd::ReferenceIndex::Range(b as i32 - 1, 0)),
+            ),
             TraceKind::Real => w.add_var(vcd::VarType::Real, 64, vname, None),
         }
         .map_err(vcd_io)?;
@@ -282,6 +296,13 @@ fn write_scope<W: Write>(
         write_scope(w, cname, c, net_vars, kinds, codes)?;
     }
     w.upscope().map_err(vcd_io)
+}
+
+/// The sample slots of a net's vars `(first var, count)`: contiguous, from the first var's slot.
+fn slot_range(vars: &[Var], (first, cnt): (u32, u32)) -> (usize, usize) {
+    let a = vars[first as usize].slot as usize;
+    let last = &vars[(first + cnt - 1) as usize];
+    (a, last.slot as usize + last.kind.slots())
 }
 
 impl VcdTracer {
@@ -299,7 +320,28 @@ impl VcdTracer {
         t >= self.from && t < self.to
     }
 
-    fn write_value(out: &mut BufWriter<Box<dyn Write>>, var: &Var, v: TraceValue) -> std::io::Result<()> {
+    /// Writes a var's value from its slots (`v[0]` for a narrow var, its words for a wide one).
+    fn write_value(out: &mut BufWriter<Box<dyn Write>>, var: &Var, vs: &[TraceValue]) -> std::io::Result<()> {
+        if let TraceKind::Wide(_) = var.kind {
+            let word = |t: &TraceValue| match *t {
+                TraceValue::Bits(b) => b,
+                TraceValue::Real(r) => r as u64,
+            };
+            // Most significant non-zero word first without leading zeros, then full words.
+            let top = vs.iter().rposition(|t| word(t) != 0);
+            out.write_all(b"b")?;
+            match top {
+                None => out.write_all(b"0")?,
+                Some(i) => {
+                    write!(out, "{:b}", word(&vs[i]))?;
+                    for t in vs[..i].iter().rev() {
+                        write!(out, "{:064b}", word(t))?;
+                    }
+                }
+            }
+            return writeln!(out, " {}", var.code);
+        }
+        let v = vs[0];
         match (var.kind, v) {
             (TraceKind::Bits(1), TraceValue::Bits(b)) => writeln!(out, "{}{}", b & 1, var.code),
             (TraceKind::Bits(_), TraceValue::Bits(b)) => writeln!(out, "b{:b} {}", b, var.code),
@@ -308,6 +350,7 @@ impl VcdTracer {
             (TraceKind::Bits(_), TraceValue::Real(r)) => {
                 writeln!(out, "b{:b} {}", r as u64, var.code)
             }
+            (TraceKind::Wide(_), _) => unreachable!("handled above"),
         }
     }
 
@@ -324,8 +367,9 @@ impl VcdTracer {
         self.timestamp(t)?;
         self.out.begin(vcd::SimulationCommand::Dumpvars)?;
         let w = self.out.writer();
-        for (var, v) in self.vars.iter().zip(&self.last) {
-            Self::write_value(w, var, *v)?;
+        for var in &self.vars {
+            let a = var.slot as usize;
+            Self::write_value(w, var, &self.last[a..a + var.kind.slots()])?;
         }
         self.out.end()?;
         self.dumped = true;
@@ -343,19 +387,21 @@ impl VcdTracer {
             let Some((first, cnt)) = self.net_vars[n as usize] else {
                 continue;
             };
-            self.scratch.resize(cnt as usize, TraceValue::default());
+            let (a, b) = slot_range(&self.vars, (first, cnt));
+            self.scratch.resize(b - a, TraceValue::default());
             nets[n as usize].sample(t, &mut self.scratch);
-            for i in 0..cnt as usize {
-                let vi = first as usize + i;
-                let v = self.scratch[i];
-                if v != self.last[vi] {
-                    self.last[vi] = v;
+            for vi in first as usize..(first + cnt) as usize {
+                let var = &self.vars[vi];
+                let (s0, k) = (var.slot as usize, var.kind.slots());
+                let new = &self.scratch[s0 - a..s0 - a + k];
+                if new != &self.last[s0..s0 + k] {
+                    self.last[s0..s0 + k].copy_from_slice(new);
                     if write {
                         if self.last_time != Some(t) {
                             self.out.timestamp(t)?;
                             self.last_time = Some(t);
                         }
-                        Self::write_value(self.out.writer(), &self.vars[vi], v)?;
+                        Self::write_value(self.out.writer(), var, new)?;
                     }
                 }
             }
@@ -402,7 +448,7 @@ impl VcdTracer {
         for &n in &work {
             if let Some((first, cnt)) = self.net_vars[n as usize] {
                 let is_stream_valid = cnt >= 2
-                    && matches!(self.last[first as usize], TraceValue::Bits(1))
+                    && matches!(self.last[self.vars[first as usize].slot as usize], TraceValue::Bits(1))
                     && self.vars[first as usize].kind == TraceKind::Bits(1)
                     && nets[n as usize].is_stream();
                 if is_stream_valid {

@@ -1,7 +1,8 @@
 //! Values that travel on nets, and how they show up in a waveform.
 //!
-//! A value type describes itself as a fixed list of fields ([`Trace::fields`]), each either a bit
-//! vector of a true hardware width (up to 64 bits) or a real. The tracer makes one VCD `$var` per
+//! A value type describes itself as a fixed list of fields ([`Trace::fields`]), each a bit vector
+//! of a true hardware width (up to 64 bits, or a wide vector up to 4096 bits such as a 512-slot
+//! state bitmap) or a real. The tracer makes one VCD `$var` per
 //! field; a type whose single field is named `""` is traced as the port itself (a plain `psn[11:0]`
 //! rather than a scope holding one variable).
 
@@ -12,6 +13,25 @@ pub enum TraceKind {
     Bits(u32),
     /// A real number (`$var real 64`), for rates and ratios.
     Real,
+    /// A bit vector wider than 64 bits, 65..=4096 (a state bitmap): sampled as `ceil(width / 64)`
+    /// consecutive [`TraceValue::Bits`] words, least significant word first (bit i of the vector
+    /// is bit `i % 64` of word `i / 64`).
+    Wide(u32),
+}
+
+impl TraceKind {
+    /// How many [`TraceValue`]s a field of this kind takes in a sample: 1, or a wide vector's words.
+    pub const fn slots(self) -> usize {
+        match self {
+            TraceKind::Wide(w) => w.div_ceil(64) as usize,
+            _ => 1,
+        }
+    }
+}
+
+/// The number of [`TraceValue`] slots a value with these fields samples into.
+pub fn slot_count(fields: &[TraceField]) -> usize {
+    fields.iter().map(|f| f.kind.slots()).sum()
 }
 
 /// One traced field of a value type.
@@ -29,6 +49,13 @@ impl TraceField {
         TraceField {
             name,
             kind: TraceKind::Bits(width),
+        }
+    }
+    /// A bit-vector field wider than 64 bits (65..=4096), sampled as 64-bit words, LSW first.
+    pub const fn wide(name: &'static str, width: u32) -> Self {
+        TraceField {
+            name,
+            kind: TraceKind::Wide(width),
         }
     }
     /// A real-valued field.
@@ -57,11 +84,12 @@ impl Default for TraceValue {
 
 /// A value that can be traced field by field.
 ///
-/// `sample` must write exactly `Self::fields().len()` values, in field order.
+/// `sample` must write exactly `slot_count(Self::fields())` values, in field order: one per
+/// field, `ceil(width / 64)` for a [`TraceKind::Wide`] one.
 pub trait Trace {
     /// The traced fields, in order. Must return the same slice on every call.
     fn fields() -> &'static [TraceField];
-    /// Writes the current field values into `out` (`out.len() == fields().len()`).
+    /// Writes the current field values into `out` (`out.len() == slot_count(fields())`).
     fn sample(&self, out: &mut [TraceValue]);
 }
 

@@ -1897,3 +1897,58 @@ fn dotted_port_names_are_sub_block_scopes() {
     assert!(sim.net("chip0.tx.arb.ptr").is_some());
     assert!(sim.net("mon.in").is_some());
 }
+
+/// A 130-bit vector (three words): a state bitmap wider than 64 bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Map130([u64; 3]);
+
+impl Trace for Map130 {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 2] = [TraceField::wide("map", 130), TraceField::bits("n", 8)];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        for (o, w) in out.iter_mut().zip(self.0) {
+            *o = TraceValue::Bits(w);
+        }
+        out[3] = TraceValue::Bits(self.0.iter().map(|w| w.count_ones() as u64).sum());
+    }
+}
+
+/// A field wider than 64 bits is one VCD variable of its true width, written most significant
+/// bit first, only when one of its words changes, and given a value at #0.
+#[test]
+fn wide_fields_are_one_variable_of_their_true_width() {
+    let mut nl = Netlist::new();
+    add(&mut nl, "blk", "wide", vec![PortDecl::output::<Map130>("slots")], |b| {
+        let o = b.output::<Map130>("slots")?;
+        comp(move |ctx| {
+            match ctx.now() {
+                3 => o.set(Map130([1, 0, 0])),
+                5 => o.set(Map130([1, 1, 2])), // bit 0, bit 64, bit 129
+                7 => o.set(Map130([1, 1, 2])), // no change: nothing written
+                9 => o.set(Map130([0, 0, 0])),
+                _ => {}
+            }
+            if ctx.now() < 10 {
+                Wake::NextCycle
+            } else {
+                Wake::OnInput
+            }
+        })
+    });
+    let (mut sim, buf, vars) = traced(nl, true, TraceOptions::default());
+    assert_eq!(vars, 2);
+    sim.run(20).unwrap();
+    let end = sim.now();
+    sim.finish_trace(end).unwrap();
+    let text = buf.text();
+    assert!(text.contains("$var wire 130 ! map [129:0] $end"), "{text}");
+    let map_changes: Vec<&str> = text.lines().filter(|l| l.ends_with(" !")).collect();
+    let bit129_64_0 = format!("b10{}1{}1 !", "0".repeat(64 - 1), "0".repeat(63));
+    assert_eq!(
+        map_changes,
+        vec!["b0 !", "b1 !", bit129_64_0.as_str(), "b0 !"],
+        "{text}"
+    );
+}

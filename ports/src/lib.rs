@@ -53,16 +53,20 @@ mod tests {
     fn signal<T: SignalValue>(v: T) {
         // Every sampled bit value fits its declared width.
         let fields = T::fields();
-        let mut out = vec![TraceValue::default(); fields.len()];
+        let mut out = vec![TraceValue::default(); hwsim_hw::value::slot_count(fields)];
         v.sample(&mut out);
-        for (field, value) in fields.iter().zip(&out) {
-            match (field.kind, value) {
-                (TraceKind::Bits(w), TraceValue::Bits(b)) => {
-                    assert!((1..=64).contains(&w));
-                    assert!(w == 64 || *b >> w == 0, "{v:?}.{} = {b:#x} wider than {w}", field.name);
+        let mut slots = out.iter();
+        for field in fields {
+            for value in slots.by_ref().take(field.kind.slots()) {
+                match (field.kind, value) {
+                    (TraceKind::Bits(w), TraceValue::Bits(b)) => {
+                        assert!((1..=64).contains(&w));
+                        assert!(w == 64 || *b >> w == 0, "{v:?}.{} = {b:#x} wider than {w}", field.name);
+                    }
+                    (TraceKind::Wide(w), TraceValue::Bits(_)) => assert!((65..=4096).contains(&w)),
+                    (TraceKind::Real, TraceValue::Real(_)) => {}
+                    other => panic!("{v:?}: field kind and value differ: {other:?}"),
                 }
-                (TraceKind::Real, TraceValue::Real(_)) => {}
-                other => panic!("{v:?}: field kind and value differ: {other:?}"),
             }
         }
         assert_eq!(T::default(), T::default());
@@ -91,6 +95,10 @@ mod tests {
             npkts: u8::MAX,
             immediate_ack: true,
             ts: u32::MAX,
+        });
+        signal(SlotMap {
+            wait_grant: [u64::MAX; SLOT_MAP_WORDS],
+            wait_ack: [1; SLOT_MAP_WORDS],
         });
         signal(PktCount(u32::MAX));
         signal(CreditCount(u32::MAX));

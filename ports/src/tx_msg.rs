@@ -106,8 +106,8 @@ impl Trace for VcCredits {
 pub const SLOT_MAP_WORDS: usize = 8;
 
 /// The state of slots 0..512 as two bitmaps (a slot in neither is Empty): bit `s % 64` of word
-/// `s / 64`. Traced as `wait_grant_w0` … `wait_grant_w7` and `wait_ack_w0` … `wait_ack_w7`,
-/// 64 bits each (word k holds slots 64k .. 64k+63, slot 64k in bit 0).
+/// `s / 64`. Traced as two 512-bit vectors, `wait_grant[511:0]` and `wait_ack[511:0]`: bit s is
+/// slot s, as an RTL slot-state register would be.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SlotMap {
     /// Slots in WaitGrant (queued for a grant: first send or Go-Back-N resend).
@@ -118,23 +118,9 @@ pub struct SlotMap {
 
 impl Trace for SlotMap {
     fn fields() -> &'static [TraceField] {
-        const F: [TraceField; 2 * SLOT_MAP_WORDS] = [
-            TraceField::bits("wait_grant_w0", 64),
-            TraceField::bits("wait_grant_w1", 64),
-            TraceField::bits("wait_grant_w2", 64),
-            TraceField::bits("wait_grant_w3", 64),
-            TraceField::bits("wait_grant_w4", 64),
-            TraceField::bits("wait_grant_w5", 64),
-            TraceField::bits("wait_grant_w6", 64),
-            TraceField::bits("wait_grant_w7", 64),
-            TraceField::bits("wait_ack_w0", 64),
-            TraceField::bits("wait_ack_w1", 64),
-            TraceField::bits("wait_ack_w2", 64),
-            TraceField::bits("wait_ack_w3", 64),
-            TraceField::bits("wait_ack_w4", 64),
-            TraceField::bits("wait_ack_w5", 64),
-            TraceField::bits("wait_ack_w6", 64),
-            TraceField::bits("wait_ack_w7", 64),
+        const F: [TraceField; 2] = [
+            TraceField::wide("wait_grant", 64 * SLOT_MAP_WORDS as u32),
+            TraceField::wide("wait_ack", 64 * SLOT_MAP_WORDS as u32),
         ];
         &F
     }

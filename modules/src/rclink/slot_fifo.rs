@@ -58,8 +58,8 @@
 //!   resend (WaitGrant), which is resent and ACKed again.
 //! - A frame sent in several grants (the CBFC per-packet rule) has one retry timer, restarted by
 //!   each grant: the timeout runs from its latest transmission.
-//! - `slots` shows slots 0..511 (the default pool); a larger pool's higher slots are counted in
-//!   `slots_used` but not drawn.
+//! - `slots` shows slots 0..511 (the default pool) as two 512-bit vectors; a larger pool's
+//!   higher slots are counted in `slots_used` but not drawn.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
