@@ -464,10 +464,12 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             .map_err(|e| elab_error(l, e))?;
         for k in 0..nlg {
             let g = format!("{p}.lg{k}");
+            // Credits per destination on the waves: every chip's, up to 64 (a signal each per
+            // LG; a larger fabric would spend more on them than on the model).
             let tx = set(
                 &set(&set(&chip.tx, "chip", c as u64), "lg", k as u64),
                 "view_dsts",
-                n as u64,
+                (n as u64).min(64),
             );
             make(&blocks, l, &mut nl, &format!("{g}.tx"), "rclink_tx", &tx)?;
             make(&blocks, l, &mut nl, &format!("{g}.mac"), "mac_tx", &mac)?;
