@@ -7,15 +7,15 @@
 //! `link{b}_{a}`. Routes are shortest paths over the topology graph (petgraph); a chip on the
 //! way forwards in its router without RC Link processing. `chip{c}.tx_monitor` and
 //! `chip{c}.rx_monitor` measure the peak wire bytes sent and received in any 1 µs window.
-
-use std::collections::BTreeSet;
+//!
+//! The parts: `topology` (edges and routes), `traffic` (patterns into flows), `faults` (fault
+//! rules per edge direction), `assembly` (block instances); this file holds the chip
+//! configuration and puts them together.
 
 use hwsim_hw::Netlist;
-use petgraph::graph::{NodeIndex, UnGraph};
 use serde::Deserialize;
 
-use crate::registry::{self, BlockKind};
-use crate::schema::{Flow, System};
+use crate::registry;
 use crate::testbench::{elab_error, Loaded};
 use crate::yaml::{self, InputError, Value};
 
@@ -84,266 +84,15 @@ fn get_u64(v: &Value, key: &str) -> Option<u64> {
     v.get(key).and_then(|x| x.as_u64())
 }
 
-/// Edges of the topology as chip pairs, each once, in a deterministic order.
-fn edges(l: &Loaded, s: &System) -> Result<(u16, Vec<(u16, u16)>), InputError> {
-    let t = &s.topology;
-    let n = t.chips;
-    if !(2..=4096).contains(&n) {
-        return Err(l.error_at("chips", format!("topology: chips {n} out of range 2..=4096")));
-    }
-    if t.switches > 0 {
-        return Err(l.error_at(
-            "switches",
-            "topologies with L2 switches need the switch model, which this build does not have yet",
-        ));
-    }
-    let n16 = n as u16;
-    let mut e: Vec<(u16, u16)> = Vec::new();
-    match t.kind.as_str() {
-        "p2p" => {
-            if n != 2 {
-                return Err(l.error_at("p2p", format!("topology p2p has exactly 2 chips, not {n}")));
-            }
-            e.push((0, 1));
-        }
-        "mesh" => {
-            for a in 0..n16 {
-                for b in a + 1..n16 {
-                    e.push((a, b));
-                }
-            }
-        }
-        "ring" => {
-            for a in 0..n16 {
-                let b = (a + 1) % n16;
-                if n == 2 && a == 1 {
-                    break;
-                }
-                e.push((a.min(b), a.max(b)));
-            }
-        }
-        "torus" => {
-            let dims = &t.dims;
-            if dims.len() != 2 || dims[0] * dims[1] != n || dims.iter().any(|&d| d < 2) {
-                return Err(l.error_at(
-                    "dims",
-                    format!("torus: dims {dims:?} must be [x, y] with x·y = chips ({n}), each ≥ 2"),
-                ));
-            }
-            let (x, y) = (dims[0] as u16, dims[1] as u16);
-            let mut set = BTreeSet::new();
-            for j in 0..y {
-                for i in 0..x {
-                    let c = j * x + i;
-                    for d in [j * x + (i + 1) % x, ((j + 1) % y) * x + i] {
-                        if d != c {
-                            set.insert((c.min(d), c.max(d)));
-                        }
-                    }
-                }
-            }
-            e.extend(set);
-        }
-        "custom" => {
-            for [a, b] in &t.links {
-                let parse = |s: &str| -> Result<u16, InputError> {
-                    s.strip_prefix("chip")
-                        .and_then(|x| x.parse::<u16>().ok())
-                        .filter(|&c| c < n16)
-                        .ok_or_else(|| l.error_at(s, format!("link endpoint `{s}`: expected chip0..chip{}", n - 1)))
-                };
-                let (a, b) = (parse(a)?, parse(b)?);
-                if a == b {
-                    return Err(l.error_at("links", format!("link chip{a}–chip{a} loops back")));
-                }
-                e.push((a.min(b), a.max(b)));
-            }
-            e.sort_unstable();
-            e.dedup();
-        }
-        other => {
-            return Err(l.error_at(
-                other,
-                format!("unknown topology `{other}` (p2p, mesh, ring, torus, custom)"),
-            ));
-        }
-    }
-    Ok((n16, e))
-}
+mod assembly;
+mod faults;
+mod topology;
+mod traffic;
 
-/// Next-hop edge index per (chip, destination): shortest paths over the topology graph; ties
-/// go to the lowest edge index.
-fn routes(n: u16, e: &[(u16, u16)], per_chip: &[Vec<(u16, usize)>]) -> Vec<Vec<Option<u32>>> {
-    let mut g: UnGraph<u16, ()> = UnGraph::new_undirected();
-    let nodes: Vec<NodeIndex> = (0..n).map(|c| g.add_node(c)).collect();
-    for &(a, b) in e {
-        g.add_edge(nodes[a as usize], nodes[b as usize], ());
-    }
-    let mut r = vec![vec![None; n as usize]; n as usize];
-    for d in 0..n {
-        let dist = petgraph::algo::dijkstra(&g, nodes[d as usize], None, |_| 1u32);
-        for c in 0..n {
-            if c == d {
-                continue;
-            }
-            let Some(&dc) = dist.get(&nodes[c as usize]) else {
-                continue;
-            };
-            // The first edge (in the chip's edge order) to a neighbour one step closer.
-            r[c as usize][d as usize] = per_chip[c as usize]
-                .iter()
-                .enumerate()
-                .find(|(_, (nb, _))| dist.get(&nodes[*nb as usize]).is_some_and(|&x| x + 1 == dc))
-                .map(|(i, _)| i as u32);
-        }
-    }
-    r
-}
-
-fn expand_traffic<'a>(l: &Loaded, s: &'a System, n: u16, seed: u64) -> Result<Vec<(u16, u16, &'a Flow)>, InputError> {
-    let mut pairs = Vec::new();
-    for f in &s.traffic {
-        let check = |c: u32, what: &str| -> Result<u16, InputError> {
-            if c < n as u32 {
-                Ok(c as u16)
-            } else {
-                Err(l.error_at(&f.pattern, format!("traffic: {what} chip {c} out of range 0..{n}")))
-            }
-        };
-        match f.pattern.as_str() {
-            "flow" | "incast" => {
-                let d = check(
-                    f.dst
-                        .ok_or_else(|| l.error_at(&f.pattern, "traffic: `dst` is required"))?,
-                    "dst",
-                )?;
-                if f.src.is_empty() {
-                    return Err(l.error_at(&f.pattern, "traffic: `src` is required"));
-                }
-                for &c in &f.src {
-                    let c = check(c, "src")?;
-                    if c == d {
-                        return Err(l.error_at(&f.pattern, format!("traffic: chip {c} sends to itself")));
-                    }
-                    pairs.push((c, d, f));
-                }
-            }
-            "all_to_all" => {
-                for a in 0..n {
-                    for b in 0..n {
-                        if a != b {
-                            pairs.push((a, b, f));
-                        }
-                    }
-                }
-            }
-            "permutation" => {
-                // A seeded derangement: chip i sends to perm[i] ≠ i.
-                let mut perm: Vec<u16> = (0..n).collect();
-                let mut rng = hwsim_hw::Rng::for_path(seed, "traffic.permutation");
-                loop {
-                    for i in (1..perm.len()).rev() {
-                        let j = rng.below(i as u64 + 1) as usize;
-                        perm.swap(i, j);
-                    }
-                    if perm.iter().enumerate().all(|(i, &p)| i as u16 != p) {
-                        break;
-                    }
-                }
-                for (a, &b) in perm.iter().enumerate() {
-                    pairs.push((a as u16, b, f));
-                }
-            }
-            other => {
-                return Err(l.error_at(
-                    other,
-                    format!("unknown traffic pattern `{other}` (flow, incast, all_to_all, permutation)"),
-                ));
-            }
-        }
-    }
-    if pairs.is_empty() {
-        return Err(l.error_at("traffic", "system testbench has no traffic"));
-    }
-    Ok(pairs)
-}
-
-fn make(
-    blocks: &[BlockKind],
-    l: &Loaded,
-    nl: &mut Netlist,
-    path: &str,
-    kind: &str,
-    params: &Value,
-) -> Result<(), InputError> {
-    let k = registry::find(blocks, kind)
-        .ok_or_else(|| InputError::new(&l.path, format!("internal: no block kind {kind}")))?;
-    let merged = yaml::merge(&k.defaults, params);
-    let (ports, build) = k
-        .make(&merged)
-        .map_err(|m| l.error_at("system", format!("`{path}` ({kind}): {m}")))?;
-    nl.add(path, kind, ports, build).map_err(|e| elab_error(l, e))?;
-    Ok(())
-}
-
-/// The PhyLink fault rules for direction x → y.
-fn fault_rules(l: &Loaded, s: &System, x: u16, y: u16) -> Result<Vec<Value>, InputError> {
-    let mut v = Vec::new();
-    for f in &s.faults {
-        if f.link[0] != format!("chip{x}") || f.link[1] != format!("chip{y}") {
-            continue;
-        }
-        let kinds = ["drop", "corrupt", "flap"];
-        let whats = ["data", "ack", "nak", "cnp", "credit"];
-        if !kinds.contains(&f.kind.as_str()) {
-            return Err(l.error_at(&f.kind, format!("fault kind `{}` (drop, corrupt, flap)", f.kind)));
-        }
-        if !whats.contains(&f.what.as_str()) {
-            return Err(l.error_at(
-                &f.what,
-                format!("fault target `{}` (data, ack, nak, cnp, credit)", f.what),
-            ));
-        }
-        let path_ok = match f.path.as_str() {
-            "req" => f.what == "data" || f.kind == "flap",
-            "rsp" => matches!(f.what.as_str(), "ack" | "nak" | "cnp" | "credit") || f.kind == "flap",
-            _ => false,
-        };
-        if !path_ok {
-            return Err(l.error_at(
-                &f.path,
-                format!(
-                    "fault path `{}` does not carry `{}` (req: data; rsp: ack, nak, cnp, credit)",
-                    f.path, f.what
-                ),
-            ));
-        }
-        let mut m = yaml::Mapping::new();
-        m.insert("kind".into(), f.kind.clone().into());
-        m.insert("what".into(), f.what.clone().into());
-        if let Some(x) = f.lg {
-            m.insert("lg".into(), (x as u64).into());
-        }
-        if let Some(x) = f.qp {
-            m.insert("qp".into(), (x.value() as u64).into());
-        }
-        if let Some(x) = f.psn {
-            m.insert("psn".into(), (x.value() as u64).into());
-        }
-        m.insert("times".into(), f.times.into());
-        if let Some(p) = f.probability {
-            m.insert("probability".into(), p.into());
-        }
-        if let Some(t) = f.from {
-            m.insert("from".into(), t.into());
-        }
-        if let Some(t) = f.to {
-            m.insert("to".into(), t.into());
-        }
-        v.push(Value::Mapping(m));
-    }
-    Ok(v)
-}
+use assembly::make;
+use faults::fault_rules;
+use topology::{edges, routes};
+use traffic::expand_traffic;
 
 /// Builds the netlist of a system-form testbench.
 pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputError> {

@@ -1,0 +1,26 @@
+//! Chip and switch assembly: instances of the registered block kinds with their merged
+//! parameters.
+
+use hwsim_hw::Netlist;
+
+use crate::registry::{self, BlockKind};
+use crate::testbench::{elab_error, Loaded};
+use crate::yaml::{self, InputError, Value};
+
+pub(super) fn make(
+    blocks: &[BlockKind],
+    l: &Loaded,
+    nl: &mut Netlist,
+    path: &str,
+    kind: &str,
+    params: &Value,
+) -> Result<(), InputError> {
+    let k = registry::find(blocks, kind)
+        .ok_or_else(|| InputError::new(&l.path, format!("internal: no block kind {kind}")))?;
+    let merged = yaml::merge(&k.defaults, params);
+    let (ports, build) = k
+        .make(&merged)
+        .map_err(|m| l.error_at("system", format!("`{path}` ({kind}): {m}")))?;
+    nl.add(path, kind, ports, build).map_err(|e| elab_error(l, e))?;
+    Ok(())
+}

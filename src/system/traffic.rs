@@ -1,0 +1,79 @@
+//! Traffic expansion: the testbench's patterns (flow, incast, all_to_all, permutation) into
+//! (source, destination, flow) pairs.
+
+use crate::schema::{Flow, System};
+use crate::testbench::Loaded;
+use crate::yaml::InputError;
+
+pub(super) fn expand_traffic<'a>(
+    l: &Loaded,
+    s: &'a System,
+    n: u16,
+    seed: u64,
+) -> Result<Vec<(u16, u16, &'a Flow)>, InputError> {
+    let mut pairs = Vec::new();
+    for f in &s.traffic {
+        let check = |c: u32, what: &str| -> Result<u16, InputError> {
+            if c < n as u32 {
+                Ok(c as u16)
+            } else {
+                Err(l.error_at(&f.pattern, format!("traffic: {what} chip {c} out of range 0..{n}")))
+            }
+        };
+        match f.pattern.as_str() {
+            "flow" | "incast" => {
+                let d = check(
+                    f.dst
+                        .ok_or_else(|| l.error_at(&f.pattern, "traffic: `dst` is required"))?,
+                    "dst",
+                )?;
+                if f.src.is_empty() {
+                    return Err(l.error_at(&f.pattern, "traffic: `src` is required"));
+                }
+                for &c in &f.src {
+                    let c = check(c, "src")?;
+                    if c == d {
+                        return Err(l.error_at(&f.pattern, format!("traffic: chip {c} sends to itself")));
+                    }
+                    pairs.push((c, d, f));
+                }
+            }
+            "all_to_all" => {
+                for a in 0..n {
+                    for b in 0..n {
+                        if a != b {
+                            pairs.push((a, b, f));
+                        }
+                    }
+                }
+            }
+            "permutation" => {
+                // A seeded derangement: chip i sends to perm[i] ≠ i.
+                let mut perm: Vec<u16> = (0..n).collect();
+                let mut rng = hwsim_hw::Rng::for_path(seed, "traffic.permutation");
+                loop {
+                    for i in (1..perm.len()).rev() {
+                        let j = rng.below(i as u64 + 1) as usize;
+                        perm.swap(i, j);
+                    }
+                    if perm.iter().enumerate().all(|(i, &p)| i as u16 != p) {
+                        break;
+                    }
+                }
+                for (a, &b) in perm.iter().enumerate() {
+                    pairs.push((a as u16, b, f));
+                }
+            }
+            other => {
+                return Err(l.error_at(
+                    other,
+                    format!("unknown traffic pattern `{other}` (flow, incast, all_to_all, permutation)"),
+                ));
+            }
+        }
+    }
+    if pairs.is_empty() {
+        return Err(l.error_at("traffic", "system testbench has no traffic"));
+    }
+    Ok(pairs)
+}
