@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use hwsim_hw::{Binder, BuildFn, BuildResult, PortDecl};
 use hwsim_modules::kernel_examples as kx;
 use hwsim_modules::rclink as rc;
+use hwsim_modules::switch as sw;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -246,6 +247,18 @@ pub fn blocks() -> Vec<BlockKind> {
             rc::rx_cap::ports,
             rc::rx_cap::build,
         ),
+        kind(
+            "voq_switch",
+            "input-queued cell switch: VOQs, crossbar matched by islip | pim | fifo (seed 003 «VOQ», «iSLIP»)",
+            sw::voq_switch::ports,
+            sw::voq_switch::build,
+        ),
+        kind(
+            "cell_source",
+            "synthetic switch traffic: Bernoulli cells per input at `load`, uniform / hotspot / permutation",
+            sw::source::ports,
+            sw::source::build,
+        ),
     ]
 }
 
@@ -285,6 +298,10 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     m.insert(TypeId::of::<hp::UInt<4>>(), signal_type::<hp::UInt<4>>("UInt<4>"));
     m.insert(TypeId::of::<hp::UInt<9>>(), signal_type::<hp::UInt<9>>("UInt<9>"));
     m.insert(TypeId::of::<hp::UInt<11>>(), signal_type::<hp::UInt<11>>("UInt<11>"));
+    m.insert(TypeId::of::<hp::UInt<6>>(), signal_type::<hp::UInt<6>>("UInt<6>"));
+    m.insert(TypeId::of::<hp::UInt<7>>(), signal_type::<hp::UInt<7>>("UInt<7>"));
+    m.insert(TypeId::of::<hp::UInt<16>>(), signal_type::<hp::UInt<16>>("UInt<16>"));
+    m.insert(TypeId::of::<hp::Cell>(), signal_type::<hp::Cell>("Cell"));
     m.insert(
         TypeId::of::<hp::RxAccepted>(),
         signal_type::<hp::RxAccepted>("RxAccepted"),

@@ -113,6 +113,10 @@ pub struct Report {
     pub counters: BTreeMap<String, u64>,
     /// Flows.
     pub flows: Vec<FlowReport>,
+    /// The figures a study plots (`METRICS`): `end_cycle` always; `goodput`, `latency_max`,
+    /// `latency_mean` for system runs; `throughput`, `mean_delay`, `p99_delay`, `drops` when the
+    /// run has a switch.
+    pub metrics: BTreeMap<String, f64>,
     /// Statistics.
     pub stats: RunStats,
     /// A protocol violation that stopped the run.
@@ -136,6 +140,14 @@ impl Report {
             } else {
                 let _ = writeln!(s, "  {v}  {:<w$}  expected {}, actual {}", c.name, c.expected, c.actual);
             }
+        }
+        // A switch run's headline figures (a chip run has them in its flows table).
+        if self.metrics.contains_key("throughput") {
+            let list: Vec<String> = ["throughput", "mean_delay", "p99_delay", "drops"]
+                .iter()
+                .filter_map(|k| self.metrics.get(*k).map(|v| format!("{k} {v:.4}")))
+                .collect();
+            let _ = writeln!(s, "metrics: {}", list.join(", "));
         }
         if with_counters && !self.counters.is_empty() {
             let _ = writeln!(s, "counters:");
@@ -448,8 +460,12 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
                         ),
                     ));
                 }
-                if m != "end_cycle" && l.tb.system.is_none() {
+                let flow_metric = ["goodput", "latency_max", "latency_mean"].contains(&m.as_str());
+                if flow_metric && l.tb.system.is_none() {
                     return Err(l.error_at(m, format!("metric `{m}` needs a system-form testbench (flows)")));
+                }
+                if metric_value(m, sim, 0, &[]).is_none() && !flow_metric {
+                    return Err(l.error_at(m, format!("metric `{m}` needs a switch (voq_switch) in the testbench")));
                 }
             }
         }
@@ -476,8 +492,55 @@ fn within_bounds(e: &Expect, x: f64) -> bool {
 }
 
 /// Metrics a check can bound: `end_cycle`; for system form `goodput` (aggregate bytes/ns over
-/// the flows), `latency_max` and `latency_mean` (ns, over every transaction).
-const METRICS: &[&str] = &["end_cycle", "goodput", "latency_max", "latency_mean"];
+/// the flows), `latency_max` and `latency_mean` (ns, over every transaction); with a switch
+/// (`voq_switch`) `throughput` (measured cells delivered per output per slot, 0–1, after its
+/// `warmup`; the mean over switches), `mean_delay` and `p99_delay` (cycles from arrival at the
+/// input to crossing the crossbar; p99 the worst switch's) and `drops` (cells).
+const METRICS: &[&str] = &[
+    "end_cycle",
+    "goodput",
+    "latency_max",
+    "latency_mean",
+    "throughput",
+    "mean_delay",
+    "p99_delay",
+    "drops",
+];
+
+/// A metric's value, or `None` when the run has nothing it measures (no flows, no switch).
+fn metric_value(m: &str, sim: &Sim, end: Cycle, flows: &[FlowReport]) -> Option<f64> {
+    let switches = sim.counters().filter(|(n, _)| n.ends_with(".throughput_ppm")).count();
+    Some(match m {
+        "end_cycle" => end as f64,
+        "goodput" if !flows.is_empty() => aggregate_goodput(flows),
+        "latency_max" if !flows.is_empty() => flows.iter().map(|f| f.latency_max).max().unwrap_or(0) as f64,
+        "latency_mean" if !flows.is_empty() => {
+            let txns: u64 = sum(sim, "*.paxi.txns_done");
+            if txns > 0 {
+                sum(sim, "*.paxi.latency_sum") as f64 / txns as f64
+            } else {
+                0.0
+            }
+        }
+        "throughput" if switches > 0 => sum(sim, "*.throughput_ppm") as f64 / 1e6 / switches as f64,
+        "mean_delay" if switches > 0 => {
+            let n = sum(sim, "*.delivered");
+            if n > 0 {
+                sum(sim, "*.delay_sum") as f64 / n as f64
+            } else {
+                0.0
+            }
+        }
+        "p99_delay" if switches > 0 => sim
+            .counters()
+            .filter(|(n, _)| n.ends_with(".delay_p99"))
+            .map(|(_, v)| v)
+            .max()
+            .unwrap_or(0) as f64,
+        "drops" if switches > 0 => sum(sim, "*.drops") as f64,
+        _ => return None,
+    })
+}
 
 /// Evaluates one check against the finished simulation.
 fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowReport]) -> CheckResult {
@@ -499,19 +562,8 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
         };
     }
     if let Some(m) = &e.metric {
-        let x: f64 = match m.as_str() {
-            "goodput" => aggregate_goodput(flows),
-            "latency_max" => flows.iter().map(|f| f.latency_max).max().unwrap_or(0) as f64,
-            "latency_mean" => {
-                let txns: u64 = sum(sim, "*.paxi.txns_done");
-                if txns > 0 {
-                    sum(sim, "*.paxi.latency_sum") as f64 / txns as f64
-                } else {
-                    0.0
-                }
-            }
-            _ => end as f64,
-        };
+        // A metric the run does not have reads 0 (a switch metric on a chip-only run).
+        let x = metric_value(m, sim, end, flows).unwrap_or(0.0);
         let _ = el;
         return CheckResult {
             name: e.name.clone().unwrap_or_else(|| format!("{m} {}", bounds_text(e))),
@@ -696,6 +748,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         Some(SimError::Protocol { cycle, .. }) => cycle + 1,
         _ => sim.now(),
     };
+    sim.finish();
     let trace_err = sim.finish_trace(end).err();
     let flow_reports = flows(&sim, &el);
     let mut checks: Vec<CheckResult> =
@@ -742,6 +795,10 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         passed: checks.iter().all(|c| c.passed) && error_text.is_none(),
         checks,
         counters: sim.counters().map(|(n, v)| (n.to_string(), v)).collect(),
+        metrics: METRICS
+            .iter()
+            .filter_map(|m| metric_value(m, &sim, end, &flow_reports).map(|x| (m.to_string(), x)))
+            .collect(),
         flows: flow_reports,
         stats,
         error: error_text,

@@ -109,4 +109,9 @@ impl<'a> Ctx<'a> {
 pub trait Component {
     /// One evaluation at cycle `ctx.now()`. Every component is ticked at cycle 0.
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake;
+
+    /// Called once when the run ends ([`Sim::finish`](crate::Sim::finish)), at the last cycle:
+    /// the place to publish summary counters that would cost too much to keep current on every
+    /// event (a delay percentile from a histogram). It must not write nets. Default: nothing.
+    fn finish(&mut self, _ctx: &mut Ctx<'_>) {}
 }

@@ -316,6 +316,24 @@ impl Sim {
         Ok(count)
     }
 
+    /// Ends the run for the components: calls each one's [`Component::finish`] at the current
+    /// cycle, in index order, so end-of-run summary counters are in place. Idempotent in effect
+    /// for well-behaved blocks (they recompute from their state).
+    pub fn finish(&mut self) {
+        let mut ctx = Ctx {
+            now: self.now,
+            rngs: &mut self.rngs,
+            counter_base: &self.counter_base,
+            counters: &mut self.counters,
+            violation: &mut self.violation,
+            me: 0,
+        };
+        for (c, slot) in self.slots.iter_mut().enumerate() {
+            ctx.me = c as u32;
+            slot.comp.finish(&mut ctx);
+        }
+    }
+
     /// Finishes the trace at `end` (writes the final timestamp and flushes).
     pub fn finish_trace(&mut self, end: Cycle) -> Result<(), SimError> {
         if let Some(t) = self.tracer.as_mut() {

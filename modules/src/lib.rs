@@ -9,3 +9,4 @@
 
 pub mod kernel_examples;
 pub mod rclink;
+pub mod switch;

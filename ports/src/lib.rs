@@ -26,6 +26,7 @@ pub mod psn;
 pub mod qp;
 pub mod rh;
 pub mod rx_msg;
+pub mod switch_msg;
 pub mod tx_msg;
 pub mod wire;
 
@@ -39,6 +40,7 @@ pub use psn::Psn;
 pub use qp::{QpId, VcBank};
 pub use rh::{Opcode, Rh};
 pub use rx_msg::{CreditCount, PktCount, RxAccepted};
+pub use switch_msg::{Cell, PortId, MAX_SWITCH_PORTS};
 pub use tx_msg::{ArbReq, CbfcReq, SlotMap, UInt, VcCredits, SLOT_MAP_WORDS};
 pub use wire::{
     cbfc_cost, frame_wire_bytes, packet_count, split_packets, ByteRate, CreditSize, Packets, SerializerClock,

@@ -1,0 +1,206 @@
+//! Synthetic cell traffic for switch studies (issue 9, «Traffic»): per input, Bernoulli arrivals
+//! of fixed-size cells at `load` cells per slot, destinations uniform (or a hotspot, or a fixed
+//! permutation), from the block's seeded stream.
+//!
+//! ```text
+//!   +---------------------------+==> out0 : stream<Cell>  (to the switch's in0)
+//!   | per input: next arrival   |==> out1 …
+//!   | = now + Geometric(load)   |==> out{N−1}
+//!   +---------------------------+
+//! ```
+//!
+//! Bernoulli arrivals are drawn as geometric gaps (the number of slots to the next arrival), so
+//! the block runs only when a cell arrives: idle slots cost nothing, and the draws — one gap and
+//! one destination per cell, per input in order — are the same with event skip on or off.
+//! Latency: a cell born at t is pushed at t and seen by the switch at t + 1. A cell that finds
+//! its stream full is counted in `blocked` and dropped (the switch pops its inputs every slot,
+//! so that only happens behind a stalled switch).
+//!
+//! Counters: `cells` (generated), `blocked`.
+
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, PortDecl, StreamOut, Wake};
+use hwsim_ports::{Cell, MAX_SWITCH_PORTS};
+use serde::{Deserialize, Serialize};
+
+/// Destination pattern.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    /// Every output equally likely.
+    #[default]
+    Uniform,
+    /// Output `hotspot` with probability `hot_fraction`, else uniform.
+    Hotspot,
+    /// Input i always sends to output (i + 1) mod N (a permutation: no output conflict).
+    Permutation,
+}
+
+/// Parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Inputs (N), 1..=64.
+    pub ports: u32,
+    /// Offered load per input, cells per slot, 0..=1.
+    pub load: f64,
+    /// Destination pattern.
+    pub pattern: Pattern,
+    /// Hotspot output (pattern `hotspot`).
+    pub hotspot: u32,
+    /// Share of cells sent to the hotspot (pattern `hotspot`), 0..=1.
+    pub hot_fraction: f64,
+    /// Priority class of the cells, 0..=3.
+    pub prio: u8,
+    /// No arrivals at or after this cycle (0: never stop; the testbench's `until` ends the run).
+    pub stop_at: u64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            ports: 16,
+            load: 0.5,
+            pattern: Pattern::Uniform,
+            hotspot: 0,
+            hot_fraction: 0.5,
+            prio: 2,
+            stop_at: 0,
+        }
+    }
+}
+
+impl Params {
+    fn check(&self) -> Result<(), String> {
+        if self.ports == 0 || self.ports as usize > MAX_SWITCH_PORTS {
+            return Err(format!("ports = {}: must be in 1..={MAX_SWITCH_PORTS}", self.ports));
+        }
+        if !(0.0..=1.0).contains(&self.load) {
+            return Err(format!("load = {}: must be in 0..=1", self.load));
+        }
+        if !(0.0..=1.0).contains(&self.hot_fraction) {
+            return Err(format!("hot_fraction = {}: must be in 0..=1", self.hot_fraction));
+        }
+        if self.hotspot >= self.ports {
+            return Err(format!("hotspot = {}: must be a port, 0..{}", self.hotspot, self.ports));
+        }
+        if self.prio > 3 {
+            return Err(format!("prio = {}: must be in 0..=3", self.prio));
+        }
+        Ok(())
+    }
+}
+
+/// Port list.
+pub fn ports(p: &Params) -> Vec<PortDecl> {
+    (0..p.ports.min(MAX_SWITCH_PORTS as u32))
+        .map(|i| PortDecl::stream_out::<Cell>(&format!("out{i}")).doc("cells arriving at input i"))
+        .collect()
+}
+
+/// The block.
+pub struct CellSource {
+    p: Params,
+    out: Vec<StreamOut<Cell>>,
+    /// Next arrival per input (`Cycle::MAX`: none).
+    next: Vec<Cycle>,
+    seq: Vec<u32>,
+    /// ln(1 − load), for the geometric gaps.
+    ln_q: f64,
+    c_cells: CounterId,
+    c_blocked: CounterId,
+    started: bool,
+}
+
+/// Binds ports; refuses out-of-range parameters naming the parameter.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    p.check()?;
+    let n = p.ports as usize;
+    Ok(Box::new(CellSource {
+        out: (0..n)
+            .map(|i| b.stream_out(&format!("out{i}")))
+            .collect::<Result<_, _>>()?,
+        next: vec![Cycle::MAX; n],
+        seq: vec![0; n],
+        ln_q: (1.0 - p.load).ln(),
+        c_cells: b.counter("cells"),
+        c_blocked: b.counter("blocked"),
+        started: false,
+        p: p.clone(),
+    }))
+}
+
+impl CellSource {
+    /// Slots from one arrival to the next (≥ 1): Geometric(load).
+    fn gap(&self, ctx: &mut Ctx<'_>) -> Option<u64> {
+        if self.p.load <= 0.0 {
+            return None;
+        }
+        if self.p.load >= 1.0 {
+            return Some(1);
+        }
+        // 1 − U is in (0, 1], so the log is finite.
+        let u = 1.0 - ctx.rng().next_f64();
+        Some(1 + (u.ln() / self.ln_q).floor() as u64)
+    }
+
+    fn destination(&self, ctx: &mut Ctx<'_>, i: usize) -> u8 {
+        let n = self.p.ports as u64;
+        match self.p.pattern {
+            Pattern::Uniform => ctx.rng().below(n) as u8,
+            Pattern::Permutation => ((i as u64 + 1) % n) as u8,
+            Pattern::Hotspot => {
+                if ctx.rng().chance(self.p.hot_fraction) {
+                    self.p.hotspot as u8
+                } else {
+                    ctx.rng().below(n) as u8
+                }
+            }
+        }
+    }
+
+    fn schedule(&mut self, ctx: &mut Ctx<'_>, i: usize, from: Cycle) {
+        self.next[i] = match self.gap(ctx) {
+            Some(g) => {
+                let t = from.saturating_add(g);
+                if self.p.stop_at != 0 && t >= self.p.stop_at {
+                    Cycle::MAX
+                } else {
+                    t
+                }
+            }
+            None => Cycle::MAX,
+        };
+    }
+}
+
+impl Component for CellSource {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
+        if !self.started {
+            // The first arrival of each input is a gap after cycle 0 (so at ≥ 1), input by input.
+            self.started = true;
+            for i in 0..self.next.len() {
+                self.schedule(ctx, i, 0);
+            }
+        }
+        for i in 0..self.next.len() {
+            if self.next[i] <= now {
+                let cell = Cell {
+                    src: i as u8,
+                    dst: self.destination(ctx, i),
+                    prio: self.p.prio,
+                    born: self.next[i],
+                    seq: self.seq[i],
+                };
+                self.seq[i] = self.seq[i].wrapping_add(1);
+                if self.out[i].try_push(cell).is_ok() {
+                    ctx.count(self.c_cells, 1);
+                } else {
+                    ctx.count(self.c_blocked, 1);
+                }
+                self.schedule(ctx, i, now);
+            }
+        }
+        Wake::earliest(self.next.iter().copied().filter(|&t| t != Cycle::MAX))
+    }
+}

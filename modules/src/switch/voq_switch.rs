@@ -1,0 +1,342 @@
+//! An input-queued cell switch (seed 003 «VOQ», «iSLIP 调度»): N inputs with a virtual output
+//! queue per (input, output) — or one FIFO per input for the head-of-line baseline — and a
+//! crossbar that moves at most one cell per input and per output each slot, matched by an
+//! allocator (iSLIP, PIM or FIFO). The core of the switch study (issue 9, W1/W2 workloads).
+//!
+//! ```text
+//!                    +-------------------------------------------------+
+//!  in0  ==(cap 2)==> | VOQ[0][0..N]  ─┐                               | ==> out0 : stream<Cell>
+//!  in1  ==>          | VOQ[1][0..N]  ─┼─ allocator (islip|pim|fifo) ─ | ==> out1
+//!   …                |   …           ─┘   one cell per input/output   |  …
+//!  in{N−1} ==>       |                                                 | --> voq_total, depth_in{i},
+//!  stream<Cell>      +-------------------------------------------------+     gptr{o}, aptr{i}, matches
+//! ```
+//!
+//! **Slot = cycle.** A cell takes one crossbar slot, one cycle (cell-based crossbar time, as
+//! seed 003's cell mode and the iSLIP literature count it). Each cycle: the cells that arrived
+//! (visible on `in{i}`, at most one per input) join their VOQ — dropped and counted when the VOQ
+//! holds `voq_depth` cells — then the allocator matches the inputs' non-empty VOQs to the outputs
+//! whose stream has room, and each matched cell moves to `out{o}` (seen downstream next cycle).
+//! A cell pushed by its source at t is seen at t + 1 and, if matched at once, leaves at t + 1:
+//! delay 1, the minimum. Delay is counted from birth to crossing the crossbar.
+//!
+//! **Measurement.** Cells born at or after `warmup` are measured: `delivered`, `delay_sum`,
+//! `delay_max`, and at the end of the run `delay_p99` (from a histogram of 1-cycle bins up to
+//! 4095, then one overflow bin). `throughput_ppm` counts every crossbar transfer from `warmup`
+//! to the end, per output per slot × 10^6 (under saturation the cells leaving then were born
+//! long before). The runner's metrics
+//! `throughput`, `mean_delay`, `p99_delay` read these.
+//!
+//! **Waves**: `voq_total` (cells queued), `depth_in{i}` (cells at input i), `gptr{o}` /
+//! `aptr{i}` (the allocator's grant and accept pointers, 6 bits), `matches` (crossbar
+//! transfers this slot).
+//!
+//! Counters: `arrivals`, `drops`, `transfers`, `delivered`, `delay_sum`, `delay_max`,
+//! `delay_p99`, `throughput_ppm`, `voq_peak`.
+//!
+//! Not yet here (issue 9): frames of several cells, priorities (every cell is one class), the
+//! shared buffer with DT admission (each VOQ has its own `voq_depth`), ingress parsing, egress
+//! scheduling and serialization, ECN, PFC, cut-through. They come as the blocks around this one.
+
+use std::collections::VecDeque;
+
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_ports::{Cell, UInt, MAX_SWITCH_PORTS};
+use serde::{Deserialize, Serialize};
+
+use super::allocator::{Allocator, AllocatorKind, Matching, Requests};
+use super::fifo::Fifo;
+use super::islip::Islip;
+use super::pim::Pim;
+
+/// Histogram bins of the delay (1 cycle each); the last one holds everything above.
+const DELAY_BINS: usize = 4096;
+
+/// Parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Ports (N), 1..=64.
+    pub ports: u32,
+    /// Crossbar allocator.
+    pub allocator: AllocatorKind,
+    /// Allocator iterations per slot, 1..=4 (iSLIP, PIM; FIFO ignores it).
+    pub iterations: u32,
+    /// Cells a VOQ (or, for `fifo`, an input FIFO) holds, 1..=1048576; arrivals beyond are dropped.
+    pub voq_depth: u32,
+    /// Cells born before this cycle are not measured.
+    pub warmup: u64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            ports: 16,
+            allocator: AllocatorKind::Islip,
+            iterations: 1,
+            voq_depth: 4096,
+            warmup: 0,
+        }
+    }
+}
+
+/// Port list.
+pub fn ports(p: &Params) -> Vec<PortDecl> {
+    let n = p.ports.min(MAX_SWITCH_PORTS as u32);
+    let mut v = Vec::new();
+    for i in 0..n {
+        v.push(PortDecl::stream_in::<Cell>(&format!("in{i}"), 2).doc("cells arriving at input i"));
+    }
+    for o in 0..n {
+        v.push(PortDecl::stream_out::<Cell>(&format!("out{o}")).doc("cells leaving output o"));
+    }
+    v.push(PortDecl::output::<UInt<16>>("voq_total").doc("cells queued in all VOQs"));
+    v.push(PortDecl::output::<UInt<7>>("matches").doc("crossbar transfers in this slot"));
+    for i in 0..n {
+        v.push(PortDecl::output::<UInt<16>>(&format!("depth_in{i}")).doc("cells queued at input i"));
+    }
+    for o in 0..n {
+        v.push(PortDecl::output::<UInt<6>>(&format!("gptr{o}")).doc("output o's grant pointer"));
+    }
+    for i in 0..n {
+        v.push(PortDecl::output::<UInt<6>>(&format!("aptr{i}")).doc("input i's accept pointer"));
+    }
+    v
+}
+
+struct Counters {
+    arrivals: CounterId,
+    drops: CounterId,
+    transfers: CounterId,
+    delivered: CounterId,
+    delay_sum: CounterId,
+    delay_max: CounterId,
+    delay_p99: CounterId,
+    throughput_ppm: CounterId,
+    voq_peak: CounterId,
+}
+
+/// The block.
+pub struct VoqSwitch {
+    n: usize,
+    fifo: bool,
+    depth: usize,
+    warmup: u64,
+    alloc: Box<dyn Allocator>,
+    input: Vec<StreamIn<Cell>>,
+    out: Vec<StreamOut<Cell>>,
+    /// VOQ (i, o) at `i * n + o`; in FIFO mode one queue per input at `i * n`.
+    queues: Vec<VecDeque<Cell>>,
+    /// Per input, the outputs whose VOQ is non-empty (bit o).
+    nonempty: [u64; MAX_SWITCH_PORTS],
+    per_input: Vec<u32>,
+    total: u32,
+    peak: u32,
+    req: Requests,
+    m: Matching,
+    hist: Vec<u64>,
+    measured: u64,
+    /// Crossbar transfers at or after `warmup`.
+    window_transfers: u64,
+    c: Counters,
+    voq_total: Out<UInt<16>>,
+    matches: Out<UInt<7>>,
+    depth_in: Vec<Out<UInt<16>>>,
+    gptr: Vec<Out<UInt<6>>>,
+    aptr: Vec<Out<UInt<6>>>,
+}
+
+/// Binds ports; refuses out-of-range parameters naming the parameter.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    if p.ports == 0 || p.ports as usize > MAX_SWITCH_PORTS {
+        return Err(format!("ports = {}: must be in 1..={MAX_SWITCH_PORTS}", p.ports));
+    }
+    if p.voq_depth == 0 || p.voq_depth > 1 << 20 {
+        return Err(format!("voq_depth = {}: must be in 1..=1048576", p.voq_depth));
+    }
+    let n = p.ports as usize;
+    let it = p.iterations as usize;
+    let alloc: Box<dyn Allocator> = match p.allocator {
+        AllocatorKind::Islip => Box::new(Islip::new(it)?),
+        AllocatorKind::Pim => Box::new(Pim::new(it)?),
+        AllocatorKind::Fifo => Box::new(Fifo::new()),
+    };
+    let ptrs = |b: &Binder, prefix: &str| -> Result<Vec<Out<UInt<6>>>, String> {
+        (0..n).map(|k| b.output(&format!("{prefix}{k}"))).collect()
+    };
+    let (gptr, aptr) = (ptrs(b, "gptr")?, ptrs(b, "aptr")?);
+    Ok(Box::new(VoqSwitch {
+        n,
+        fifo: p.allocator == AllocatorKind::Fifo,
+        depth: p.voq_depth as usize,
+        warmup: p.warmup,
+        alloc,
+        input: (0..n)
+            .map(|i| b.stream_in(&format!("in{i}")))
+            .collect::<Result<_, _>>()?,
+        out: (0..n)
+            .map(|o| b.stream_out(&format!("out{o}")))
+            .collect::<Result<_, _>>()?,
+        queues: (0..n * n).map(|_| VecDeque::new()).collect(),
+        nonempty: [0; MAX_SWITCH_PORTS],
+        per_input: vec![0; n],
+        total: 0,
+        peak: 0,
+        req: Requests::new(n),
+        m: Matching::empty(),
+        hist: vec![0; DELAY_BINS],
+        measured: 0,
+        window_transfers: 0,
+        c: Counters {
+            arrivals: b.counter("arrivals"),
+            drops: b.counter("drops"),
+            transfers: b.counter("transfers"),
+            delivered: b.counter("delivered"),
+            delay_sum: b.counter("delay_sum"),
+            delay_max: b.counter("delay_max"),
+            delay_p99: b.counter("delay_p99"),
+            throughput_ppm: b.counter("throughput_ppm"),
+            voq_peak: b.counter("voq_peak"),
+        },
+        voq_total: b.output("voq_total")?,
+        matches: b.output("matches")?,
+        depth_in: (0..n)
+            .map(|i| b.output(&format!("depth_in{i}")))
+            .collect::<Result<_, _>>()?,
+        gptr,
+        aptr,
+    }))
+}
+
+/// Drives `o` only when the value changes: an unchanged write would still cost a commit.
+#[inline]
+fn show<T: hwsim_hw::SignalValue>(o: &Out<T>, v: T) {
+    if o.get() != v {
+        o.set(v);
+    }
+}
+
+impl VoqSwitch {
+    /// The queue a cell from input i for output o joins.
+    fn queue_of(&self, i: usize, o: usize) -> usize {
+        if self.fifo {
+            i * self.n
+        } else {
+            i * self.n + o
+        }
+    }
+
+    fn arrive(&mut self, ctx: &mut Ctx<'_>, i: usize, cell: Cell) {
+        ctx.count(self.c.arrivals, 1);
+        let o = cell.dst as usize;
+        if o >= self.n || cell.src as usize != i {
+            ctx.violation(format!("cell {cell:?} on input {i} of a {}-port switch", self.n));
+            return;
+        }
+        let q = self.queue_of(i, o);
+        if self.queues[q].len() >= self.depth {
+            ctx.count(self.c.drops, 1);
+            return;
+        }
+        self.queues[q].push_back(cell);
+        if !self.fifo {
+            self.nonempty[i] |= 1 << o;
+        }
+        self.per_input[i] += 1;
+        self.total += 1;
+        if self.total > self.peak {
+            self.peak = self.total;
+            ctx.set_counter(self.c.voq_peak, self.peak as u64);
+        }
+    }
+
+    fn deliver(&mut self, ctx: &mut Ctx<'_>, cell: &Cell, now: Cycle) {
+        ctx.count(self.c.transfers, 1);
+        if now >= self.warmup {
+            // Throughput counts departures in the window, whenever the cell was born: under
+            // saturation the queues hold cells for thousands of slots.
+            self.window_transfers += 1;
+        }
+        if cell.born < self.warmup {
+            return;
+        }
+        let d = now - cell.born;
+        self.measured += 1;
+        self.hist[(d as usize).min(DELAY_BINS - 1)] += 1;
+        ctx.count(self.c.delivered, 1);
+        ctx.count(self.c.delay_sum, d);
+        if d > ctx.counter(self.c.delay_max) {
+            ctx.set_counter(self.c.delay_max, d);
+        }
+    }
+}
+
+impl Component for VoqSwitch {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
+        for i in 0..self.n {
+            if let Some(cell) = self.input[i].pop() {
+                self.arrive(ctx, i, cell);
+            }
+        }
+        if self.total > 0 {
+            // Requests: non-empty VOQs towards outputs that can take a cell this slot.
+            let mut room = 0u64;
+            for o in 0..self.n {
+                if self.out[o].can_push() {
+                    room |= 1 << o;
+                }
+            }
+            for i in 0..self.n {
+                self.req.req[i] = if self.fifo {
+                    self.queues[i * self.n].front().map_or(0, |c| (1u64 << c.dst) & room)
+                } else {
+                    self.nonempty[i] & room
+                };
+            }
+            self.alloc.allocate(&self.req, ctx.rng(), &mut self.m);
+            for i in 0..self.n {
+                let Some(o) = self.m.out_of[i] else { continue };
+                let o = o as usize;
+                let q = self.queue_of(i, o);
+                let cell = self.queues[q].pop_front().expect("requested queue is non-empty");
+                if !self.fifo && self.queues[q].is_empty() {
+                    self.nonempty[i] &= !(1 << o);
+                }
+                self.per_input[i] -= 1;
+                self.total -= 1;
+                self.deliver(ctx, &cell, now);
+                self.out[o].push(cell);
+            }
+        } else {
+            self.m.clear();
+        }
+        show(&self.matches, UInt::wrap(self.m.size as u64));
+        show(&self.voq_total, UInt::wrap(self.total as u64));
+        for i in 0..self.n {
+            show(&self.depth_in[i], UInt::wrap(self.per_input[i] as u64));
+            show(&self.aptr[i], UInt::wrap(self.alloc.accept_ptr(i) as u64));
+            show(&self.gptr[i], UInt::wrap(self.alloc.grant_ptr(i) as u64));
+        }
+        // One more slot after the last transfer, to show `matches` back at 0.
+        Wake::next_cycle_if(self.total > 0 || self.m.size > 0)
+    }
+
+    fn finish(&mut self, ctx: &mut Ctx<'_>) {
+        // p99: the smallest delay with at least 99 % of the measured cells at or below it.
+        if self.measured > 0 {
+            let target = (self.measured * 99).div_ceil(100);
+            let mut acc = 0;
+            for (d, &k) in self.hist.iter().enumerate() {
+                acc += k;
+                if acc >= target {
+                    ctx.set_counter(self.c.delay_p99, d as u64);
+                    break;
+                }
+            }
+        }
+        let slots = ctx.now().saturating_sub(self.warmup).max(1);
+        let ppm = self.window_transfers as u128 * 1_000_000 / (slots as u128 * self.n as u128);
+        ctx.set_counter(self.c.throughput_ppm, ppm as u64);
+    }
+}

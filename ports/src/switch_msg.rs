@@ -1,0 +1,45 @@
+//! Values of the L2 switch model (seed 003): the cell that crosses the crossbar.
+
+use hwsim_hw::{Trace, TraceField, TraceValue};
+use serde::{Deserialize, Serialize};
+
+/// A switch port number (up to 64 ports).
+pub type PortId = u8;
+
+/// Most switch ports: requests and matches are 64-bit masks.
+pub const MAX_SWITCH_PORTS: usize = 64;
+
+/// A fixed-size cell in a switch study (one crossbar slot): from input `src` to output `dst`,
+/// born (arrived at the input) at cycle `born`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Cell {
+    /// Input port it arrived on.
+    pub src: PortId,
+    /// Output port it is for.
+    pub dst: PortId,
+    /// Priority class 0..=3 (3 = ACK/CNP, 2 = REQ data, 1 = RSP, 0 = other, seed 003).
+    pub prio: u8,
+    /// Cycle it arrived at the input (for the delay).
+    pub born: u64,
+    /// Per-input sequence number (order checks).
+    pub seq: u32,
+}
+
+impl Trace for Cell {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 4] = [
+            TraceField::bits("src", 6),
+            TraceField::bits("dst", 6),
+            TraceField::bits("prio", 2),
+            TraceField::bits("seq", 32),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.src as u64 & 63);
+        out[1] = TraceValue::Bits(self.dst as u64 & 63);
+        out[2] = TraceValue::Bits(self.prio as u64 & 3);
+        out[3] = TraceValue::Bits(self.seq as u64);
+    }
+}
