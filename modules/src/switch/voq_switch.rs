@@ -12,6 +12,13 @@
 //!  stream<Cell>      +-------------------------------------------------+     gptr{o}, aptr{i}, matches
 //! ```
 //!
+//! **Admission.** Without a shared buffer each VOQ holds `voq_depth` cells. With `buffer` > 0
+//! the VOQs share it under Dynamic Threshold (seed 003 «共享缓冲 DT»; Choudhury and Hahne,
+//! IEEE/ACM ToN 6(2), 1998): a cell joins its queue only if the buffer has room and the queue is
+//! shorter than `dt_alpha` × the free buffer, or shorter than its static `reserve`; otherwise it
+//! is dropped (tail drop, counted in `drops`). S queues saturated together settle at
+//! α·B / (1 + α·S) cells each, leaving B / (1 + α·S) free for a newly active queue.
+//!
 //! **Slot = cycle.** A cell takes one crossbar slot, one cycle (cell-based crossbar time, as
 //! seed 003's cell mode and the iSLIP literature count it). Each cycle: the cells that arrived
 //! (visible on `in{i}`, at most one per input) join their VOQ — dropped and counted when the VOQ
@@ -34,9 +41,9 @@
 //! Counters: `arrivals`, `drops`, `transfers`, `delivered`, `delay_sum`, `delay_max`,
 //! `delay_p99`, `throughput_ppm`, `voq_peak`.
 //!
-//! Not yet here (issue 9): frames of several cells, priorities (every cell is one class), the
-//! shared buffer with DT admission (each VOQ has its own `voq_depth`), ingress parsing, egress
-//! scheduling and serialization, ECN, PFC, cut-through. They come as the blocks around this one.
+//! Not yet here (issue 9): frames of several cells and byte-sized buffers (the buffer counts
+//! cells), priorities (every cell is one class), ingress parsing, egress scheduling and
+//! serialization, ECN, PFC, cut-through. They come as the blocks around this one.
 
 use std::collections::VecDeque;
 
@@ -66,6 +73,15 @@ pub struct Params {
     pub voq_depth: u32,
     /// Cells born before this cycle are not measured.
     pub warmup: u64,
+    /// Shared buffer, cells (0: none, each VOQ only bounded by `voq_depth`), ≤ 16 Mi. With a
+    /// buffer, a cell is admitted only while the buffer has room and its queue is shorter than
+    /// `dt_alpha` × the free buffer (Dynamic Threshold, Choudhury and Hahne 1998; seed 003
+    /// «共享缓冲 DT»), or shorter than its `reserve`.
+    pub buffer: u32,
+    /// DT α (seed 003: 0.5, 1, 2; 4–8 for all-reduce bursts), 1/64..=64.
+    pub dt_alpha: f64,
+    /// Cells each queue may always hold (static reserve), inside the shared buffer.
+    pub reserve: u32,
 }
 
 impl Default for Params {
@@ -76,6 +92,9 @@ impl Default for Params {
             iterations: 1,
             voq_depth: 4096,
             warmup: 0,
+            buffer: 0,
+            dt_alpha: 1.0,
+            reserve: 0,
         }
     }
 }
@@ -121,6 +140,9 @@ pub struct VoqSwitch {
     n: usize,
     fifo: bool,
     depth: usize,
+    buffer: usize,
+    alpha: f64,
+    reserve: usize,
     warmup: u64,
     alloc: Box<dyn Allocator>,
     input: Vec<StreamIn<Cell>>,
@@ -154,6 +176,20 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     if p.voq_depth == 0 || p.voq_depth > 1 << 20 {
         return Err(format!("voq_depth = {}: must be in 1..=1048576", p.voq_depth));
     }
+    if p.buffer > 1 << 24 {
+        return Err(format!("buffer = {}: must be in 0..=16777216 cells", p.buffer));
+    }
+    if !(1.0 / 64.0..=64.0).contains(&p.dt_alpha) {
+        return Err(format!("dt_alpha = {}: must be in 1/64..=64", p.dt_alpha));
+    }
+    if p.buffer > 0 && p.reserve as u64 * (p.ports as u64).pow(2) > p.buffer as u64 {
+        return Err(format!(
+            "reserve = {}: the {} queues' reserves exceed the buffer of {}",
+            p.reserve,
+            p.ports * p.ports,
+            p.buffer
+        ));
+    }
     let n = p.ports as usize;
     let it = p.iterations as usize;
     let alloc: Box<dyn Allocator> = match p.allocator {
@@ -169,6 +205,9 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         n,
         fifo: p.allocator == AllocatorKind::Fifo,
         depth: p.voq_depth as usize,
+        buffer: p.buffer as usize,
+        alpha: p.dt_alpha,
+        reserve: p.reserve as usize,
         warmup: p.warmup,
         alloc,
         input: (0..n)
@@ -234,7 +273,15 @@ impl VoqSwitch {
             return;
         }
         let q = self.queue_of(i, o);
-        if self.queues[q].len() >= self.depth {
+        let len = self.queues[q].len();
+        let admitted = if self.buffer == 0 {
+            len < self.depth
+        } else {
+            // DT: room in the buffer, and the queue under α × free (or under its reserve).
+            let free = self.buffer - self.total as usize;
+            free > 0 && len < self.depth && (len < self.reserve || (len as f64) < self.alpha * free as f64)
+        };
+        if !admitted {
             ctx.count(self.c.drops, 1);
             return;
         }
