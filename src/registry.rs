@@ -254,6 +254,12 @@ pub fn blocks() -> Vec<BlockKind> {
             sw::voq_switch::build,
         ),
         kind(
+            "switch_egress",
+            "switch egress port: SP for ACK/CNP, WRR REQ:RSP, best effort last, ECN RED at enqueue (seed 003)",
+            sw::egress::ports,
+            sw::egress::build,
+        ),
+        kind(
             "cell_source",
             "synthetic switch traffic: Bernoulli cells per input at `load`, uniform / hotspot / permutation",
             sw::source::ports,
@@ -301,6 +307,7 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     m.insert(TypeId::of::<hp::UInt<6>>(), signal_type::<hp::UInt<6>>("UInt<6>"));
     m.insert(TypeId::of::<hp::UInt<7>>(), signal_type::<hp::UInt<7>>("UInt<7>"));
     m.insert(TypeId::of::<hp::UInt<16>>(), signal_type::<hp::UInt<16>>("UInt<16>"));
+    m.insert(TypeId::of::<hp::UInt<21>>(), signal_type::<hp::UInt<21>>("UInt<21>"));
     m.insert(TypeId::of::<hp::Cell>(), signal_type::<hp::Cell>("Cell"));
     m.insert(
         TypeId::of::<hp::RxAccepted>(),

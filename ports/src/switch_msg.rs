@@ -24,15 +24,21 @@ pub struct Cell {
     pub born: u64,
     /// Per-input sequence number (order checks).
     pub seq: u32,
+    /// ECN-capable transport (the Standard format carries ECN; AFH formats do not, seed 003).
+    pub ect: bool,
+    /// Congestion experienced: marked by a switch egress (ECN RED).
+    pub ce: bool,
 }
 
 impl Trace for Cell {
     fn fields() -> &'static [TraceField] {
-        const F: [TraceField; 4] = [
+        const F: [TraceField; 6] = [
             TraceField::bits("src", 6),
             TraceField::bits("dst", 6),
             TraceField::bits("prio", 2),
             TraceField::bits("seq", 32),
+            TraceField::bits("ect", 1),
+            TraceField::bits("ce", 1),
         ];
         &F
     }
@@ -41,5 +47,7 @@ impl Trace for Cell {
         out[1] = TraceValue::Bits(self.dst as u64 & 63);
         out[2] = TraceValue::Bits(self.prio as u64 & 3);
         out[3] = TraceValue::Bits(self.seq as u64);
+        out[4] = TraceValue::Bits(self.ect as u64);
+        out[5] = TraceValue::Bits(self.ce as u64);
     }
 }

@@ -53,6 +53,8 @@ pub struct Params {
     pub prio: u8,
     /// No arrivals at or after this cycle (0: never stop; the testbench's `until` ends the run).
     pub stop_at: u64,
+    /// Cells are ECN-capable (the Standard format), so a switch egress may mark them.
+    pub ect: bool,
 }
 
 impl Default for Params {
@@ -65,6 +67,7 @@ impl Default for Params {
             hot_fraction: 0.5,
             prio: 2,
             stop_at: 0,
+            ect: true,
         }
     }
 }
@@ -191,6 +194,8 @@ impl Component for CellSource {
                     prio: self.p.prio,
                     born: self.next[i],
                     seq: self.seq[i],
+                    ect: self.p.ect,
+                    ce: false,
                 };
                 self.seq[i] = self.seq[i].wrapping_add(1);
                 if self.out[i].try_push(cell).is_ok() {

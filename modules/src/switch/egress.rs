@@ -1,0 +1,231 @@
+//! A switch egress port (seed 003 «出口调度», «ECN»; seed 000 «ECN RED 概率标记»): per-class
+//! queues in the port's buffer, strict priority for the ACK/CNP class, weighted round robin
+//! between REQ data and RSP, the best-effort class last, one cell per `slot` cycles onto the
+//! link, and ECN RED marking at enqueue.
+//!
+//! ```text
+//!                     +------------------------------------------------+
+//!  in  ==(cap 4)==>   | class queues by prio: 3 ACK/CNP │ 2 REQ │ 1 RSP │ 0 | ==> out : stream<Cell>
+//!  stream<Cell>       | mark CE at enqueue: p(util), Kmin 0.3, Kmax 0.8   | --> depth_p0..3, buffer_used
+//!                     | SP(3) > WRR(2 : 1, weights) > 0, 1 cell / slot    |
+//!                     +------------------------------------------------+
+//! ```
+//!
+//! **Classes** (seed 003's suggested mapping): 3 = ACK + CNP, 2 = REQ data, 1 = RSP, 0 = other.
+//! Class 3 is served first whenever it holds a cell; then REQ and RSP share the port by WRR —
+//! `wrr_weights` [REQ, RSP] cells per turn, a turn ending early when its class is empty — and
+//! class 0 goes only when all three are empty.
+//!
+//! **Buffer and ECN.** The classes share `buffer` cells; a cell arriving to a full buffer is
+//! dropped (`drops`). An ECN-capable cell (`ect`) is marked CE at enqueue with the RED
+//! probability of the utilization it finds, `util = cells held / buffer` (`ecn_marks`); the
+//! draw is Xorshift64, seeded from the block's stream. `ecn: false` turns marking off (an AFH
+//! format without an ECN field).
+//!
+//! **Latency.** A cell visible at n is queued at n; the port sends one cell per `slot` cycles, at
+//! the first slot boundary (a multiple of `slot`) at or after it, pushed on `out` then (seen
+//! downstream at n+1 when the port was idle and `slot` = 1).
+//!
+//! Counters: `enqueued`, `sent_p0..3`, `drops`, `ecn_marks`, `buffer_peak`.
+
+use std::collections::VecDeque;
+
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_ports::{Cell, UInt};
+use serde::{Deserialize, Serialize};
+
+use super::ecn::RedMarker;
+
+/// Parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Buffer of the port, cells, 1..=1048576.
+    pub buffer: u32,
+    /// Cycles per cell on the link (the port rate), 1..=65536.
+    pub slot: u64,
+    /// WRR weights, cells per turn: [REQ (class 2), RSP (class 1)], each 1..=255.
+    pub wrr_weights: [u32; 2],
+    /// ECN marking on (the Standard format carries ECN).
+    pub ecn: bool,
+    /// ECN RED Kmin, fraction of the buffer (appendix C: 0.3).
+    pub ecn_kmin: f64,
+    /// ECN RED Kmax, fraction of the buffer (appendix C: 0.8).
+    pub ecn_kmax: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            buffer: 1024,
+            slot: 1,
+            wrr_weights: [1, 1],
+            ecn: true,
+            ecn_kmin: 0.3,
+            ecn_kmax: 0.8,
+        }
+    }
+}
+
+/// Port list.
+pub fn ports(_p: &Params) -> Vec<PortDecl> {
+    let mut v = vec![
+        PortDecl::stream_in::<Cell>("in", 4).doc("cells for this port, from the crossbar"),
+        PortDecl::stream_out::<Cell>("out").doc("cells on the link"),
+        PortDecl::output::<UInt<21>>("buffer_used").doc("cells held in the port's buffer"),
+    ];
+    for c in 0..4 {
+        v.push(PortDecl::output::<UInt<21>>(&format!("depth_p{c}")).doc("cells queued in class c"));
+    }
+    v
+}
+
+/// The block.
+pub struct Egress {
+    slot: u64,
+    buffer: usize,
+    weights: [u32; 2],
+    ecn: bool,
+    red: Option<RedMarker>,
+    kmin_kmax: (f64, f64),
+    input: StreamIn<Cell>,
+    out: StreamOut<Cell>,
+    queues: [VecDeque<Cell>; 4],
+    held: usize,
+    /// WRR: the class whose turn it is (2 or 1) and the cells it sent in this turn.
+    turn: u8,
+    turn_sent: u32,
+    /// First cycle the link is free for the next cell.
+    link_free: Cycle,
+    buffer_used: Out<UInt<21>>,
+    depth: [Out<UInt<21>>; 4],
+    c_enq: CounterId,
+    c_sent: [CounterId; 4],
+    c_drops: CounterId,
+    c_marks: CounterId,
+    c_peak: CounterId,
+}
+
+/// Binds ports; refuses out-of-range parameters naming the parameter.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    if p.buffer == 0 || p.buffer > 1 << 20 {
+        return Err(format!("buffer = {}: must be in 1..=1048576 cells", p.buffer));
+    }
+    if p.slot == 0 || p.slot > 65536 {
+        return Err(format!("slot = {}: must be in 1..=65536 cycles", p.slot));
+    }
+    if let Some(w) = p.wrr_weights.iter().find(|w| !(1..=255).contains(*w)) {
+        return Err(format!("wrr_weights: {w} must be in 1..=255"));
+    }
+    // Validates the thresholds now; the generator is seeded on the first tick (from ctx.rng).
+    RedMarker::new(p.ecn_kmin, p.ecn_kmax, 1)?;
+    let d = |c: usize| b.output::<UInt<21>>(&format!("depth_p{c}"));
+    Ok(Box::new(Egress {
+        slot: p.slot,
+        buffer: p.buffer as usize,
+        weights: p.wrr_weights,
+        ecn: p.ecn,
+        red: None,
+        kmin_kmax: (p.ecn_kmin, p.ecn_kmax),
+        input: b.stream_in("in")?,
+        out: b.stream_out("out")?,
+        queues: Default::default(),
+        held: 0,
+        turn: 2,
+        turn_sent: 0,
+        link_free: 0,
+        buffer_used: b.output("buffer_used")?,
+        depth: [d(0)?, d(1)?, d(2)?, d(3)?],
+        c_enq: b.counter("enqueued"),
+        c_sent: [
+            b.counter("sent_p0"),
+            b.counter("sent_p1"),
+            b.counter("sent_p2"),
+            b.counter("sent_p3"),
+        ],
+        c_drops: b.counter("drops"),
+        c_marks: b.counter("ecn_marks"),
+        c_peak: b.counter("buffer_peak"),
+    }))
+}
+
+impl Egress {
+    /// The class to serve next: SP 3, then WRR between 2 and 1, then 0.
+    fn pick(&mut self) -> Option<usize> {
+        if !self.queues[3].is_empty() {
+            return Some(3);
+        }
+        let (req, rsp) = (!self.queues[2].is_empty(), !self.queues[1].is_empty());
+        if req || rsp {
+            // The turn passes to the other class when this one is empty or has used its
+            // weight — unless the other is empty, then this class starts a new turn.
+            let idx = |c: u8| if c == 2 { 0 } else { 1 };
+            let has = |c: u8| if c == 2 { req } else { rsp };
+            if !has(self.turn) || self.turn_sent >= self.weights[idx(self.turn)] {
+                if has(3 - self.turn) {
+                    self.turn = 3 - self.turn;
+                }
+                self.turn_sent = 0;
+            }
+            self.turn_sent += 1;
+            return Some(self.turn as usize);
+        }
+        (!self.queues[0].is_empty()).then_some(0)
+    }
+}
+
+impl Component for Egress {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
+        if self.red.is_none() {
+            let seed = ctx.rng().next_u64();
+            self.red = Some(RedMarker::new(self.kmin_kmax.0, self.kmin_kmax.1, seed).expect("checked"));
+        }
+        while let Some(mut cell) = self.input.pop() {
+            if self.held >= self.buffer {
+                ctx.count(self.c_drops, 1);
+                continue;
+            }
+            if self.ecn && cell.ect && !cell.ce {
+                let util = self.held as f64 / self.buffer as f64;
+                if self.red.as_mut().expect("seeded").mark(util) {
+                    cell.ce = true;
+                    ctx.count(self.c_marks, 1);
+                }
+            }
+            self.queues[(cell.prio & 3) as usize].push_back(cell);
+            self.held += 1;
+            ctx.count(self.c_enq, 1);
+            if self.held as u64 > ctx.counter(self.c_peak) {
+                ctx.set_counter(self.c_peak, self.held as u64);
+            }
+        }
+        // One cell per slot, at a slot boundary, when the link is free and downstream has room.
+        let boundary = now % self.slot == 0;
+        if boundary && now >= self.link_free && self.held > 0 && self.out.can_push() {
+            if let Some(c) = self.pick() {
+                let cell = self.queues[c].pop_front().expect("picked a non-empty class");
+                self.held -= 1;
+                self.out.push(cell);
+                ctx.count(self.c_sent[c], 1);
+                self.link_free = now + self.slot;
+            }
+        }
+        let v = UInt::wrap(self.held as u64);
+        if self.buffer_used.get() != v {
+            self.buffer_used.set(v);
+        }
+        for (o, q) in self.depth.iter().zip(&self.queues) {
+            let v = UInt::wrap(q.len() as u64);
+            if o.get() != v {
+                o.set(v);
+            }
+        }
+        if self.held == 0 {
+            return Wake::OnInput;
+        }
+        // Next slot boundary at or after the link frees (a full `out` wakes us on its pop).
+        let next = self.link_free.max(now + 1);
+        Wake::At(next.div_ceil(self.slot) * self.slot)
+    }
+}
