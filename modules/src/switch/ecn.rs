@@ -57,7 +57,7 @@ pub struct RedMarker {
 impl RedMarker {
     /// Thresholds as fractions of the buffer, 0 ≤ kmin < kmax ≤ 1 (the error names them).
     pub fn new(kmin: f64, kmax: f64, seed: u64) -> Result<RedMarker, String> {
-        if !(0.0..1.0).contains(&kmin) || !(kmin < kmax && kmax <= 1.0) {
+        if !((0.0..1.0).contains(&kmin) && kmin < kmax && kmax <= 1.0) {
             return Err(format!(
                 "ecn_kmin = {kmin}, ecn_kmax = {kmax}: need 0 ≤ kmin < kmax ≤ 1"
             ));
