@@ -34,15 +34,21 @@
 //! long before). The runner's metrics
 //! `throughput`, `mean_delay`, `p99_delay` read these.
 //!
+//! **Priorities.** With `priorities` > 1 each (input, output) has a VOQ per level (a cell's
+//! level is its `prio`) and the levels are served by strict priority: the top level's allocator
+//! matches first, each lower level's among the inputs and outputs left (seed 003 «优先级感知调度»,
+//! scheme A; each level keeps its own pointers).
+//!
 //! **Waves**: `voq_total` (cells queued), `depth_in{i}` (cells at input i), `gptr{o}` /
-//! `aptr{i}` (the allocator's grant and accept pointers, 6 bits), `matches` (crossbar
+//! `aptr{i}` (grant and accept pointers of level 0's allocator, 6 bits), `matches` (crossbar
 //! transfers this slot).
 //!
 //! Counters: `arrivals`, `drops`, `transfers`, `delivered`, `delay_sum`, `delay_max`,
-//! `delay_p99`, `throughput_ppm`, `voq_peak`.
+//! `delay_p99`, `throughput_ppm`, `voq_peak`; per priority class `delivered_p{k}`,
+//! `delay_max_p{k}`.
 //!
 //! Not yet here (issue 9): frames of several cells and byte-sized buffers (the buffer counts
-//! cells), priorities (every cell is one class), ingress parsing, egress scheduling and
+//! cells), ingress parsing, egress scheduling and
 //! serialization, ECN, PFC, cut-through. They come as the blocks around this one.
 
 use std::collections::VecDeque;
@@ -82,6 +88,10 @@ pub struct Params {
     pub dt_alpha: f64,
     /// Cells each queue may always hold (static reserve), inside the shared buffer.
     pub reserve: u32,
+    /// Priority levels, 1..=4: a VOQ per (input, output, level), a cell's level its `prio`
+    /// (capped at the top level). Levels are served by strict priority, each with its own
+    /// allocator (seed 003 «优先级感知调度», scheme A: strict priority, iSLIP within a level).
+    pub priorities: u32,
 }
 
 impl Default for Params {
@@ -95,6 +105,7 @@ impl Default for Params {
             buffer: 0,
             dt_alpha: 1.0,
             reserve: 0,
+            priorities: 1,
         }
     }
 }
@@ -133,6 +144,9 @@ struct Counters {
     delay_p99: CounterId,
     throughput_ppm: CounterId,
     voq_peak: CounterId,
+    /// Per priority class 0..3: measured cells delivered and their worst delay.
+    delivered_p: [CounterId; 4],
+    delay_max_p: [CounterId; 4],
 }
 
 /// The block.
@@ -144,13 +158,18 @@ pub struct VoqSwitch {
     alpha: f64,
     reserve: usize,
     warmup: u64,
-    alloc: Box<dyn Allocator>,
+    /// One allocator per priority level (index = level).
+    alloc: Vec<Box<dyn Allocator>>,
+    levels: usize,
+    /// This level's matching, merged into `m`.
+    m_level: Matching,
     input: Vec<StreamIn<Cell>>,
     out: Vec<StreamOut<Cell>>,
-    /// VOQ (i, o) at `i * n + o`; in FIFO mode one queue per input at `i * n`.
+    /// VOQ (i, o) of level l at `(l * n + i) * n + o`; in FIFO mode one queue per input and
+    /// level at `(l * n + i) * n`.
     queues: Vec<VecDeque<Cell>>,
-    /// Per input, the outputs whose VOQ is non-empty (bit o).
-    nonempty: [u64; MAX_SWITCH_PORTS],
+    /// Per level and input, the outputs whose VOQ is non-empty (bit o), at `l * 64 + i`.
+    nonempty: Vec<u64>,
     per_input: Vec<u32>,
     total: u32,
     peak: u32,
@@ -182,7 +201,10 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     if !(1.0 / 64.0..=64.0).contains(&p.dt_alpha) {
         return Err(format!("dt_alpha = {}: must be in 1/64..=64", p.dt_alpha));
     }
-    if p.buffer > 0 && p.reserve as u64 * (p.ports as u64).pow(2) > p.buffer as u64 {
+    if !(1..=4).contains(&p.priorities) {
+        return Err(format!("priorities = {}: must be in 1..=4", p.priorities));
+    }
+    if p.buffer > 0 && p.reserve as u64 * (p.ports as u64).pow(2) * p.priorities as u64 > p.buffer as u64 {
         return Err(format!(
             "reserve = {}: the {} queues' reserves exceed the buffer of {}",
             p.reserve,
@@ -192,11 +214,15 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     }
     let n = p.ports as usize;
     let it = p.iterations as usize;
-    let alloc: Box<dyn Allocator> = match p.allocator {
-        AllocatorKind::Islip => Box::new(Islip::new(it)?),
-        AllocatorKind::Pim => Box::new(Pim::new(it)?),
-        AllocatorKind::Fifo => Box::new(Fifo::new()),
-    };
+    let levels = p.priorities as usize;
+    let mut alloc: Vec<Box<dyn Allocator>> = Vec::with_capacity(levels);
+    for _ in 0..levels {
+        alloc.push(match p.allocator {
+            AllocatorKind::Islip => Box::new(Islip::new(it)?),
+            AllocatorKind::Pim => Box::new(Pim::new(it)?),
+            AllocatorKind::Fifo => Box::new(Fifo::new()),
+        });
+    }
     let ptrs = |b: &Binder, prefix: &str| -> Result<Vec<Out<UInt<6>>>, String> {
         (0..n).map(|k| b.output(&format!("{prefix}{k}"))).collect()
     };
@@ -210,14 +236,16 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         reserve: p.reserve as usize,
         warmup: p.warmup,
         alloc,
+        levels,
+        m_level: Matching::empty(),
         input: (0..n)
             .map(|i| b.stream_in(&format!("in{i}")))
             .collect::<Result<_, _>>()?,
         out: (0..n)
             .map(|o| b.stream_out(&format!("out{o}")))
             .collect::<Result<_, _>>()?,
-        queues: (0..n * n).map(|_| VecDeque::new()).collect(),
-        nonempty: [0; MAX_SWITCH_PORTS],
+        queues: (0..levels * n * n).map(|_| VecDeque::new()).collect(),
+        nonempty: vec![0; levels * MAX_SWITCH_PORTS],
         per_input: vec![0; n],
         total: 0,
         peak: 0,
@@ -236,6 +264,8 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
             delay_p99: b.counter("delay_p99"),
             throughput_ppm: b.counter("throughput_ppm"),
             voq_peak: b.counter("voq_peak"),
+            delivered_p: [0, 1, 2, 3].map(|k| b.counter(&format!("delivered_p{k}"))),
+            delay_max_p: [0, 1, 2, 3].map(|k| b.counter(&format!("delay_max_p{k}"))),
         },
         voq_total: b.output("voq_total")?,
         matches: b.output("matches")?,
@@ -256,12 +286,13 @@ fn show<T: hwsim_hw::SignalValue>(o: &Out<T>, v: T) {
 }
 
 impl VoqSwitch {
-    /// The queue a cell from input i for output o joins.
-    fn queue_of(&self, i: usize, o: usize) -> usize {
+    /// The queue a cell of level l from input i for output o joins.
+    fn queue_of(&self, l: usize, i: usize, o: usize) -> usize {
+        let base = (l * self.n + i) * self.n;
         if self.fifo {
-            i * self.n
+            base
         } else {
-            i * self.n + o
+            base + o
         }
     }
 
@@ -272,7 +303,8 @@ impl VoqSwitch {
             ctx.violation(format!("cell {cell:?} on input {i} of a {}-port switch", self.n));
             return;
         }
-        let q = self.queue_of(i, o);
+        let l = (cell.prio as usize).min(self.levels - 1);
+        let q = self.queue_of(l, i, o);
         let len = self.queues[q].len();
         let admitted = if self.buffer == 0 {
             len < self.depth
@@ -287,7 +319,7 @@ impl VoqSwitch {
         }
         self.queues[q].push_back(cell);
         if !self.fifo {
-            self.nonempty[i] |= 1 << o;
+            self.nonempty[l * MAX_SWITCH_PORTS + i] |= 1 << o;
         }
         self.per_input[i] += 1;
         self.total += 1;
@@ -315,6 +347,11 @@ impl VoqSwitch {
         if d > ctx.counter(self.c.delay_max) {
             ctx.set_counter(self.c.delay_max, d);
         }
+        let k = (cell.prio & 3) as usize;
+        ctx.count(self.c.delivered_p[k], 1);
+        if d > ctx.counter(self.c.delay_max_p[k]) {
+            ctx.set_counter(self.c.delay_max_p[k], d);
+        }
     }
 }
 
@@ -334,26 +371,41 @@ impl Component for VoqSwitch {
                     room |= 1 << o;
                 }
             }
-            for i in 0..self.n {
-                self.req.req[i] = if self.fifo {
-                    self.queues[i * self.n].front().map_or(0, |c| (1u64 << c.dst) & room)
-                } else {
-                    self.nonempty[i] & room
-                };
-            }
-            self.alloc.allocate(&self.req, ctx.rng(), &mut self.m);
-            for i in 0..self.n {
-                let Some(o) = self.m.out_of[i] else { continue };
-                let o = o as usize;
-                let q = self.queue_of(i, o);
-                let cell = self.queues[q].pop_front().expect("requested queue is non-empty");
-                if !self.fifo && self.queues[q].is_empty() {
-                    self.nonempty[i] &= !(1 << o);
+            // Strict priority: the top level allocates first, each lower level among the inputs
+            // and outputs still free.
+            self.m.clear();
+            let mut free_out = room;
+            for l in (0..self.levels).rev() {
+                for i in 0..self.n {
+                    self.req.req[i] = if self.m.out_of[i].is_some() {
+                        0
+                    } else if self.fifo {
+                        self.queues[self.queue_of(l, i, 0)]
+                            .front()
+                            .map_or(0, |c| (1u64 << c.dst) & free_out)
+                    } else {
+                        self.nonempty[l * MAX_SWITCH_PORTS + i] & free_out
+                    };
                 }
-                self.per_input[i] -= 1;
-                self.total -= 1;
-                self.deliver(ctx, &cell, now);
-                self.out[o].push(cell);
+                if self.req.req[..self.n].iter().all(|&r| r == 0) {
+                    continue;
+                }
+                self.alloc[l].allocate(&self.req, ctx.rng(), &mut self.m_level);
+                for i in 0..self.n {
+                    let Some(o) = self.m_level.out_of[i] else { continue };
+                    let o = o as usize;
+                    self.m.set(i, o);
+                    free_out &= !(1 << o);
+                    let q = self.queue_of(l, i, o);
+                    let cell = self.queues[q].pop_front().expect("requested queue is non-empty");
+                    if !self.fifo && self.queues[q].is_empty() {
+                        self.nonempty[l * MAX_SWITCH_PORTS + i] &= !(1 << o);
+                    }
+                    self.per_input[i] -= 1;
+                    self.total -= 1;
+                    self.deliver(ctx, &cell, now);
+                    self.out[o].push(cell);
+                }
             }
         } else {
             self.m.clear();
@@ -362,8 +414,8 @@ impl Component for VoqSwitch {
         show(&self.voq_total, UInt::wrap(self.total as u64));
         for i in 0..self.n {
             show(&self.depth_in[i], UInt::wrap(self.per_input[i] as u64));
-            show(&self.aptr[i], UInt::wrap(self.alloc.accept_ptr(i) as u64));
-            show(&self.gptr[i], UInt::wrap(self.alloc.grant_ptr(i) as u64));
+            show(&self.aptr[i], UInt::wrap(self.alloc[0].accept_ptr(i) as u64));
+            show(&self.gptr[i], UInt::wrap(self.alloc[0].grant_ptr(i) as u64));
         }
         // One more slot after the last transfer, to show `matches` back at 0.
         Wake::next_cycle_if(self.total > 0 || self.m.size > 0)
