@@ -224,6 +224,18 @@ pub fn blocks() -> Vec<BlockKind> {
             rc::mac_credit::build,
         ),
         kind(
+            "dcqcn",
+            "DCQCN rate gate state of one flow: on_cnp, byte counter and timer recovery, pacing (seed 000 «DCQCN»)",
+            rc::dcqcn::ports,
+            rc::dcqcn::build,
+        ),
+        kind(
+            "cnp_merge",
+            "CNP MERGE: QPID buffer of 8 and a timer threshold filter repeated CNPs (seed 002 «CNP MERGE»)",
+            rc::cnp_merge::ports,
+            rc::cnp_merge::build,
+        ),
+        kind(
             "rclink_rx",
             "RC Link RX of one LG: PSN check, ACK MERGE, credit return, CNP (seed 000 «RX 侧设计»)",
             rc::rx::ports,
@@ -304,6 +316,7 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     m.insert(TypeId::of::<hp::UInt<4>>(), signal_type::<hp::UInt<4>>("UInt<4>"));
     m.insert(TypeId::of::<hp::UInt<9>>(), signal_type::<hp::UInt<9>>("UInt<9>"));
     m.insert(TypeId::of::<hp::UInt<11>>(), signal_type::<hp::UInt<11>>("UInt<11>"));
+    m.insert(TypeId::of::<hp::UInt<2>>(), signal_type::<hp::UInt<2>>("UInt<2>"));
     m.insert(TypeId::of::<hp::UInt<6>>(), signal_type::<hp::UInt<6>>("UInt<6>"));
     m.insert(TypeId::of::<hp::UInt<7>>(), signal_type::<hp::UInt<7>>("UInt<7>"));
     m.insert(TypeId::of::<hp::UInt<16>>(), signal_type::<hp::UInt<16>>("UInt<16>"));

@@ -8,6 +8,8 @@ pub mod ack_merge;
 pub mod bank_arbiter;
 pub mod cbfc;
 pub mod cdma;
+pub mod cnp_merge;
+pub mod dcqcn;
 pub mod mac;
 pub mod mac_credit;
 pub mod monitor;

@@ -1,0 +1,380 @@
+//! DCQCN rate gate state of one flow (dst, qp) of one LG: the reaction point of seed 000
+//! «DCQCN 拥塞控制» («CNP 到达处理 (on_cnp)», «速率恢复 (rate_increase)», «TX 速率限制
+//! (pacing)», appendix C «DCQCN 参数»; Zhu et al., SIGCOMM 2015).
+//!
+//! ```text
+//!                    +------------------------------------------+
+//!  cnp  ==(cap 8)==> | on_cnp: α ← (1−g)α + g; R_T ← R_C;        | --> rate   : f64 (R_C, B/ns)
+//!  stream<u8>        |   R_C ← max(R_C (1 − α/2), R_min)         | --> target : f64 (R_T)
+//!  sent ==(cap 8)==> | ByteCounter 150 KB → rate_increase       | --> alpha  : f64
+//!  stream<u32> bytes | TimeTimer 55 µs: α ← α(1−g), rate_increase | --> state  : UInt<2> 0 NORMAL,
+//!                    |   stage ≤ 5: R_C += (R_T − R_C)/2          |        1 CONGESTED, 2 RECOVERED
+//!                    |   else R_C += R_line / 200; R_C ≤ R_line   |
+//!                    +------------------------------------------+
+//! ```
+//!
+//! **on_cnp**: α EMA with g, R_T ← R_C, multiplicative decrease R_C ← R_C (1 − α/2) floored at
+//! R_min; the byte counter and the recovery stage reset; the timer is armed (now + T) if it is
+//! not. **rate_increase** (from the byte counter every `byte_threshold` bytes sent, and from the
+//! timer every `timer_interval` after α decays): fast recovery R_C ← R_C + (R_T − R_C)/2 while
+//! the stage count is ≤ `fast_recovery_stages`, then additive increase R_C ← R_C + R_line /
+//! `additive_increase_factor`; R_C ≤ R_line; the stage count goes up by one per call. When R_C
+//! reaches the line rate the flow is RECOVERED and the timer stops; NORMAL again at its next
+//! send at line rate (a flow that never saw a CNP is NORMAL).
+//!
+//! **Pacing** («TX 速率限制»): a flow may send when now ≥ last_send + bytes / R_C, the bytes
+//! being what the last send put on the wire; [`Dcqcn::ready_at`] is that cycle (ceil), so the
+//! arbiter can wake exactly then.
+//!
+//! Unit scenarios (seed 000 «单元测试场景»): on_cnp with α = 1, g = 1/256, R = 50 → α = 1,
+//! R = 25; fast recovery stage 1, R_C 25, R_T 50 → 37.5; additive stage 6, R_C 45 → 45.25.
+//!
+//! **Standalone block** (`dcqcn`): one flow; a message on `cnp` is a CNP, a value on `sent` the
+//! bytes of a frame sent. Latency: an input visible at n takes effect at n (signals at n+1); the
+//! timer fires at exactly its cycle. Counters: `cnps`, `increases`, `timer_fires`.
+//!
+//! Deviations: the stage test uses the count before the call's increment (stage 0 is the first
+//! call after a CNP), so `fast_recovery_stages` = 5 gives six halvings — the seed's unit
+//! scenarios (stage 1 fast, stage 6 additive) hold either way. Pacing spaces sends by the wire
+//! bytes actually sent (a frame of up to four packets) where the seed's formula assumes one full
+//! packet, (50 + 1344) / R_C; for full packets the two agree.
+
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, Wake};
+use hwsim_ports::UInt;
+use serde::{Deserialize, Serialize};
+
+/// Parameters (seed 000 appendix C «DCQCN 参数»).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Initial α (1.0).
+    pub initial_alpha: f64,
+    /// α EMA factor g (1/256).
+    pub g: f64,
+    /// ByteCounter threshold, bytes (150 KB).
+    pub byte_threshold: u64,
+    /// TimeTimer period, ns (55 µs).
+    pub timer_interval: u64,
+    /// Rate floor, bytes/ns (1.0).
+    pub min_rate: f64,
+    /// Line rate of the LG, bytes/ns (50).
+    pub line_rate: f64,
+    /// Fast-recovery stages (5).
+    pub fast_recovery_stages: u32,
+    /// Additive increase: R_line / this per step (200).
+    pub additive_increase_factor: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            initial_alpha: 1.0,
+            g: 1.0 / 256.0,
+            byte_threshold: 150_000,
+            timer_interval: 55_000,
+            min_rate: 1.0,
+            line_rate: 50.0,
+            fast_recovery_stages: 5,
+            additive_increase_factor: 200.0,
+        }
+    }
+}
+
+impl Params {
+    /// Checks every parameter; the error names the offending one.
+    pub fn check(&self) -> Result<(), String> {
+        let bad = |n: &str, v: f64, r: &str| Err(format!("{n} = {v}: must be {r}"));
+        if !(0.0..=1.0).contains(&self.initial_alpha) {
+            return bad("initial_alpha", self.initial_alpha, "in 0..=1");
+        }
+        if !(self.g > 0.0 && self.g <= 1.0) {
+            return bad("g", self.g, "in (0, 1]");
+        }
+        if !(self.line_rate > 0.0 && self.line_rate <= 1e6) {
+            return bad("line_rate", self.line_rate, "in (0, 10^6] bytes/ns");
+        }
+        if !(self.min_rate > 0.0 && self.min_rate <= self.line_rate) {
+            return bad("min_rate", self.min_rate, "in (0, line_rate]");
+        }
+        if self.additive_increase_factor.is_nan() || self.additive_increase_factor < 1.0 {
+            return bad("additive_increase_factor", self.additive_increase_factor, "≥ 1");
+        }
+        if self.byte_threshold == 0 || self.timer_interval == 0 {
+            return Err("byte_threshold and timer_interval must be ≥ 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// The three states of the seed's state machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// At line rate, no timer.
+    Normal,
+    /// Below line rate, recovering.
+    Congested,
+    /// Back at line rate after congestion (timer stopped).
+    Recovered,
+}
+
+/// One flow's DCQCN state.
+#[derive(Clone, Debug)]
+pub struct Dcqcn {
+    /// Current rate R_C, bytes/ns.
+    pub rate: f64,
+    /// Target rate R_T, bytes/ns.
+    pub target: f64,
+    /// α.
+    pub alpha: f64,
+    /// Recovery stage count.
+    pub stage: u32,
+    /// State.
+    pub state: State,
+    byte_counter: u64,
+    /// Next TimeTimer expiry, if armed.
+    pub timer_at: Option<Cycle>,
+    /// When the last send's bytes have left at the current rate (pacing), ns, if any.
+    next_ok: Option<f64>,
+}
+
+impl Dcqcn {
+    /// A flow at line rate.
+    pub fn new(p: &Params) -> Dcqcn {
+        Dcqcn {
+            rate: p.line_rate,
+            target: p.line_rate,
+            alpha: p.initial_alpha,
+            stage: 0,
+            state: State::Normal,
+            byte_counter: 0,
+            timer_at: None,
+            next_ok: None,
+        }
+    }
+
+    /// A CNP arrived at `now`.
+    pub fn on_cnp(&mut self, p: &Params, now: Cycle) {
+        self.alpha = (1.0 - p.g) * self.alpha + p.g;
+        self.target = self.rate;
+        self.rate = (self.rate * (1.0 - self.alpha / 2.0)).max(p.min_rate);
+        self.byte_counter = 0;
+        self.stage = 0;
+        self.state = State::Congested;
+        if self.timer_at.is_none() {
+            self.timer_at = Some(now + p.timer_interval);
+        }
+    }
+
+    /// One recovery step (from the byte counter or the timer).
+    pub fn rate_increase(&mut self, p: &Params) {
+        if self.stage <= p.fast_recovery_stages {
+            self.rate += (self.target - self.rate) / 2.0;
+        } else {
+            self.rate += p.line_rate / p.additive_increase_factor;
+        }
+        self.rate = self.rate.min(p.line_rate);
+        self.stage += 1;
+        if self.rate >= p.line_rate {
+            self.state = State::Recovered;
+            self.timer_at = None;
+        }
+    }
+
+    /// `bytes` were sent at `now`: pacing and the byte counter. Returns whether the rate rose.
+    pub fn on_sent(&mut self, p: &Params, bytes: u64, now: Cycle) -> bool {
+        self.next_ok = Some(now as f64 + bytes as f64 / self.rate);
+        if self.state == State::Recovered {
+            self.state = State::Normal;
+        }
+        if self.state != State::Congested {
+            return false;
+        }
+        self.byte_counter += bytes;
+        if self.byte_counter >= p.byte_threshold {
+            self.byte_counter = 0;
+            self.rate_increase(p);
+            return true;
+        }
+        false
+    }
+
+    /// Runs the timer if it is due at `now` (α decays, then a recovery step; re-armed while below
+    /// line rate). Returns whether it fired.
+    pub fn on_timer(&mut self, p: &Params, now: Cycle) -> bool {
+        match self.timer_at {
+            Some(t) if t <= now => {
+                self.alpha *= 1.0 - p.g;
+                self.timer_at = Some(t + p.timer_interval);
+                self.rate_increase(p);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The first cycle the flow may send again (pacing): the last send + its wire bytes / R_C,
+    /// rounded up; `None` when it is not paced (never sent, or NORMAL: at line rate the MAC
+    /// credit paces it).
+    pub fn ready_at(&self) -> Option<Cycle> {
+        if self.state == State::Normal {
+            return None;
+        }
+        self.next_ok.map(|t| t.ceil() as Cycle)
+    }
+
+    /// The state as shown on the waves: 0 NORMAL, 1 CONGESTED, 2 RECOVERED.
+    pub fn state_code(&self) -> UInt<2> {
+        UInt(match self.state {
+            State::Normal => 0,
+            State::Congested => 1,
+            State::Recovered => 2,
+        })
+    }
+}
+
+/// Port list of the standalone block.
+pub fn ports(_p: &Params) -> Vec<PortDecl> {
+    vec![
+        PortDecl::stream_in::<u8>("cnp", 8).doc("a CNP for this flow"),
+        PortDecl::stream_in::<u32>("sent", 8).doc("bytes of a frame this flow sent"),
+        PortDecl::output::<f64>("rate").doc("current rate R_C, bytes/ns"),
+        PortDecl::output::<f64>("target").doc("target rate R_T, bytes/ns"),
+        PortDecl::output::<f64>("alpha").doc("α"),
+        PortDecl::output::<UInt<2>>("state").doc("0 NORMAL, 1 CONGESTED, 2 RECOVERED"),
+    ]
+}
+
+/// The standalone `dcqcn` block (one flow).
+pub struct DcqcnBlock {
+    p: Params,
+    d: Dcqcn,
+    cnp: StreamIn<u8>,
+    sent: StreamIn<u32>,
+    rate: Out<f64>,
+    target: Out<f64>,
+    alpha: Out<f64>,
+    state: Out<UInt<2>>,
+    c_cnps: CounterId,
+    c_inc: CounterId,
+    c_timer: CounterId,
+}
+
+/// Binds ports; refuses out-of-range parameters naming the parameter.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    p.check()?;
+    let d = Dcqcn::new(p);
+    let blk = DcqcnBlock {
+        p: p.clone(),
+        cnp: b.stream_in("cnp")?,
+        sent: b.stream_in("sent")?,
+        rate: b.output("rate")?,
+        target: b.output("target")?,
+        alpha: b.output("alpha")?,
+        state: b.output("state")?,
+        c_cnps: b.counter("cnps"),
+        c_inc: b.counter("increases"),
+        c_timer: b.counter("timer_fires"),
+        d,
+    };
+    blk.show();
+    Ok(Box::new(blk))
+}
+
+impl DcqcnBlock {
+    fn show(&self) {
+        self.rate.set(self.d.rate);
+        self.target.set(self.d.target);
+        self.alpha.set(self.d.alpha);
+        self.state.set(self.d.state_code());
+    }
+}
+
+impl Component for DcqcnBlock {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
+        // The timer first: it was due before anything that arrives in this cycle.
+        if self.d.on_timer(&self.p, now) {
+            ctx.count(self.c_timer, 1);
+            ctx.count(self.c_inc, 1);
+        }
+        while self.cnp.pop().is_some() {
+            self.d.on_cnp(&self.p, now);
+            ctx.count(self.c_cnps, 1);
+        }
+        while let Some(bytes) = self.sent.pop() {
+            if self.d.on_sent(&self.p, bytes as u64, now) {
+                ctx.count(self.c_inc, 1);
+            }
+        }
+        self.show();
+        Wake::earliest(self.d.timer_at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_seeds_unit_scenarios() {
+        let p = Params::default();
+        let mut d = Dcqcn::new(&p);
+        d.on_cnp(&p, 0);
+        assert!((d.alpha - 1.0).abs() < 1e-12, "α = {}", d.alpha);
+        assert_eq!(d.rate, 25.0);
+        assert_eq!(d.target, 50.0);
+        assert_eq!(d.state, State::Congested);
+        // Fast recovery at stage 1: 25 → 37.5 (R_T 50).
+        d.stage = 1;
+        d.rate_increase(&p);
+        assert_eq!(d.rate, 37.5);
+        // Additive increase at stage 6: 45 → 45.25.
+        d.stage = 6;
+        d.rate = 45.0;
+        d.rate_increase(&p);
+        assert_eq!(d.rate, 45.25);
+    }
+
+    #[test]
+    fn recovery_by_bytes_and_timer_reaches_line_rate_and_stops_the_timer() {
+        let p = Params::default();
+        let mut d = Dcqcn::new(&p);
+        d.on_cnp(&p, 100);
+        assert_eq!(d.timer_at, Some(55_100));
+        // 150 KB sent: one increase.
+        for k in 0..107 {
+            d.on_sent(&p, 1394, 200 + k);
+        }
+        assert_eq!(d.stage, 0, "149 158 B: not yet");
+        assert!(d.on_sent(&p, 1394, 400));
+        assert_eq!(d.rate, 37.5);
+        // Timer steps until the line rate; then it stops.
+        let mut t = 55_100;
+        while d.timer_at.is_some() {
+            assert!(d.on_timer(&p, t));
+            t += p.timer_interval;
+        }
+        assert_eq!(d.rate, 50.0);
+        assert_eq!(d.state, State::Recovered);
+        d.on_sent(&p, 1394, t);
+        assert_eq!(d.state, State::Normal);
+        assert!(d.alpha < 1.0, "α decays on every timer step");
+    }
+
+    #[test]
+    fn pacing_interval_follows_the_rate() {
+        let p = Params::default();
+        let mut d = Dcqcn::new(&p);
+        d.on_sent(&p, 1394, 10);
+        assert_eq!(d.ready_at(), None, "at line rate a flow is not paced");
+        d.on_cnp(&p, 20);
+        d.on_sent(&p, 1394, 30);
+        // 1394 B at 25 B/ns: 55.76 ns → ready at 30 + 56.
+        assert_eq!(d.ready_at(), Some(86));
+        // The floor: R_min = 1 B/ns after many CNPs.
+        for t in 0..20 {
+            d.on_cnp(&p, 40 + t);
+        }
+        assert_eq!(d.rate, 1.0);
+    }
+}
