@@ -47,13 +47,19 @@
 //! receiver's send, `Ctrl::sent_at` and `CreditMsg::sent_at`), `rtt_max` (ns from our grant of a
 //! packet to the ACK or NAK that echoes its RH timestamp), `frames_done`,
 //! `frames_failed`, `slots_peak`; end-of-run gauges `slots_in_use` and `credits_outstanding`
-//! (both 0 when every frame was ACKed and every credit returned), `fatal_qp`, `fatal_at`.
+//! (both 0 when every frame was ACKed and every credit returned), `fatal_qp`, `fatal_at`;
+//! DCQCN: `cnp_passed`, `cnp_filtered` (by CNP MERGE), `rate_increases`; the state of the flow
+//! that changed last on `tx.dcqcn.{qp, rate, alpha, state}`.
 //!
 //! **Deviations and simplifications** (the modules' headers list their own):
 //! - Zero-byte packets cost no credit and bypass the CBFC gate (SPEC: zero-byte packets consume
 //!   and return no credit; charging them would leak credit).
-//! - The rate gate always allows (DCQCN comes with the congestion-control issue);
-//!   `diag_rate_block` stays 0. CNPs are counted only.
+//! - The rate gate is DCQCN per flow ([`dcqcn`](super::dcqcn)) behind CNP MERGE
+//!   ([`cnp_merge`](super::cnp_merge)): a CNP that passes the merge cuts its flow's rate; a
+//!   flow below line rate is paced (its next frame waits until the last one's wire bytes have
+//!   left at the current rate); the round that finds it blocked counts `diag_rate_block` and
+//!   the block wakes exactly at its ready time. CNP MERGE keys on the QP id per LG (see its
+//!   header). `rate_control: false` turns the gate off.
 //! - `DataFrame.ecn` is ECT(0) (the Standard format carries ECN, so switches may mark it);
 //!   `DataFrame.sent_at` is the grant cycle (the MAC restamps it).
 //! - Misrouted inputs (a segment for another LG, ctrl/credit for another chip or LG, a data
@@ -69,12 +75,17 @@
 //! - The retry timeout («超时重传») is implemented, with its own counters; MAX_RETRY makes the QP
 //!   fatal (seed 002 L3).
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Opcode, QpId, Segment, UInt};
 use serde::{Deserialize, Serialize};
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use super::bank_arbiter::{ArbiterView, BankArbiter, Gate};
 use super::cbfc::{Cbfc, CbfcView, MAX_VIEW_DSTS};
+use super::cnp_merge::{self, CnpMerge};
+use super::dcqcn::{self, Dcqcn};
 use super::mac_credit::MacCredit;
 use super::slot_fifo::{self, SlotCounters, SlotFifo, SlotView};
 
@@ -116,6 +127,12 @@ pub struct Params {
     pub mac_credits: u32,
     /// Destinations 0..view_dsts get a `cbfc.credits_d{d}` signal on the waves, 0..=1024.
     pub view_dsts: u32,
+    /// DCQCN rate control on (the seed: on; with no CNP it never blocks).
+    pub rate_control: bool,
+    /// DCQCN parameters (seed 000 appendix C «DCQCN 参数»).
+    pub dcqcn: dcqcn::Params,
+    /// CNP MERGE in front of the rate gate (seed 002).
+    pub cnp_merge: cnp_merge::Params,
 }
 
 impl Default for Params {
@@ -134,6 +151,9 @@ impl Default for Params {
             retry_timeout: 50_000,
             mac_credits: 1,
             view_dsts: 2,
+            rate_control: true,
+            dcqcn: dcqcn::Params::default(),
+            cnp_merge: cnp_merge::Params::default(),
         }
     }
 }
@@ -154,6 +174,7 @@ impl Params {
         Cbfc::new(self.credit_size, self.pkt_ovhd, self.uf_limit, self.initial_credits)?;
         BankArbiter::new(self.vc_weights)?;
         MacCredit::new(self.mac_credits, "mac_credits")?;
+        RateGate::new(self)?;
         Ok(())
     }
 }
@@ -177,19 +198,151 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     ];
     v.extend(SlotView::ports("slot_fifo.", "slots_used"));
     v.extend(ArbiterView::ports("arbiter."));
+    v.extend(DcqcnView::ports());
     v.extend(CbfcView::ports("cbfc.", p.view_dsts));
     v
 }
 
-/// The DCQCN rate gate hook. For now every flow may always send; DCQCN pacing will replace the
-/// body (and give the wake-up time when it blocks) without changing the arbiter.
-#[derive(Clone, Debug, Default)]
-pub struct RateGate;
+/// The DCQCN rate gate (seed 000 «DCQCN 拥塞控制», «TX 速率限制 (pacing)»): a [`Dcqcn`] state per
+/// flow (dst, qp) of this LG, CNP MERGE in front of it, the flows' recovery timers, and the
+/// earliest cycle a rate-blocked flow may send again — the arbiter's exact wake-up, no polling.
+pub struct RateGate {
+    p: dcqcn::Params,
+    enabled: bool,
+    merge: CnpMerge,
+    /// By slot-FIFO flow index.
+    flows: Vec<Dcqcn>,
+    /// (expiry, flow) per armed timer; stale entries (the flow's timer moved) are skipped.
+    timers: BinaryHeap<Reverse<(Cycle, u32)>>,
+    /// The earliest ready time of a flow found rate-blocked in the last round.
+    wake: std::cell::Cell<Option<Cycle>>,
+    /// The flow whose state changed last (shown on the waves).
+    shown: Option<u32>,
+}
 
 impl RateGate {
-    /// Whether flow (dst, qp) may send at cycle `now`.
-    pub fn allows(&self, _dst: ChipId, _qp: QpId, _now: u64) -> bool {
+    fn new(p: &Params) -> Result<RateGate, String> {
+        p.dcqcn.check()?;
+        Ok(RateGate {
+            p: p.dcqcn.clone(),
+            enabled: p.rate_control,
+            merge: CnpMerge::new(&p.cnp_merge)?,
+            flows: Vec::new(),
+            timers: BinaryHeap::new(),
+            wake: std::cell::Cell::new(None),
+            shown: None,
+        })
+    }
+    /// Whether flow `flow` may send at `now`; a blocked flow's ready time feeds the wake-up.
+    pub fn allows(&self, flow: usize, now: Cycle) -> bool {
+        let Some(t) = self.flows.get(flow).and_then(|d| d.ready_at()) else {
+            return true;
+        };
+        if t <= now {
+            return true;
+        }
+        self.wake.set(Some(self.wake.get().map_or(t, |w| w.min(t))));
+        false
+    }
+    /// A CNP for flow `flow` (QP `qp`) at `now`: through CNP MERGE, then on_cnp. Returns whether
+    /// it passed the merge.
+    fn on_cnp(&mut self, flow: usize, qp: QpId, now: Cycle) -> bool {
+        if !self.merge.pass(qp, now) {
+            return false;
+        }
+        let d = &mut self.flows[flow];
+        let armed = d.timer_at;
+        d.on_cnp(&self.p, now);
+        if d.timer_at != armed {
+            self.timers.push(Reverse((d.timer_at.expect("armed"), flow as u32)));
+        }
+        self.shown = Some(flow as u32);
         true
+    }
+    /// Bytes of flow `flow` granted at `now`. Returns whether the rate rose.
+    fn on_sent(&mut self, flow: usize, bytes: u64, now: Cycle) -> bool {
+        let up = self.flows[flow].on_sent(&self.p, bytes, now);
+        if up {
+            self.shown = Some(flow as u32);
+        }
+        up
+    }
+    /// Runs the recovery timers due at `now`; returns how many fired.
+    fn expire(&mut self, now: Cycle) -> u64 {
+        let mut fired = 0;
+        while let Some(&Reverse((t, f))) = self.timers.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            let d = &mut self.flows[f as usize];
+            if d.timer_at != Some(t) {
+                continue;
+            }
+            d.on_timer(&self.p, now);
+            if let Some(next) = d.timer_at {
+                self.timers.push(Reverse((next, f)));
+            }
+            self.shown = Some(f);
+            fired += 1;
+        }
+        fired
+    }
+    /// The next cycle something is due: a recovery timer or a blocked flow's ready time.
+    fn next_event(&self) -> Option<Cycle> {
+        let t = self.timers.peek().map(|Reverse((t, _))| *t);
+        match (t, self.wake.get()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// The DCQCN state of the flow that changed last: `dcqcn.qp`, `dcqcn.rate` (R_C, real),
+/// `dcqcn.alpha` (real), `dcqcn.state` (0 NORMAL, 1 CONGESTED, 2 RECOVERED).
+struct DcqcnView {
+    qp: Out<QpId>,
+    rate: Out<f64>,
+    alpha: Out<f64>,
+    state: Out<UInt<2>>,
+}
+
+impl DcqcnView {
+    fn ports() -> Vec<PortDecl> {
+        vec![
+            PortDecl::output::<QpId>("dcqcn.qp").doc("QP of the flow whose rate state changed last"),
+            PortDecl::output::<f64>("dcqcn.rate").doc("its current rate R_C, bytes/ns"),
+            PortDecl::output::<f64>("dcqcn.alpha").doc("its α"),
+            PortDecl::output::<UInt<2>>("dcqcn.state").doc("0 NORMAL, 1 CONGESTED, 2 RECOVERED"),
+        ]
+    }
+    fn bind(b: &Binder, line_rate: f64) -> Result<DcqcnView, String> {
+        let v = DcqcnView {
+            qp: b.output("dcqcn.qp")?,
+            rate: b.output("dcqcn.rate")?,
+            alpha: b.output("dcqcn.alpha")?,
+            state: b.output("dcqcn.state")?,
+        };
+        v.rate.set(line_rate);
+        Ok(v)
+    }
+    fn show(&self, g: &RateGate, slots: &SlotFifo) {
+        let Some(f) = g.shown else { return };
+        let d = &g.flows[f as usize];
+        // Only changes are written (an unchanged write would still cost a commit).
+        let qp = slots.flow_key(f as usize).1;
+        if self.qp.get() != qp {
+            self.qp.set(qp);
+        }
+        if self.rate.get() != d.rate {
+            self.rate.set(d.rate);
+        }
+        if self.alpha.get() != d.alpha {
+            self.alpha.set(d.alpha);
+        }
+        if self.state.get() != d.state_code() {
+            self.state.set(d.state_code());
+        }
     }
 }
 
@@ -209,6 +362,9 @@ struct Counters {
     credit_latency_max: CounterId,
     rtt_max: CounterId,
     credits_outstanding: CounterId,
+    cnp_passed: CounterId,
+    cnp_filtered: CounterId,
+    rate_increases: CounterId,
 }
 
 impl Counters {
@@ -228,6 +384,9 @@ impl Counters {
             ctrl_latency_max: b.counter("ctrl_latency_max"),
             credit_latency_max: b.counter("credit_latency_max"),
             rtt_max: b.counter("rtt_max"),
+            cnp_passed: b.counter("cnp_passed"),
+            cnp_filtered: b.counter("cnp_filtered"),
+            rate_increases: b.counter("rate_increases"),
             credits_outstanding: b.counter("credits_outstanding"),
         }
     }
@@ -247,6 +406,7 @@ pub struct RcLinkTx {
     c: Counters,
     sc: SlotCounters,
     rate_gate: RateGate,
+    dcqcn_view: DcqcnView,
 
     slots: SlotFifo,
     slot_view: SlotView,
@@ -295,7 +455,8 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         mac_credit_out,
         c: Counters::declare(b),
         sc: SlotCounters::declare(b),
-        rate_gate: RateGate,
+        rate_gate: RateGate::new(p)?,
+        dcqcn_view: DcqcnView::bind(b, p.dcqcn.line_rate)?,
         slot_view: SlotView::bind("slot_fifo.", "slots_used", b)?,
         arbiter_view: ArbiterView::bind("arbiter.", b)?,
         cbfc_view: CbfcView::bind("cbfc.", p.view_dsts, b, &cbfc)?,
@@ -354,6 +515,7 @@ impl RcLinkTx {
             let (dst, qp) = self.slots.flow_key(self.flow_ledger.len());
             let l = self.cbfc.ledger(dst, qp.vc_bank().value());
             self.flow_ledger.push(l as u32);
+            self.rate_gate.flows.push(Dcqcn::new(&self.rate_gate.p));
         }
     }
 
@@ -364,8 +526,17 @@ impl RcLinkTx {
         }
         match msg.rh.opcode() {
             Opcode::Cnp => {
-                // DCQCN (rate decrease on (msg.src, qp)) plugs in here.
                 ctx.count(self.c.cnp_received, 1);
+                // A CNP for a flow that never sent here has no rate to cut.
+                let flow = self.slots.find_flow(msg.src, msg.rh.qp());
+                if let (true, Some(f)) = (self.rate_gate.enabled, flow) {
+                    if self.rate_gate.on_cnp(f, msg.rh.qp(), ctx.now()) {
+                        ctx.count(self.c.cnp_passed, 1);
+                        self.arb_pending = true;
+                    } else {
+                        ctx.count(self.c.cnp_filtered, 1);
+                    }
+                }
             }
             Opcode::Ack => {
                 let nak = msg.rh.is_nak();
@@ -412,6 +583,7 @@ impl RcLinkTx {
             ctx.count(self.c.arb_tx_busy, 1);
             return false;
         }
+        self.rate_gate.wake.set(None);
         let (slots, cbfc, rate_gate, ledgers, c) =
             (&self.slots, &self.cbfc, &self.rate_gate, &self.flow_ledger, &self.c);
         let pick = self.arbiter.arbitrate(
@@ -419,8 +591,7 @@ impl RcLinkTx {
             |id| slots.flow_of_frame(id),
             |id| {
                 let flow = slots.flow_of_frame(id);
-                let (dst, qp) = slots.flow_key(flow);
-                if !rate_gate.allows(dst, qp, now) {
+                if !rate_gate.allows(flow, now) {
                     ctx.count(c.rate_block, 1);
                     return Gate::RateBlocked;
                 }
@@ -446,6 +617,12 @@ impl RcLinkTx {
         }
         self.arbiter.sent(vc);
         self.mac_credit.take();
+        if self.rate_gate.enabled {
+            let flow = self.slots.flow_of_frame(id);
+            if self.rate_gate.on_sent(flow, frame.wire_bytes() as u64, now) {
+                ctx.count(self.c.rate_increases, 1);
+            }
+        }
         ctx.count(self.c.frames_sent, 1);
         ctx.count(self.c.pkts_sent, frame.npkts as u64);
         ctx.count(self.c.payload_bytes_sent, frame.payload() as u64);
@@ -500,6 +677,16 @@ impl Component for RcLinkTx {
             self.arb_pending = true;
         }
         self.slots.expire_timeouts(ctx, &self.sc, now);
+        // DCQCN: recovery timers due now, and a rate-blocked flow's ready time reached.
+        let fired = self.rate_gate.expire(now);
+        if fired > 0 {
+            ctx.count(self.c.rate_increases, fired);
+            self.arb_pending = true;
+        }
+        if self.rate_gate.wake.get().is_some_and(|t| t <= now) {
+            self.rate_gate.wake.set(None);
+            self.arb_pending = true;
+        }
         let (p, cbfc) = (&self.p, &self.cbfc);
         slot_fifo::accept_segments(
             ctx,
@@ -539,7 +726,11 @@ impl Component for RcLinkTx {
             ctx.set_counter(self.c.credits_outstanding, self.credits_shown);
         }
 
-        let deadline = self.slots.next_deadline();
+        self.dcqcn_view.show(&self.rate_gate, &self.slots);
+        let deadline = [self.slots.next_deadline(), self.rate_gate.next_event()]
+            .into_iter()
+            .flatten()
+            .min();
         let done_more = self.slots.done_waiting() > 0 && done_pushed && self.done_out.space() > 1;
         if self.arb_pending || done_more {
             Wake::NextCycle
@@ -1171,7 +1362,7 @@ mod tests {
         tb.ctrl(ack(0, 1));
         tb.steps(3);
         tb.ctrl(Ctrl {
-            rh: Rh::cnp(qp(0)),
+            rh: Rh::cnp(qp(3)), // a QP that never sent: nothing to slow down
             ..ack(0, 0)
         });
         tb.steps(3);
