@@ -272,6 +272,12 @@ pub fn blocks() -> Vec<BlockKind> {
             sw::egress::build,
         ),
         kind(
+            "l2_switch",
+            "L2 switch for chip traffic: ingress latency, route by dst chip, output queues, ECN RED, port-rate serialization (seed 003)",
+            sw::l2_switch::ports,
+            sw::l2_switch::build,
+        ),
+        kind(
             "cell_source",
             "synthetic switch traffic: Bernoulli cells per input at `load`, uniform / hotspot / permutation",
             sw::source::ports,
@@ -321,6 +327,7 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     m.insert(TypeId::of::<hp::UInt<7>>(), signal_type::<hp::UInt<7>>("UInt<7>"));
     m.insert(TypeId::of::<hp::UInt<16>>(), signal_type::<hp::UInt<16>>("UInt<16>"));
     m.insert(TypeId::of::<hp::UInt<21>>(), signal_type::<hp::UInt<21>>("UInt<21>"));
+    m.insert(TypeId::of::<hp::UInt<32>>(), signal_type::<hp::UInt<32>>("UInt<32>"));
     m.insert(TypeId::of::<hp::Cell>(), signal_type::<hp::Cell>("Cell"));
     m.insert(
         TypeId::of::<hp::RxAccepted>(),

@@ -4,11 +4,11 @@ use crate::schema::System;
 use crate::testbench::Loaded;
 use crate::yaml::{self, InputError, Value};
 
-/// The PhyLink fault rules for direction x → y.
-pub(super) fn fault_rules(l: &Loaded, s: &System, x: u16, y: u16) -> Result<Vec<Value>, InputError> {
+/// The PhyLink fault rules for direction x → y (node names: `chip3`, `sw0`).
+pub(super) fn fault_rules(l: &Loaded, s: &System, x: &str, y: &str) -> Result<Vec<Value>, InputError> {
     let mut v = Vec::new();
     for f in &s.faults {
-        if f.link[0] != format!("chip{x}") || f.link[1] != format!("chip{y}") {
+        if f.link[0] != x || f.link[1] != y {
             continue;
         }
         let kinds = ["drop", "corrupt", "flap"];

@@ -91,7 +91,7 @@ mod traffic;
 
 use assembly::make;
 use faults::fault_rules;
-use topology::{edges, routes};
+use topology::{edges, node_name, parse_node, routes};
 use traffic::expand_traffic;
 
 /// Builds the netlist of a system-form testbench.
@@ -110,17 +110,18 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
     if nlg == 0 || nlg > 8 {
         return Err(l.error_at("num_link_groups", format!("num_link_groups {nlg} out of range 1..=8")));
     }
-    let (n, edge_list) = edges(l, s)?;
+    let (n, nsw, edge_list) = edges(l, s)?;
+    let total = n + nsw;
     let blocks = registry::blocks();
     let mut nl = Netlist::new();
 
-    // Per chip: its edges (neighbour, edge list index) in edge order.
-    let mut per_chip: Vec<Vec<(u16, usize)>> = vec![Vec::new(); n as usize];
+    // Per node (chips, then switches): its edges (neighbour, edge list index) in edge order.
+    let mut per_chip: Vec<Vec<(u16, usize)>> = vec![Vec::new(); total as usize];
     for (i, &(a, b)) in edge_list.iter().enumerate() {
         per_chip[a as usize].push((b, i));
         per_chip[b as usize].push((a, i));
     }
-    let route = routes(n, &edge_list, &per_chip);
+    let route = routes(total, n, &edge_list, &per_chip);
 
     // Traffic → per chip transactions and flows.
     let pairs = expand_traffic(l, s, n, seed)?;
@@ -254,10 +255,37 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
         }
     }
     // Edges: two PhyLinks each, wired to the routers' edge ports.
+    // Switches: one `l2_switch` each, a port per edge, routes by destination chip.
+    let switch_cfg = yaml::merge(defaults.get("switch").unwrap_or(&Value::Null), &s.switch);
+    for j in 0..nsw {
+        let node = (n + j) as usize;
+        let routes_v = Value::Sequence(
+            route[node]
+                .iter()
+                .map(|r| r.map_or(Value::Null, |e| Value::from(e as u64)))
+                .collect(),
+        );
+        let params = set(
+            &set(&switch_cfg, "ports", per_chip[node].len() as u64),
+            "routes",
+            routes_v,
+        );
+        make(&blocks, l, &mut nl, &format!("sw{j}"), "l2_switch", &params)?;
+    }
+    // A node's ports: a chip's router edges, a switch's ports.
+    let port = |x: u16, e: usize, cls: &str| {
+        if x < n {
+            format!("chip{x}.router.e{e}_{cls}")
+        } else {
+            format!("sw{}.e{e}_{cls}", x - n)
+        }
+    };
+    let short = |x: u16| if x < n { x.to_string() } else { format!("sw{}", x - n) };
+    // Edges: two PhyLinks each, wired to the nodes' edge ports.
     for &(a, b) in &edge_list {
         for (x, y) in [(a, b), (b, a)] {
-            let path = format!("link{x}_{y}");
-            let rules = fault_rules(l, s, x, y)?;
+            let path = format!("link{}_{}", short(x), short(y));
+            let rules = fault_rules(l, s, &node_name(n, x), &node_name(n, y))?;
             let params = if rules.is_empty() {
                 link.clone()
             } else {
@@ -277,23 +305,15 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
                 ("rsp_out", "rsp_in", "rsp_in", "rsp_out"),
                 ("cr_out", "cr_in", "cr_in", "cr_out"),
             ] {
-                nl.connect(
-                    &format!("chip{x}.router.e{ex}_{cls_out}"),
-                    &format!("{path}.{port_in}"),
-                    None,
-                )
-                .map_err(|e| elab_error(l, e))?;
-                nl.connect(
-                    &format!("{path}.{port_out}"),
-                    &format!("chip{y}.router.e{ey}_{cls_in}"),
-                    None,
-                )
-                .map_err(|e| elab_error(l, e))?;
+                nl.connect(&port(x, ex, cls_out), &format!("{path}.{port_in}"), None)
+                    .map_err(|e| elab_error(l, e))?;
+                nl.connect(&format!("{path}.{port_out}"), &port(y, ey, cls_in), None)
+                    .map_err(|e| elab_error(l, e))?;
             }
         }
     }
     for f in &s.faults {
-        let ends = [&f.link[0], &f.link[1]].map(|e| e.strip_prefix("chip").and_then(|x| x.parse::<u16>().ok()));
+        let ends = [&f.link[0], &f.link[1]].map(|e| parse_node(e, n, nsw));
         let ok = match ends {
             [Some(a), Some(b)] => edge_list.contains(&(a.min(b), a.max(b))),
             _ => false,

@@ -1,5 +1,6 @@
-//! Topology and routes: the chip graph of a system testbench (p2p, mesh, ring, torus, custom) as
-//! a deterministic edge list, and shortest-path routes over it (petgraph).
+//! Topology and routes: the graph of a system testbench (p2p, mesh, ring, torus, star, custom)
+//! as a deterministic edge list over nodes — chips 0..n, then switches n..n+s — and
+//! shortest-path routes over it (petgraph).
 
 use std::collections::BTreeSet;
 
@@ -9,18 +10,47 @@ use crate::schema::System;
 use crate::testbench::Loaded;
 use crate::yaml::InputError;
 
-/// Edges of the topology as chip pairs, each once, in a deterministic order.
-pub(super) fn edges(l: &Loaded, s: &System) -> Result<(u16, Vec<(u16, u16)>), InputError> {
+/// A node's name: `chip{c}` for c < n, else `sw{j}`.
+pub(super) fn node_name(n: u16, id: u16) -> String {
+    if id < n {
+        format!("chip{id}")
+    } else {
+        format!("sw{}", id - n)
+    }
+}
+
+/// The node a name (`chip3`, `sw0`) stands for, if it exists among n chips and `sw` switches.
+pub(super) fn parse_node(name: &str, n: u16, sw: u16) -> Option<u16> {
+    if let Some(c) = name.strip_prefix("chip").and_then(|x| x.parse::<u16>().ok()) {
+        return (c < n).then_some(c);
+    }
+    let j = name.strip_prefix("sw").and_then(|x| x.parse::<u16>().ok())?;
+    (j < sw).then_some(n + j)
+}
+
+/// A topology: (chips, switches, edges as node pairs).
+pub(super) type Graph = (u16, u16, Vec<(u16, u16)>);
+
+/// Edges of the topology as node pairs, each once, in a deterministic order.
+pub(super) fn edges(l: &Loaded, s: &System) -> Result<Graph, InputError> {
     let t = &s.topology;
     let n = t.chips;
     if !(2..=4096).contains(&n) {
         return Err(l.error_at("chips", format!("topology: chips {n} out of range 2..=4096")));
     }
-    if t.switches > 0 {
-        return Err(l.error_at(
-            "switches",
-            "topologies with L2 switches need the switch model, which this build does not have yet",
-        ));
+    let sw = match t.kind.as_str() {
+        // A star has one switch in the middle (`switches` may say so or be left out).
+        "star" if t.switches <= 1 => 1u16,
+        "star" => return Err(l.error_at("switches", format!("star: one switch, not {}", t.switches))),
+        "custom" if t.switches <= 64 => t.switches as u16,
+        "custom" => return Err(l.error_at("switches", format!("switches {} out of range 0..=64", t.switches))),
+        _ if t.switches > 0 => {
+            return Err(l.error_at("switches", "switches go with `star` or `custom` topologies"));
+        }
+        _ => 0,
+    };
+    if sw > 0 && n > 64 {
+        return Err(l.error_at("chips", format!("a switch has at most 64 ports: {n} chips")));
     }
     let n16 = n as u16;
     let mut e: Vec<(u16, u16)> = Vec::new();
@@ -69,17 +99,24 @@ pub(super) fn edges(l: &Loaded, s: &System) -> Result<(u16, Vec<(u16, u16)>), In
             }
             e.extend(set);
         }
+        "star" => {
+            for c in 0..n16 {
+                e.push((c, n16));
+            }
+        }
         "custom" => {
             for [a, b] in &t.links {
                 let parse = |s: &str| -> Result<u16, InputError> {
-                    s.strip_prefix("chip")
-                        .and_then(|x| x.parse::<u16>().ok())
-                        .filter(|&c| c < n16)
-                        .ok_or_else(|| l.error_at(s, format!("link endpoint `{s}`: expected chip0..chip{}", n - 1)))
+                    parse_node(s, n16, sw).ok_or_else(|| {
+                        l.error_at(
+                            s,
+                            format!("link endpoint `{s}`: expected chip0..chip{} or a switch sw0..", n - 1),
+                        )
+                    })
                 };
                 let (a, b) = (parse(a)?, parse(b)?);
                 if a == b {
-                    return Err(l.error_at("links", format!("link chip{a}–chip{a} loops back")));
+                    return Err(l.error_at("links", format!("link {} loops back", node_name(n16, a))));
                 }
                 e.push((a.min(b), a.max(b)));
             }
@@ -89,23 +126,29 @@ pub(super) fn edges(l: &Loaded, s: &System) -> Result<(u16, Vec<(u16, u16)>), In
         other => {
             return Err(l.error_at(
                 other,
-                format!("unknown topology `{other}` (p2p, mesh, ring, torus, custom)"),
+                format!("unknown topology `{other}` (p2p, mesh, ring, torus, star, custom)"),
             ));
         }
     }
-    Ok((n16, e))
+    Ok((n16, sw, e))
 }
 
-/// Next-hop edge index per (chip, destination): shortest paths over the topology graph; ties
-/// go to the lowest edge index.
-pub(super) fn routes(n: u16, e: &[(u16, u16)], per_chip: &[Vec<(u16, usize)>]) -> Vec<Vec<Option<u32>>> {
+/// Next-hop edge index per (node, destination chip): shortest paths over the topology graph of
+/// `total` nodes (chips first); ties go to the lowest edge index.
+pub(super) fn routes(
+    total: u16,
+    chips: u16,
+    e: &[(u16, u16)],
+    per_chip: &[Vec<(u16, usize)>],
+) -> Vec<Vec<Option<u32>>> {
+    let n = total;
     let mut g: UnGraph<u16, ()> = UnGraph::new_undirected();
     let nodes: Vec<NodeIndex> = (0..n).map(|c| g.add_node(c)).collect();
     for &(a, b) in e {
         g.add_edge(nodes[a as usize], nodes[b as usize], ());
     }
-    let mut r = vec![vec![None; n as usize]; n as usize];
-    for d in 0..n {
+    let mut r = vec![vec![None; chips as usize]; n as usize];
+    for d in 0..chips {
         let dist = petgraph::algo::dijkstra(&g, nodes[d as usize], None, |_| 1u32);
         for c in 0..n {
             if c == d {

@@ -9,6 +9,7 @@ pub mod ecn;
 pub mod egress;
 pub mod fifo;
 pub mod islip;
+pub mod l2_switch;
 pub mod pim;
 pub mod source;
 pub mod voq_switch;
