@@ -123,6 +123,35 @@ pub fn random_bit(mask: u64, rng: &mut Rng) -> Option<usize> {
     }
 }
 
+/// Every port bit of an `n`-port switch.
+#[inline]
+pub fn all_ports(n: usize) -> u64 {
+    if n == 64 {
+        !0
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+/// The requests seen from the outputs: `col[o]` = inputs in `free_in` asking for output o,
+/// for the outputs in `free_out` (the grant step of iSLIP and PIM reads it).
+#[inline]
+pub fn columns(r: &Requests, free_in: u64, free_out: u64) -> [u64; MAX_SWITCH_PORTS] {
+    let mut col = [0u64; MAX_SWITCH_PORTS];
+    let mut ins = free_in;
+    while ins != 0 {
+        let i = ins.trailing_zeros() as usize;
+        ins &= ins - 1;
+        let mut outs = r.req[i] & free_out;
+        while outs != 0 {
+            let o = outs.trailing_zeros() as usize;
+            outs &= outs - 1;
+            col[o] |= 1 << i;
+        }
+    }
+    col
+}
+
 /// Checks that `m` is a matching of `r`: every match requested, no output used twice.
 pub fn is_valid(r: &Requests, m: &Matching) -> bool {
     let mut used = 0u64;

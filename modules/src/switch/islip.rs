@@ -13,7 +13,7 @@
 use hwsim_hw::Rng;
 use hwsim_ports::MAX_SWITCH_PORTS;
 
-use super::allocator::{first_from, Allocator, Matching, Requests};
+use super::allocator::{all_ports, columns, first_from, Allocator, Matching, Requests};
 
 /// iSLIP state: the pointers.
 #[derive(Clone, Debug)]
@@ -41,23 +41,12 @@ impl Allocator for Islip {
     fn allocate(&mut self, r: &Requests, _rng: &mut Rng, m: &mut Matching) {
         m.clear();
         let n = r.ports;
-        let all = if n == 64 { !0u64 } else { (1u64 << n) - 1 };
+        let all = all_ports(n);
         let mut free_in = all;
         let mut free_out = all;
         for it in 0..self.iterations {
             // Requests, seen from the outputs: col[o] = unmatched inputs asking for o.
-            let mut col = [0u64; MAX_SWITCH_PORTS];
-            let mut ins = free_in;
-            while ins != 0 {
-                let i = ins.trailing_zeros() as usize;
-                ins &= ins - 1;
-                let mut outs = r.req[i] & free_out;
-                while outs != 0 {
-                    let o = outs.trailing_zeros() as usize;
-                    outs &= outs - 1;
-                    col[o] |= 1 << i;
-                }
-            }
+            let col = columns(r, free_in, free_out);
             // Grants: each unmatched output picks from its pointer; granted[i] = outputs granting i.
             let mut granted = [0u64; MAX_SWITCH_PORTS];
             let mut any = false;

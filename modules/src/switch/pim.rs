@@ -7,7 +7,7 @@
 use hwsim_hw::Rng;
 use hwsim_ports::MAX_SWITCH_PORTS;
 
-use super::allocator::{random_bit, Allocator, Matching, Requests};
+use super::allocator::{all_ports, columns, random_bit, Allocator, Matching, Requests};
 
 /// PIM: no state but the iteration count.
 #[derive(Clone, Debug)]
@@ -29,21 +29,10 @@ impl Allocator for Pim {
     fn allocate(&mut self, r: &Requests, rng: &mut Rng, m: &mut Matching) {
         m.clear();
         let n = r.ports;
-        let all = if n == 64 { !0u64 } else { (1u64 << n) - 1 };
+        let all = all_ports(n);
         let (mut free_in, mut free_out) = (all, all);
         for _ in 0..self.iterations {
-            let mut col = [0u64; MAX_SWITCH_PORTS];
-            let mut ins = free_in;
-            while ins != 0 {
-                let i = ins.trailing_zeros() as usize;
-                ins &= ins - 1;
-                let mut outs = r.req[i] & free_out;
-                while outs != 0 {
-                    let o = outs.trailing_zeros() as usize;
-                    outs &= outs - 1;
-                    col[o] |= 1 << i;
-                }
-            }
+            let col = columns(r, free_in, free_out);
             let mut granted = [0u64; MAX_SWITCH_PORTS];
             let mut any = false;
             let mut outs = free_out;
