@@ -24,7 +24,8 @@
 //! 概率标记（Switch 侧）». The chips' RX then sends CNPs, and their TX cuts its rate (DCQCN).
 //!
 //! Counters: `data_frames`, `data_bytes`, `ctrl_msgs`, `credit_msgs`, `drops`, `ecn_marks`,
-//! `queue_peak_bytes` (largest output queue). Waves: `q_bytes{o}` per output.
+//! `queue_peak_bytes` (largest output queue); per output port k `p{k}_frames`, `p{k}_bytes`
+//! (payload), `p{k}_drops`, `p{k}_ecn_marks`, `p{k}_peak_bytes`. Waves: `q_bytes{o}` per output.
 //!
 //! **Deviations** (issue 9 builds the rest): the crossbar is not modelled here — outputs are
 //! queued as if the fabric had full speedup (an output-queued switch); the VOQs, the iSLIP
@@ -110,6 +111,12 @@ struct Port {
     queued_bytes: u64,
     rsp: VecDeque<(Cycle, Ctrl)>,
     cr: VecDeque<(Cycle, CreditMsg)>,
+    /// Per-port counters: frames and payload bytes out, drops, ECN marks, peak queue bytes.
+    c_frames: CounterId,
+    c_bytes: CounterId,
+    c_drops: CounterId,
+    c_marks: CounterId,
+    c_peak: CounterId,
 }
 
 /// The block.
@@ -158,6 +165,11 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
             queued_bytes: 0,
             rsp: VecDeque::new(),
             cr: VecDeque::new(),
+            c_frames: b.counter(&format!("p{k}_frames")),
+            c_bytes: b.counter(&format!("p{k}_bytes")),
+            c_drops: b.counter(&format!("p{k}_drops")),
+            c_marks: b.counter(&format!("p{k}_ecn_marks")),
+            c_peak: b.counter(&format!("p{k}_peak_bytes")),
         });
     }
     Ok(Box::new(L2Switch {
@@ -221,6 +233,7 @@ impl Component for L2Switch {
                 let wire = f.wire_bytes() as u64;
                 if port.queued_bytes + wire > self.p.port_buffer {
                     ctx.count(self.c_drops, 1);
+                    ctx.count(port.c_drops, 1);
                     continue;
                 }
                 if self.p.ecn && matches!(f.ecn, Ecn::Ect0 | Ecn::Ect1) {
@@ -228,9 +241,13 @@ impl Component for L2Switch {
                     if self.red.as_mut().expect("seeded").mark(util) {
                         f.ecn = Ecn::Ce;
                         ctx.count(self.c_marks, 1);
+                        ctx.count(port.c_marks, 1);
                     }
                 }
                 port.queued_bytes += wire;
+                if port.queued_bytes > ctx.counter(port.c_peak) {
+                    ctx.set_counter(port.c_peak, port.queued_bytes);
+                }
                 if port.queued_bytes > ctx.counter(self.c_peak) {
                     ctx.set_counter(self.c_peak, port.queued_bytes);
                 }
@@ -247,6 +264,8 @@ impl Component for L2Switch {
                 port.queued_bytes -= f.wire_bytes() as u64;
                 ctx.count(self.c_data, 1);
                 ctx.count(self.c_bytes, f.payload() as u64);
+                ctx.count(port.c_frames, 1);
+                ctx.count(port.c_bytes, f.payload() as u64);
                 port.req_out.push(f);
             }
             if port.rsp.front().is_some_and(|(t, _)| *t <= now) && port.rsp_out.can_push() {
