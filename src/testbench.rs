@@ -25,6 +25,8 @@ pub struct Loaded {
     pub defaults: BTreeMap<String, Value>,
     /// System settings from includes (merged under the testbench's `system:`).
     pub system_defaults: Value,
+    /// Every file read: the testbench, then its includes (outputs must not overwrite them).
+    pub files: Vec<PathBuf>,
 }
 
 impl Loaded {
@@ -49,6 +51,7 @@ pub fn load(path: &Path) -> Result<Loaded, InputError> {
     let tb: Testbench = yaml::parse(path, &text)?;
     let mut defaults: BTreeMap<String, Value> = BTreeMap::new();
     let mut system_defaults = Value::Null;
+    let mut files = vec![path.to_path_buf()];
     for inc in &tb.include {
         let candidates = [path.parent().unwrap_or(Path::new(".")).join(inc), PathBuf::from(inc)];
         let Some(file) = candidates.iter().find(|p| p.is_file()) else {
@@ -59,6 +62,7 @@ pub fn load(path: &Path) -> Result<Loaded, InputError> {
                 format!("include `{inc}` not found"),
             ));
         };
+        files.push(file.clone());
         let ctext = yaml::read(file)?;
         let cfg: ConfigFile = yaml::parse(file, &ctext)?;
         for (k, v) in cfg.defaults {
@@ -79,6 +83,7 @@ pub fn load(path: &Path) -> Result<Loaded, InputError> {
         tb,
         defaults,
         system_defaults,
+        files,
     })
 }
 

@@ -744,3 +744,178 @@ fn bad_fault_on_a_missing_edge() {
         &["fault on link [chip0, chip2]", "no such edge"],
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Hostile input (issue 15): outputs never destroy inputs, no panic on stdout, Ctrl-C.
+
+/// A temp dir holding the fifo testbench plus an include, so outputs can be aimed at both.
+fn tb_with_include(test: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = temp_dir(test);
+    let inc = write(&dir, "presets.yaml", "defaults:\n  fifo: {depth: 4}\n");
+    let tb = write(
+        &dir,
+        "tb.yaml",
+        &fifo_tb("outputs", 12).replace("until: 200\n", "until: 200\ninclude: [presets.yaml]\n"),
+    );
+    (dir, tb, inc)
+}
+
+#[test]
+fn outputs_never_overwrite_an_input() {
+    let (dir, tb, inc) = tb_with_include("overwrite");
+    let before = std::fs::read(&tb).unwrap();
+    let inc_before = std::fs::read(&inc).unwrap();
+    let (tbs, incs) = (tb.to_str().unwrap(), inc.to_str().unwrap());
+    for args in [
+        vec!["run", tbs, "--vcd", tbs],
+        vec!["run", tbs, "--json", tbs],
+        vec!["run", tbs, "--json", incs],
+        vec!["netlist", tbs, "--dot", tbs],
+    ] {
+        let o = hwsim(&args);
+        assert_bad_output(&o, "", &["refusing to overwrite", args[3], "is the input"]);
+    }
+    // The same file reached through another spelling is still the same file.
+    let other = dir.join(".").join("tb.yaml");
+    let o = hwsim(&[Path::new("run"), &tb, Path::new("--vcd"), &other]);
+    assert_bad_output(&o, "", &["refusing to overwrite"]);
+    assert_eq!(std::fs::read(&tb).unwrap(), before, "testbench untouched");
+    assert_eq!(std::fs::read(&inc).unwrap(), inc_before, "include untouched");
+}
+
+#[test]
+fn two_outputs_on_one_path_refused() {
+    let (dir, tb, _) = tb_with_include("same_output");
+    let x = dir.join("x");
+    let x2 = dir.join("./x");
+    let o = hwsim(&[Path::new("run"), &tb, Path::new("--vcd"), &x, Path::new("--json"), &x2]);
+    assert_bad_output(&o, "", &["--vcd", "--json", "same file"]);
+    assert!(!x.exists(), "nothing written");
+}
+
+#[test]
+fn outputs_appear_whole_under_their_final_name() {
+    let (dir, tb, _) = tb_with_include("staged");
+    let (vcd, json) = (dir.join("w.vcd"), dir.join("r.json"));
+    let o = hwsim(&[
+        Path::new("run"),
+        &tb,
+        Path::new("--vcd"),
+        &vcd,
+        Path::new("--json"),
+        &json,
+    ]);
+    assert_code(&o, 0);
+    assert!(std::fs::read_to_string(&vcd).unwrap().contains("$enddefinitions"));
+    assert_eq!(read_json(&json)["interrupted"], Value::Bool(false));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["presets.yaml", "r.json", "tb.yaml", "w.vcd"],
+        "no temporary file left"
+    );
+}
+
+#[test]
+fn vcd_write_error_is_bad_output_not_a_failed_check() {
+    let o = hwsim(&["run", FIFO_TB, "--vcd", "/dev/full"]);
+    assert_bad_output(&o, "/dev/full: cannot write: ", &["No space left on device"]);
+}
+
+/// Runs `args` with stdout on `out`.
+fn hwsim_to(args: &[&str], out: std::process::Stdio) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hwsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(out)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("hwsim runs")
+}
+
+#[test]
+fn broken_pipe_ends_quietly() {
+    // A pipe whose reader is already gone: every write gets EPIPE, as after `| head -1`.
+    for args in [vec!["list"], vec!["regress", "tb/modules"], vec!["run", FIFO_TB]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = hwsim_to(&args, writer.into());
+        assert_code(&o, 0);
+        assert_eq!(stderr(&o), "", "{args:?}: quiet");
+    }
+}
+
+#[test]
+fn stdout_write_error_is_exit_2() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let o = hwsim_to(&["list"], full.into());
+    assert_bad_output(&o, "stdout: cannot write: ", &["No space left on device"]);
+}
+
+#[test]
+fn trace_options_that_would_be_ignored_are_refused() {
+    let o = hwsim(&["run", FIFO_TB, "--trace", "fifo.*"]);
+    assert_bad_output(&o, "", &["--vcd"]);
+    let dir = temp_dir("trace_opts");
+    let vcd = dir.join("w.vcd");
+    let v = vcd.to_str().unwrap();
+    let o = hwsim(&["run", FIFO_TB, "--vcd", v, "--trace", "nothing.here*"]);
+    assert_bad_output(&o, "--trace: ", &["`nothing.here*` matches no net"]);
+    let o = hwsim(&["run", FIFO_TB, "--vcd", v, "--trace-from", "20", "--trace-to", "10"]);
+    assert_bad_output(&o, "", &["--trace-from 20", "--trace-to 10"]);
+    assert!(!vcd.exists());
+}
+
+#[test]
+fn sigint_stops_the_run_with_a_valid_vcd_and_report() {
+    let dir = temp_dir("sigint");
+    let (vcd, json) = (dir.join("i.vcd"), dir.join("i.json"));
+    // Ticking every cycle for 10^11 cycles: only an interrupt ends it.
+    let child = Command::new(env!("CARGO_BIN_EXE_hwsim"))
+        .args([
+            "run",
+            "tb/modules/timer_idle.yaml",
+            "--no-skip",
+            "--until",
+            "100000000000",
+            "--vcd",
+        ])
+        .arg(&vcd)
+        .arg("--json")
+        .arg(&json)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let start = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(start.elapsed().as_secs() < 10, "stops promptly");
+    assert_code(&o, 130);
+    let out = stdout(&o);
+    let at: u64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("interrupted at cycle "))
+        .unwrap_or_else(|| panic!("no `interrupted at cycle` line:\n{out}"))
+        .parse()
+        .unwrap();
+    assert!(at > 0 && at < 100_000_000_000);
+    let report = read_json(&json);
+    assert_eq!(report["interrupted"], Value::Bool(true));
+    assert_eq!(as_u64(&report["cycles"], "cycles"), at);
+    assert_eq!(as_u64(&report["counters"]["t.fires"], "t.fires"), at / 10_000_000);
+    // The VCD is whole: its last timestamp is the cycle the run stopped at.
+    let text = std::fs::read_to_string(&vcd).unwrap();
+    let last = text.lines().rev().find(|l| l.starts_with('#')).unwrap();
+    assert_eq!(last, format!("#{at}"));
+}
