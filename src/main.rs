@@ -87,6 +87,9 @@ struct RunArgs {
     /// Print run statistics (cycles/s, activations/s, skip, memory).
     #[arg(long)]
     stats: bool,
+    /// Memory budget in GiB: traffic that would need more is refused before the run.
+    #[arg(long, value_name = "GIB", default_value_t = 8)]
+    max_memory: u64,
 }
 
 const SUBCOMMANDS: &[&str] = &["run", "check", "regress", "list", "netlist", "help"];
@@ -126,12 +129,16 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
             // One line, like every other input error; `--help` has the details.
+            // clap puts what is missing on the lines after the first (`--dot <DOT>`).
             let text = e.to_string();
             let first = text
                 .lines()
-                .next()
-                .unwrap_or("bad arguments")
-                .trim_start_matches("error: ");
+                .take_while(|l| !l.starts_with("Usage:"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let first = first.trim_start_matches("error: ");
             return bad(format!("{first} (see `hwsim --help`)"));
         }
         Err(e) => {
@@ -192,10 +199,11 @@ fn main() -> ExitCode {
 }
 
 fn run(a: RunArgs) -> ExitCode {
-    let l = match testbench::load(&a.testbench) {
+    let mut l = match testbench::load(&a.testbench) {
         Ok(l) => l,
         Err(e) => return bad(e),
     };
+    l.max_memory = a.max_memory.saturating_mul(1 << 30);
     let outputs: Vec<(&str, &Path)> = [("--vcd", &a.vcd), ("--json", &a.json)]
         .into_iter()
         .filter_map(|(opt, p)| p.as_deref().map(|p| (opt, p)))

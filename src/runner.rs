@@ -434,6 +434,14 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
             if e.equals.is_none() && e.min.is_none() && e.max.is_none() {
                 return Err(l.error_at(&label, format!("expect on `{label}`: give `equals`, `min` or `max`")));
             }
+            if let (Some(lo), Some(hi)) = (e.min, e.max) {
+                if lo > hi {
+                    return Err(l.error_at(
+                        &label,
+                        format!("expect on `{label}`: min {lo} > max {hi} can never hold"),
+                    ));
+                }
+            }
             if let Some(r) = &e.reduce {
                 if e.counter.is_none() || !["sum", "max", "min"].contains(&r.as_str()) {
                     return Err(l.error_at(r, format!("reduce: `{r}` needs a counter and is one of sum, max, min")));
@@ -641,6 +649,16 @@ pub fn run_file(path: &Path, opts: Options) -> Result<Report, InputError> {
 pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     let seed = opts.seed.unwrap_or(l.tb.seed);
     let until = opts.until.or(l.tb.until).unwrap_or(DEFAULT_UNTIL);
+    // A flow that starts at or after the end of the run sends nothing, and nothing would fail.
+    if let Some(f) = l.tb.system.iter().flat_map(|s| &s.traffic).find(|f| f.start >= until) {
+        return Err(l.error_at(
+            "start",
+            format!(
+                "traffic: a flow starts at cycle {}, at or after the end of the run ({until})",
+                f.start
+            ),
+        ));
+    }
     let (mut sim, el) = build(l, seed)?;
     validate_checks(l, &sim)?;
     for ep in el.watches.keys() {

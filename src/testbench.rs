@@ -27,7 +27,19 @@ pub struct Loaded {
     pub system_defaults: Value,
     /// Every file read: the testbench, then its includes (outputs must not overwrite them).
     pub files: Vec<PathBuf>,
+    /// Memory budget, bytes: elaboration refuses traffic or buffers that would need more
+    /// (`--max-memory`; default [`DEFAULT_MAX_MEMORY`]).
+    pub max_memory: u64,
 }
+
+/// Default memory budget: 8 GiB.
+pub const DEFAULT_MAX_MEMORY: u64 = 8 << 30;
+
+/// Largest instance array (`count:`).
+pub const MAX_COUNT: u32 = 1 << 20;
+
+/// Largest stream `capacity:` in a `connect:` (messages).
+pub const MAX_CAPACITY: u32 = 1 << 20;
 
 impl Loaded {
     /// The testbench's name.
@@ -43,6 +55,38 @@ impl Loaded {
     pub fn error_at(&self, needle: &str, msg: impl Into<String>) -> InputError {
         InputError::at_key(&self.path, &self.text, needle, msg)
     }
+    /// An input error at the parameter a block's message names (`base_latency = …: must be …`,
+    /// ``unknown field `x` ``): in the testbench if it sets it, else in the include that does (a
+    /// preset's typo is fixed in the preset); else at `fallback` in the testbench.
+    pub fn error_at_param(&self, fallback: &str, msg: impl Into<String>) -> InputError {
+        let msg = msg.into();
+        if let Some(field) = field_named(&msg) {
+            for f in &self.files {
+                let text = if f == &self.path {
+                    Some(self.text.clone())
+                } else {
+                    yaml::read(f).ok()
+                };
+                let e = InputError::at_key(f, &text.unwrap_or_default(), field, msg.clone());
+                if e.line.is_some() {
+                    return e;
+                }
+            }
+        }
+        self.error_at(fallback, msg)
+    }
+}
+
+/// The parameter named by a block's message: ``unknown field `x` `` or `x = 7: must be …`.
+fn field_named(msg: &str) -> Option<&str> {
+    if let Some(rest) = msg.split("unknown field `").nth(1) {
+        return rest.split('`').next();
+    }
+    let head = &msg[..msg.find(" = ")?];
+    let start = head
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .map_or(0, |i| i + 1);
+    Some(&head[start..]).filter(|f| !f.is_empty())
 }
 
 /// Reads and parses a testbench and its includes.
@@ -73,7 +117,16 @@ pub fn load(path: &Path) -> Result<Loaded, InputError> {
             system_defaults = yaml::merge(&system_defaults, &s);
         }
     }
+    let blocks = registry::blocks();
     for (k, v) in &tb.defaults {
+        if registry::find(&blocks, k).is_none() {
+            return Err(InputError::at_key(
+                path,
+                &text,
+                k,
+                format!("defaults for unknown block kind `{k}` (see `hwsim list`)"),
+            ));
+        }
         let merged = yaml::merge(defaults.get(k).unwrap_or(&Value::Null), v);
         defaults.insert(k.clone(), merged);
     }
@@ -84,6 +137,7 @@ pub fn load(path: &Path) -> Result<Loaded, InputError> {
         defaults,
         system_defaults,
         files,
+        max_memory: DEFAULT_MAX_MEMORY,
     })
 }
 
@@ -170,6 +224,10 @@ pub fn elab_error(l: &Loaded, e: ElabError) -> InputError {
         err = l.error_at(&trimmed, e.to_string());
     }
     if err.line.is_none() {
+        // A block built by the system form (`link0_1`) is not in the file; its parameter is.
+        err = l.error_at_param(&trimmed, e.to_string());
+    }
+    if err.line.is_none() {
         // `stage3.inn` from a chain: point at the port name or the array's name.
         if let Some((inst, port)) = n.rsplit_once('.') {
             let base = inst.trim_end_matches(|c: char| c.is_ascii_digit());
@@ -209,6 +267,12 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
         };
         let base = yaml::merge(&kind.defaults, l.defaults.get(&spec.kind).unwrap_or(&Value::Null));
         let params = yaml::merge(&base, &spec.params);
+        if let Some(n) = spec.count.filter(|&n| n > MAX_COUNT) {
+            return Err(l.error_at(
+                name,
+                format!("instance `{name}`: count {n} out of range 1..={MAX_COUNT}"),
+            ));
+        }
         let names: Vec<String> = match spec.count {
             None => vec![name.clone()],
             Some(0) => return Err(l.error_at(name, format!("instance `{name}`: count must be ≥ 1"))),
@@ -227,6 +291,16 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
 
     let mut bound_outputs: BTreeSet<String> = BTreeSet::new();
     for c in &l.tb.connect {
+        // A stream preallocates its capacity: `capacity: 4294967295` would ask for tens of GiB.
+        if let Some(cap) = c.capacity.filter(|&x| x == 0 || x > MAX_CAPACITY) {
+            return Err(l.error_at(
+                "capacity",
+                format!(
+                    "connect {} → {}: capacity {cap} out of range 1..={MAX_CAPACITY}",
+                    c.from, c.to
+                ),
+            ));
+        }
         match &c.chain {
             None => {
                 nl.connect(&c.from, &c.to, c.capacity).map_err(|e| elab_error(l, e))?;

@@ -919,3 +919,240 @@ fn sigint_stops_the_run_with_a_valid_vcd_and_report() {
     let last = text.lines().rev().find(|l| l.starts_with('#')).unwrap();
     assert_eq!(last, format!("#{at}"));
 }
+
+#[test]
+fn regress_does_not_follow_symlinks_out_of_the_tree_or_twice() {
+    let dir = temp_dir("regress_links");
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    write(&sub, "a.yaml", &fifo_tb("a", 12));
+    std::os::unix::fs::symlink("..", sub.join("up")).unwrap();
+    std::os::unix::fs::symlink(".", sub.join("self")).unwrap();
+    let start = std::time::Instant::now();
+    let o = hwsim(&[Path::new("regress"), sub.as_path()]);
+    assert!(start.elapsed().as_secs() < 20, "no endless walk");
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("1 passed, 0 failed"), "{}", stdout(&o));
+}
+
+/// A system testbench in `dir` (absolute include) with `system_lines` under `system:`.
+fn system_tb(dir: &Path, name: &str, system_lines: &[&str]) -> PathBuf {
+    let inc = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/sg2262.yaml");
+    let mut text = format!("name: {name}\ninclude: [{}]\nuntil: 1000000\nsystem:\n", inc.display());
+    for l in system_lines {
+        text.push_str("  ");
+        text.push_str(l);
+        text.push('\n');
+    }
+    write(dir, &format!("{name}.yaml"), &text)
+}
+
+const P2P: &str = "topology: {kind: p2p, chips: 2}";
+const ONE_FLOW: &str = "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64}]";
+
+/// Each silently accepted (or aborting, or hanging) system input of issue 15 is now refused with
+/// exit 2 at its line and column.
+#[test]
+fn hostile_system_inputs_are_refused_at_their_place() {
+    let dir = temp_dir("hostile_system");
+    let cases: &[(&[&str], &str, &[&str])] = &[
+        (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, start: 18446744073709551615}]",
+            ],
+            "6:58",
+            &["at or after the end of the run"],
+        ),
+        (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, transactions: 0}]",
+            ],
+            "6:58",
+            &["must each be ≥ 1"],
+        ),
+        (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, transactions: 100000000}]",
+            ],
+            "6:3",
+            &["GiB budget (--max-memory)"],
+        ),
+        (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 9223372036854775808}]",
+            ],
+            "6:3",
+            &["GiB budget"],
+        ),
+        (
+            &["link: {base_latency: 18446744073709551615}", P2P, ONE_FLOW],
+            "5:10",
+            &["base_latency", "must be in 0..=1000000000"],
+        ),
+        (
+            &["topology: {kind: torus, chips: 4}", ONE_FLOW],
+            "5:20",
+            &["torus: dims []"],
+        ),
+        (
+            &["topology: {kind: custom, chips: 4}", ONE_FLOW],
+            "5:20",
+            &["custom", "links"],
+        ),
+        (
+            &[
+                P2P,
+                ONE_FLOW,
+                "faults: [{kind: flap, link: [chip0, chip1], from: 100, to: 10}]",
+            ],
+            "7:47",
+            &["window from 100 to 10 is empty"],
+        ),
+        (
+            &[
+                P2P,
+                ONE_FLOW,
+                "faults: [{kind: drop, link: [chip0, chip1], lg: 8, psn: 1}]",
+            ],
+            "7:47",
+            &["lg 8 out of range 0..8"],
+        ),
+        (
+            &[
+                P2P,
+                ONE_FLOW,
+                "faults: [{kind: drop, link: [chip0, chip1], psn: 1, times: 0}]",
+            ],
+            "7:55",
+            &["times 0"],
+        ),
+    ];
+    for (i, (lines, pos, parts)) in cases.iter().enumerate() {
+        let tb = system_tb(&dir, &format!("case{i}"), lines);
+        let start = std::time::Instant::now();
+        let o = hwsim(&[Path::new("run"), &tb, Path::new("--until"), Path::new("100000")]);
+        assert!(start.elapsed().as_secs() < 10, "case {i}: no hang");
+        assert_bad_output(&o, &format!("{}:{pos}: ", tb.display()), parts);
+    }
+    // A smaller budget refuses what the default accepts.
+    let tb = system_tb(
+        &dir,
+        "budget",
+        &[
+            P2P,
+            "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, transactions: 1000}]",
+        ],
+    );
+    assert_code(&hwsim(&[Path::new("check"), &tb]), 0);
+    let o = hwsim(&[
+        Path::new("run"),
+        &tb,
+        Path::new("--max-memory"),
+        Path::new("0"),
+        Path::new("-q"),
+    ]);
+    assert_bad_output(&o, "", &["over the 0.0 GiB budget"]);
+}
+
+#[test]
+fn unknown_field_in_an_included_config_is_reported_in_that_file() {
+    let dir = temp_dir("include_field");
+    let preset = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/sg2262.yaml")).unwrap();
+    let bad = preset.replacen(
+        "      initial_credits:",
+        "      bogus_field: 1\n      initial_credits:",
+        1,
+    );
+    let line = bad.lines().position(|l| l.contains("bogus_field")).unwrap() + 1;
+    let cfg = write(&dir, "preset.yaml", &bad);
+    let tb = write(
+        &dir,
+        "tb.yaml",
+        &format!("include: [preset.yaml]\nsystem:\n  {P2P}\n  {ONE_FLOW}\n"),
+    );
+    let o = hwsim(&[Path::new("run"), &tb]);
+    assert_bad_output(
+        &o,
+        &format!("{}:{line}:7: ", cfg.display()),
+        &["unknown field `bogus_field`"],
+    );
+}
+
+#[test]
+fn hostile_module_inputs_are_refused_at_their_place() {
+    let dir = temp_dir("hostile_module");
+    let base = fifo_tb("m", 12);
+    let cases: Vec<(String, &str, &[&str])> = vec![
+        (
+            base.replace(
+                "  snk:  {kind: consumer, params: {interval: 3}}\n",
+                "  snk:  {kind: consumer, params: {interval: 3}}\n  snk:  {kind: consumer}\n",
+            ),
+            "8:3",
+            &["duplicate entry with key \"snk\""],
+        ),
+        (base.replace("seed: 1\n", "seed: 1\nseed: 2\n"), "3:1", &["duplicate"]),
+        (
+            base.replace(
+                "{from: src.out, to: fifo.in}",
+                "{from: src.out, to: fifo.in, capacity: 4294967295}",
+            ),
+            "9:34",
+            &["capacity 4294967295 out of range"],
+        ),
+        (
+            base.replace(
+                "  src:  {kind: producer",
+                "  mon: {kind: rate_monitor, params: {inputs: 100000000}}\n  src:  {kind: producer",
+            ),
+            "5:3",
+            &["inputs = 100000000: must be in 1..=4096"],
+        ),
+        (
+            base.replace(
+                "  fifo: {kind: fifo, params: {depth: 4}}\n",
+                "  fifo: {kind: fifo, params: {depth: 4}}\n  stage: {kind: add1, count: 4294967295}\n",
+            ),
+            "7:3",
+            &["count 4294967295 out of range"],
+        ),
+        (
+            base.replace("until: 200\n", "until: 200\ndefaults:\n  fifoo: {depth: 2}\n"),
+            "5:3",
+            &["unknown block kind `fifoo`"],
+        ),
+        (
+            base.replace(
+                "{counter: snk.received, equals: 12}",
+                "{counter: snk.received, min: 13, max: 12}",
+            ),
+            "12:15",
+            &["min 13 > max 12"],
+        ),
+        (
+            format!("{}x: {}{}\n", base, "[".repeat(100_000), "]".repeat(100_000)),
+            "18:104",
+            &["nested deeper than 100"],
+        ),
+    ];
+    for (i, (text, pos, parts)) in cases.iter().enumerate() {
+        let tb = write(&dir, &format!("case{i}.yaml"), text);
+        let start = std::time::Instant::now();
+        let o = hwsim(&[Path::new("run"), &tb]);
+        assert!(start.elapsed().as_secs() < 10, "case {i}: no hang");
+        assert_bad_output(&o, &format!("{}:{pos}: ", tb.display()), parts);
+    }
+    // A byte-order mark is not a second document.
+    let tb = write(&dir, "bom.yaml", &format!("\u{feff}{base}"));
+    assert_code(&hwsim(&[Path::new("run"), &tb, Path::new("-q")]), 0);
+}
+
+#[test]
+fn netlist_without_dot_names_the_missing_argument() {
+    let o = hwsim(&["netlist", FIFO_TB]);
+    assert_bad_output(&o, "", &["--dot"]);
+}

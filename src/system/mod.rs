@@ -94,6 +94,33 @@ use faults::fault_rules;
 use topology::{edges, routes};
 use traffic::expand_traffic;
 
+/// Memory a transaction costs at elaboration and in the PAXI (its parameters, its record and
+/// completion state), and each of its frames (a queued segment), bytes: measured on this build
+/// as about 2.4 KiB per one-frame transaction (10^7 transactions took 24 GB).
+const TXN_COST: u64 = 2048;
+const FRAME_COST: u64 = 64;
+
+/// Refuses traffic whose transactions and frames would need more memory than the budget.
+fn check_traffic_budget(l: &Loaded, pairs: &[(u16, u16, &crate::schema::Flow)], mps: u64) -> Result<(), InputError> {
+    let mut total: u64 = 0;
+    for (_, _, f) in pairs {
+        let frames = f.bytes.div_ceil(mps.max(1));
+        let each = frames.saturating_mul(FRAME_COST).saturating_add(TXN_COST);
+        total = total.saturating_add(each.saturating_mul(f.transactions).saturating_mul(f.engines as u64));
+    }
+    if total > l.max_memory {
+        return Err(l.error_at(
+            "traffic",
+            format!(
+                "traffic: needs about {:.1} GiB for its transactions and frames, over the {:.1} GiB budget (--max-memory)",
+                total as f64 / (1u64 << 30) as f64,
+                l.max_memory as f64 / (1u64 << 30) as f64
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Builds the netlist of a system-form testbench.
 pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputError> {
     let s = l.tb.system.as_ref().expect("system form");
@@ -124,6 +151,7 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
 
     // Traffic → per chip transactions and flows.
     let pairs = expand_traffic(l, s, n, seed)?;
+    check_traffic_budget(l, &pairs, get_u64(&chip.paxi, "mps").unwrap_or(1344))?;
     let mut txns: Vec<Vec<Value>> = vec![Vec::new(); n as usize];
     let mut local_flows = vec![0u16; n as usize];
     let mut flows = Vec::new();
@@ -298,6 +326,18 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             [Some(a), Some(b)] => edge_list.contains(&(a.min(b), a.max(b))),
             _ => false,
         };
+        let bad = if let Some(lg) = f.lg.filter(|&g| g >= nlg as u32) {
+            Some(("lg", format!("fault: lg {lg} out of range 0..{nlg}")))
+        } else if f.times == 0 {
+            Some(("times", "fault: times 0 never fires (give ≥ 1)".to_string()))
+        } else if let (Some(a), Some(b)) = (f.from, f.to) {
+            (a >= b).then(|| ("from", format!("fault: window from {a} to {b} is empty")))
+        } else {
+            None
+        };
+        if let Some((key, msg)) = bad {
+            return Err(l.error_at(key, msg));
+        }
         if !ok {
             return Err(l.error_at(
                 &f.link[0],

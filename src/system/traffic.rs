@@ -13,6 +13,18 @@ pub(super) fn expand_traffic<'a>(
 ) -> Result<Vec<(u16, u16, &'a Flow)>, InputError> {
     let mut pairs = Vec::new();
     for f in &s.traffic {
+        // A flow of nothing would pass every check without a byte on the wire.
+        let zero = [
+            ("transactions", f.transactions),
+            ("bytes", f.bytes),
+            ("engines", f.engines as u64),
+        ];
+        if let Some((field, _)) = zero.iter().find(|(_, v)| *v == 0) {
+            return Err(l.error_at(
+                field,
+                "traffic: `transactions`, `bytes` and `engines` must each be ≥ 1 (a flow that sends nothing tests nothing)",
+            ));
+        }
         let check = |c: u32, what: &str| -> Result<u16, InputError> {
             if c < n as u32 {
                 Ok(c as u16)
