@@ -91,7 +91,11 @@ fn field_named(msg: &str) -> Option<&str> {
 
 /// Reads and parses a testbench and its includes.
 pub fn load(path: &Path) -> Result<Loaded, InputError> {
-    let text = yaml::read(path)?;
+    load_text(path, yaml::read(path)?)
+}
+
+/// Parses `text` as the testbench at `path` (includes are read relative to it).
+pub fn load_text(path: &Path, text: String) -> Result<Loaded, InputError> {
     let tb: Testbench = yaml::parse(path, &text)?;
     let mut defaults: BTreeMap<String, Value> = BTreeMap::new();
     let mut system_defaults = Value::Null;
@@ -180,6 +184,18 @@ pub fn watches(
                     ep,
                     format!("port `{ep}` carries {}, which checks cannot read", d.type_name),
                 ));
+            }
+            // A value matches on the fields it names, so it may leave some out; but a field the
+            // type does not have would make the check fail forever, as a wrong stimulus field
+            // is bad input too. Building a driver from it tells (serde names the field).
+            let ops = &values[&d.type_id];
+            for v in e.value.iter().chain(e.sequence.iter().flatten()) {
+                if let Err(m) = ops.driver(Shape::Stream, vec![(0, v.clone())]) {
+                    if m.contains("unknown field") || m.contains("unknown variant") {
+                        let m = m.replace(" at cycle 0:", ":");
+                        return Err(l.error_at_param(ep, format!("expect on `{ep}`: {m}")));
+                    }
+                }
             }
             watches.insert(
                 ep.clone(),

@@ -130,6 +130,29 @@ fn duplicate_at(text: &str, line: usize, key: &str) -> Option<(usize, usize)> {
     None
 }
 
+/// The line where a second YAML document starts (serde_yaml names no place): the shortest
+/// prefix of lines that already holds two documents ends there; found by bisection.
+fn second_document(text: &str) -> Option<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let two_docs = |k: usize| {
+        serde_yaml::from_str::<Value>(&lines[..k].join("\n"))
+            .is_err_and(|e| e.to_string().contains("more than one document"))
+    };
+    let (mut lo, mut hi) = (1, lines.len());
+    if !two_docs(hi) {
+        return None;
+    }
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if two_docs(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(hi)
+}
+
 /// A serde_yaml error as an input error at its position.
 fn yaml_error(file: &Path, text: &str, e: serde_yaml::Error) -> InputError {
     let loc = e.location();
@@ -139,6 +162,9 @@ fn yaml_error(file: &Path, text: &str, e: serde_yaml::Error) -> InputError {
         msg.truncate(i);
     }
     let mut pos = loc.as_ref().map(|l| (l.line(), l.column()));
+    if pos.is_none() && msg.contains("more than one document") {
+        pos = second_document(text).map(|line| (line, 1));
+    }
     if let (Some((line, _)), Some(k)) = (pos, msg.split("duplicate entry with key ").nth(1)) {
         let key = k.trim_matches('"');
         if let Some(p) = duplicate_at(text, line, key) {

@@ -1146,6 +1146,19 @@ fn hostile_module_inputs_are_refused_at_their_place() {
         assert!(start.elapsed().as_secs() < 10, "case {i}: no hang");
         assert_bad_output(&o, &format!("{}:{pos}: ", tb.display()), parts);
     }
+    // A field the value's type does not have: bad input (as in a stimulus), not a failed check.
+    let rh = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tb/modules/pipe_rh.yaml")).unwrap();
+    let tb = write(
+        &dir,
+        "expect_field.yaml",
+        &rh.replace("value: {psn: 4095}", "value: {psnn: 4095}"),
+    );
+    let o = hwsim(&[Path::new("run"), &tb]);
+    assert_bad_output(
+        &o,
+        &format!("{}:18:36: ", tb.display()),
+        &["expect on `rhp.out`", "unknown field `psnn`"],
+    );
     // A byte-order mark is not a second document.
     let tb = write(&dir, "bom.yaml", &format!("\u{feff}{base}"));
     assert_code(&hwsim(&[Path::new("run"), &tb, Path::new("-q")]), 0);

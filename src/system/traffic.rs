@@ -85,7 +85,12 @@ pub(super) fn expand_traffic<'a>(
         }
     }
     if pairs.is_empty() {
-        return Err(l.error_at("traffic", "system testbench has no traffic"));
+        let key = if l.text.contains("traffic") {
+            "traffic"
+        } else {
+            "system"
+        };
+        return Err(l.error_at(key, "system testbench has no traffic"));
     }
     Ok(pairs)
 }
