@@ -100,6 +100,30 @@ use traffic::expand_traffic;
 const TXN_COST: u64 = 2048;
 const FRAME_COST: u64 = 64;
 
+/// Memory per block instance of a system netlist with its nets, counters and state, bytes:
+/// measured as about 13 KiB (a 256-chip mesh, 74 752 instances, peaks at 976 MiB in `check`).
+const INSTANCE_COST: u64 = 13 << 10;
+
+/// Refuses a topology whose netlist would need more memory than the budget (a full mesh grows
+/// with the square of the chip count: 1024 chips is a million PhyLinks).
+fn check_netlist_budget(l: &Loaded, chips: u16, nlg: u8, edges: usize) -> Result<(), InputError> {
+    // Per chip: cdma, paxi, router, two monitors, and tx / mac / rxcap / rx per LG; per edge two
+    // PhyLinks.
+    let instances = chips as u64 * (5 + 4 * nlg as u64) + 2 * edges as u64;
+    let need = instances.saturating_mul(INSTANCE_COST);
+    if need > l.max_memory {
+        return Err(l.error_at(
+            "chips",
+            format!(
+                "topology: {chips} chips and {edges} edges make {instances} blocks, about {:.1} GiB, over the {:.1} GiB budget (--max-memory)",
+                need as f64 / (1u64 << 30) as f64,
+                l.max_memory as f64 / (1u64 << 30) as f64
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses traffic whose transactions and frames would need more memory than the budget.
 fn check_traffic_budget(l: &Loaded, pairs: &[(u16, u16, &crate::schema::Flow)], mps: u64) -> Result<(), InputError> {
     let mut total: u64 = 0;
@@ -138,6 +162,7 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
         return Err(l.error_at("num_link_groups", format!("num_link_groups {nlg} out of range 1..=8")));
     }
     let (n, edge_list) = edges(l, s)?;
+    check_netlist_budget(l, n, nlg, edge_list.len())?;
     let blocks = registry::blocks();
     let mut nl = Netlist::new();
 
