@@ -111,13 +111,24 @@ fn check_netlist_budget(l: &Loaded, chips: u16, nlg: u8, edges: usize) -> Result
     // PhyLinks.
     let instances = chips as u64 * (5 + 4 * nlg as u64) + 2 * edges as u64;
     let need = instances.saturating_mul(INSTANCE_COST);
+    within_budget(
+        l,
+        "chips",
+        need,
+        &format!("topology: {chips} chips and {edges} edges make {instances} blocks"),
+    )
+}
+
+/// Refuses `need` bytes over the budget, at `key`, saying what needs them.
+fn within_budget(l: &Loaded, key: &str, need: u64, what: &str) -> Result<(), InputError> {
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     if need > l.max_memory {
         return Err(l.error_at(
-            "chips",
+            key,
             format!(
-                "topology: {chips} chips and {edges} edges make {instances} blocks, about {:.1} GiB, over the {:.1} GiB budget (--max-memory)",
-                need as f64 / (1u64 << 30) as f64,
-                l.max_memory as f64 / (1u64 << 30) as f64
+                "{what}: about {:.1} GiB, over the {:.1} GiB budget (--max-memory)",
+                gib(need),
+                gib(l.max_memory)
             ),
         ));
     }
@@ -132,17 +143,7 @@ fn check_traffic_budget(l: &Loaded, pairs: &[(u16, u16, &crate::schema::Flow)], 
         let each = frames.saturating_mul(FRAME_COST).saturating_add(TXN_COST);
         total = total.saturating_add(each.saturating_mul(f.transactions).saturating_mul(f.engines as u64));
     }
-    if total > l.max_memory {
-        return Err(l.error_at(
-            "traffic",
-            format!(
-                "traffic: needs about {:.1} GiB for its transactions and frames, over the {:.1} GiB budget (--max-memory)",
-                total as f64 / (1u64 << 30) as f64,
-                l.max_memory as f64 / (1u64 << 30) as f64
-            ),
-        ));
-    }
-    Ok(())
+    within_budget(l, "traffic", total, "traffic: its transactions and frames")
 }
 
 /// Builds the netlist of a system-form testbench.
