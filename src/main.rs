@@ -28,6 +28,9 @@ enum Cmd {
     Check {
         /// Testbench file.
         testbench: PathBuf,
+        /// Memory budget in GiB (as for `run`).
+        #[arg(long, value_name = "GIB", default_value_t = 8)]
+        max_memory: u64,
     },
     /// Run every *.yaml below DIR in parallel; a summary table.
     Regress {
@@ -50,6 +53,9 @@ enum Cmd {
         /// Write Graphviz DOT here.
         #[arg(long)]
         dot: PathBuf,
+        /// Memory budget in GiB (as for `run`).
+        #[arg(long, value_name = "GIB", default_value_t = 8)]
+        max_memory: u64,
     },
 }
 
@@ -148,7 +154,7 @@ fn main() -> ExitCode {
     };
     match cli.cmd {
         Cmd::Run(a) => run(a),
-        Cmd::Check { testbench } => check(&testbench),
+        Cmd::Check { testbench, max_memory } => check(&testbench, max_memory),
         Cmd::Regress { dir, no_skip, jobs } => {
             if !dir.is_dir() {
                 return bad(format!("{}: not a folder", dir.display()));
@@ -167,10 +173,14 @@ fn main() -> ExitCode {
             emit_then(&regress::render(&out), code)
         }
         Cmd::List => emit_then(&list(), ExitCode::SUCCESS),
-        Cmd::Netlist { testbench, dot } => {
-            let l = match testbench::load(&testbench) {
+        Cmd::Netlist {
+            testbench,
+            dot,
+            max_memory,
+        } => {
+            let l = match load(&testbench, max_memory) {
                 Ok(l) => l,
-                Err(e) => return bad(e),
+                Err(e) => return e,
             };
             if let Err(e) = output::check_outputs(&l.files, &[("--dot", &dot)]) {
                 return bad(e);
@@ -199,11 +209,10 @@ fn main() -> ExitCode {
 }
 
 fn run(a: RunArgs) -> ExitCode {
-    let mut l = match testbench::load(&a.testbench) {
+    let l = match load(&a.testbench, a.max_memory) {
         Ok(l) => l,
-        Err(e) => return bad(e),
+        Err(e) => return e,
     };
-    l.max_memory = a.max_memory.saturating_mul(1 << 30);
     let outputs: Vec<(&str, &Path)> = [("--vcd", &a.vcd), ("--json", &a.json)]
         .into_iter()
         .filter_map(|(opt, p)| p.as_deref().map(|p| (opt, p)))
@@ -275,10 +284,17 @@ fn run(a: RunArgs) -> ExitCode {
     emit_then(&text, code)
 }
 
-fn check(tb: &std::path::Path) -> ExitCode {
-    let l = match testbench::load(tb) {
+/// Loads a testbench with a memory budget of `max_memory_gib`.
+fn load(tb: &Path, max_memory_gib: u64) -> Result<testbench::Loaded, ExitCode> {
+    let mut l = testbench::load(tb).map_err(bad)?;
+    l.max_memory = max_memory_gib.saturating_mul(1 << 30);
+    Ok(l)
+}
+
+fn check(tb: &Path, max_memory: u64) -> ExitCode {
+    let l = match load(tb, max_memory) {
         Ok(l) => l,
-        Err(e) => return bad(e),
+        Err(e) => return e,
     };
     match runner::build(&l, l.tb.seed).and_then(|(sim, el)| runner::validate_checks(&l, &sim).map(|_| (sim, el))) {
         Ok((sim, _)) => emit_then(

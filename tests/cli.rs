@@ -1048,14 +1048,13 @@ fn hostile_system_inputs_are_refused_at_their_place() {
         ],
     );
     assert_code(&hwsim(&[Path::new("check"), &tb]), 0);
-    let o = hwsim(&[
-        Path::new("run"),
-        &tb,
-        Path::new("--max-memory"),
-        Path::new("0"),
-        Path::new("-q"),
-    ]);
-    assert_bad_output(&o, "", &["over the 0.0 GiB budget"]);
+    for cmd in [&["run", "-q"][..], &["check"], &["netlist", "--dot", "/dev/null"]] {
+        let mut args: Vec<&std::ffi::OsStr> = vec![cmd[0].as_ref(), tb.as_os_str()];
+        args.extend(cmd[1..].iter().map(std::ffi::OsStr::new));
+        args.extend(["--max-memory", "0"].map(std::ffi::OsStr::new));
+        let o = hwsim(&args);
+        assert_bad_output(&o, "", &["over the 0.0 GiB budget"]);
+    }
 }
 
 #[test]
