@@ -82,7 +82,13 @@ fn field_named(msg: &str) -> Option<&str> {
     if let Some(rest) = msg.split("unknown field `").nth(1) {
         return rest.split('`').next();
     }
-    let head = &msg[..msg.find(" = ")?];
+    let Some(eq) = msg.find(" = ") else {
+        // `instance `x`: bandwidth -1 must be ≥ 0`: the word after the place.
+        let rest = msg.rsplit("`: ").next()?;
+        let word = rest.split(' ').next()?;
+        return Some(word).filter(|w| !w.is_empty() && w.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    };
+    let head = &msg[..eq];
     let start = head
         .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
         .map_or(0, |i| i + 1);

@@ -999,6 +999,22 @@ fn hostile_system_inputs_are_refused_at_their_place() {
             &["torus: dims []"],
         ),
         (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, engines: 65535}]",
+            ],
+            "6:58",
+            &["exceeds the 1024 QP ids"],
+        ),
+        (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, bandwidth: 1e-300}]",
+            ],
+            "6:58",
+            &["bandwidth 1e-300 B/ns out of range"],
+        ),
+        (
             &["topology: {kind: custom, chips: 4}", ONE_FLOW],
             "5:20",
             &["custom", "links"],

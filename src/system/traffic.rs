@@ -25,6 +25,25 @@ pub(super) fn expand_traffic<'a>(
                 "traffic: `transactions`, `bytes` and `engines` must each be ≥ 1 (a flow that sends nothing tests nothing)",
             ));
         }
+        // CDMA ids become QP ids, 10 bits wide: past 1024 they alias (and 65 535 engines made
+        // 65 535 flows per source, minutes of elaboration for nothing).
+        if f.cdma as u32 + f.engines as u32 > 1024 {
+            return Err(l.error_at(
+                if l.text.contains("engines") { "engines" } else { "cdma" },
+                format!(
+                    "traffic: cdma {} + engines {} exceeds the 1024 QP ids (10 bits)",
+                    f.cdma, f.engines
+                ),
+            ));
+        }
+        // The CDMA paces in milli-bytes per ns: a smaller rate would round to 0, which means
+        // unlimited, the opposite of what was asked.
+        if let Some(b) = f.bandwidth.filter(|b| !(*b >= 0.001 && *b <= 1e6)) {
+            return Err(l.error_at(
+                "bandwidth",
+                format!("traffic: bandwidth {b:?} B/ns out of range 0.001..=1000000"),
+            ));
+        }
         let check = |c: u32, what: &str| -> Result<u16, InputError> {
             if c < n as u32 {
                 Ok(c as u16)
