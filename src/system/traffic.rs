@@ -104,12 +104,13 @@ pub(super) fn expand_traffic<'a>(
         }
     }
     if pairs.is_empty() {
-        let key = if l.text.contains("traffic") {
-            "traffic"
+        // `traffic` may appear only in a comment: then the place is the `system:` line.
+        let e = l.error_at("traffic", "system testbench has no traffic");
+        return Err(if e.line.is_some() {
+            e
         } else {
-            "system"
-        };
-        return Err(l.error_at(key, "system testbench has no traffic"));
+            l.error_at("system", "system testbench has no traffic")
+        });
     }
     Ok(pairs)
 }
