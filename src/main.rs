@@ -1,13 +1,17 @@
 //! The `hwsim` command line.
 //!
 //! Exit status: 0 every check passed; 1 a check failed (or a protocol violation stopped the
-//! run); 2 bad input (a testbench, config or argument error), with a one-line message.
+//! run); 2 bad input (a testbench, config or argument error, or an output that cannot be
+//! written), with a one-line message; 130 interrupted by SIGINT / SIGTERM.
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
-use hwsim::{registry, regress, runner, testbench, values, yaml};
+use hwsim::{output, registry, regress, runner, testbench, values, yaml};
 
 #[derive(Parser)]
 #[command(name = "hwsim", version, about = "Cycle-stepped model of the PAXI / RC Link interconnect", long_about = None)]
@@ -24,6 +28,9 @@ enum Cmd {
     Check {
         /// Testbench file.
         testbench: PathBuf,
+        /// Memory budget in GiB (as for `run`).
+        #[arg(long, value_name = "GIB", default_value_t = 8)]
+        max_memory: u64,
     },
     /// Run every *.yaml below DIR in parallel; a summary table.
     Regress {
@@ -46,6 +53,9 @@ enum Cmd {
         /// Write Graphviz DOT here.
         #[arg(long)]
         dot: PathBuf,
+        /// Memory budget in GiB (as for `run`).
+        #[arg(long, value_name = "GIB", default_value_t = 8)]
+        max_memory: u64,
     },
 }
 
@@ -83,13 +93,34 @@ struct RunArgs {
     /// Print run statistics (cycles/s, activations/s, skip, memory).
     #[arg(long)]
     stats: bool,
+    /// Memory budget in GiB: traffic that would need more is refused before the run.
+    #[arg(long, value_name = "GIB", default_value_t = 8)]
+    max_memory: u64,
 }
 
 const SUBCOMMANDS: &[&str] = &["run", "check", "regress", "list", "netlist", "help"];
 
 fn bad(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("hwsim: {msg}");
+    // Not eprintln!: it panics when stderr itself cannot be written (`2>/dev/full`).
+    let _ = writeln!(std::io::stderr(), "hwsim: {msg}");
     ExitCode::from(2)
+}
+
+/// Writes `text` to stdout. A closed pipe (`hwsim list | head -1`) ends the output quietly, as
+/// Unix tools do: the reader has what it wanted, and the command keeps its own exit status. Any
+/// other write error (`> /dev/full`) is bad output, exit 2.
+fn emit(text: &str) -> Result<(), ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(bad(format!("stdout: cannot write: {e}"))),
+    }
+}
+
+/// `emit`, then `code` (or exit 2 if stdout failed).
+fn emit_then(text: &str, code: ExitCode) -> ExitCode {
+    emit(text).err().unwrap_or(code)
 }
 
 fn main() -> ExitCode {
@@ -104,12 +135,16 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
             // One line, like every other input error; `--help` has the details.
+            // clap puts what is missing on the lines after the first (`--dot <DOT>`).
             let text = e.to_string();
             let first = text
                 .lines()
-                .next()
-                .unwrap_or("bad arguments")
-                .trim_start_matches("error: ");
+                .take_while(|l| !l.starts_with("Usage:"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let first = first.trim_start_matches("error: ");
             return bad(format!("{first} (see `hwsim --help`)"));
         }
         Err(e) => {
@@ -119,7 +154,7 @@ fn main() -> ExitCode {
     };
     match cli.cmd {
         Cmd::Run(a) => run(a),
-        Cmd::Check { testbench } => check(&testbench),
+        Cmd::Check { testbench, max_memory } => check(&testbench, max_memory),
         Cmd::Regress { dir, no_skip, jobs } => {
             if !dir.is_dir() {
                 return bad(format!("{}: not a folder", dir.display()));
@@ -130,22 +165,26 @@ fn main() -> ExitCode {
             }
             let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
             let out = regress::run_all(&files, jobs, no_skip);
-            print!("{}", regress::render(&out));
-            if out.iter().all(|o| o.verdict == "PASS") {
+            let code = if out.iter().all(|o| o.verdict == "PASS") {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
-            }
-        }
-        Cmd::List => {
-            list();
-            ExitCode::SUCCESS
-        }
-        Cmd::Netlist { testbench, dot } => {
-            let l = match testbench::load(&testbench) {
-                Ok(l) => l,
-                Err(e) => return bad(e),
             };
+            emit_then(&regress::render(&out), code)
+        }
+        Cmd::List => emit_then(&list(), ExitCode::SUCCESS),
+        Cmd::Netlist {
+            testbench,
+            dot,
+            max_memory,
+        } => {
+            let l = match load(&testbench, max_memory) {
+                Ok(l) => l,
+                Err(e) => return e,
+            };
+            if let Err(e) = output::check_outputs(&l.files, &[("--dot", &dot)]) {
+                return bad(e);
+            }
             // Both forms: a system testbench draws its whole topology.
             let netlist = if l.tb.system.is_some() {
                 match hwsim::system::elaborate(&l, l.tb.seed) {
@@ -158,16 +197,47 @@ fn main() -> ExitCode {
                     Err(e) => return bad(e),
                 }
             };
-            if let Err(e) = std::fs::write(&dot, netlist.to_dot()) {
-                return bad(format!("{}: cannot write: {e}", dot.display()));
+            if let Err(e) = output::write_file(&dot, netlist.to_dot().as_bytes()) {
+                return bad(e);
             }
-            println!("wrote {} ({} instances)", dot.display(), netlist.instance_count());
-            ExitCode::SUCCESS
+            emit_then(
+                &format!("wrote {} ({} instances)\n", dot.display(), netlist.instance_count()),
+                ExitCode::SUCCESS,
+            )
         }
     }
 }
 
 fn run(a: RunArgs) -> ExitCode {
+    let l = match load(&a.testbench, a.max_memory) {
+        Ok(l) => l,
+        Err(e) => return e,
+    };
+    let outputs: Vec<(&str, &Path)> = [("--vcd", &a.vcd), ("--json", &a.json)]
+        .into_iter()
+        .filter_map(|(opt, p)| p.as_deref().map(|p| (opt, p)))
+        .collect();
+    if let Err(e) = output::check_outputs(&l.files, &outputs) {
+        return bad(e);
+    }
+    if a.vcd.is_none() && (!a.trace.is_empty() || a.trace_from.is_some() || a.trace_to.is_some()) {
+        return bad("--trace, --trace-from and --trace-to select what goes into the VCD: give --vcd PATH");
+    }
+    if let (Some(f), Some(t)) = (a.trace_from, a.trace_to) {
+        if f > t {
+            return bad(format!("--trace-from {f} is after --trace-to {t}: the window is empty"));
+        }
+    }
+    // SIGINT / SIGTERM: the first sets the flag (the run stops at the end of the current slice,
+    // with a valid VCD and report); a second one, with the flag already set, exits at once.
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let armed = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&interrupt))
+            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&interrupt)));
+        if let Err(e) = armed {
+            return bad(format!("cannot install the signal handler: {e}"));
+        }
+    }
     let opts = runner::Options {
         vcd: a.vcd.clone(),
         seed: a.seed,
@@ -177,67 +247,78 @@ fn run(a: RunArgs) -> ExitCode {
         trace_from: a.trace_from,
         trace_to: a.trace_to,
         progress: !a.quiet,
+        interrupt: Some(interrupt),
         ..Default::default()
     };
-    let report = match runner::run_file(&a.testbench, opts) {
+    let report = match runner::run_loaded(&l, opts) {
         Ok(r) => r,
         Err(e) => return bad(e),
     };
-    if a.quiet {
-        let text = report.render(false, a.stats);
-        print!(
-            "{}",
-            text.lines()
-                .filter(|l| l.starts_with("verdict") || l.starts_with("stats"))
-                .map(|l| format!("{l}\n"))
-                .collect::<String>()
-        );
-    } else {
-        print!("{}", report.render(true, a.stats));
-    }
-    if let Some(v) = &a.vcd {
-        if !a.quiet {
-            println!("waves: {}", v.display());
-        }
-    }
     if let Some(j) = &a.json {
         let text = serde_json::to_string_pretty(&report).expect("report serializes");
-        if let Err(e) = std::fs::write(j, text + "\n") {
-            return bad(format!("{}: cannot write: {e}", j.display()));
+        if let Err(e) = output::write_file(j, (text + "\n").as_bytes()) {
+            return bad(e);
         }
     }
-    if report.passed {
+    let mut text = String::new();
+    if a.quiet {
+        for l in report.render(false, a.stats).lines() {
+            if l.starts_with("verdict") || l.starts_with("stats") || l.starts_with("interrupted") {
+                text.push_str(l);
+                text.push('\n');
+            }
+        }
+    } else {
+        text = report.render(true, a.stats);
+        if let Some(v) = &a.vcd {
+            text.push_str(&format!("waves: {}\n", v.display()));
+        }
+    }
+    let code = if report.interrupted {
+        ExitCode::from(130)
+    } else if report.passed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    }
+    };
+    emit_then(&text, code)
 }
 
-fn check(tb: &std::path::Path) -> ExitCode {
-    let l = match testbench::load(tb) {
+/// Loads a testbench with a memory budget of `max_memory_gib`.
+fn load(tb: &Path, max_memory_gib: u64) -> Result<testbench::Loaded, ExitCode> {
+    let mut l = testbench::load(tb).map_err(bad)?;
+    l.max_memory = max_memory_gib.saturating_mul(1 << 30);
+    Ok(l)
+}
+
+fn check(tb: &Path, max_memory: u64) -> ExitCode {
+    let l = match load(tb, max_memory) {
         Ok(l) => l,
-        Err(e) => return bad(e),
+        Err(e) => return e,
     };
     match runner::build(&l, l.tb.seed).and_then(|(sim, el)| runner::validate_checks(&l, &sim).map(|_| (sim, el))) {
-        Ok((sim, _)) => {
-            println!(
-                "{}: ok — {} instances, {} nets, {} counters",
+        Ok((sim, _)) => emit_then(
+            &format!(
+                "{}: ok — {} instances, {} nets, {} counters\n",
                 tb.display(),
                 sim.component_count(),
                 sim.net_count(),
                 sim.counters().count()
-            );
-            ExitCode::SUCCESS
-        }
+            ),
+            ExitCode::SUCCESS,
+        ),
         Err(e) => bad(e),
     }
 }
 
-fn list() {
+/// The `list` text.
+fn list() -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
     let vals = values::registry();
     for b in registry::blocks() {
-        println!("{} — {}", b.name, b.doc);
-        println!("  ports:");
+        let _ = writeln!(s, "{} — {}", b.name, b.doc);
+        let _ = writeln!(s, "  ports:");
         for p in &b.default_ports {
             let dir = match p.dir {
                 hwsim_hw::Dir::In => "in ",
@@ -255,17 +336,22 @@ fn list() {
             } else {
                 " (not drivable from YAML)"
             };
-            println!("    {dir} {:<12} {shape}<{}>  {}{drivable}", p.name, p.type_name, p.doc);
+            let _ = writeln!(
+                s,
+                "    {dir} {:<12} {shape}<{}>  {}{drivable}",
+                p.name, p.type_name, p.doc
+            );
         }
         let d = yaml::dump(&b.defaults);
         if d.trim() == "{}" {
-            println!("  params: none");
+            let _ = writeln!(s, "  params: none");
         } else {
-            println!("  params (defaults):");
+            let _ = writeln!(s, "  params (defaults):");
             for line in d.lines() {
-                println!("    {line}");
+                let _ = writeln!(s, "    {line}");
             }
         }
-        println!();
+        let _ = writeln!(s);
     }
+    s
 }

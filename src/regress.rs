@@ -21,11 +21,21 @@ pub struct Outcome {
     pub wall_s: f64,
 }
 
-/// Every `*.yaml` below `dir`, sorted.
+/// Every `*.yaml` below `dir`, sorted. Each folder is read once, by its real path, and only if
+/// it lies inside `dir`: a symlink `up -> ..` or `self -> .` neither escapes the tree nor runs a
+/// testbench twice.
 pub fn find_testbenches(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
+    let Ok(root) = dir.canonicalize() else {
+        return out;
+    };
+    let mut seen = std::collections::HashSet::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
+        match d.canonicalize() {
+            Ok(real) if real.starts_with(&root) && seen.insert(real.clone()) => {}
+            _ => continue,
+        }
         let Ok(rd) = std::fs::read_dir(&d) else {
             continue;
         };

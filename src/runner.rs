@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use hwsim_hw::{Cycle, Shape, Sim, SimError, Stop, TraceOptions};
@@ -39,6 +41,9 @@ pub struct Options {
     pub progress: bool,
     /// Shuffle the evaluation order with this seed (tests of the two-phase contract).
     pub shuffle: Option<u64>,
+    /// Set (by a SIGINT / SIGTERM handler) to stop the run at the current cycle; the report is
+    /// then marked `interrupted` and the VCD ends there.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 /// One check's outcome.
@@ -121,6 +126,8 @@ pub struct Report {
     pub stats: RunStats,
     /// A protocol violation that stopped the run.
     pub error: Option<String>,
+    /// The run was stopped by SIGINT / SIGTERM at `cycles`; counters and checks are as of then.
+    pub interrupted: bool,
 }
 
 impl Report {
@@ -171,10 +178,19 @@ impl Report {
             );
         }
         let passed = self.checks.iter().filter(|c| c.passed).count();
+        if self.interrupted {
+            let _ = writeln!(s, "interrupted at cycle {}", self.cycles);
+        }
         let _ = writeln!(
             s,
             "verdict: {} ({}/{} checks) at cycle {}",
-            if self.passed { "PASS" } else { "FAIL" },
+            if self.interrupted {
+                "INTERRUPTED"
+            } else if self.passed {
+                "PASS"
+            } else {
+                "FAIL"
+            },
             passed,
             self.checks.len(),
             self.cycles
@@ -430,6 +446,14 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
             if e.equals.is_none() && e.min.is_none() && e.max.is_none() {
                 return Err(l.error_at(&label, format!("expect on `{label}`: give `equals`, `min` or `max`")));
             }
+            if let (Some(lo), Some(hi)) = (e.min, e.max) {
+                if lo > hi {
+                    return Err(l.error_at(
+                        &label,
+                        format!("expect on `{label}`: min {lo} > max {hi} can never hold"),
+                    ));
+                }
+            }
             if let Some(r) = &e.reduce {
                 if e.counter.is_none() || !["sum", "max", "min"].contains(&r.as_str()) {
                     return Err(l.error_at(r, format!("reduce: `{r}` needs a counter and is one of sum, max, min")));
@@ -677,6 +701,16 @@ pub fn run_file(path: &Path, opts: Options) -> Result<Report, InputError> {
 pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     let seed = opts.seed.unwrap_or(l.tb.seed);
     let until = opts.until.or(l.tb.until).unwrap_or(DEFAULT_UNTIL);
+    // A flow that starts at or after the end of the run sends nothing, and nothing would fail.
+    if let Some(f) = l.tb.system.iter().flat_map(|s| &s.traffic).find(|f| f.start >= until) {
+        return Err(l.error_at(
+            "start",
+            format!(
+                "traffic: a flow starts at cycle {}, at or after the end of the run ({until})",
+                f.start
+            ),
+        ));
+    }
     let (mut sim, el) = build(l, seed)?;
     validate_checks(l, &sim)?;
     for ep in el.watches.keys() {
@@ -686,44 +720,77 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     }
     sim.set_skip(!opts.no_skip);
     sim.set_shuffle(opts.shuffle);
+    // The VCD goes to a temporary name and is renamed when complete (crate::output).
+    let mut staged = None;
     let writer: Option<Box<dyn Write>> = match (opts.vcd_writer.take(), &opts.vcd) {
         (Some(w), _) => Some(w),
         (None, Some(p)) => {
-            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(|e| InputError::new(p, format!("cannot create folder: {e}")))?;
-            }
-            let f = std::fs::File::create(p).map_err(|e| InputError::new(p, format!("cannot write: {e}")))?;
+            let (f, s) = crate::output::stage(p)?;
+            staged = Some(s);
             Some(Box::new(f))
         }
         (None, None) => None,
     };
+    let vcd_name = opts.vcd.clone().unwrap_or_else(|| PathBuf::from("VCD output"));
+    let write_error = |e: std::io::Error| InputError::new(&vcd_name, format!("cannot write: {e}"));
     if let Some(w) = writer {
         let globs = if opts.trace.is_empty() {
             l.tb.trace.clone()
         } else {
             opts.trace.clone()
         };
+        // A glob that selects nothing is a typo, not a wish for an empty trace.
+        for g in &globs {
+            let one = std::slice::from_ref(g);
+            if !sim.net_paths().iter().any(|p| hwsim_hw::trace_selected(one, p)) {
+                let msg = format!(
+                    "trace glob `{g}` matches no net (nets look like `{}`)",
+                    sim.net_paths().first().map_or("", |p| p.as_str())
+                );
+                return Err(if opts.trace.is_empty() {
+                    l.error_at(g, msg)
+                } else {
+                    InputError::new(Path::new("--trace"), msg)
+                });
+            }
+        }
         let topts = TraceOptions {
             globs,
             from: opts.trace_from,
             to: opts.trace_to,
         };
-        sim.trace_vcd(w, topts)
-            .map_err(|e| InputError::new(&l.path, format!("trace: {e}")))?;
+        match sim.trace_vcd(w, topts) {
+            Ok(_) => {}
+            Err(SimError::Io(e)) => return Err(write_error(e)),
+            Err(e) => return Err(InputError::new(&l.path, format!("trace: {e}"))),
+        }
     }
 
     let progress = opts.progress && std::io::stderr().is_terminal();
     let t0 = Instant::now();
     let mut last_print = t0;
     let mut error = None;
-    // Run in slices so a long run can report progress; slicing changes nothing in the results.
-    let slice: Cycle = if progress { 1 << 20 } else { Cycle::MAX };
+    let mut interrupted = false;
+    // Run in slices so a long run can report progress and notice an interrupt between two slices
+    // (the kernel's hot loop stays untouched); slicing changes nothing in the results.
+    let slice: Cycle = if opts.interrupt.is_some() {
+        1 << 14
+    } else if progress {
+        1 << 20
+    } else {
+        Cycle::MAX
+    };
     loop {
+        if opts.interrupt.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
+            interrupted = true;
+            break;
+        }
         let target = sim.now().saturating_add(slice).min(until);
         match sim.run(target) {
             Ok(Stop::Quiescent) => break,
             Ok(Stop::Limit) if sim.now() >= until => break,
             Ok(Stop::Limit) => {}
+            Err(SimError::Io(e)) => return Err(write_error(e)),
             Err(e) => {
                 error = Some(e);
                 break;
@@ -749,7 +816,13 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         _ => sim.now(),
     };
     sim.finish();
-    let trace_err = sim.finish_trace(end).err();
+    sim.finish_trace(end).map_err(|e| match e {
+        SimError::Io(e) => write_error(e),
+        e => InputError::new(&vcd_name, e.to_string()),
+    })?;
+    if let Some(s) = staged {
+        s.commit()?;
+    }
     let flow_reports = flows(&sim, &el);
     let mut checks: Vec<CheckResult> =
         l.tb.expect
@@ -763,11 +836,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
                 .any(|e| e.counter.as_deref().is_some_and(|c| c.contains("diag_max_retry_hit")));
         checks.extend(monitors(&sim, &el, sim.is_quiescent(), expects_fatal));
     }
-    let error_text = match (error, trace_err) {
-        (Some(e), _) => Some(e.to_string()),
-        (None, Some(e)) => Some(e.to_string()),
-        _ => None,
-    };
+    let error_text = error.map(|e| e.to_string());
     if let Some(e) = &error_text {
         checks.push(CheckResult {
             name: "run completes without protocol violation".into(),
@@ -792,7 +861,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         file: l.path.display().to_string(),
         seed,
         cycles: end,
-        passed: checks.iter().all(|c| c.passed) && error_text.is_none(),
+        passed: checks.iter().all(|c| c.passed) && error_text.is_none() && !interrupted,
         checks,
         counters: sim.counters().map(|(n, v)| (n.to_string(), v)).collect(),
         metrics: METRICS
@@ -802,5 +871,6 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         flows: flow_reports,
         stats,
         error: error_text,
+        interrupted,
     })
 }

@@ -25,7 +25,21 @@ pub struct Loaded {
     pub defaults: BTreeMap<String, Value>,
     /// System settings from includes (merged under the testbench's `system:`).
     pub system_defaults: Value,
+    /// Every file read: the testbench, then its includes (outputs must not overwrite them).
+    pub files: Vec<PathBuf>,
+    /// Memory budget, bytes: elaboration refuses traffic or buffers that would need more
+    /// (`--max-memory`; default [`DEFAULT_MAX_MEMORY`]).
+    pub max_memory: u64,
 }
+
+/// Default memory budget: 8 GiB.
+pub const DEFAULT_MAX_MEMORY: u64 = 8 << 30;
+
+/// Largest instance array (`count:`).
+pub const MAX_COUNT: u32 = 1 << 20;
+
+/// Largest stream `capacity:` in a `connect:` (messages).
+pub const MAX_CAPACITY: u32 = 1 << 20;
 
 impl Loaded {
     /// The testbench's name.
@@ -41,14 +55,57 @@ impl Loaded {
     pub fn error_at(&self, needle: &str, msg: impl Into<String>) -> InputError {
         InputError::at_key(&self.path, &self.text, needle, msg)
     }
+    /// An input error at the parameter a block's message names (`base_latency = …: must be …`,
+    /// ``unknown field `x` ``): in the testbench if it sets it, else in the include that does (a
+    /// preset's typo is fixed in the preset); else at `fallback` in the testbench.
+    pub fn error_at_param(&self, fallback: &str, msg: impl Into<String>) -> InputError {
+        let msg = msg.into();
+        if let Some(field) = field_named(&msg) {
+            for f in &self.files {
+                let text = if f == &self.path {
+                    Some(self.text.clone())
+                } else {
+                    yaml::read(f).ok()
+                };
+                let e = InputError::at_key(f, &text.unwrap_or_default(), field, msg.clone());
+                if e.line.is_some() {
+                    return e;
+                }
+            }
+        }
+        self.error_at(fallback, msg)
+    }
+}
+
+/// The parameter named by a block's message: ``unknown field `x` `` or `x = 7: must be …`.
+fn field_named(msg: &str) -> Option<&str> {
+    if let Some(rest) = msg.split("unknown field `").nth(1) {
+        return rest.split('`').next();
+    }
+    let Some(eq) = msg.find(" = ") else {
+        // `instance `x`: bandwidth -1 must be ≥ 0`: the word after the place.
+        let rest = msg.rsplit("`: ").next()?;
+        let word = rest.split(' ').next()?;
+        return Some(word).filter(|w| !w.is_empty() && w.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    };
+    let head = &msg[..eq];
+    let start = head
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .map_or(0, |i| i + 1);
+    Some(&head[start..]).filter(|f| !f.is_empty())
 }
 
 /// Reads and parses a testbench and its includes.
 pub fn load(path: &Path) -> Result<Loaded, InputError> {
-    let text = yaml::read(path)?;
+    load_text(path, yaml::read(path)?)
+}
+
+/// Parses `text` as the testbench at `path` (includes are read relative to it).
+pub fn load_text(path: &Path, text: String) -> Result<Loaded, InputError> {
     let tb: Testbench = yaml::parse(path, &text)?;
     let mut defaults: BTreeMap<String, Value> = BTreeMap::new();
     let mut system_defaults = Value::Null;
+    let mut files = vec![path.to_path_buf()];
     for inc in &tb.include {
         let candidates = [path.parent().unwrap_or(Path::new(".")).join(inc), PathBuf::from(inc)];
         let Some(file) = candidates.iter().find(|p| p.is_file()) else {
@@ -59,6 +116,7 @@ pub fn load(path: &Path) -> Result<Loaded, InputError> {
                 format!("include `{inc}` not found"),
             ));
         };
+        files.push(file.clone());
         let ctext = yaml::read(file)?;
         let cfg: ConfigFile = yaml::parse(file, &ctext)?;
         for (k, v) in cfg.defaults {
@@ -69,7 +127,16 @@ pub fn load(path: &Path) -> Result<Loaded, InputError> {
             system_defaults = yaml::merge(&system_defaults, &s);
         }
     }
+    let blocks = registry::blocks();
     for (k, v) in &tb.defaults {
+        if registry::find(&blocks, k).is_none() {
+            return Err(InputError::at_key(
+                path,
+                &text,
+                k,
+                format!("defaults for unknown block kind `{k}` (see `hwsim list`)"),
+            ));
+        }
         let merged = yaml::merge(defaults.get(k).unwrap_or(&Value::Null), v);
         defaults.insert(k.clone(), merged);
     }
@@ -79,6 +146,8 @@ pub fn load(path: &Path) -> Result<Loaded, InputError> {
         tb,
         defaults,
         system_defaults,
+        files,
+        max_memory: DEFAULT_MAX_MEMORY,
     })
 }
 
@@ -121,6 +190,18 @@ pub fn watches(
                     ep,
                     format!("port `{ep}` carries {}, which checks cannot read", d.type_name),
                 ));
+            }
+            // A value matches on the fields it names, so it may leave some out; but a field the
+            // type does not have would make the check fail forever, as a wrong stimulus field
+            // is bad input too. Building a driver from it tells (serde names the field).
+            let ops = &values[&d.type_id];
+            for v in e.value.iter().chain(e.sequence.iter().flatten()) {
+                if let Err(m) = ops.driver(Shape::Stream, vec![(0, v.clone())]) {
+                    if m.contains("unknown field") || m.contains("unknown variant") {
+                        let m = m.replace(" at cycle 0:", ":");
+                        return Err(l.error_at_param(ep, format!("expect on `{ep}`: {m}")));
+                    }
+                }
             }
             watches.insert(
                 ep.clone(),
@@ -165,6 +246,10 @@ pub fn elab_error(l: &Loaded, e: ElabError) -> InputError {
         err = l.error_at(&trimmed, e.to_string());
     }
     if err.line.is_none() {
+        // A block built by the system form (`link0_1`) is not in the file; its parameter is.
+        err = l.error_at_param(&trimmed, e.to_string());
+    }
+    if err.line.is_none() {
         // `stage3.inn` from a chain: point at the port name or the array's name.
         if let Some((inst, port)) = n.rsplit_once('.') {
             let base = inst.trim_end_matches(|c: char| c.is_ascii_digit());
@@ -204,6 +289,12 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
         };
         let base = yaml::merge(&kind.defaults, l.defaults.get(&spec.kind).unwrap_or(&Value::Null));
         let params = yaml::merge(&base, &spec.params);
+        if let Some(n) = spec.count.filter(|&n| n > MAX_COUNT) {
+            return Err(l.error_at(
+                name,
+                format!("instance `{name}`: count {n} out of range 1..={MAX_COUNT}"),
+            ));
+        }
         let names: Vec<String> = match spec.count {
             None => vec![name.clone()],
             Some(0) => return Err(l.error_at(name, format!("instance `{name}`: count must be ≥ 1"))),
@@ -222,6 +313,16 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
 
     let mut bound_outputs: BTreeSet<String> = BTreeSet::new();
     for c in &l.tb.connect {
+        // A stream preallocates its capacity: `capacity: 4294967295` would ask for tens of GiB.
+        if let Some(cap) = c.capacity.filter(|&x| x == 0 || x > MAX_CAPACITY) {
+            return Err(l.error_at(
+                "capacity",
+                format!(
+                    "connect {} → {}: capacity {cap} out of range 1..={MAX_CAPACITY}",
+                    c.from, c.to
+                ),
+            ));
+        }
         match &c.chain {
             None => {
                 nl.connect(&c.from, &c.to, c.capacity).map_err(|e| elab_error(l, e))?;

@@ -68,27 +68,131 @@ impl InputError {
     }
 }
 
-/// Reads a file.
+/// Reads a file (a UTF-8 byte-order mark, as some editors write, is dropped).
 pub fn read(file: &Path) -> Result<String, InputError> {
-    std::fs::read_to_string(file).map_err(|e| InputError::new(file, format!("cannot read: {e}")))
+    let text = std::fs::read_to_string(file).map_err(|e| InputError::new(file, format!("cannot read: {e}")))?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
+}
+
+/// Deepest `[` / `{` nesting accepted. The YAML parser's time grows with the square of the depth
+/// (100 000 levels took a minute) before its own recursion limit (128) answers, so deeper text is
+/// refused here first, in one linear pass.
+pub const MAX_FLOW_DEPTH: usize = 100;
+
+/// 1-based (line, column) of the first `[` / `{` nested deeper than [`MAX_FLOW_DEPTH`].
+fn too_deep(text: &str) -> Option<(usize, usize)> {
+    let mut depth = 0usize;
+    for (i, line) in text.lines().enumerate() {
+        let mut quote: Option<char> = None;
+        for (col, ch) in strip_comment(line).char_indices() {
+            match quote {
+                Some(q) if ch == q => quote = None,
+                Some(_) => {}
+                None => match ch {
+                    '"' | '\'' => quote = Some(ch),
+                    '[' | '{' => {
+                        depth += 1;
+                        if depth > MAX_FLOW_DEPTH {
+                            return Some((i + 1, col + 1));
+                        }
+                    }
+                    ']' | '}' => depth = depth.saturating_sub(1),
+                    _ => {}
+                },
+            }
+        }
+    }
+    None
+}
+
+/// Where the second `key` of a mapping is: serde_yaml reports a duplicate key at the mapping's
+/// start (`line`), which for the top level is 1:1; the place to fix is the repeated key.
+fn duplicate_at(text: &str, line: usize, key: &str) -> Option<(usize, usize)> {
+    let pats = [format!("{key}:"), format!("\"{key}\":"), format!("'{key}':")];
+    let mut hits = 0;
+    for (i, l) in text.lines().enumerate().skip(line.saturating_sub(1)) {
+        let code = strip_comment(l);
+        for (col, _) in code.char_indices() {
+            let rest = &code[col..];
+            let before = code[..col].chars().last();
+            let clean = before.is_none_or(|ch| !ch.is_alphanumeric() && ch != '_' && ch != '.');
+            if clean && pats.iter().any(|p| rest.starts_with(p.as_str())) {
+                hits += 1;
+                if hits == 2 {
+                    return Some((i + 1, col + 1));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The line where a second YAML document starts (serde_yaml names no place): the shortest
+/// prefix of lines that already holds two documents ends there; found by bisection.
+fn second_document(text: &str) -> Option<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let two_docs = |k: usize| {
+        serde_yaml::from_str::<Value>(&lines[..k].join("\n"))
+            .is_err_and(|e| e.to_string().contains("more than one document"))
+    };
+    let (mut lo, mut hi) = (1, lines.len());
+    if !two_docs(hi) {
+        return None;
+    }
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if two_docs(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(hi)
+}
+
+/// A serde_yaml error as an input error at its position.
+fn yaml_error(file: &Path, text: &str, e: serde_yaml::Error) -> InputError {
+    let loc = e.location();
+    // serde_yaml appends " at line L column C" to the message; the position is ours to print.
+    let mut msg = e.to_string();
+    if let Some(i) = msg.find(" at line ") {
+        msg.truncate(i);
+    }
+    let mut pos = loc.as_ref().map(|l| (l.line(), l.column()));
+    if pos.is_none() && msg.contains("more than one document") {
+        pos = second_document(text).map(|line| (line, 1));
+    }
+    if let (Some((line, _)), Some(k)) = (pos, msg.split("duplicate entry with key ").nth(1)) {
+        let key = k.trim_matches('"');
+        if let Some(p) = duplicate_at(text, line, key) {
+            pos = Some(p);
+        }
+    }
+    InputError {
+        file: file.to_path_buf(),
+        line: pos.map(|p| p.0),
+        column: pos.map(|p| p.1),
+        message: msg,
+    }
 }
 
 /// Parses `text` (the contents of `file`) into `T`.
 pub fn parse<T: DeserializeOwned>(file: &Path, text: &str) -> Result<T, InputError> {
-    serde_yaml::from_str(text).map_err(|e| {
-        let loc = e.location();
-        // serde_yaml appends " at line L column C" to the message; the position is ours to print.
-        let mut msg = e.to_string();
-        if let Some(i) = msg.find(" at line ") {
-            msg.truncate(i);
-        }
-        InputError {
+    if let Some((line, col)) = too_deep(text) {
+        return Err(InputError {
             file: file.to_path_buf(),
-            line: loc.as_ref().map(|l| l.line()),
-            column: loc.as_ref().map(|l| l.column()),
-            message: msg,
-        }
-    })
+            line: Some(line),
+            column: Some(col),
+            message: format!("nested deeper than {MAX_FLOW_DEPTH} levels of `[` / `{{`"),
+        });
+    }
+    // Through a generic value first: a typed map (the `instances:` of a testbench) would let a
+    // repeated key silently replace the first; the generic value refuses it.
+    serde_yaml::from_str::<Value>(text).map_err(|e| yaml_error(file, text, e))?;
+    serde_yaml::from_str(text).map_err(|e| yaml_error(file, text, e))
 }
 
 /// Converts a YAML value to `T` (parameters, stimulus values); the error is the bare message.
@@ -216,6 +320,21 @@ mod tests {
         assert_eq!(locate(text, "buf"), Some((3, 3)));
         assert_eq!(locate("a: \"# not a comment fifoo\"\n", "fifoo"), Some((1, 21)));
         assert_eq!(locate("stage10: 1\nstage1: 2\n", "stage1"), Some((2, 1)));
+    }
+
+    #[test]
+    fn duplicate_keys_and_deep_nesting_are_refused_at_their_place() {
+        let f = Path::new("t.yaml");
+        let e = parse::<Value>(f, "a: 1\nm:\n  x: 1\n  y: 2\n  x: 3\n").unwrap_err();
+        assert_eq!((e.line, e.column), (Some(5), Some(3)), "{e}");
+        let e = parse::<Value>(f, "seed: 1\nb: 2\nseed: 3\n").unwrap_err();
+        assert_eq!((e.line, e.column), (Some(3), Some(1)), "{e}");
+        let deep = format!("a: {}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let t = std::time::Instant::now();
+        let e = parse::<Value>(f, &deep).unwrap_err();
+        assert!(t.elapsed().as_secs() < 2);
+        assert_eq!((e.line, e.column), (Some(1), Some(4 + MAX_FLOW_DEPTH)), "{e}");
+        assert!(parse::<Value>(f, "a: '[[[[' # [[[[\nb: [[1]]\n").is_ok());
     }
 
     #[test]

@@ -744,3 +744,443 @@ fn bad_fault_on_a_missing_edge() {
         &["fault on link [chip0, chip2]", "no such edge"],
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Hostile input (issue 15): outputs never destroy inputs, no panic on stdout, Ctrl-C.
+
+/// A temp dir holding the fifo testbench plus an include, so outputs can be aimed at both.
+fn tb_with_include(test: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = temp_dir(test);
+    let inc = write(&dir, "presets.yaml", "defaults:\n  fifo: {depth: 4}\n");
+    let tb = write(
+        &dir,
+        "tb.yaml",
+        &fifo_tb("outputs", 12).replace("until: 200\n", "until: 200\ninclude: [presets.yaml]\n"),
+    );
+    (dir, tb, inc)
+}
+
+#[test]
+fn outputs_never_overwrite_an_input() {
+    let (dir, tb, inc) = tb_with_include("overwrite");
+    let before = std::fs::read(&tb).unwrap();
+    let inc_before = std::fs::read(&inc).unwrap();
+    let (tbs, incs) = (tb.to_str().unwrap(), inc.to_str().unwrap());
+    for args in [
+        vec!["run", tbs, "--vcd", tbs],
+        vec!["run", tbs, "--json", tbs],
+        vec!["run", tbs, "--json", incs],
+        vec!["netlist", tbs, "--dot", tbs],
+    ] {
+        let o = hwsim(&args);
+        assert_bad_output(&o, "", &["refusing to overwrite", args[3], "is the input"]);
+    }
+    // The same file reached through another spelling is still the same file.
+    let other = dir.join(".").join("tb.yaml");
+    let o = hwsim(&[Path::new("run"), &tb, Path::new("--vcd"), &other]);
+    assert_bad_output(&o, "", &["refusing to overwrite"]);
+    assert_eq!(std::fs::read(&tb).unwrap(), before, "testbench untouched");
+    assert_eq!(std::fs::read(&inc).unwrap(), inc_before, "include untouched");
+}
+
+#[test]
+fn two_outputs_on_one_path_refused() {
+    let (dir, tb, _) = tb_with_include("same_output");
+    let x = dir.join("x");
+    let x2 = dir.join("./x");
+    let o = hwsim(&[Path::new("run"), &tb, Path::new("--vcd"), &x, Path::new("--json"), &x2]);
+    assert_bad_output(&o, "", &["--vcd", "--json", "same file"]);
+    assert!(!x.exists(), "nothing written");
+}
+
+#[test]
+fn outputs_appear_whole_under_their_final_name() {
+    let (dir, tb, _) = tb_with_include("staged");
+    let (vcd, json) = (dir.join("w.vcd"), dir.join("r.json"));
+    let o = hwsim(&[
+        Path::new("run"),
+        &tb,
+        Path::new("--vcd"),
+        &vcd,
+        Path::new("--json"),
+        &json,
+    ]);
+    assert_code(&o, 0);
+    assert!(std::fs::read_to_string(&vcd).unwrap().contains("$enddefinitions"));
+    assert_eq!(read_json(&json)["interrupted"], Value::Bool(false));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["presets.yaml", "r.json", "tb.yaml", "w.vcd"],
+        "no temporary file left"
+    );
+}
+
+#[test]
+fn vcd_write_error_is_bad_output_not_a_failed_check() {
+    let o = hwsim(&["run", FIFO_TB, "--vcd", "/dev/full"]);
+    assert_bad_output(&o, "/dev/full: cannot write: ", &["No space left on device"]);
+}
+
+/// Runs `args` with stdout on `out`.
+fn hwsim_to(args: &[&str], out: std::process::Stdio) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hwsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(out)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("hwsim runs")
+}
+
+#[test]
+fn broken_pipe_ends_quietly() {
+    // A pipe whose reader is already gone: every write gets EPIPE, as after `| head -1`.
+    for args in [vec!["list"], vec!["regress", "tb/modules"], vec!["run", FIFO_TB]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = hwsim_to(&args, writer.into());
+        assert_code(&o, 0);
+        assert_eq!(stderr(&o), "", "{args:?}: quiet");
+    }
+}
+
+#[test]
+fn stdout_write_error_is_exit_2() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let o = hwsim_to(&["list"], full.into());
+    assert_bad_output(&o, "stdout: cannot write: ", &["No space left on device"]);
+}
+
+#[test]
+fn trace_options_that_would_be_ignored_are_refused() {
+    let o = hwsim(&["run", FIFO_TB, "--trace", "fifo.*"]);
+    assert_bad_output(&o, "", &["--vcd"]);
+    let dir = temp_dir("trace_opts");
+    let vcd = dir.join("w.vcd");
+    let v = vcd.to_str().unwrap();
+    let o = hwsim(&["run", FIFO_TB, "--vcd", v, "--trace", "nothing.here*"]);
+    assert_bad_output(&o, "--trace: ", &["`nothing.here*` matches no net"]);
+    let o = hwsim(&["run", FIFO_TB, "--vcd", v, "--trace-from", "20", "--trace-to", "10"]);
+    assert_bad_output(&o, "", &["--trace-from 20", "--trace-to 10"]);
+    assert!(!vcd.exists());
+}
+
+#[test]
+fn sigint_stops_the_run_with_a_valid_vcd_and_report() {
+    let dir = temp_dir("sigint");
+    let (vcd, json) = (dir.join("i.vcd"), dir.join("i.json"));
+    // Ticking every cycle for 10^11 cycles: only an interrupt ends it.
+    let child = Command::new(env!("CARGO_BIN_EXE_hwsim"))
+        .args([
+            "run",
+            "tb/modules/timer_idle.yaml",
+            "--no-skip",
+            "--until",
+            "100000000000",
+            "--vcd",
+        ])
+        .arg(&vcd)
+        .arg("--json")
+        .arg(&json)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let start = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(start.elapsed().as_secs() < 10, "stops promptly");
+    assert_code(&o, 130);
+    let out = stdout(&o);
+    let at: u64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("interrupted at cycle "))
+        .unwrap_or_else(|| panic!("no `interrupted at cycle` line:\n{out}"))
+        .parse()
+        .unwrap();
+    assert!(at > 0 && at < 100_000_000_000);
+    let report = read_json(&json);
+    assert_eq!(report["interrupted"], Value::Bool(true));
+    assert_eq!(as_u64(&report["cycles"], "cycles"), at);
+    assert_eq!(as_u64(&report["counters"]["t.fires"], "t.fires"), at / 10_000_000);
+    // The VCD is whole: its last timestamp is the cycle the run stopped at.
+    let text = std::fs::read_to_string(&vcd).unwrap();
+    let last = text.lines().rev().find(|l| l.starts_with('#')).unwrap();
+    assert_eq!(last, format!("#{at}"));
+}
+
+#[test]
+fn regress_does_not_follow_symlinks_out_of_the_tree_or_twice() {
+    let dir = temp_dir("regress_links");
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    write(&sub, "a.yaml", &fifo_tb("a", 12));
+    std::os::unix::fs::symlink("..", sub.join("up")).unwrap();
+    std::os::unix::fs::symlink(".", sub.join("self")).unwrap();
+    let start = std::time::Instant::now();
+    let o = hwsim(&[Path::new("regress"), sub.as_path()]);
+    assert!(start.elapsed().as_secs() < 20, "no endless walk");
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("1 passed, 0 failed"), "{}", stdout(&o));
+}
+
+/// A system testbench in `dir` (absolute include) with `system_lines` under `system:`.
+fn system_tb(dir: &Path, name: &str, system_lines: &[&str]) -> PathBuf {
+    let inc = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/sg2262.yaml");
+    let mut text = format!("name: {name}\ninclude: [{}]\nuntil: 1000000\nsystem:\n", inc.display());
+    for l in system_lines {
+        text.push_str("  ");
+        text.push_str(l);
+        text.push('\n');
+    }
+    write(dir, &format!("{name}.yaml"), &text)
+}
+
+const P2P: &str = "topology: {kind: p2p, chips: 2}";
+const ONE_FLOW: &str = "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64}]";
+
+/// Each silently accepted (or aborting, or hanging) system input of issue 15 is now refused with
+/// exit 2 at its line and column.
+#[test]
+fn hostile_system_inputs_are_refused_at_their_place() {
+    let dir = temp_dir("hostile_system");
+    let cases: &[(&[&str], &str, &[&str])] = &[
+        (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, start: 18446744073709551615}]",
+            ],
+            "6:58",
+            &["at or after the end of the run"],
+        ),
+        (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, transactions: 0}]",
+            ],
+            "6:58",
+            &["must each be ≥ 1"],
+        ),
+        (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, transactions: 100000000}]",
+            ],
+            "6:3",
+            &["GiB budget (--max-memory)"],
+        ),
+        (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 9223372036854775808}]",
+            ],
+            "6:3",
+            &["GiB budget"],
+        ),
+        (
+            &["link: {base_latency: 18446744073709551615}", P2P, ONE_FLOW],
+            "5:10",
+            &["base_latency", "must be in 0..=1000000000"],
+        ),
+        (
+            &["topology: {kind: torus, chips: 4}", ONE_FLOW],
+            "5:20",
+            &["torus: dims []"],
+        ),
+        (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, engines: 65535}]",
+            ],
+            "6:58",
+            &["exceeds the 1024 QP ids"],
+        ),
+        (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, bandwidth: 1e-300}]",
+            ],
+            "6:58",
+            &["bandwidth 1e-300 B/ns out of range"],
+        ),
+        (
+            &["topology: {kind: custom, chips: 4}", ONE_FLOW],
+            "5:20",
+            &["custom", "links"],
+        ),
+        (
+            &[
+                P2P,
+                ONE_FLOW,
+                "faults: [{kind: flap, link: [chip0, chip1], from: 100, to: 10}]",
+            ],
+            "7:47",
+            &["window from 100 to 10 is empty"],
+        ),
+        (
+            &[
+                P2P,
+                ONE_FLOW,
+                "faults: [{kind: drop, link: [chip0, chip1], lg: 8, psn: 1}]",
+            ],
+            "7:47",
+            &["lg 8 out of range 0..8"],
+        ),
+        (
+            &[
+                P2P,
+                ONE_FLOW,
+                "faults: [{kind: drop, link: [chip0, chip1], psn: 1, times: 0}]",
+            ],
+            "7:55",
+            &["times 0"],
+        ),
+    ];
+    for (i, (lines, pos, parts)) in cases.iter().enumerate() {
+        let tb = system_tb(&dir, &format!("case{i}"), lines);
+        let start = std::time::Instant::now();
+        let o = hwsim(&[Path::new("run"), &tb, Path::new("--until"), Path::new("100000")]);
+        assert!(start.elapsed().as_secs() < 10, "case {i}: no hang");
+        assert_bad_output(&o, &format!("{}:{pos}: ", tb.display()), parts);
+    }
+    // A smaller budget refuses what the default accepts.
+    let tb = system_tb(
+        &dir,
+        "budget",
+        &[
+            P2P,
+            "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, transactions: 1000}]",
+        ],
+    );
+    assert_code(&hwsim(&[Path::new("check"), &tb]), 0);
+    for cmd in [&["run", "-q"][..], &["check"], &["netlist", "--dot", "/dev/null"]] {
+        let mut args: Vec<&std::ffi::OsStr> = vec![cmd[0].as_ref(), tb.as_os_str()];
+        args.extend(cmd[1..].iter().map(std::ffi::OsStr::new));
+        args.extend(["--max-memory", "0"].map(std::ffi::OsStr::new));
+        let o = hwsim(&args);
+        assert_bad_output(&o, "", &["over the 0.0 GiB budget"]);
+    }
+}
+
+#[test]
+fn unknown_field_in_an_included_config_is_reported_in_that_file() {
+    let dir = temp_dir("include_field");
+    let preset = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/sg2262.yaml")).unwrap();
+    let bad = preset.replacen(
+        "      initial_credits:",
+        "      bogus_field: 1\n      initial_credits:",
+        1,
+    );
+    let line = bad.lines().position(|l| l.contains("bogus_field")).unwrap() + 1;
+    let cfg = write(&dir, "preset.yaml", &bad);
+    let tb = write(
+        &dir,
+        "tb.yaml",
+        &format!("include: [preset.yaml]\nsystem:\n  {P2P}\n  {ONE_FLOW}\n"),
+    );
+    let o = hwsim(&[Path::new("run"), &tb]);
+    assert_bad_output(
+        &o,
+        &format!("{}:{line}:7: ", cfg.display()),
+        &["unknown field `bogus_field`"],
+    );
+}
+
+#[test]
+fn hostile_module_inputs_are_refused_at_their_place() {
+    let dir = temp_dir("hostile_module");
+    let base = fifo_tb("m", 12);
+    let cases: Vec<(String, &str, &[&str])> = vec![
+        (
+            base.replace(
+                "  snk:  {kind: consumer, params: {interval: 3}}\n",
+                "  snk:  {kind: consumer, params: {interval: 3}}\n  snk:  {kind: consumer}\n",
+            ),
+            "8:3",
+            &["duplicate entry with key \"snk\""],
+        ),
+        (base.replace("seed: 1\n", "seed: 1\nseed: 2\n"), "3:1", &["duplicate"]),
+        (
+            base.replace(
+                "{from: src.out, to: fifo.in}",
+                "{from: src.out, to: fifo.in, capacity: 4294967295}",
+            ),
+            "9:34",
+            &["capacity 4294967295 out of range"],
+        ),
+        (
+            base.replace(
+                "  src:  {kind: producer",
+                "  mon: {kind: rate_monitor, params: {inputs: 100000000}}\n  src:  {kind: producer",
+            ),
+            "5:3",
+            &["inputs = 100000000: must be in 1..=4096"],
+        ),
+        (
+            base.replace(
+                "  fifo: {kind: fifo, params: {depth: 4}}\n",
+                "  fifo: {kind: fifo, params: {depth: 4}}\n  stage: {kind: add1, count: 4294967295}\n",
+            ),
+            "7:3",
+            &["count 4294967295 out of range"],
+        ),
+        (
+            base.replace("until: 200\n", "until: 200\ndefaults:\n  fifoo: {depth: 2}\n"),
+            "5:3",
+            &["unknown block kind `fifoo`"],
+        ),
+        (
+            base.replace(
+                "{counter: snk.received, equals: 12}",
+                "{counter: snk.received, min: 13, max: 12}",
+            ),
+            "12:15",
+            &["min 13 > max 12"],
+        ),
+        (
+            format!("{}x: {}{}\n", base, "[".repeat(100_000), "]".repeat(100_000)),
+            "18:104",
+            &["nested deeper than 100"],
+        ),
+    ];
+    for (i, (text, pos, parts)) in cases.iter().enumerate() {
+        let tb = write(&dir, &format!("case{i}.yaml"), text);
+        let start = std::time::Instant::now();
+        let o = hwsim(&[Path::new("run"), &tb]);
+        assert!(start.elapsed().as_secs() < 10, "case {i}: no hang");
+        assert_bad_output(&o, &format!("{}:{pos}: ", tb.display()), parts);
+    }
+    // A field the value's type does not have: bad input (as in a stimulus), not a failed check.
+    let rh = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tb/modules/pipe_rh.yaml")).unwrap();
+    let tb = write(
+        &dir,
+        "expect_field.yaml",
+        &rh.replace("value: {psn: 4095}", "value: {psnn: 4095}"),
+    );
+    let o = hwsim(&[Path::new("run"), &tb]);
+    assert_bad_output(
+        &o,
+        &format!("{}:18:36: ", tb.display()),
+        &["expect on `rhp.out`", "unknown field `psnn`"],
+    );
+    // A byte-order mark is not a second document.
+    let tb = write(&dir, "bom.yaml", &format!("\u{feff}{base}"));
+    assert_code(&hwsim(&[Path::new("run"), &tb, Path::new("-q")]), 0);
+}
+
+#[test]
+fn netlist_without_dot_names_the_missing_argument() {
+    let o = hwsim(&["netlist", FIFO_TB]);
+    assert_bad_output(&o, "", &["--dot"]);
+}

@@ -35,5 +35,5 @@ pub use net::{In, NetDyn, Out, SignalNet, StreamIn, StreamNet, StreamOut};
 pub use netlist::{Binder, BuildFn, BuildResult, Dir, InstId, Netlist, PortDecl, Shape};
 pub use rng::Rng;
 pub use sim::{Sim, Stats, Stop};
-pub use trace::{glob_match, SharedBuffer, TraceOptions};
+pub use trace::{glob_match, selected as trace_selected, SharedBuffer, TraceOptions};
 pub use value::{SignalValue, Trace, TraceField, TraceKind, TraceValue, Value};

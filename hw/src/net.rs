@@ -252,7 +252,9 @@ pub struct StreamNet<T: Value> {
 impl<T: Value> StreamNet<T> {
     pub(crate) fn create(id: u32, shared: Rc<NetShared>, capacity: u32) -> Rc<Self> {
         Rc::new(StreamNet {
-            items: RefCell::new(VecDeque::with_capacity(capacity as usize + 1)),
+            // The capacity is a bound, not a preallocation: a deep stream (a user's
+            // `depth: 4294967295`) grows only as messages actually queue.
+            items: RefCell::new(VecDeque::with_capacity((capacity as usize).min(1024) + 1)),
             pending: RefCell::new(None),
             committed_len: Cell::new(0),
             popped: Cell::new(0),

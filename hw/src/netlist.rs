@@ -152,8 +152,22 @@ struct Instance {
     path: String,
     kind: String,
     ports: Vec<PortDecl>,
+    /// Port name → index, for blocks with many ports (a mesh router has six per edge): looking
+    /// each one up by a linear scan made elaboration cubic in the chip count.
+    port_index: Option<HashMap<String, usize>>,
     build: Option<BuildFn>,
     node: NodeIndex,
+}
+
+/// Above this many ports an instance keeps a name index (below it a scan is as fast).
+const INDEXED_PORTS: usize = 16;
+
+/// The index of port `name`: by the index when there is one, else by a scan.
+fn find_port(ports: &[PortDecl], index: Option<&HashMap<String, usize>>, name: &str) -> Option<usize> {
+    match index {
+        Some(ix) => ix.get(name).copied(),
+        None => ports.iter().position(|d| d.name == name),
+    }
 }
 
 /// Handle of an instance in a [`Netlist`].
@@ -212,10 +226,13 @@ impl Netlist {
         }
         let idx = self.insts.len();
         let node = self.graph.add_node(format!("{path}\n({kind})"));
+        let port_index =
+            (ports.len() > INDEXED_PORTS).then(|| ports.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect());
         self.insts.push(Instance {
             path: path.to_string(),
             kind: kind.to_string(),
             ports,
+            port_index,
             build: Some(build),
             node,
         });
@@ -251,7 +268,8 @@ impl Netlist {
         for (dot, _) in endpoint.rmatch_indices('.') {
             let (inst, port) = (&endpoint[..dot], &endpoint[dot + 1..]);
             if let Some(&i) = self.by_path.get(inst) {
-                if let Some(p) = self.insts[i].ports.iter().position(|d| d.name == port) {
+                let inst = &self.insts[i];
+                if let Some(p) = find_port(&inst.ports, inst.port_index.as_ref(), port) {
                     return Ok((i, p));
                 }
             }
@@ -484,6 +502,7 @@ impl Netlist {
             let mut binder = Binder {
                 instance: inst.path.clone(),
                 ports: &inst.ports,
+                port_index: inst.port_index.as_ref(),
                 nets: inst
                     .ports
                     .iter()
@@ -534,6 +553,7 @@ impl Netlist {
 pub struct Binder<'a> {
     instance: String,
     ports: &'a [PortDecl],
+    port_index: Option<&'a HashMap<String, usize>>,
     nets: Vec<Option<Rc<dyn Any>>>,
     counters: Vec<String>,
 }
@@ -544,10 +564,7 @@ impl Binder<'_> {
         &self.instance
     }
     fn net<N: 'static>(&self, name: &str, dir: Dir, shape: Shape) -> Result<Rc<N>, String> {
-        let p = self
-            .ports
-            .iter()
-            .position(|d| d.name == name)
+        let p = find_port(self.ports, self.port_index, name)
             .ok_or_else(|| format!("block asks for undeclared port `{name}`"))?;
         let d = &self.ports[p];
         if d.dir != dir || d.shape != shape {
@@ -584,7 +601,7 @@ impl Binder<'_> {
     }
     /// The untyped net behind port `name` (for generic testbench drivers and monitors).
     pub fn net_any(&self, name: &str) -> Option<Rc<dyn Any>> {
-        let p = self.ports.iter().position(|d| d.name == name)?;
+        let p = find_port(self.ports, self.port_index, name)?;
         self.nets[p].clone()
     }
     /// Declares a counter; it appears as `<path>.<name>` in reports.

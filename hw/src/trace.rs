@@ -86,7 +86,8 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     pi == p.len()
 }
 
-fn selected(globs: &[String], path: &str) -> bool {
+/// Whether `--trace` globs select the net at `path` (no globs: every net).
+pub fn selected(globs: &[String], path: &str) -> bool {
     if globs.is_empty() {
         return true;
     }

@@ -20,7 +20,7 @@ pub(super) fn make(
     let merged = yaml::merge(&k.defaults, params);
     let (ports, build) = k
         .make(&merged)
-        .map_err(|m| l.error_at("system", format!("`{path}` ({kind}): {m}")))?;
+        .map_err(|m| l.error_at_param("system", format!("`{path}` ({kind}): {m}")))?;
     nl.add(path, kind, ports, build).map_err(|e| elab_error(l, e))?;
     Ok(())
 }

@@ -94,6 +94,58 @@ use faults::fault_rules;
 use topology::{edges, node_name, parse_node, routes};
 use traffic::expand_traffic;
 
+/// Memory a transaction costs at elaboration and in the PAXI (its parameters, its record and
+/// completion state), and each of its frames (a queued segment), bytes: measured on this build
+/// as about 2.4 KiB per one-frame transaction (10^7 transactions took 24 GB).
+const TXN_COST: u64 = 2048;
+const FRAME_COST: u64 = 64;
+
+/// Memory per block instance of a system netlist with its nets, counters and state, bytes:
+/// measured as about 13 KiB (a 256-chip mesh, 74 752 instances, peaks at 976 MiB in `check`).
+const INSTANCE_COST: u64 = 13 << 10;
+
+/// Refuses a topology whose netlist would need more memory than the budget (a full mesh grows
+/// with the square of the chip count: 1024 chips is a million PhyLinks).
+fn check_netlist_budget(l: &Loaded, chips: u16, nlg: u8, edges: usize) -> Result<(), InputError> {
+    // Per chip: cdma, paxi, router, two monitors, and tx / mac / rxcap / rx per LG; per edge two
+    // PhyLinks.
+    let instances = chips as u64 * (5 + 4 * nlg as u64) + 2 * edges as u64;
+    let need = instances.saturating_mul(INSTANCE_COST);
+    within_budget(
+        l,
+        "chips",
+        need,
+        &format!("topology: {chips} chips and {edges} edges make {instances} blocks"),
+    )
+}
+
+/// Refuses `need` bytes over the budget, at `key`, saying what needs them.
+fn within_budget(l: &Loaded, key: &str, need: u64, what: &str) -> Result<(), InputError> {
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    if need > l.max_memory {
+        return Err(l.error_at(
+            key,
+            format!(
+                "{what}: about {:.1} GiB, over the {:.1} GiB budget (--max-memory)",
+                gib(need),
+                gib(l.max_memory)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses traffic whose transactions and frames would need more memory than the budget.
+fn check_traffic_budget(l: &Loaded, pairs: &[(u16, u16, &crate::schema::Flow)], mps: u64) -> Result<(), InputError> {
+    let mut total: u64 = 0;
+    for (_, _, f) in pairs {
+        let frames = f.bytes.div_ceil(mps.max(1));
+        let each = frames.saturating_mul(FRAME_COST).saturating_add(TXN_COST);
+        total = total.saturating_add(each.saturating_mul(f.transactions).saturating_mul(f.engines as u64));
+    }
+    within_budget(l, "traffic", total, "traffic: its transactions and frames")
+}
+
 /// Builds the netlist of a system-form testbench.
 pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputError> {
     let s = l.tb.system.as_ref().expect("system form");
@@ -111,6 +163,7 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
         return Err(l.error_at("num_link_groups", format!("num_link_groups {nlg} out of range 1..=8")));
     }
     let (n, nsw, edge_list) = edges(l, s)?;
+    check_netlist_budget(l, n, nlg, edge_list.len())?;
     let total = n + nsw;
     let blocks = registry::blocks();
     let mut nl = Netlist::new();
@@ -125,6 +178,7 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
 
     // Traffic → per chip transactions and flows.
     let pairs = expand_traffic(l, s, n, seed)?;
+    check_traffic_budget(l, &pairs, get_u64(&chip.paxi, "mps").unwrap_or(1344))?;
     let mut txns: Vec<Vec<Value>> = vec![Vec::new(); n as usize];
     let mut local_flows = vec![0u16; n as usize];
     let mut flows = Vec::new();
@@ -318,6 +372,18 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             [Some(a), Some(b)] => edge_list.contains(&(a.min(b), a.max(b))),
             _ => false,
         };
+        let bad = if let Some(lg) = f.lg.filter(|&g| g >= nlg as u32) {
+            Some(("lg", format!("fault: lg {lg} out of range 0..{nlg}")))
+        } else if f.times == 0 {
+            Some(("times", "fault: times 0 never fires (give ≥ 1)".to_string()))
+        } else if let (Some(a), Some(b)) = (f.from, f.to) {
+            (a >= b).then(|| ("from", format!("fault: window from {a} to {b} is empty")))
+        } else {
+            None
+        };
+        if let Some((key, msg)) = bad {
+            return Err(l.error_at(key, msg));
+        }
         if !ok {
             return Err(l.error_at(
                 &f.link[0],

@@ -79,9 +79,9 @@ pub(super) fn edges(l: &Loaded, s: &System) -> Result<Graph, InputError> {
         }
         "torus" => {
             let dims = &t.dims;
-            if dims.len() != 2 || dims[0] * dims[1] != n || dims.iter().any(|&d| d < 2) {
+            if dims.len() != 2 || dims[0].checked_mul(dims[1]) != Some(n) || dims.iter().any(|&d| d < 2) {
                 return Err(l.error_at(
-                    "dims",
+                    if t.dims.is_empty() { "torus" } else { "dims" },
                     format!("torus: dims {dims:?} must be [x, y] with x·y = chips ({n}), each ≥ 2"),
                 ));
             }
@@ -105,6 +105,9 @@ pub(super) fn edges(l: &Loaded, s: &System) -> Result<Graph, InputError> {
             }
         }
         "custom" => {
+            if t.links.is_empty() {
+                return Err(l.error_at("custom", "topology custom: give its `links: [[chip0, chip1], …]`"));
+            }
             for [a, b] in &t.links {
                 let parse = |s: &str| -> Result<u16, InputError> {
                     parse_node(s, n16, sw).ok_or_else(|| {

@@ -13,6 +13,37 @@ pub(super) fn expand_traffic<'a>(
 ) -> Result<Vec<(u16, u16, &'a Flow)>, InputError> {
     let mut pairs = Vec::new();
     for f in &s.traffic {
+        // A flow of nothing would pass every check without a byte on the wire.
+        let zero = [
+            ("transactions", f.transactions),
+            ("bytes", f.bytes),
+            ("engines", f.engines as u64),
+        ];
+        if let Some((field, _)) = zero.iter().find(|(_, v)| *v == 0) {
+            return Err(l.error_at(
+                field,
+                "traffic: `transactions`, `bytes` and `engines` must each be ≥ 1 (a flow that sends nothing tests nothing)",
+            ));
+        }
+        // CDMA ids become QP ids, 10 bits wide: past 1024 they alias (and 65 535 engines made
+        // 65 535 flows per source, minutes of elaboration for nothing).
+        if f.cdma as u32 + f.engines as u32 > 1024 {
+            return Err(l.error_at(
+                if l.text.contains("engines") { "engines" } else { "cdma" },
+                format!(
+                    "traffic: cdma {} + engines {} exceeds the 1024 QP ids (10 bits)",
+                    f.cdma, f.engines
+                ),
+            ));
+        }
+        // The CDMA paces in milli-bytes per ns: a smaller rate would round to 0, which means
+        // unlimited, the opposite of what was asked.
+        if let Some(b) = f.bandwidth.filter(|b| !(*b >= 0.001 && *b <= 1e6)) {
+            return Err(l.error_at(
+                "bandwidth",
+                format!("traffic: bandwidth {b:?} B/ns out of range 0.001..=1000000"),
+            ));
+        }
         let check = |c: u32, what: &str| -> Result<u16, InputError> {
             if c < n as u32 {
                 Ok(c as u16)
@@ -73,7 +104,13 @@ pub(super) fn expand_traffic<'a>(
         }
     }
     if pairs.is_empty() {
-        return Err(l.error_at("traffic", "system testbench has no traffic"));
+        // `traffic` may appear only in a comment: then the place is the `system:` line.
+        let e = l.error_at("traffic", "system testbench has no traffic");
+        return Err(if e.line.is_some() {
+            e
+        } else {
+            l.error_at("system", "system testbench has no traffic")
+        });
     }
     Ok(pairs)
 }

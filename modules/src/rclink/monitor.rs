@@ -34,9 +34,14 @@ impl Default for Params {
     }
 }
 
-/// Port list.
+/// Most inputs one monitor takes (a chip has at most 8 LGs; the bound keeps a typo such as
+/// `inputs: 100000000` from allocating gigabytes of ports before `build` can refuse it).
+pub const MAX_INPUTS: u32 = 4096;
+
+/// Port list (none past [`MAX_INPUTS`]: `build` then refuses the parameter by name).
 pub fn ports(p: &Params) -> Vec<PortDecl> {
-    (0..p.inputs)
+    let n = if p.inputs > MAX_INPUTS { 0 } else { p.inputs };
+    (0..n)
         .map(|i| PortDecl::input::<u64>(&format!("b{i}")).doc("cumulative bytes"))
         .collect()
 }
@@ -56,6 +61,9 @@ pub struct RateMonitor {
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     if p.window == 0 || p.inputs == 0 {
         return Err("window and inputs must be ≥ 1".into());
+    }
+    if p.inputs > MAX_INPUTS {
+        return Err(format!("inputs = {}: must be in 1..={MAX_INPUTS}", p.inputs));
     }
     let inputs = (0..p.inputs)
         .map(|i| b.input(&format!("b{i}")))
