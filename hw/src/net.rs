@@ -226,6 +226,15 @@ impl<T: SignalValue> Out<T> {
     pub fn get(&self) -> T {
         self.0.get()
     }
+    /// Drives `v` only if it differs from the committed value: a state signal shown every tick
+    /// then costs a comparison, not a commit. (Use once per cycle: a second write in the same
+    /// cycle must be a plain [`set`](Self::set).)
+    #[inline]
+    pub fn update(&self, v: T) {
+        if self.0.get() != v {
+            self.0.set(v)
+        }
+    }
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -178,10 +178,10 @@ impl ArbiterView {
     }
     /// Shows the current state (a write of an unchanged value costs nothing downstream).
     pub fn show(&self, a: &BankArbiter, queues: &[VecDeque<u32>; NUM_VC]) {
-        self.ptr.set(UInt::wrap(a.ptr as u64));
-        self.counter.set(UInt::wrap(a.counter as u64));
+        self.ptr.update(UInt::wrap(a.ptr as u64));
+        self.counter.update(UInt::wrap(a.counter as u64));
         for (o, q) in self.depth.iter().zip(queues) {
-            o.set(UInt::wrap(q.len() as u64));
+            o.update(UInt::wrap(q.len() as u64));
         }
     }
 }

@@ -162,7 +162,7 @@ impl Component for CnpMergeBlock {
             let c = self.pending.pop_front().expect("non-empty");
             self.out.push(c);
         }
-        self.entries.set(UInt::wrap(self.m.len() as u64));
+        self.entries.update(UInt::wrap(self.m.len() as u64));
         Wake::next_cycle_if(!self.pending.is_empty())
     }
 }

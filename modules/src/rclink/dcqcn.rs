@@ -282,10 +282,10 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
 
 impl DcqcnBlock {
     fn show(&self) {
-        self.rate.set(self.d.rate);
-        self.target.set(self.d.target);
-        self.alpha.set(self.d.alpha);
-        self.state.set(self.d.state_code());
+        self.rate.update(self.d.rate);
+        self.target.update(self.d.target);
+        self.alpha.update(self.d.alpha);
+        self.state.update(self.d.state_code());
     }
 }
 

@@ -169,7 +169,7 @@ impl Component for MacCreditBlock {
                 ctx.count(self.c_busy, 1);
             }
         }
-        self.available.set(self.credit.shown());
+        self.available.update(self.credit.shown());
         Wake::next_cycle_if(sent && !self.frame_in.is_empty())
     }
 }

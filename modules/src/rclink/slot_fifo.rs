@@ -686,10 +686,10 @@ impl SlotView {
     }
     /// Shows the state (call after a change).
     pub fn show(&self, s: &SlotFifo) {
-        self.used.set(s.used as u16);
-        self.map.set(s.slot_map());
+        self.used.update(s.used as u16);
+        self.map.update(s.slot_map());
         for (o, q) in self.depth.iter().zip(&s.queues) {
-            o.set(UInt::wrap(q.len() as u64));
+            o.update(UInt::wrap(q.len() as u64));
         }
     }
 }

@@ -329,20 +329,10 @@ impl DcqcnView {
     fn show(&self, g: &RateGate, slots: &SlotFifo) {
         let Some(f) = g.shown else { return };
         let d = &g.flows[f as usize];
-        // Only changes are written (an unchanged write would still cost a commit).
-        let qp = slots.flow_key(f as usize).1;
-        if self.qp.get() != qp {
-            self.qp.set(qp);
-        }
-        if self.rate.get() != d.rate {
-            self.rate.set(d.rate);
-        }
-        if self.alpha.get() != d.alpha {
-            self.alpha.set(d.alpha);
-        }
-        if self.state.get() != d.state_code() {
-            self.state.set(d.state_code());
-        }
+        self.qp.update(slots.flow_key(f as usize).1);
+        self.rate.update(d.rate);
+        self.alpha.update(d.alpha);
+        self.state.update(d.state_code());
     }
 }
 
@@ -719,7 +709,7 @@ impl Component for RcLinkTx {
             self.slot_view.show(&self.slots);
         }
         self.arbiter_view.show(&self.arbiter, self.slots.queues());
-        self.mac_credit_out.set(self.mac_credit.shown());
+        self.mac_credit_out.update(self.mac_credit.shown());
         self.slots.update_gauges(ctx, &self.sc);
         if self.cbfc.outstanding() != self.credits_shown {
             self.credits_shown = self.cbfc.outstanding();

@@ -211,15 +211,9 @@ impl Component for Egress {
                 self.link_free = now + self.slot;
             }
         }
-        let v = UInt::wrap(self.held as u64);
-        if self.buffer_used.get() != v {
-            self.buffer_used.set(v);
-        }
+        self.buffer_used.update(UInt::wrap(self.held as u64));
         for (o, q) in self.depth.iter().zip(&self.queues) {
-            let v = UInt::wrap(q.len() as u64);
-            if o.get() != v {
-                o.set(v);
-            }
+            o.update(UInt::wrap(q.len() as u64));
         }
         if self.held == 0 {
             return Wake::OnInput;

@@ -278,10 +278,7 @@ impl Component for L2Switch {
                 port.cr_out.push(m);
                 ctx.count(self.c_credit, 1);
             }
-            let q = UInt::wrap(port.queued_bytes);
-            if port.q_sig.get() != q {
-                port.q_sig.set(q);
-            }
+            port.q_sig.update(UInt::wrap(port.queued_bytes));
             // When this output next has something to do (a full stream wakes us on its pop).
             for t in [
                 port.data_pipe.front().map(|x| x.0),

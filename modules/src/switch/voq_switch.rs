@@ -277,14 +277,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     }))
 }
 
-/// Drives `o` only when the value changes: an unchanged write would still cost a commit.
-#[inline]
-fn show<T: hwsim_hw::SignalValue>(o: &Out<T>, v: T) {
-    if o.get() != v {
-        o.set(v);
-    }
-}
-
 impl VoqSwitch {
     /// The queue a cell of level l from input i for output o joins.
     fn queue_of(&self, l: usize, i: usize, o: usize) -> usize {
@@ -410,12 +402,12 @@ impl Component for VoqSwitch {
         } else {
             self.m.clear();
         }
-        show(&self.matches, UInt::wrap(self.m.size as u64));
-        show(&self.voq_total, UInt::wrap(self.total as u64));
+        self.matches.update(UInt::wrap(self.m.size as u64));
+        self.voq_total.update(UInt::wrap(self.total as u64));
         for i in 0..self.n {
-            show(&self.depth_in[i], UInt::wrap(self.per_input[i] as u64));
-            show(&self.aptr[i], UInt::wrap(self.alloc[0].accept_ptr(i) as u64));
-            show(&self.gptr[i], UInt::wrap(self.alloc[0].grant_ptr(i) as u64));
+            self.depth_in[i].update(UInt::wrap(self.per_input[i] as u64));
+            self.aptr[i].update(UInt::wrap(self.alloc[0].accept_ptr(i) as u64));
+            self.gptr[i].update(UInt::wrap(self.alloc[0].grant_ptr(i) as u64));
         }
         // One more slot after the last transfer, to show `matches` back at 0.
         Wake::next_cycle_if(self.total > 0 || self.m.size > 0)
