@@ -35,7 +35,9 @@
 //!
 //! Deviations: the stage test uses the count before the call's increment (stage 0 is the first
 //! call after a CNP), so `fast_recovery_stages` = 5 gives six halvings — the seed's unit
-//! scenarios (stage 1 fast, stage 6 additive) hold either way. Pacing spaces sends by the wire
+//! scenarios (stage 1 fast, stage 6 additive) hold either way. The seed passes RECOVERED on to
+//! NORMAL at once; here RECOVERED shows on the waves until the flow's next send (the rate, the
+//! pacing and the timer are the same either way). Pacing spaces sends by the wire
 //! bytes actually sent (a frame of up to four packets) where the seed's formula assumes one full
 //! packet, (50 + 1344) / R_C; for full packets the two agree.
 
