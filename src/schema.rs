@@ -182,7 +182,7 @@ pub struct System {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
-    /// `p2p`, `mesh`, `ring`, `torus`, `star` (chips around switches), or `custom`.
+    /// `p2p`, `mesh`, `ring`, `torus`, `star` (chips around one switch), `leaf_spine`, or `custom`.
     pub kind: String,
     /// Number of chips.
     pub chips: u32,
@@ -195,6 +195,12 @@ pub struct Topology {
     /// Torus / ring dimensions.
     #[serde(default)]
     pub dims: Vec<u32>,
+    /// `leaf_spine`: leaf switches (the chips spread evenly over them, in order).
+    #[serde(default)]
+    pub leaves: u32,
+    /// `leaf_spine`: spine switches (every leaf linked to every spine).
+    #[serde(default)]
+    pub spines: u32,
 }
 
 /// A traffic source: one flow or a pattern.

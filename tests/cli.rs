@@ -745,6 +745,24 @@ fn bad_fault_on_a_missing_edge() {
     );
 }
 
+#[test]
+fn bad_leaf_spine_too_many_ports() {
+    assert_bad(
+        "leaf_spine_ports.yaml",
+        "4:43",
+        &["leaf_spine: a leaf would have 64 chips + 2 spines > 64 ports"],
+    );
+}
+
+#[test]
+fn bad_spines_outside_leaf_spine() {
+    assert_bad(
+        "spines_without_leaf_spine.yaml",
+        "4:36",
+        &["leaves and spines go with the `leaf_spine` topology"],
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Hostile input (issue 15): outputs never destroy inputs, no panic on stdout, Ctrl-C.
 

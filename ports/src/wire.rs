@@ -389,6 +389,21 @@ impl SerializerClock {
         self.busy_until_cycle()
     }
 
+    /// Cut-through: a frame of `bytes` whose last byte is to leave at `now_cycle`, its
+    /// serialization overlapped with the pipeline it came through. Possible when the serializer
+    /// was idle from `now − bytes / rate` on; then it is busy until `now` and the call returns
+    /// true. Otherwise nothing changes and the frame must queue (store-and-forward).
+    pub fn finish_by(&mut self, now_cycle: u64, bytes: u64) -> bool {
+        let now = u128::from(now_cycle) * u128::from(self.rate.bytes);
+        let need = u128::from(bytes) * u128::from(self.rate.ns);
+        if now >= need && self.busy_until <= now - need {
+            self.busy_until = now;
+            true
+        } else {
+            false
+        }
+    }
+
     /// Whether the serializer is free by the end of cycle `now_cycle` (`busy_until ≤ now + 1`):
     /// a frame waiting in its input register can start within this cycle, at `busy_until`.
     pub const fn free_within(&self, now_cycle: u64) -> bool {
@@ -426,6 +441,21 @@ impl SerializerClock {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn cut_through_finishes_only_on_an_idle_serializer() {
+        // 400 B/ns: 1406 B take 3.515 ns.
+        let mut c = SerializerClock::new(ByteRate::new(400, 1).unwrap());
+        assert!(!c.finish_by(3, 1406), "the frame could not have started before time 0");
+        assert!(c.finish_by(100, 1406));
+        assert_eq!(c.busy_until_exact(), (100 * 400, 400));
+        // A second frame ending 2 ns later would have overlapped the first: refused, unchanged.
+        assert!(!c.finish_by(102, 1406));
+        assert_eq!(c.busy_until_cycle(), 100);
+        assert!(c.finish_by(104, 1406), "3.515 ns after 100 ends by 104");
+        // After a cut-through frame the next one queues behind it exactly.
+        assert_eq!(c.start(104, 400), 105);
+    }
 
     #[test]
     fn mac_occupancy_is_the_slower_of_datapath_and_serdes() {

@@ -233,7 +233,7 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             Value::Sequence(
                 route[c as usize]
                     .iter()
-                    .map(|r| r.map_or(Value::Null, |e| Value::from(e as u64)))
+                    .map(|r| r.first().map_or(Value::Null, |&e| Value::from(e as u64)))
                     .collect(),
             ),
         );
@@ -309,20 +309,30 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
         }
     }
     // Edges: two PhyLinks each, wired to the routers' edge ports.
-    // Switches: one `l2_switch` each, a port per edge, routes by destination chip.
+    // Switches: one `l2_switch` each, a port per edge, routes by destination chip: one port, or
+    // the equal-cost ports the switch spreads flows over (ECMP, hashed with the switch's index
+    // as salt so that two levels do not pick alike).
     let switch_cfg = yaml::merge(defaults.get("switch").unwrap_or(&Value::Null), &s.switch);
     for j in 0..nsw {
         let node = (n + j) as usize;
         let routes_v = Value::Sequence(
             route[node]
                 .iter()
-                .map(|r| r.map_or(Value::Null, |e| Value::from(e as u64)))
+                .map(|r| match r.as_slice() {
+                    [] => Value::Null,
+                    [e] => Value::from(*e as u64),
+                    many => Value::Sequence(many.iter().map(|&e| Value::from(e as u64)).collect()),
+                })
                 .collect(),
         );
         let params = set(
-            &set(&switch_cfg, "ports", per_chip[node].len() as u64),
-            "routes",
-            routes_v,
+            &set(
+                &set(&switch_cfg, "ports", per_chip[node].len() as u64),
+                "routes",
+                routes_v,
+            ),
+            "ecmp_salt",
+            j as u64,
         );
         make(&blocks, l, &mut nl, &format!("sw{j}"), "l2_switch", &params)?;
     }

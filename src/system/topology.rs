@@ -1,6 +1,11 @@
-//! Topology and routes: the graph of a system testbench (p2p, mesh, ring, torus, star, custom)
-//! as a deterministic edge list over nodes — chips 0..n, then switches n..n+s — and
-//! shortest-path routes over it (petgraph).
+//! Topology and routes: the graph of a system testbench (p2p, mesh, ring, torus, star,
+//! leaf_spine, custom) as a deterministic edge list over nodes — chips 0..n, then switches
+//! n..n+s — and shortest-path routes over it (petgraph): for every node and destination chip,
+//! every neighbour one hop closer (the equal-cost next hops a switch spreads flows over, ECMP;
+//! a chip's router takes the first).
+//!
+//! `leaf_spine` with L leaves and S spines: leaves are `sw0..sw{L-1}`, spines `sw{L}..`; chip c
+//! sits on leaf ⌊c·L/n⌋ (the chips spread evenly, in order), and every leaf links to every spine.
 
 use std::collections::BTreeSet;
 
@@ -38,10 +43,48 @@ pub(super) fn edges(l: &Loaded, s: &System) -> Result<Graph, InputError> {
     if !(2..=4096).contains(&n) {
         return Err(l.error_at("chips", format!("topology: chips {n} out of range 2..=4096")));
     }
+    if t.kind != "leaf_spine" && (t.leaves > 0 || t.spines > 0) {
+        return Err(l.error_at(
+            if t.leaves > 0 { "leaves" } else { "spines" },
+            "leaves and spines go with the `leaf_spine` topology",
+        ));
+    }
     let sw = match t.kind.as_str() {
         // A star has one switch in the middle (`switches` may say so or be left out).
         "star" if t.switches <= 1 => 1u16,
         "star" => return Err(l.error_at("switches", format!("star: one switch, not {}", t.switches))),
+        "leaf_spine" => {
+            if !(1..=64).contains(&t.leaves) {
+                return Err(l.error_at("leaves", format!("leaf_spine: leaves {} out of range 1..=64", t.leaves)));
+            }
+            if !(1..=64).contains(&t.spines) {
+                return Err(l.error_at("spines", format!("leaf_spine: spines {} out of range 1..=64", t.spines)));
+            }
+            if t.switches != 0 && t.switches != t.leaves + t.spines {
+                return Err(l.error_at(
+                    "switches",
+                    format!(
+                        "leaf_spine: switches is leaves + spines ({}), not {}",
+                        t.leaves + t.spines,
+                        t.switches
+                    ),
+                ));
+            }
+            if t.leaves > n {
+                return Err(l.error_at("leaves", format!("leaf_spine: {} leaves for {n} chips", t.leaves)));
+            }
+            let per_leaf = n.div_ceil(t.leaves);
+            if per_leaf + t.spines > 64 {
+                return Err(l.error_at(
+                    "leaves",
+                    format!(
+                        "leaf_spine: a leaf would have {per_leaf} chips + {} spines > 64 ports",
+                        t.spines
+                    ),
+                ));
+            }
+            (t.leaves + t.spines) as u16
+        }
         "custom" if t.switches <= 64 => t.switches as u16,
         "custom" => return Err(l.error_at("switches", format!("switches {} out of range 0..=64", t.switches))),
         _ if t.switches > 0 => {
@@ -49,7 +92,7 @@ pub(super) fn edges(l: &Loaded, s: &System) -> Result<Graph, InputError> {
         }
         _ => 0,
     };
-    if sw > 0 && n > 64 {
+    if sw > 0 && n > 64 && t.kind != "leaf_spine" {
         return Err(l.error_at("chips", format!("a switch has at most 64 ports: {n} chips")));
     }
     let n16 = n as u16;
@@ -104,6 +147,17 @@ pub(super) fn edges(l: &Loaded, s: &System) -> Result<Graph, InputError> {
                 e.push((c, n16));
             }
         }
+        "leaf_spine" => {
+            let (nl, ns) = (t.leaves as u16, t.spines as u16);
+            for c in 0..n16 {
+                e.push((c, n16 + (c as u32 * nl as u32 / n) as u16));
+            }
+            for lf in 0..nl {
+                for sp in 0..ns {
+                    e.push((n16 + lf, n16 + nl + sp));
+                }
+            }
+        }
         "custom" => {
             if t.links.is_empty() {
                 return Err(l.error_at("custom", "topology custom: give its `links: [[chip0, chip1], …]`"));
@@ -129,28 +183,24 @@ pub(super) fn edges(l: &Loaded, s: &System) -> Result<Graph, InputError> {
         other => {
             return Err(l.error_at(
                 other,
-                format!("unknown topology `{other}` (p2p, mesh, ring, torus, star, custom)"),
+                format!("unknown topology `{other}` (p2p, mesh, ring, torus, star, leaf_spine, custom)"),
             ));
         }
     }
     Ok((n16, sw, e))
 }
 
-/// Next-hop edge index per (node, destination chip): shortest paths over the topology graph of
-/// `total` nodes (chips first); ties go to the lowest edge index.
-pub(super) fn routes(
-    total: u16,
-    chips: u16,
-    e: &[(u16, u16)],
-    per_chip: &[Vec<(u16, usize)>],
-) -> Vec<Vec<Option<u32>>> {
+/// Next hops per (node, destination chip): the node's edge indices (in its edge order) to every
+/// neighbour one step closer on a shortest path over the topology graph of `total` nodes (chips
+/// first); empty when unreachable.
+pub(super) fn routes(total: u16, chips: u16, e: &[(u16, u16)], per_chip: &[Vec<(u16, usize)>]) -> Vec<Vec<Vec<u32>>> {
     let n = total;
     let mut g: UnGraph<u16, ()> = UnGraph::new_undirected();
     let nodes: Vec<NodeIndex> = (0..n).map(|c| g.add_node(c)).collect();
     for &(a, b) in e {
         g.add_edge(nodes[a as usize], nodes[b as usize], ());
     }
-    let mut r = vec![vec![None; chips as usize]; n as usize];
+    let mut r = vec![vec![Vec::new(); chips as usize]; n as usize];
     for d in 0..chips {
         let dist = petgraph::algo::dijkstra(&g, nodes[d as usize], None, |_| 1u32);
         for c in 0..n {
@@ -160,12 +210,13 @@ pub(super) fn routes(
             let Some(&dc) = dist.get(&nodes[c as usize]) else {
                 continue;
             };
-            // The first edge (in the chip's edge order) to a neighbour one step closer.
+            // Every edge (in the node's edge order) to a neighbour one step closer.
             r[c as usize][d as usize] = per_chip[c as usize]
                 .iter()
                 .enumerate()
-                .find(|(_, (nb, _))| dist.get(&nodes[*nb as usize]).is_some_and(|&x| x + 1 == dc))
-                .map(|(i, _)| i as u32);
+                .filter(|(_, (nb, _))| dist.get(&nodes[*nb as usize]).is_some_and(|&x| x + 1 == dc))
+                .map(|(i, _)| i as u32)
+                .collect();
         }
     }
     r

@@ -12,10 +12,21 @@
 //!                                                                  └─> e{o}_cr_out   (one per cycle)
 //! ```
 //!
-//! **Timing.** A message popped at n (it arrived at n) is ready at its output at n + `latency`.
-//! Data frames then wait in the output's queue and are serialized one after another at `rate`
-//! bytes/ns (the fractional end carried exactly); a frame leaves when its last byte is out
-//! (store-and-forward). Control and credits leave at their ready cycle, one per cycle per output.
+//! **Routing.** `routes[d]` names the output for destination chip d: one port, or a list of
+//! equal-cost ports (a leaf's uplinks to the spines) over which flows are spread by a hash of
+//! (src, dst, LG, QP) — ECMP: one flow's frames take one path and stay in order; a credit
+//! return hashes on (src, dst, LG, VC). The system builder fills the table from the topology.
+//!
+//! **Timing.** A message popped at n (it arrived at n, its last byte in) is ready at its output
+//! at n + `latency`. Data frames then wait in the output's queue and are serialized one after
+//! another at `rate` bytes/ns (the fractional end carried exactly); a frame leaves when its last
+//! byte is out (store-and-forward). With `forwarding: cut_through` a frame is ready at
+//! n + `cut_through_latency` (seed 003: a fixed 300–500 ns, whatever the frame's size); if its
+//! egress is idle then (nothing queued, the serializer idle for the frame's whole serialization
+//! before), its serialization overlapped the pipeline and it leaves at once: residence exactly
+//! `cut_through_latency`. If the egress is busy it queues as store-and-forward («Cut-Through 在
+//! 出口拥塞时退化为 Store-and-Forward»). Control and credits leave at their ready cycle
+//! (n + `latency`), one per cycle per output.
 //!
 //! **Buffer and ECN.** Each output holds up to `port_buffer` bytes of data (wire bytes) — a frame
 //! beyond it is dropped (tail drop, `drops`; the RC Link's Go-Back-N recovers it). A frame that
@@ -24,13 +35,16 @@
 //! 概率标记（Switch 侧）». The chips' RX then sends CNPs, and their TX cuts its rate (DCQCN).
 //!
 //! Counters: `data_frames`, `data_bytes`, `ctrl_msgs`, `credit_msgs`, `drops`, `ecn_marks`,
-//! `queue_peak_bytes` (largest output queue); per output port k `p{k}_frames`, `p{k}_bytes`
-//! (payload), `p{k}_drops`, `p{k}_ecn_marks`, `p{k}_peak_bytes`. Waves: `q_bytes{o}` per output.
+//! `queue_peak_bytes` (largest output queue), `cut_through_frames`, `residence_min`,
+//! `residence_max`, `residence_sum` (cycles from a data frame's arrival to its departure);
+//! per output port k `p{k}_frames`, `p{k}_bytes` (payload), `p{k}_drops`, `p{k}_ecn_marks`,
+//! `p{k}_peak_bytes`, `p{k}_cut_through`. Waves: `q_bytes{o}` per output.
 //!
-//! **Deviations** (issue 9 builds the rest): the crossbar is not modelled here — outputs are
-//! queued as if the fabric had full speedup (an output-queued switch); the VOQs, the iSLIP
-//! crossbar and the DT shared buffer of `voq_switch` are not yet in this frame path, nor PFC or
-//! cut-through; every port has its own buffer.
+//! **Deviations:** the crossbar is not modelled in this frame path — outputs are queued as if
+//! the fabric had full speedup (an output-queued switch; `voq_switch` is the input-queued model
+//! with VOQs, iSLIP and the DT shared buffer, used for the switch studies); every port has its
+//! own buffer; frames are not parsed by format (the chips' frames are all Standard, ECN-capable
+//! when the sender sets ECT) and all data is one class (the chips send REQ data only).
 
 use std::collections::VecDeque;
 
@@ -46,8 +60,18 @@ use super::ecn::RedMarker;
 pub struct Params {
     /// Ports, 1..=64.
     pub ports: u32,
-    /// Output port per destination chip (index = chip id); `null` = unreachable.
-    pub routes: Vec<Option<u32>>,
+    /// Output per destination chip (index = chip id): a port, a list of equal-cost ports (ECMP:
+    /// a flow is hashed onto one of them), or `null` = unreachable.
+    pub routes: Vec<Option<Route>>,
+    /// Salt of the ECMP hash (the system builder gives each switch its own, so that two levels
+    /// of a fabric do not split flows alike).
+    pub ecmp_salt: u64,
+    /// `store_and_forward` (the ingress `latency`, then queue and serialize) or `cut_through`
+    /// (a frame finds its egress idle: it leaves `cut_through_latency` ns after it arrived,
+    /// whatever its size; else it queues as store-and-forward).
+    pub forwarding: Forwarding,
+    /// Cut-through latency, ns (seed 003: a fixed 300–500 ns).
+    pub cut_through_latency: u64,
     /// Ingress pipeline (parse, classify, lookup), ns: seed 003 gives 50–200.
     pub latency: u64,
     /// Port rate, bytes/ns (400 = the chip edges' bandwidth).
@@ -66,7 +90,10 @@ impl Default for Params {
     fn default() -> Self {
         Params {
             ports: 2,
-            routes: vec![Some(0), Some(1)],
+            routes: vec![Some(Route::One(0)), Some(Route::One(1))],
+            ecmp_salt: 0,
+            forwarding: Forwarding::StoreAndForward,
+            cut_through_latency: 300,
             latency: 100,
             rate: ByteRate::new(400, 1).expect("400 B/ns"),
             port_buffer: 4 << 20,
@@ -75,6 +102,44 @@ impl Default for Params {
             ecn_kmax: 0.8,
         }
     }
+}
+
+/// A route: one port or several equal-cost ports.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Route {
+    /// One output port.
+    One(u32),
+    /// Equal-cost output ports; a flow's hash picks one.
+    Many(Vec<u32>),
+}
+
+impl Route {
+    fn ports(&self) -> &[u32] {
+        match self {
+            Route::One(p) => std::slice::from_ref(p),
+            Route::Many(v) => v,
+        }
+    }
+}
+
+/// Forwarding mode (seed 003 «转发模式»).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Forwarding {
+    /// Whole frame in, ingress latency, queue, serialize.
+    #[default]
+    StoreAndForward,
+    /// Fixed latency when the egress is idle; store-and-forward when it is busy.
+    CutThrough,
+}
+
+/// The ECMP hash of a flow key (splitmix64's finalizer): deterministic, well mixed.
+fn flow_hash(salt: u64, key: u64) -> u64 {
+    let mut z = key ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// Port list.
@@ -101,12 +166,12 @@ struct Port {
     rsp_out: StreamOut<Ctrl>,
     cr_out: StreamOut<CreditMsg>,
     q_sig: Out<UInt<32>>,
-    /// Data through the ingress pipeline: (ready cycle, frame).
-    data_pipe: VecDeque<(Cycle, DataFrame)>,
-    /// Data queued for the link: (done cycle once started, frame); started frames first.
-    queue: VecDeque<DataFrame>,
-    /// Frames being / done serializing: (end cycle, frame).
-    on_wire: VecDeque<(Cycle, DataFrame)>,
+    /// Data through the ingress pipeline: (ready cycle, arrival cycle, frame).
+    data_pipe: VecDeque<(Cycle, Cycle, DataFrame)>,
+    /// Data queued for the link: (arrival cycle, frame).
+    queue: VecDeque<(Cycle, DataFrame)>,
+    /// Frames being / done serializing: (end cycle, arrival cycle, frame).
+    on_wire: VecDeque<(Cycle, Cycle, DataFrame)>,
     clock: SerializerClock,
     queued_bytes: u64,
     rsp: VecDeque<(Cycle, Ctrl)>,
@@ -117,6 +182,7 @@ struct Port {
     c_drops: CounterId,
     c_marks: CounterId,
     c_peak: CounterId,
+    c_cut: CounterId,
 }
 
 /// The block.
@@ -131,6 +197,10 @@ pub struct L2Switch {
     c_drops: CounterId,
     c_marks: CounterId,
     c_peak: CounterId,
+    c_cut: CounterId,
+    c_res_min: CounterId,
+    c_res_max: CounterId,
+    c_res_sum: CounterId,
 }
 
 /// Binds ports; refuses out-of-range parameters naming the parameter.
@@ -144,8 +214,20 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     if p.port_buffer == 0 || p.port_buffer > 1 << 36 {
         return Err(format!("port_buffer = {}: must be in 1..=2^36 bytes", p.port_buffer));
     }
-    if let Some(bad) = p.routes.iter().flatten().find(|&&r| r >= p.ports) {
-        return Err(format!("routes: port {bad} does not exist (ports = {})", p.ports));
+    if p.cut_through_latency > 1_000_000 {
+        return Err(format!(
+            "cut_through_latency = {}: must be in 0..=1000000 ns",
+            p.cut_through_latency
+        ));
+    }
+    for (d, r) in p.routes.iter().enumerate() {
+        let Some(r) = r else { continue };
+        if r.ports().is_empty() {
+            return Err(format!("routes[{d}]: an empty list (use null for unreachable)"));
+        }
+        if let Some(bad) = r.ports().iter().find(|&&o| o >= p.ports) {
+            return Err(format!("routes[{d}]: port {bad} does not exist (ports = {})", p.ports));
+        }
     }
     RedMarker::new(p.ecn_kmin, p.ecn_kmax, 1)?;
     let mut ports = Vec::new();
@@ -170,6 +252,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
             c_drops: b.counter(&format!("p{k}_drops")),
             c_marks: b.counter(&format!("p{k}_ecn_marks")),
             c_peak: b.counter(&format!("p{k}_peak_bytes")),
+            c_cut: b.counter(&format!("p{k}_cut_through")),
         });
     }
     Ok(Box::new(L2Switch {
@@ -183,13 +266,20 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         c_drops: b.counter("drops"),
         c_marks: b.counter("ecn_marks"),
         c_peak: b.counter("queue_peak_bytes"),
+        c_cut: b.counter("cut_through_frames"),
+        c_res_min: b.counter("residence_min"),
+        c_res_max: b.counter("residence_max"),
+        c_res_sum: b.counter("residence_sum"),
     }))
 }
 
 impl L2Switch {
-    fn route(&self, ctx: &mut Ctx<'_>, dst: ChipId, what: &str) -> Option<usize> {
-        match self.p.routes.get(dst as usize).copied().flatten() {
-            Some(o) => Some(o as usize),
+    /// The output for a message to `dst` of the flow `key`: the route's port, or one of its
+    /// equal-cost ports by the flow's hash (so a flow's frames keep their order).
+    fn route(&self, ctx: &mut Ctx<'_>, dst: ChipId, key: u64, what: &str) -> Option<usize> {
+        match self.p.routes.get(dst as usize).and_then(|r| r.as_ref()) {
+            Some(Route::One(o)) => Some(*o as usize),
+            Some(Route::Many(v)) => Some(v[(flow_hash(self.p.ecmp_salt, key) % v.len() as u64) as usize] as usize),
             None => {
                 ctx.violation(format!("no route to chip {dst} for a {what}"));
                 None
@@ -205,21 +295,29 @@ impl Component for L2Switch {
             let seed = ctx.rng().next_u64();
             self.red = Some(RedMarker::new(self.p.ecn_kmin, self.p.ecn_kmax, seed).expect("checked"));
         }
+        let cut = self.p.forwarding == Forwarding::CutThrough;
         let ready = now + self.p.latency;
-        // Ingress: everything that arrived, into its output's pipeline.
+        let data_ready = if cut { now + self.p.cut_through_latency } else { ready };
+        // Ingress: everything that arrived, into its output's pipeline. The ECMP key is the
+        // flow: (src, dst, LG, QP) for data and control, (src, dst, LG, VC) for credits.
+        let key =
+            |src: ChipId, dst: ChipId, lg: u8, x: u64| (src as u64) << 48 | (dst as u64) << 32 | (lg as u64) << 24 | x;
         for k in 0..self.ports.len() {
             if let Some(f) = self.ports[k].req_in.pop() {
-                if let Some(o) = self.route(ctx, f.dst, "data frame") {
-                    self.ports[o].data_pipe.push_back((ready, f));
+                let kf = key(f.src, f.dst, f.lg, f.qp.value() as u64);
+                if let Some(o) = self.route(ctx, f.dst, kf, "data frame") {
+                    self.ports[o].data_pipe.push_back((data_ready, now, f));
                 }
             }
             while let Some(m) = self.ports[k].rsp_in.pop() {
-                if let Some(o) = self.route(ctx, m.dst, "control message") {
+                let km = key(m.src, m.dst, m.lg, m.rh.qp().value() as u64);
+                if let Some(o) = self.route(ctx, m.dst, km, "control message") {
                     self.ports[o].rsp.push_back((ready, m));
                 }
             }
             while let Some(m) = self.ports[k].cr_in.pop() {
-                if let Some(o) = self.route(ctx, m.dst, "credit return") {
+                let km = key(m.src, m.dst, m.lg, m.vc as u64);
+                if let Some(o) = self.route(ctx, m.dst, km, "credit return") {
                     self.ports[o].cr.push_back((ready, m));
                 }
             }
@@ -228,8 +326,8 @@ impl Component for L2Switch {
         for o in 0..self.ports.len() {
             let port = &mut self.ports[o];
             // Out of the pipeline into the output queue: tail drop, ECN RED at enqueue.
-            while port.data_pipe.front().is_some_and(|(t, _)| *t <= now) {
-                let (_, mut f) = port.data_pipe.pop_front().expect("front");
+            while port.data_pipe.front().is_some_and(|(t, _, _)| *t <= now) {
+                let (_, arrived, mut f) = port.data_pipe.pop_front().expect("front");
                 let wire = f.wire_bytes() as u64;
                 if port.queued_bytes + wire > self.p.port_buffer {
                     ctx.count(self.c_drops, 1);
@@ -251,17 +349,34 @@ impl Component for L2Switch {
                 if port.queued_bytes > ctx.counter(self.c_peak) {
                     ctx.set_counter(self.c_peak, port.queued_bytes);
                 }
-                port.queue.push_back(f);
+                // Cut-through: an idle egress (nothing queued, the serializer idle since the
+                // frame's first byte could have gone) sends it as it comes, ending now.
+                if cut && port.queue.is_empty() && port.clock.finish_by(now, wire) {
+                    ctx.count(self.c_cut, 1);
+                    ctx.count(port.c_cut, 1);
+                    port.on_wire.push_back((now, arrived, f));
+                } else {
+                    port.queue.push_back((arrived, f));
+                }
             }
             // Serialize: the next frame starts when the link frees (fraction carried).
             while port.clock.free_within(now) && !port.queue.is_empty() && port.on_wire.len() < 2 {
-                let f = port.queue.pop_front().expect("non-empty");
+                let (arrived, f) = port.queue.pop_front().expect("non-empty");
                 let end = port.clock.start(now, f.wire_bytes() as u64);
-                port.on_wire.push_back((end, f));
+                port.on_wire.push_back((end, arrived, f));
             }
-            if port.on_wire.front().is_some_and(|(t, _)| *t <= now) && port.req_out.can_push() {
-                let (_, f) = port.on_wire.pop_front().expect("front");
+            if port.on_wire.front().is_some_and(|(t, _, _)| *t <= now) && port.req_out.can_push() {
+                let (_, arrived, f) = port.on_wire.pop_front().expect("front");
                 port.queued_bytes -= f.wire_bytes() as u64;
+                // Residence: arrival (last byte in) to departure (last byte out), cycles.
+                let res = now - arrived;
+                if ctx.counter(self.c_data) == 0 || res < ctx.counter(self.c_res_min) {
+                    ctx.set_counter(self.c_res_min, res);
+                }
+                if res > ctx.counter(self.c_res_max) {
+                    ctx.set_counter(self.c_res_max, res);
+                }
+                ctx.count(self.c_res_sum, res);
                 ctx.count(self.c_data, 1);
                 ctx.count(self.c_bytes, f.payload() as u64);
                 ctx.count(port.c_frames, 1);
