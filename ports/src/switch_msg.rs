@@ -51,3 +51,35 @@ impl Trace for Cell {
         out[5] = TraceValue::Bits(self.ce as u64);
     }
 }
+
+/// A PFC frame (IEEE 802.1Qbb, seed 003 «PFC 模式»): hop-by-hop, from a receiver to the
+/// neighbour feeding it, pausing (XOFF) or resuming (XON) the priorities in `prio_mask`.
+///
+/// The model's simplification: an XOFF holds until the matching XON (the 802.1Qbb pause quanta
+/// and their refresh are not modelled; a lost XON is what the receiver's PFC watchdog is for).
+/// On the wire it is a 64 B MAC control frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PfcFrame {
+    /// Priorities addressed (bit p = priority p; 8 priorities).
+    pub prio_mask: u8,
+    /// true = XOFF (pause), false = XON (resume).
+    pub pause: bool,
+}
+
+impl PfcFrame {
+    /// The priority the chips' data (TYPE1 REQ) travels at: seed 003's suggested mapping
+    /// (ACK+CNP 3, REQ data 2, RSP 1, other 0).
+    pub const REQ_DATA_PRIO: u8 = 2;
+}
+
+impl Trace for PfcFrame {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 2] = [TraceField::bits("prio_mask", 8), TraceField::bits("pause", 1)];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.prio_mask as u64);
+        out[1] = TraceValue::Bits(self.pause as u64);
+    }
+}

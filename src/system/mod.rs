@@ -336,6 +336,7 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
         );
         make(&blocks, l, &mut nl, &format!("sw{j}"), "l2_switch", &params)?;
     }
+    let pfc_mode = nsw > 0 && switch_cfg.get("pfc").and_then(Value::as_bool).unwrap_or(false);
     // A node's ports: a chip's router edges, a switch's ports.
     let port = |x: u16, e: usize, cls: &str| {
         if x < n {
@@ -350,11 +351,14 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
         for (x, y) in [(a, b), (b, a)] {
             let path = format!("link{}_{}", short(x), short(y));
             let rules = fault_rules(l, s, &node_name(n, x), &node_name(n, y))?;
-            let params = if rules.is_empty() {
+            let mut params = if rules.is_empty() {
                 link.clone()
             } else {
                 set(&link, "faults", Value::Sequence(rules))
             };
+            if pfc_mode {
+                params = set(&params, "pfc", true);
+            }
             make(&blocks, l, &mut nl, &path, "phylink", &params)?;
             let ex = per_chip[x as usize]
                 .iter()
@@ -372,6 +376,16 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
                 nl.connect(&port(x, ex, cls_out), &format!("{path}.{port_in}"), None)
                     .map_err(|e| elab_error(l, e))?;
                 nl.connect(&format!("{path}.{port_out}"), &port(y, ey, cls_in), None)
+                    .map_err(|e| elab_error(l, e))?;
+            }
+            // PFC mode: the switches' PAUSE frames cross the same edge; chips and switches both
+            // honour them (a chip does not send PFC: its RX buffer watermarks are not modelled).
+            if pfc_mode {
+                if x >= n {
+                    nl.connect(&port(x, ex, "pfc_out"), &format!("{path}.pfc_in"), None)
+                        .map_err(|e| elab_error(l, e))?;
+                }
+                nl.connect(&format!("{path}.pfc_out"), &port(y, ey, "pfc_in"), None)
                     .map_err(|e| elab_error(l, e))?;
             }
         }

@@ -5,6 +5,7 @@
 //!   req_in : stream<DataFrame> ==>[ REQ: busy_until + wire/bw + base ]==> req_out
 //!   rsp_in : stream<Ctrl>      ==>[ RSP: busy_until + wire/bw + base ]==> rsp_out
 //!   cr_in  : stream<CreditMsg> ==>[ base latency only               ]==> cr_out
+//!   pfc_in : stream<PfcFrame>  ==>[ base latency only               ]==> pfc_out   (optional)
 //! ```
 //! Each queue: T = max(0, busy_until − now) + wire_bytes / bandwidth + base_latency
 //! (`eq:rc-link-delay`) + pipeline_latency, with the fractional busy-until carried exactly; the
@@ -13,7 +14,10 @@
 //! both ends (seed 002 gives only the end-to-end minimum, 150 ns AXI-to-AXI on an idle P2P link;
 //! configs/sg2262.yaml sets it, with the PAXI's `tx_latency`, to meet that figure: hwsim's split). A message popped at cycle n (it was pushed upstream at n−1) is delivered at
 //! ceil(max(n, busy) + wire/bw) + base.
-//! Counters: `req_frames`, `req_wire_bytes`, `rsp_msgs`, `credit_msgs`, `req_backlog_peak`.
+//! PFC frames (`pfc: true`, which the system builder sets when the switches run PFC) are
+//! MAC control frames and, like credit returns, see only the propagation and pipeline delay.
+//! Counters: `req_frames`, `req_wire_bytes`, `rsp_msgs`, `credit_msgs`, `pfc_frames`,
+//! `req_backlog_peak`.
 //!
 //! Fault injection (seed 000 «Go-Back-N 重传»): `faults` rules act on what enters the link. A
 //! lost or corrupted data packet is marked in the frame's `lost` mask; the receiver's MAC discards
@@ -28,7 +32,7 @@
 use std::collections::VecDeque;
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, PortDecl, StreamIn, StreamOut, Value, Wake};
-use hwsim_ports::{ByteRate, CreditMsg, Ctrl, DataFrame, Psn, QpId, SerializerClock};
+use hwsim_ports::{ByteRate, CreditMsg, Ctrl, DataFrame, PfcFrame, Psn, QpId, SerializerClock};
 use serde::{Deserialize, Serialize};
 
 /// What a fault hits.
@@ -100,6 +104,8 @@ pub struct Params {
     pub pipeline_latency: u64,
     /// Fault injection rules (none by default).
     pub faults: Vec<FaultRule>,
+    /// Carry PFC frames (`pfc_in` / `pfc_out`): PFC mode, set by the system builder.
+    pub pfc: bool,
 }
 
 impl Default for Params {
@@ -109,6 +115,7 @@ impl Default for Params {
             base_latency: 25,
             pipeline_latency: 0,
             faults: Vec::new(),
+            pfc: false,
         }
     }
 }
@@ -152,8 +159,8 @@ impl Armed {
 }
 
 /// Port list.
-pub fn ports(_p: &Params) -> Vec<PortDecl> {
-    vec![
+pub fn ports(p: &Params) -> Vec<PortDecl> {
+    let mut v = vec![
         PortDecl::output::<u32>("injected").doc("faults injected so far"),
         PortDecl::stream_in::<DataFrame>("req_in", 4).doc("data frames entering the edge"),
         PortDecl::stream_in::<Ctrl>("rsp_in", 4).doc("ACK/NAK/CNP entering the edge"),
@@ -161,7 +168,16 @@ pub fn ports(_p: &Params) -> Vec<PortDecl> {
         PortDecl::stream_out::<DataFrame>("req_out").doc("data frames at the far end"),
         PortDecl::stream_out::<Ctrl>("rsp_out").doc("ACK/NAK/CNP at the far end"),
         PortDecl::stream_out::<CreditMsg>("cr_out").doc("credit returns at the far end"),
-    ]
+    ];
+    if p.pfc {
+        v.push(
+            PortDecl::stream_in::<PfcFrame>("pfc_in", 4)
+                .optional()
+                .doc("PFC frames entering the edge (PFC mode)"),
+        );
+        v.push(PortDecl::stream_out::<PfcFrame>("pfc_out").doc("PFC frames at the far end"));
+    }
+    v
 }
 
 /// A delay line feeding one output: (delivery cycle, message), in delivery order.
@@ -198,6 +214,8 @@ pub struct PhyLink {
     req: Lane<DataFrame>,
     rsp: Lane<Ctrl>,
     cr: Lane<CreditMsg>,
+    pfc: Option<Lane<PfcFrame>>,
+    c_pfc: CounterId,
     c_req: CounterId,
     c_req_bytes: CounterId,
     c_rsp: CounterId,
@@ -264,6 +282,16 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
             out: b.stream_out("cr_out")?,
             flight: VecDeque::new(),
         },
+        pfc: if p.pfc {
+            Some(Lane {
+                input: b.stream_in("pfc_in")?,
+                out: b.stream_out("pfc_out")?,
+                flight: VecDeque::new(),
+            })
+        } else {
+            None
+        },
+        c_pfc: b.counter("pfc_frames"),
         c_req: b.counter("req_frames"),
         c_req_bytes: b.counter("req_wire_bytes"),
         c_rsp: b.counter("rsp_msgs"),
@@ -333,13 +361,24 @@ impl Component for PhyLink {
             self.cr.flight.push_back((now + self.base, m));
             ctx.count(self.c_cr, 1);
         }
+        if let Some(pfc) = self.pfc.as_mut() {
+            while let Some(m) = pfc.input.pop() {
+                pfc.flight.push_back((now + self.base, m));
+                ctx.count(self.c_pfc, 1);
+            }
+        }
         if self.injected_n != injected_before {
             self.injected.set(self.injected_n);
         }
         Wake::earliest(
-            [self.req.deliver(now), self.rsp.deliver(now), self.cr.deliver(now)]
-                .into_iter()
-                .flatten(),
+            [
+                self.req.deliver(now),
+                self.rsp.deliver(now),
+                self.cr.deliver(now),
+                self.pfc.as_mut().and_then(|l| l.deliver(now)),
+            ]
+            .into_iter()
+            .flatten(),
         )
     }
 }

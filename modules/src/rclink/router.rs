@@ -15,10 +15,17 @@
 //! Each output takes one message per cycle; inputs are served in a rotating order (by cycle) so
 //! no input starves; a blocked head waits in its input stream (back-pressure).
 //! Latency: 1 cycle (popped at n, pushed at n, visible downstream at n+1).
-//! Counters: `data_local`, `data_forwarded`, `ctrl_msgs`, `credit_msgs`.
+//!
+//! PFC (seed 003 «PFC 模式»; wired only when the switches run PFC): an XOFF arriving on
+//! `e{e}_pfc_in` for the REQ data priority (2) stops data leaving on edge e until the XON; the
+//! blocked frames wait in their input streams, so the back-pressure reaches the MAC and the TX
+//! (control and credits are other priorities and keep flowing). The chip does not send PFC
+//! itself: its RX buffer watermarks belong to the PAXI RX buffers, not modelled yet.
+//! Counters: `data_local`, `data_forwarded`, `ctrl_msgs`, `credit_msgs`, `pfc_pauses` (XOFFs
+//! received), `pfc_paused_cycles` (edge-cycles spent paused, counted at each XON).
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, PortDecl, StreamIn, StreamOut, Value, Wake};
-use hwsim_ports::{ChipId, CreditMsg, Ctrl, DataFrame, LgId};
+use hwsim_ports::{ChipId, CreditMsg, Ctrl, DataFrame, LgId, PfcFrame};
 use serde::{Deserialize, Serialize};
 
 /// Parameters.
@@ -64,6 +71,11 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         v.push(PortDecl::stream_out::<DataFrame>(&format!("e{e}_req_out")).doc("frames leaving on edge e"));
         v.push(PortDecl::stream_out::<Ctrl>(&format!("e{e}_rsp_out")).doc("control leaving on edge e"));
         v.push(PortDecl::stream_out::<CreditMsg>(&format!("e{e}_cr_out")).doc("credits leaving on edge e"));
+        v.push(
+            PortDecl::stream_in::<PfcFrame>(&format!("e{e}_pfc_in"), 4)
+                .optional()
+                .doc("PFC frames from the neighbour on edge e (PFC mode)"),
+        );
     }
     v
 }
@@ -103,6 +115,8 @@ struct Class<T: Value + Routed> {
     inputs: Vec<StreamIn<T>>,
     outputs: Vec<StreamOut<T>>,
     used: Vec<bool>,
+    /// Outputs closed by a PFC pause (edges of the data class only).
+    paused: Vec<bool>,
 }
 
 /// Outcome of one pass over a class.
@@ -152,7 +166,7 @@ impl<T: Value + Routed> Class<T> {
                     continue;
                 }
             };
-            if !self.used[o] && self.outputs[o].can_push() {
+            if !self.used[o] && !self.paused[o] && self.outputs[o].can_push() {
                 let m = self.inputs[ii].pop().expect("peeked");
                 self.outputs[o].push(m);
                 self.used[o] = true;
@@ -169,7 +183,7 @@ impl<T: Value + Routed> Class<T> {
             if let Some(m) = inp.peek() {
                 if let Ok(o) = self.target(&*m, me, num_lg, routes) {
                     let room = self.outputs[o].space() as usize;
-                    if room > usize::from(self.used[o]) {
+                    if !self.paused[o] && room > usize::from(self.used[o]) {
                         r.more = true;
                     }
                 }
@@ -187,6 +201,10 @@ pub struct Router {
     data: Class<DataFrame>,
     ctrl: Class<Ctrl>,
     credit: Class<CreditMsg>,
+    pfc_in: Vec<StreamIn<PfcFrame>>,
+    paused_since: Vec<Option<u64>>,
+    c_pauses: CounterId,
+    c_paused: CounterId,
     c_local: CounterId,
     c_fwd: CounterId,
     c_ctrl: CounterId,
@@ -205,16 +223,19 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         inputs: vec![],
         outputs: vec![],
         used: vec![],
+        paused: vec![],
     };
     let mut ctrl = Class {
         inputs: vec![],
         outputs: vec![],
         used: vec![],
+        paused: vec![],
     };
     let mut credit = Class {
         inputs: vec![],
         outputs: vec![],
         used: vec![],
+        paused: vec![],
     };
     for k in 0..p.num_lg {
         data.inputs.push(b.stream_in(&format!("lg{k}_tx"))?);
@@ -224,7 +245,9 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         ctrl.outputs.push(b.stream_out(&format!("lg{k}_ack"))?);
         credit.outputs.push(b.stream_out(&format!("lg{k}_credit"))?);
     }
+    let mut pfc_in = Vec::new();
     for e in 0..p.edges {
+        pfc_in.push(b.stream_in(&format!("e{e}_pfc_in"))?);
         data.inputs.push(b.stream_in(&format!("e{e}_req_in"))?);
         ctrl.inputs.push(b.stream_in(&format!("e{e}_rsp_in"))?);
         credit.inputs.push(b.stream_in(&format!("e{e}_cr_in"))?);
@@ -236,6 +259,9 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     data.used = vec![false; outs];
     ctrl.used = vec![false; outs];
     credit.used = vec![false; outs];
+    data.paused = vec![false; outs];
+    ctrl.paused = vec![false; outs];
+    credit.paused = vec![false; outs];
     Ok(Box::new(Router {
         chip: p.chip,
         num_lg: p.num_lg as usize,
@@ -243,6 +269,10 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         data,
         ctrl,
         credit,
+        pfc_in,
+        paused_since: vec![None; p.edges as usize],
+        c_pauses: b.counter("pfc_pauses"),
+        c_paused: b.counter("pfc_paused_cycles"),
         c_local: b.counter("data_local"),
         c_fwd: b.counter("data_forwarded"),
         c_ctrl: b.counter("ctrl_msgs"),
@@ -253,6 +283,27 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
 impl Component for Router {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
+        // PFC from the neighbours: XOFF / XON of the REQ data priority close / open an edge.
+        for e in 0..self.pfc_in.len() {
+            while let Some(f) = self.pfc_in[e].pop() {
+                if f.prio_mask & (1 << PfcFrame::REQ_DATA_PRIO) == 0 {
+                    continue;
+                }
+                let o = self.num_lg + e;
+                match (f.pause, self.paused_since[e]) {
+                    (true, None) => {
+                        self.paused_since[e] = Some(now);
+                        ctx.count(self.c_pauses, 1);
+                    }
+                    (false, Some(t)) => {
+                        self.paused_since[e] = None;
+                        ctx.count(self.c_paused, now - t);
+                    }
+                    _ => {}
+                }
+                self.data.paused[o] = self.paused_since[e].is_some();
+            }
+        }
         let d = self.data.pass(now, self.chip, self.num_lg, &self.routes);
         let c = self.ctrl.pass(now, self.chip, self.num_lg, &self.routes);
         let r = self.credit.pass(now, self.chip, self.num_lg, &self.routes);

@@ -48,8 +48,11 @@
 //! packet to the ACK or NAK that echoes its RH timestamp), `frames_done`,
 //! `frames_failed`, `slots_peak`; end-of-run gauges `slots_in_use` and `credits_outstanding`
 //! (both 0 when every frame was ACKed and every credit returned), `fatal_qp`, `fatal_at`;
-//! DCQCN: `cnp_passed`, `cnp_filtered` (by CNP MERGE), `rate_increases`; the state of the flow
-//! that changed last on `tx.dcqcn.{qp, rate, alpha, state}`.
+//! DCQCN: `cnp_passed`, `cnp_filtered` (by CNP MERGE), `rate_increases`, `dcqcn_recoveries`
+//! (flows back at line rate after a cut) and `dcqcn_recovered_at` (the cycle of the last),
+//! gauges `dcqcn_rate_min_milli` (the lowest rate any flow was cut to, milli-bytes/ns) and
+//! `dcqcn_flows_limited` (flows below line rate now); the state of the flow that changed last
+//! on `tx.dcqcn.{qp, rate, alpha, state}`.
 //!
 //! **Deviations and simplifications** (the modules' headers list their own):
 //! - Zero-byte packets cost no credit and bypass the CBFC gate (SPEC: zero-byte packets consume
@@ -218,6 +221,11 @@ pub struct RateGate {
     wake: std::cell::Cell<Option<Cycle>>,
     /// The flow whose state changed last (shown on the waves).
     shown: Option<u32>,
+    /// Recoveries to line rate (CONGESTED → RECOVERED) and the cycle of the last one.
+    recoveries: u64,
+    last_recovery: Cycle,
+    /// The lowest rate any flow was cut to, bytes/ns.
+    rate_min: f64,
 }
 
 impl RateGate {
@@ -231,6 +239,9 @@ impl RateGate {
             timers: BinaryHeap::new(),
             wake: std::cell::Cell::new(None),
             shown: None,
+            recoveries: 0,
+            last_recovery: 0,
+            rate_min: p.dcqcn.line_rate,
         })
     }
     /// Whether flow `flow` may send at `now`; a blocked flow's ready time feeds the wake-up.
@@ -253,6 +264,7 @@ impl RateGate {
         let d = &mut self.flows[flow];
         let armed = d.timer_at;
         d.on_cnp(&self.p, now);
+        self.rate_min = self.rate_min.min(d.rate);
         if d.timer_at != armed {
             self.timers.push(Reverse((d.timer_at.expect("armed"), flow as u32)));
         }
@@ -264,6 +276,7 @@ impl RateGate {
         let up = self.flows[flow].on_sent(&self.p, bytes, now);
         if up {
             self.shown = Some(flow as u32);
+            self.note_recovery(flow, now);
         }
         up
     }
@@ -284,9 +297,21 @@ impl RateGate {
                 self.timers.push(Reverse((next, f)));
             }
             self.shown = Some(f);
+            self.note_recovery(f as usize, now);
             fired += 1;
         }
         fired
+    }
+    /// After a rate increase: a flow that reached line rate has recovered (acceptance 3).
+    fn note_recovery(&mut self, flow: usize, now: Cycle) {
+        if self.flows[flow].state == dcqcn::State::Recovered {
+            self.recoveries += 1;
+            self.last_recovery = now;
+        }
+    }
+    /// Flows still below line rate.
+    fn limited(&self) -> u64 {
+        self.flows.iter().filter(|d| d.state == dcqcn::State::Congested).count() as u64
     }
     /// The next cycle something is due: a recovery timer or a blocked flow's ready time.
     fn next_event(&self) -> Option<Cycle> {
@@ -355,6 +380,10 @@ struct Counters {
     cnp_passed: CounterId,
     cnp_filtered: CounterId,
     rate_increases: CounterId,
+    dcqcn_recoveries: CounterId,
+    dcqcn_recovered_at: CounterId,
+    dcqcn_rate_min_milli: CounterId,
+    dcqcn_flows_limited: CounterId,
 }
 
 impl Counters {
@@ -377,6 +406,10 @@ impl Counters {
             cnp_passed: b.counter("cnp_passed"),
             cnp_filtered: b.counter("cnp_filtered"),
             rate_increases: b.counter("rate_increases"),
+            dcqcn_recoveries: b.counter("dcqcn_recoveries"),
+            dcqcn_recovered_at: b.counter("dcqcn_recovered_at"),
+            dcqcn_rate_min_milli: b.counter("dcqcn_rate_min_milli"),
+            dcqcn_flows_limited: b.counter("dcqcn_flows_limited"),
             credits_outstanding: b.counter("credits_outstanding"),
         }
     }
@@ -717,6 +750,20 @@ impl Component for RcLinkTx {
         }
 
         self.dcqcn_view.show(&self.rate_gate, &self.slots);
+        if self.rate_gate.recoveries != ctx.counter(self.c.dcqcn_recoveries) {
+            ctx.set_counter(self.c.dcqcn_recoveries, self.rate_gate.recoveries);
+            ctx.set_counter(self.c.dcqcn_recovered_at, self.rate_gate.last_recovery);
+        }
+        // Gauges, written on change: the lowest rate (milli-bytes/ns; line rate until a cut) and
+        // the flows still below line rate (0 at the end = acceptance 3).
+        let rmin = (self.rate_gate.rate_min * 1000.0).round() as u64;
+        if rmin != ctx.counter(self.c.dcqcn_rate_min_milli) {
+            ctx.set_counter(self.c.dcqcn_rate_min_milli, rmin);
+        }
+        let limited = self.rate_gate.limited();
+        if limited != ctx.counter(self.c.dcqcn_flows_limited) {
+            ctx.set_counter(self.c.dcqcn_flows_limited, limited);
+        }
         let deadline = [self.slots.next_deadline(), self.rate_gate.next_event()]
             .into_iter()
             .flatten()

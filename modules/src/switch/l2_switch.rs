@@ -10,6 +10,7 @@
 //!   e{k}_rsp_in  : stream<Ctrl>      ─┤  route by dst chip        │    ECN RED at enqueue)
 //!   e{k}_cr_in   : stream<CreditMsg> ─┘  (table `routes`)         ├─> e{o}_rsp_out  (one per cycle)
 //!                                                                  └─> e{o}_cr_out   (one per cycle)
+//!   e{k}_pfc_in  : stream<PfcFrame> (PFC mode) ── pauses port k    e{k}_pfc_out : stream<PfcFrame>
 //! ```
 //!
 //! **Routing.** `routes[d]` names the output for destination chip d: one port, or a list of
@@ -34,11 +35,26 @@
 //! utilization (queued bytes / `port_buffer`; Kmin 0.3, Kmax 0.8, Xorshift64): seed 000 «ECN RED
 //! 概率标记（Switch 侧）». The chips' RX then sends CNPs, and their TX cuts its rate (DCQCN).
 //!
+//! **PFC mode** (`pfc: true`; seed 003: PFC and CBFC are exclusive modes, and in PFC mode the
+//! switch takes part). Ingress accounting: the data bytes held anywhere in the switch that came
+//! in on port k. Above `pfc_xoff` the switch sends an XOFF for the REQ data priority (2) out of
+//! port k to the neighbour feeding it; at or below `pfc_xon`, the XON (`e{k}_pfc_out`). An XOFF
+//! received on port k (`e{k}_pfc_in`, from the neighbour it sends to) stops port k starting new
+//! data frames (one being serialized finishes) until the XON; control and credits are other
+//! priorities and keep going. Chips honour PAUSE in their routers, so back-pressure runs hop by
+//! hop to the senders' TX. The PFC watchdog (`pfc_watchdog` ns, 0 = off) ignores a pause in force
+//! longer than that until its XON (seed 003 «PFC 风险»: deadlock and storm recovery). Nothing is
+//! dropped while the buffer holds every ingress's XOFF plus what is in flight during the PAUSE's
+//! round trip (headroom; docs/spec-findings.md gives the sizing); beyond it the tail drop still
+//! applies and counts. Waves: `pfc{k}` (bit 0 XOFF sent upstream, bit 1 paused by downstream).
+//!
 //! Counters: `data_frames`, `data_bytes`, `ctrl_msgs`, `credit_msgs`, `drops`, `ecn_marks`,
 //! `queue_peak_bytes` (largest output queue), `cut_through_frames`, `residence_min`,
-//! `residence_max`, `residence_sum` (cycles from a data frame's arrival to its departure);
-//! per output port k `p{k}_frames`, `p{k}_bytes` (payload), `p{k}_drops`, `p{k}_ecn_marks`,
-//! `p{k}_peak_bytes`, `p{k}_cut_through`. Waves: `q_bytes{o}` per output.
+//! `residence_max`, `residence_sum` (cycles from a data frame's arrival to its departure),
+//! `pfc_xoff_sent`, `pfc_xon_sent`, `pfc_pauses_received`, `pfc_watchdog_fired`; per port k
+//! `p{k}_frames`, `p{k}_bytes` (payload out), `p{k}_drops`, `p{k}_ecn_marks`, `p{k}_peak_bytes`
+//! (output queue), `p{k}_cut_through`, `p{k}_ingress_peak_bytes` (data held that came in on k),
+//! `p{k}_pfc_xoff` (XOFFs sent out of k), `p{k}_pfc_paused_cycles`. Waves: `q_bytes{o}` per output.
 //!
 //! **Deviations:** the crossbar is not modelled in this frame path — outputs are queued as if
 //! the fabric had full speedup (an output-queued switch; `voq_switch` is the input-queued model
@@ -49,7 +65,7 @@
 use std::collections::VecDeque;
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
-use hwsim_ports::{ByteRate, ChipId, CreditMsg, Ctrl, DataFrame, Ecn, SerializerClock, UInt};
+use hwsim_ports::{ByteRate, ChipId, CreditMsg, Ctrl, DataFrame, Ecn, PfcFrame, SerializerClock, UInt};
 use serde::{Deserialize, Serialize};
 
 use super::ecn::RedMarker;
@@ -72,6 +88,16 @@ pub struct Params {
     pub forwarding: Forwarding,
     /// Cut-through latency, ns (seed 003: a fixed 300–500 ns).
     pub cut_through_latency: u64,
+    /// PFC mode (seed 003: PFC and CBFC are exclusive; in PFC mode the switch takes part).
+    pub pfc: bool,
+    /// PFC XOFF threshold: data bytes held in the switch that came in on one port; above it an
+    /// XOFF for the REQ data priority goes to the neighbour feeding that port.
+    pub pfc_xoff: u64,
+    /// PFC XON threshold: at or below it, the XON.
+    pub pfc_xon: u64,
+    /// PFC watchdog, ns (0 = off): a port paused longer than this ignores the pause until the
+    /// XON (deadlock / storm recovery, seed 003 «PFC 风险»).
+    pub pfc_watchdog: u64,
     /// Ingress pipeline (parse, classify, lookup), ns: seed 003 gives 50–200.
     pub latency: u64,
     /// Port rate, bytes/ns (400 = the chip edges' bandwidth).
@@ -94,6 +120,10 @@ impl Default for Params {
             ecmp_salt: 0,
             forwarding: Forwarding::StoreAndForward,
             cut_through_latency: 300,
+            pfc: false,
+            pfc_xoff: 65536,
+            pfc_xon: 32768,
+            pfc_watchdog: 0,
             latency: 100,
             rate: ByteRate::new(400, 1).expect("400 B/ns"),
             port_buffer: 4 << 20,
@@ -153,6 +183,21 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         v.push(PortDecl::stream_out::<Ctrl>(&format!("e{k}_rsp_out")).doc("ACK/NAK/CNP out of port k"));
         v.push(PortDecl::stream_out::<CreditMsg>(&format!("e{k}_cr_out")).doc("credit returns out of port k"));
         v.push(PortDecl::output::<UInt<32>>(&format!("q_bytes{k}")).doc("data bytes queued at output k"));
+        if p.pfc {
+            v.push(
+                PortDecl::stream_in::<PfcFrame>(&format!("e{k}_pfc_in"), 4)
+                    .optional()
+                    .doc("PFC frames from the neighbour on port k (PFC mode)"),
+            );
+            v.push(
+                PortDecl::stream_out::<PfcFrame>(&format!("e{k}_pfc_out"))
+                    .doc("PFC frames to the neighbour on port k (PFC mode)"),
+            );
+            v.push(
+                PortDecl::output::<UInt<2>>(&format!("pfc{k}"))
+                    .doc("PFC on port k: bit 0 XOFF sent upstream, bit 1 paused by downstream"),
+            );
+        }
     }
     v
 }
@@ -166,12 +211,23 @@ struct Port {
     rsp_out: StreamOut<Ctrl>,
     cr_out: StreamOut<CreditMsg>,
     q_sig: Out<UInt<32>>,
+    /// PFC ports (PFC mode only): frames in, frames out, the state on the waves.
+    pfc_io: Option<(StreamIn<PfcFrame>, StreamOut<PfcFrame>, Out<UInt<2>>)>,
+    /// An XOFF we sent upstream on this port is in force.
+    xoff_sent: bool,
+    /// Paused by the downstream neighbour since this cycle.
+    paused_since: Option<Cycle>,
+    /// The watchdog fired for the pause in force: ignored until the XON.
+    watchdog_fired: bool,
+    c_xoff: CounterId,
+    c_paused: CounterId,
+    c_ingress_peak: CounterId,
     /// Data through the ingress pipeline: (ready cycle, arrival cycle, frame).
-    data_pipe: VecDeque<(Cycle, Cycle, DataFrame)>,
-    /// Data queued for the link: (arrival cycle, frame).
-    queue: VecDeque<(Cycle, DataFrame)>,
+    data_pipe: VecDeque<(Cycle, Cycle, u8, DataFrame)>,
+    /// Data queued for the link: (arrival cycle, input port, frame).
+    queue: VecDeque<(Cycle, u8, DataFrame)>,
     /// Frames being / done serializing: (end cycle, arrival cycle, frame).
-    on_wire: VecDeque<(Cycle, Cycle, DataFrame)>,
+    on_wire: VecDeque<(Cycle, Cycle, u8, DataFrame)>,
     clock: SerializerClock,
     queued_bytes: u64,
     rsp: VecDeque<(Cycle, Ctrl)>,
@@ -189,6 +245,12 @@ struct Port {
 pub struct L2Switch {
     p: Params,
     ports: Vec<Port>,
+    /// Data bytes in the switch per input port (PFC's ingress accounting).
+    ingress: Vec<u64>,
+    c_xoff: CounterId,
+    c_xon: CounterId,
+    c_pauses_rx: CounterId,
+    c_watchdog: CounterId,
     red: Option<RedMarker>,
     c_data: CounterId,
     c_bytes: CounterId,
@@ -213,6 +275,18 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     }
     if p.port_buffer == 0 || p.port_buffer > 1 << 36 {
         return Err(format!("port_buffer = {}: must be in 1..=2^36 bytes", p.port_buffer));
+    }
+    if p.pfc && (p.pfc_xon > p.pfc_xoff || p.pfc_xoff >= p.port_buffer) {
+        return Err(format!(
+            "pfc: thresholds must satisfy pfc_xon ({}) ≤ pfc_xoff ({}) < port_buffer ({})",
+            p.pfc_xon, p.pfc_xoff, p.port_buffer
+        ));
+    }
+    if p.pfc_watchdog > 1_000_000_000 {
+        return Err(format!(
+            "pfc_watchdog = {}: must be in 0..=1000000000 ns",
+            p.pfc_watchdog
+        ));
     }
     if p.cut_through_latency > 1_000_000 {
         return Err(format!(
@@ -240,6 +314,21 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
             rsp_out: b.stream_out(&format!("e{k}_rsp_out"))?,
             cr_out: b.stream_out(&format!("e{k}_cr_out"))?,
             q_sig: b.output(&format!("q_bytes{k}"))?,
+            pfc_io: if p.pfc {
+                Some((
+                    b.stream_in(&format!("e{k}_pfc_in"))?,
+                    b.stream_out(&format!("e{k}_pfc_out"))?,
+                    b.output(&format!("pfc{k}"))?,
+                ))
+            } else {
+                None
+            },
+            xoff_sent: false,
+            paused_since: None,
+            watchdog_fired: false,
+            c_xoff: b.counter(&format!("p{k}_pfc_xoff")),
+            c_paused: b.counter(&format!("p{k}_pfc_paused_cycles")),
+            c_ingress_peak: b.counter(&format!("p{k}_ingress_peak_bytes")),
             data_pipe: VecDeque::new(),
             queue: VecDeque::new(),
             on_wire: VecDeque::new(),
@@ -257,7 +346,12 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     }
     Ok(Box::new(L2Switch {
         p: p.clone(),
+        ingress: vec![0; ports.len()],
         ports,
+        c_xoff: b.counter("pfc_xoff_sent"),
+        c_xon: b.counter("pfc_xon_sent"),
+        c_pauses_rx: b.counter("pfc_pauses_received"),
+        c_watchdog: b.counter("pfc_watchdog_fired"),
         red: None,
         c_data: b.counter("data_frames"),
         c_bytes: b.counter("data_bytes"),
@@ -271,6 +365,16 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         c_res_max: b.counter("residence_max"),
         c_res_sum: b.counter("residence_sum"),
     }))
+}
+
+impl Port {
+    /// The PFC state on the waves: bit 0 XOFF sent upstream, bit 1 paused by downstream.
+    fn show_pfc(&mut self) {
+        let v = self.xoff_sent as u64 | (self.paused_since.is_some() as u64) << 1;
+        if let Some((_, _, sig)) = self.pfc_io.as_mut() {
+            sig.update(UInt::wrap(v));
+        }
+    }
 }
 
 impl L2Switch {
@@ -306,7 +410,11 @@ impl Component for L2Switch {
             if let Some(f) = self.ports[k].req_in.pop() {
                 let kf = key(f.src, f.dst, f.lg, f.qp.value() as u64);
                 if let Some(o) = self.route(ctx, f.dst, kf, "data frame") {
-                    self.ports[o].data_pipe.push_back((data_ready, now, f));
+                    self.ingress[k] += f.wire_bytes() as u64;
+                    if self.ingress[k] > ctx.counter(self.ports[k].c_ingress_peak) {
+                        ctx.set_counter(self.ports[k].c_ingress_peak, self.ingress[k]);
+                    }
+                    self.ports[o].data_pipe.push_back((data_ready, now, k as u8, f));
                 }
             }
             while let Some(m) = self.ports[k].rsp_in.pop() {
@@ -325,11 +433,42 @@ impl Component for L2Switch {
         let mut next = Cycle::MAX;
         for o in 0..self.ports.len() {
             let port = &mut self.ports[o];
+            // PFC from the neighbour on this port: XOFF / XON of the REQ data priority.
+            while let Some(f) = port.pfc_io.as_mut().and_then(|io| io.0.pop()) {
+                if f.prio_mask & (1 << PfcFrame::REQ_DATA_PRIO) == 0 {
+                    continue;
+                }
+                match (f.pause, port.paused_since) {
+                    (true, None) => {
+                        port.paused_since = Some(now);
+                        ctx.count(self.c_pauses_rx, 1);
+                    }
+                    (false, Some(t)) => {
+                        port.paused_since = None;
+                        port.watchdog_fired = false;
+                        ctx.count(port.c_paused, now - t);
+                    }
+                    _ => {}
+                }
+            }
+            let mut pfc_wake = None;
+            if let Some(t) = port.paused_since {
+                if self.p.pfc_watchdog > 0 && !port.watchdog_fired {
+                    if now >= t + self.p.pfc_watchdog {
+                        port.watchdog_fired = true;
+                        ctx.count(self.c_watchdog, 1);
+                    } else {
+                        pfc_wake = Some(t + self.p.pfc_watchdog);
+                    }
+                }
+            }
+            let paused = port.paused_since.is_some() && !port.watchdog_fired;
             // Out of the pipeline into the output queue: tail drop, ECN RED at enqueue.
-            while port.data_pipe.front().is_some_and(|(t, _, _)| *t <= now) {
-                let (_, arrived, mut f) = port.data_pipe.pop_front().expect("front");
+            while port.data_pipe.front().is_some_and(|(t, _, _, _)| *t <= now) {
+                let (_, arrived, inp, mut f) = port.data_pipe.pop_front().expect("front");
                 let wire = f.wire_bytes() as u64;
                 if port.queued_bytes + wire > self.p.port_buffer {
+                    self.ingress[inp as usize] -= wire;
                     ctx.count(self.c_drops, 1);
                     ctx.count(port.c_drops, 1);
                     continue;
@@ -351,23 +490,25 @@ impl Component for L2Switch {
                 }
                 // Cut-through: an idle egress (nothing queued, the serializer idle since the
                 // frame's first byte could have gone) sends it as it comes, ending now.
-                if cut && port.queue.is_empty() && port.clock.finish_by(now, wire) {
+                if cut && !paused && port.queue.is_empty() && port.clock.finish_by(now, wire) {
                     ctx.count(self.c_cut, 1);
                     ctx.count(port.c_cut, 1);
-                    port.on_wire.push_back((now, arrived, f));
+                    port.on_wire.push_back((now, arrived, inp, f));
                 } else {
-                    port.queue.push_back((arrived, f));
+                    port.queue.push_back((arrived, inp, f));
                 }
             }
             // Serialize: the next frame starts when the link frees (fraction carried).
-            while port.clock.free_within(now) && !port.queue.is_empty() && port.on_wire.len() < 2 {
-                let (arrived, f) = port.queue.pop_front().expect("non-empty");
+            // (A port paused by PFC starts no new frame; one already serializing finishes.)
+            while !paused && port.clock.free_within(now) && !port.queue.is_empty() && port.on_wire.len() < 2 {
+                let (arrived, inp, f) = port.queue.pop_front().expect("non-empty");
                 let end = port.clock.start(now, f.wire_bytes() as u64);
-                port.on_wire.push_back((end, arrived, f));
+                port.on_wire.push_back((end, arrived, inp, f));
             }
-            if port.on_wire.front().is_some_and(|(t, _, _)| *t <= now) && port.req_out.can_push() {
-                let (_, arrived, f) = port.on_wire.pop_front().expect("front");
+            if port.on_wire.front().is_some_and(|(t, _, _, _)| *t <= now) && port.req_out.can_push() {
+                let (_, arrived, inp, f) = port.on_wire.pop_front().expect("front");
                 port.queued_bytes -= f.wire_bytes() as u64;
+                self.ingress[inp as usize] -= f.wire_bytes() as u64;
                 // Residence: arrival (last byte in) to departure (last byte out), cycles.
                 let res = now - arrived;
                 if ctx.counter(self.c_data) == 0 || res < ctx.counter(self.c_res_min) {
@@ -394,13 +535,15 @@ impl Component for L2Switch {
                 ctx.count(self.c_credit, 1);
             }
             port.q_sig.update(UInt::wrap(port.queued_bytes));
+            port.show_pfc();
             // When this output next has something to do (a full stream wakes us on its pop).
             for t in [
                 port.data_pipe.front().map(|x| x.0),
                 port.on_wire.front().map(|x| x.0),
                 port.rsp.front().map(|x| x.0),
                 port.cr.front().map(|x| x.0),
-                (!port.queue.is_empty()).then(|| port.clock.busy_until_cycle().saturating_sub(1)),
+                (!paused && !port.queue.is_empty()).then(|| port.clock.busy_until_cycle().saturating_sub(1)),
+                pfc_wake,
             ]
             .into_iter()
             .flatten()
@@ -408,6 +551,153 @@ impl Component for L2Switch {
                 next = next.min(t.max(now + 1));
             }
         }
+        // PFC to the neighbours: XOFF when a port's ingress bytes pass `pfc_xoff`, XON when they
+        // fall to `pfc_xon` (hysteresis, so one crossing sends one frame).
+        if self.p.pfc {
+            let mask = 1 << PfcFrame::REQ_DATA_PRIO;
+            for k in 0..self.ports.len() {
+                let held = self.ingress[k];
+                let port = &mut self.ports[k];
+                let want = if !port.xoff_sent && held > self.p.pfc_xoff {
+                    Some(true)
+                } else if port.xoff_sent && held <= self.p.pfc_xon {
+                    Some(false)
+                } else {
+                    None
+                };
+                let Some((_, out, _)) = port.pfc_io.as_mut() else {
+                    continue;
+                };
+                if let Some(pause) = want {
+                    if out.can_push() {
+                        out.push(PfcFrame { prio_mask: mask, pause });
+                        port.xoff_sent = pause;
+                        if pause {
+                            ctx.count(self.c_xoff, 1);
+                            ctx.count(port.c_xoff, 1);
+                        } else {
+                            ctx.count(self.c_xon, 1);
+                        }
+                        port.show_pfc();
+                    } else {
+                        next = next.min(now + 1);
+                    }
+                }
+            }
+        }
         Wake::earliest((next != Cycle::MAX).then_some(next))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hwsim_hw::Harness;
+    use hwsim_ports::QpId;
+
+    /// Two ports, chip d behind port d; PFC on with a 1000 ns watchdog.
+    fn harness(watchdog: u64) -> Harness {
+        let p = Params {
+            pfc: true,
+            pfc_watchdog: watchdog,
+            ..Params::default()
+        };
+        Harness::new("l2_switch", ports(&p), Box::new(move |b| build(&p, b)), 1, 8).unwrap()
+    }
+
+    fn frame(dst: ChipId) -> DataFrame {
+        DataFrame {
+            src: 0,
+            dst,
+            qp: QpId::new(1).unwrap(),
+            npkts: 1,
+            frame_bytes: 64,
+            max_payload: 1344,
+            pkt_ovhd: 50,
+            ..Default::default()
+        }
+    }
+
+    /// Steps until a data frame leaves port 1 (or `limit`); returns the cycle.
+    fn out_at(h: &mut Harness, limit: u64) -> Option<u64> {
+        while h.now() < limit {
+            h.step().unwrap();
+            if h.pop::<DataFrame>("e1_req_out").is_some() {
+                return Some(h.now());
+            }
+        }
+        None
+    }
+
+    fn pfc(pause: bool) -> PfcFrame {
+        PfcFrame {
+            prio_mask: 1 << PfcFrame::REQ_DATA_PRIO,
+            pause,
+        }
+    }
+
+    #[test]
+    fn a_paused_port_holds_its_data_until_the_xon() {
+        let mut h = harness(0);
+        assert!(h.push("e1_pfc_in", pfc(true)));
+        h.step().unwrap();
+        assert!(h.push("e0_req_in", frame(1)));
+        assert_eq!(out_at(&mut h, 500), None, "paused: nothing leaves port 1");
+        assert!(h.push("e1_pfc_in", pfc(false)));
+        let t = out_at(&mut h, 1000).expect("released by the XON");
+        assert!((500..510).contains(&t), "leaves right after the XON, at {t}");
+        assert_eq!(h.sim().counter("dut.pfc_pauses_received"), Some(1));
+        assert_eq!(h.sim().counter("dut.pfc_watchdog_fired"), Some(0));
+    }
+
+    #[test]
+    fn the_watchdog_ignores_a_pause_that_lasts_too_long() {
+        let mut h = harness(1000);
+        assert!(h.push("e1_pfc_in", pfc(true)));
+        h.step().unwrap();
+        assert!(h.push("e0_req_in", frame(1)));
+        // Paused at 1 (popped then): the watchdog fires at 1001 and the frame goes.
+        let t = out_at(&mut h, 5000).expect("the watchdog releases the port");
+        assert!((1001..1010).contains(&t), "left at {t}");
+        assert_eq!(h.sim().counter("dut.pfc_watchdog_fired"), Some(1));
+    }
+
+    #[test]
+    fn ingress_above_xoff_sends_one_xoff_then_one_xon() {
+        let p = Params {
+            pfc: true,
+            pfc_xoff: 1000,
+            pfc_xon: 200,
+            ..Params::default()
+        };
+        let mut h = Harness::new("l2_switch", ports(&p), Box::new(move |b| build(&p, b)), 1, 8).unwrap();
+        // Port 1 paused, so what comes in on port 0 stays: 114 B a frame, XOFF after the 9th.
+        assert!(h.push("e1_pfc_in", pfc(true)));
+        let mut got = Vec::new();
+        for i in 0..12 {
+            if i > 0 {
+                assert!(h.push("e0_req_in", frame(1)));
+            }
+            h.step().unwrap();
+            while let Some(f) = h.pop::<PfcFrame>("e0_pfc_out") {
+                got.push((h.now(), f.pause));
+            }
+        }
+        assert_eq!(got.len(), 1, "one XOFF: {got:?}");
+        assert!(got[0].1);
+        assert!(h.push("e1_pfc_in", pfc(false)));
+        for _ in 0..400 {
+            h.step().unwrap();
+            while let Some(f) = h.pop::<PfcFrame>("e0_pfc_out") {
+                got.push((h.now(), f.pause));
+            }
+            while h.pop::<DataFrame>("e1_req_out").is_some() {}
+        }
+        assert_eq!(
+            got.iter().map(|g| g.1).collect::<Vec<_>>(),
+            vec![true, false],
+            "{got:?}"
+        );
+        assert_eq!(h.sim().counter("dut.p0_pfc_xoff"), Some(1));
     }
 }
