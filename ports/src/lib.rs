@@ -40,7 +40,7 @@ pub use psn::Psn;
 pub use qp::{QpId, VcBank};
 pub use rh::{Opcode, Rh};
 pub use rx_msg::{CreditCount, PktCount, RxAccepted};
-pub use switch_msg::{Cell, PfcFrame, PortId, MAX_SWITCH_PORTS};
+pub use switch_msg::{Cell, PfcChange, PfcFrame, PfcPause, PortId, MAX_SWITCH_PORTS};
 pub use tx_msg::{ArbReq, CbfcReq, SlotMap, UInt, VcCredits, SLOT_MAP_WORDS};
 pub use wire::{
     cbfc_cost, frame_wire_bytes, packet_count, split_packets, ByteRate, CreditSize, Packets, SerializerClock,

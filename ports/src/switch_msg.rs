@@ -83,3 +83,104 @@ impl Trace for PfcFrame {
         out[1] = TraceValue::Bits(self.pause as u64);
     }
 }
+
+/// The receiving side of PFC for the REQ data priority: whether a pause is in force, and since
+/// when. The chips' routers and the switches both keep one per edge.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PfcPause {
+    /// Paused since this cycle (an XOFF arrived then and no XON since).
+    pub since: Option<u64>,
+}
+
+/// What a received PFC frame changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PfcChange {
+    /// Nothing: another priority, a repeated XOFF or an XON while not paused.
+    None,
+    /// A pause began.
+    Paused,
+    /// The pause ended after this many cycles.
+    Resumed(u64),
+}
+
+impl PfcPause {
+    /// Applies a PFC frame received at `now`.
+    pub fn receive(&mut self, f: PfcFrame, now: u64) -> PfcChange {
+        if f.prio_mask & (1 << PfcFrame::REQ_DATA_PRIO) == 0 {
+            return PfcChange::None;
+        }
+        match (f.pause, self.since) {
+            (true, None) => {
+                self.since = Some(now);
+                PfcChange::Paused
+            }
+            (false, Some(t)) => {
+                self.since = None;
+                PfcChange::Resumed(now - t)
+            }
+            _ => PfcChange::None,
+        }
+    }
+    /// Whether a pause is in force.
+    pub fn is_paused(&self) -> bool {
+        self.since.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pause_lasts_from_its_xoff_to_its_xon_and_other_priorities_pass() {
+        let data = 1 << PfcFrame::REQ_DATA_PRIO;
+        let mut p = PfcPause::default();
+        let other = PfcFrame {
+            prio_mask: 1 << 3,
+            pause: true,
+        };
+        assert_eq!(p.receive(other, 5), PfcChange::None);
+        assert_eq!(
+            p.receive(
+                PfcFrame {
+                    prio_mask: data,
+                    pause: false
+                },
+                6
+            ),
+            PfcChange::None
+        );
+        assert_eq!(
+            p.receive(
+                PfcFrame {
+                    prio_mask: data,
+                    pause: true
+                },
+                10
+            ),
+            PfcChange::Paused
+        );
+        assert_eq!(
+            p.receive(
+                PfcFrame {
+                    prio_mask: data,
+                    pause: true
+                },
+                20
+            ),
+            PfcChange::None
+        );
+        assert!(p.is_paused());
+        assert_eq!(
+            p.receive(
+                PfcFrame {
+                    prio_mask: data,
+                    pause: false
+                },
+                35
+            ),
+            PfcChange::Resumed(25)
+        );
+        assert!(!p.is_paused());
+    }
+}

@@ -25,7 +25,7 @@
 //! received), `pfc_paused_cycles` (edge-cycles spent paused, counted at each XON).
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, PortDecl, StreamIn, StreamOut, Value, Wake};
-use hwsim_ports::{ChipId, CreditMsg, Ctrl, DataFrame, LgId, PfcFrame};
+use hwsim_ports::{ChipId, CreditMsg, Ctrl, DataFrame, LgId, PfcChange, PfcFrame, PfcPause};
 use serde::{Deserialize, Serialize};
 
 /// Parameters.
@@ -202,7 +202,7 @@ pub struct Router {
     ctrl: Class<Ctrl>,
     credit: Class<CreditMsg>,
     pfc_in: Vec<StreamIn<PfcFrame>>,
-    paused_since: Vec<Option<u64>>,
+    pauses: Vec<PfcPause>,
     c_pauses: CounterId,
     c_paused: CounterId,
     c_local: CounterId,
@@ -270,7 +270,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         ctrl,
         credit,
         pfc_in,
-        paused_since: vec![None; p.edges as usize],
+        pauses: vec![PfcPause::default(); p.edges as usize],
         c_pauses: b.counter("pfc_pauses"),
         c_paused: b.counter("pfc_paused_cycles"),
         c_local: b.counter("data_local"),
@@ -286,22 +286,12 @@ impl Component for Router {
         // PFC from the neighbours: XOFF / XON of the REQ data priority close / open an edge.
         for e in 0..self.pfc_in.len() {
             while let Some(f) = self.pfc_in[e].pop() {
-                if f.prio_mask & (1 << PfcFrame::REQ_DATA_PRIO) == 0 {
-                    continue;
+                match self.pauses[e].receive(f, now) {
+                    PfcChange::Paused => ctx.count(self.c_pauses, 1),
+                    PfcChange::Resumed(cycles) => ctx.count(self.c_paused, cycles),
+                    PfcChange::None => {}
                 }
-                let o = self.num_lg + e;
-                match (f.pause, self.paused_since[e]) {
-                    (true, None) => {
-                        self.paused_since[e] = Some(now);
-                        ctx.count(self.c_pauses, 1);
-                    }
-                    (false, Some(t)) => {
-                        self.paused_since[e] = None;
-                        ctx.count(self.c_paused, now - t);
-                    }
-                    _ => {}
-                }
-                self.data.paused[o] = self.paused_since[e].is_some();
+                self.data.paused[self.num_lg + e] = self.pauses[e].is_paused();
             }
         }
         let d = self.data.pass(now, self.chip, self.num_lg, &self.routes);

@@ -65,7 +65,9 @@
 use std::collections::VecDeque;
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
-use hwsim_ports::{ByteRate, ChipId, CreditMsg, Ctrl, DataFrame, Ecn, PfcFrame, SerializerClock, UInt};
+use hwsim_ports::{
+    ByteRate, ChipId, CreditMsg, Ctrl, DataFrame, Ecn, PfcChange, PfcFrame, PfcPause, SerializerClock, UInt,
+};
 use serde::{Deserialize, Serialize};
 
 use super::ecn::RedMarker;
@@ -215,8 +217,8 @@ struct Port {
     pfc_io: Option<(StreamIn<PfcFrame>, StreamOut<PfcFrame>, Out<UInt<2>>)>,
     /// An XOFF we sent upstream on this port is in force.
     xoff_sent: bool,
-    /// Paused by the downstream neighbour since this cycle.
-    paused_since: Option<Cycle>,
+    /// Paused by the downstream neighbour (and since when).
+    pause: PfcPause,
     /// The watchdog fired for the pause in force: ignored until the XON.
     watchdog_fired: bool,
     c_xoff: CounterId,
@@ -324,7 +326,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
                 None
             },
             xoff_sent: false,
-            paused_since: None,
+            pause: PfcPause::default(),
             watchdog_fired: false,
             c_xoff: b.counter(&format!("p{k}_pfc_xoff")),
             c_paused: b.counter(&format!("p{k}_pfc_paused_cycles")),
@@ -370,7 +372,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
 impl Port {
     /// The PFC state on the waves: bit 0 XOFF sent upstream, bit 1 paused by downstream.
     fn show_pfc(&mut self) {
-        let v = self.xoff_sent as u64 | (self.paused_since.is_some() as u64) << 1;
+        let v = self.xoff_sent as u64 | (self.pause.is_paused() as u64) << 1;
         if let Some((_, _, sig)) = self.pfc_io.as_mut() {
             sig.update(UInt::wrap(v));
         }
@@ -435,24 +437,17 @@ impl Component for L2Switch {
             let port = &mut self.ports[o];
             // PFC from the neighbour on this port: XOFF / XON of the REQ data priority.
             while let Some(f) = port.pfc_io.as_mut().and_then(|io| io.0.pop()) {
-                if f.prio_mask & (1 << PfcFrame::REQ_DATA_PRIO) == 0 {
-                    continue;
-                }
-                match (f.pause, port.paused_since) {
-                    (true, None) => {
-                        port.paused_since = Some(now);
-                        ctx.count(self.c_pauses_rx, 1);
-                    }
-                    (false, Some(t)) => {
-                        port.paused_since = None;
+                match port.pause.receive(f, now) {
+                    PfcChange::Paused => ctx.count(self.c_pauses_rx, 1),
+                    PfcChange::Resumed(cycles) => {
                         port.watchdog_fired = false;
-                        ctx.count(port.c_paused, now - t);
+                        ctx.count(port.c_paused, cycles);
                     }
-                    _ => {}
+                    PfcChange::None => {}
                 }
             }
             let mut pfc_wake = None;
-            if let Some(t) = port.paused_since {
+            if let Some(t) = port.pause.since {
                 if self.p.pfc_watchdog > 0 && !port.watchdog_fired {
                     if now >= t + self.p.pfc_watchdog {
                         port.watchdog_fired = true;
@@ -462,7 +457,7 @@ impl Component for L2Switch {
                     }
                 }
             }
-            let paused = port.paused_since.is_some() && !port.watchdog_fired;
+            let paused = port.pause.is_paused() && !port.watchdog_fired;
             // Out of the pipeline into the output queue: tail drop, ECN RED at enqueue.
             while port.data_pipe.front().is_some_and(|(t, _, _, _)| *t <= now) {
                 let (_, arrived, inp, mut f) = port.data_pipe.pop_front().expect("front");

@@ -1,8 +1,9 @@
-//! The L2 switch of seed 003, block by block. For now: the crossbar allocators behind a small
-//! contract (`allocator`: `islip`, `pim`, `fifo`), the input-queued cell switch that uses them
-//! with its DT-managed shared buffer (`voq_switch`), an egress port with strict priority, WRR
-//! and ECN RED marking (`egress`, `ecn`), and synthetic cell traffic (`source`). Ingress
-//! parsing, frames, PFC and the switched topologies follow in the same shape (docs/modules.md).
+//! The L2 switch of seed 003, block by block: the crossbar allocators behind a small contract
+//! (`allocator`: `islip`, `pim`, `fifo`), the input-queued cell switch that uses them with its
+//! DT-managed shared buffer (`voq_switch`), an egress port with strict priority, WRR and ECN RED
+//! marking (`egress`, `ecn`), synthetic cell traffic (`source`), and the frame switch that
+//! carries the chips' traffic in star, leaf/spine and custom topologies (`l2_switch`: ECMP,
+//! cut-through, PFC). Ingress parsing by frame format is not built yet (docs/modules.md).
 
 pub mod allocator;
 pub mod ecn;
