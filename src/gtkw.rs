@@ -33,7 +33,7 @@ const F_GROUP_END: u32 = 0x100_0200;
 /// Window size the save file asks for, pixels; the wave pane is about this minus the panes.
 const WIDTH: u32 = 1600;
 const HEIGHT: u32 = 1000;
-const WAVE_PANE: f64 = 1000.0;
+const WAVE_SPAN_AT_0: f64 = 3.3;
 
 /// An enum field's labels by encoding.
 struct EnumKind {
@@ -190,9 +190,11 @@ pub fn files(
         Some([a, b]) if b > a => (a, b.min(end.max(a + 1))),
         _ => (0, end.max(1)),
     };
-    // GTKWave shows 2^-zoom time units per pixel.
-    let span = (to - from).max(1) as f64;
-    let zoom = -(span / WAVE_PANE).log2();
+    // GTKWave's zoom z shows about WAVE_SPAN_AT_0 × 2^-z time units across the wave pane (the
+    // pane this file sets up; measured with GTKWave 3.3 under Xvfb). Fit the window, a little
+    // margin on the right.
+    let span = (to - from).max(1) as f64 * 1.05;
+    let zoom = -(span / WAVE_SPAN_AT_0).log2();
 
     let mut s = String::new();
     let _ = writeln!(s, "[*] hwsim: {} ({})", l.name(), l.path.display());
@@ -201,10 +203,18 @@ pub fn files(
     let _ = writeln!(s, "[timestart] {from}");
     let _ = writeln!(s, "[size] {WIDTH} {HEIGHT}");
     let _ = writeln!(s, "[pos] -1 -1");
-    let _ = writeln!(
-        s,
-        "*{zoom:.6} {from} -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1"
-    );
+    // Zoom, primary marker (none), then the 26 named markers A..Z (-1: unset).
+    let markers = l.tb.view.as_ref().map_or(&[][..], |v| &v.markers[..]);
+    if markers.len() > 26 {
+        return Err(l.error_at(
+            "markers",
+            format!("view: {} markers; GTKWave has 26 (A..Z)", markers.len()),
+        ));
+    }
+    let named: Vec<String> = (0..26)
+        .map(|i| markers.get(i).map_or("-1".to_string(), |m| m.to_string()))
+        .collect();
+    let _ = writeln!(s, "*{zoom:.6} -1 {}", named.join(" "));
     let _ = writeln!(s, "[sst_width] 240");
     let _ = writeln!(s, "[signals_width] 330");
     let _ = writeln!(s, "[sst_expanded] 0");

@@ -63,6 +63,9 @@ pub struct Testbench {
 pub struct View {
     /// Cycles `[from, to]` the zoom fits in the window (default: the whole run).
     pub window: Option<[u64; 2]>,
+    /// Times of GTKWave's named markers A, B, … (at most 26).
+    #[serde(default)]
+    pub markers: Vec<u64>,
     /// Groups, top to bottom.
     pub groups: Vec<ViewGroup>,
 }
