@@ -47,21 +47,24 @@ pub fn run(tb: &Path, out: &Path) -> Result<String, InputError> {
         let n = seen.entry((s.port.as_str(), s.at)).or_default();
         *n += 1;
         if *n == 2 {
-            let needle = format!("at: {}, port: {}", s.at, s.port);
-            let e = InputError::at_key(
-                &l.path,
-                &l.text,
-                &needle,
-                format!(
-                    "vectors: two values on `{}` at cycle {}; a CSV row holds one value per port and cycle",
-                    s.port, s.at
-                ),
+            let msg = format!(
+                "vectors: two values on `{}` at cycle {}; a CSV row holds one value per port and cycle",
+                s.port, s.at
             );
-            return Err(if e.line.is_some() {
-                e
-            } else {
-                l.error_at(&s.port, e.message)
-            });
+            // At the second row of that cycle when it is written `at: N, port: P`.
+            let needle = format!("at: {}, port: {}", s.at, s.port);
+            let hits: Vec<(usize, usize)> = l
+                .text
+                .lines()
+                .enumerate()
+                .filter_map(|(i, line)| line.find(&needle).map(|c| (i + 1, line[..c].chars().count() + 1)))
+                .collect();
+            let mut e = l.error_at(&s.port, msg);
+            if let Some(&(line, col)) = hits.get(1) {
+                e.line = Some(line);
+                e.column = Some(col);
+            }
+            return Err(e);
         }
     }
     // The declared ports (the build below hands its netlist to the kernel).
