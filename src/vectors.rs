@@ -26,6 +26,15 @@ use crate::testbench;
 use crate::waves::{Val, Wave};
 use crate::yaml::InputError;
 
+/// A port of an instance: its name, direction, the net path it is bound to, and whether that
+/// net is a stream.
+struct Port {
+    name: String,
+    dir: Dir,
+    net: String,
+    stream: bool,
+}
+
 /// One CSV column: a wave variable and its header.
 struct Column {
     var: usize,
@@ -71,7 +80,7 @@ pub fn run(tb: &Path, out: &Path) -> Result<String, InputError> {
     let el = testbench::elaborate(&l)?;
     let (sim, _) = runner::build(&l, l.tb.seed)?;
     // Instance ports → the net path each is bound to.
-    let mut insts: Vec<(String, Vec<(String, Dir, String, bool)>)> = Vec::new();
+    let mut insts: Vec<(String, Vec<Port>)> = Vec::new();
     let paths = sim.net_paths();
     for (name, spec) in &l.tb.instances {
         let names: Vec<String> = match spec.count {
@@ -89,7 +98,12 @@ pub fn run(tb: &Path, out: &Path) -> Result<String, InputError> {
                 else {
                     continue;
                 };
-                ports.push((d.name.clone(), d.dir, p.clone(), net.is_stream()));
+                ports.push(Port {
+                    name: d.name.clone(),
+                    dir: d.dir,
+                    net: p.clone(),
+                    stream: net.is_stream(),
+                });
             }
             insts.push((inst, ports));
         }
@@ -102,7 +116,7 @@ pub fn run(tb: &Path, out: &Path) -> Result<String, InputError> {
     let buf = SharedBuffer::default();
     let globs: Vec<String> = insts
         .iter()
-        .flat_map(|(_, ps)| ps.iter().map(|p| p.2.clone()))
+        .flat_map(|(_, ps)| ps.iter().map(|p| p.net.clone()))
         .collect();
     let report = runner::run_loaded(
         &l,
@@ -117,7 +131,13 @@ pub fn run(tb: &Path, out: &Path) -> Result<String, InputError> {
     let mut summary = String::new();
     for ((_, ports), file) in insts.iter().zip(&files) {
         let mut cols: Vec<Column> = Vec::new();
-        for (port, dir, net, stream) in ports {
+        for Port {
+            name: port,
+            dir,
+            net,
+            stream,
+        } in ports
+        {
             let d = if *dir == Dir::In { "in" } else { "out" };
             for (i, v) in wave.vars.iter().enumerate() {
                 let field = if v.name == *net {

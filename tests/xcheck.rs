@@ -36,8 +36,11 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// Every variable of a wave: full name, width, and its changes as (time, value text).
-fn signals(path: &Path) -> Vec<(String, Option<u32>, Vec<(u64, String)>)> {
+/// One variable of a wave: full name, width, and its changes as (time, value text).
+type Signal = (String, Option<u32>, Vec<(u64, String)>);
+
+/// Every variable of a wave.
+fn signals(path: &Path) -> Vec<Signal> {
     let mut w = wellen::simple::read(path).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
     let h = w.hierarchy();
     let vars: Vec<_> = h
@@ -366,7 +369,7 @@ fn diff_exit_codes_first_divergence_and_map_errors() {
         ("signals: [{a: x\n".to_string(), "map.yaml:"),
     ] {
         std::fs::write(&map, &text).unwrap();
-        bad(&["diff", s(&a), s(&b), "--map", m], &want);
+        bad(&["diff", s(&a), s(&b), "--map", m], want);
     }
     let _ = std::fs::remove_dir_all(&d);
 }
