@@ -156,13 +156,14 @@ fn gtkwave_name(name: &str, width: Option<u32>) -> String {
     }
 }
 
-/// A path of `target` relative to the folder `dir` when `target` is inside it, else as given.
+/// A path of `target` relative to the folder `dir` when `target` is inside it (GTKWave resolves
+/// it against the save file's folder), else absolute.
 fn relative(target: &Path, dir: &Path) -> String {
     let t = std::path::absolute(target).unwrap_or_else(|_| target.to_path_buf());
     let d = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     match t.strip_prefix(&d) {
         Ok(r) => r.display().to_string(),
-        Err(_) => target.display().to_string(),
+        Err(_) => t.display().to_string(),
     }
 }
 

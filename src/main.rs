@@ -247,6 +247,9 @@ fn run(a: RunArgs) -> ExitCode {
     if let Err(e) = output::check_outputs(&l.files, &outputs) {
         return bad(e);
     }
+    if let Err(e) = waves.validate() {
+        return bad(e);
+    }
     if !waves.any() && (!a.trace.is_empty() || a.trace_from.is_some() || a.trace_to.is_some() || a.gtkw.is_some()) {
         return bad("--trace, --trace-from, --trace-to and --gtkw are about the waves: give --vcd PATH or --fst PATH");
     }

@@ -17,6 +17,11 @@ use crate::yaml::InputError;
 /// Filter file keys the save file may use (see [`crate::gtkw`]).
 const FILTER_KEYS: [&str; 4] = ["opcode", "ecn", "dcqcn_state", "format"];
 
+/// An existing path that is not a regular file (a device, a FIFO).
+fn special(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| !m.is_file())
+}
+
 /// Where the wave outputs of one run go.
 pub struct WaveOutputs {
     vcd: Option<PathBuf>,
@@ -29,13 +34,33 @@ impl WaveOutputs {
     /// From the run options: `--vcd`, `--fst`, `--gtkw`. The save file defaults to the VCD's
     /// (else the FST's) path with `.gtkw`.
     pub fn new(vcd: Option<PathBuf>, fst: Option<PathBuf>, gtkw: Option<PathBuf>) -> WaveOutputs {
-        let gtkw = gtkw.or_else(|| vcd.as_deref().or(fst.as_deref()).map(crate::gtkw::default_path));
+        // No save file beside a sink (`--vcd /dev/null`): there is no wave to open.
+        let gtkw = gtkw.or_else(|| {
+            vcd.as_deref()
+                .or(fst.as_deref())
+                .filter(|p| !special(p))
+                .map(crate::gtkw::default_path)
+        });
         WaveOutputs {
             vcd,
             fst,
             gtkw,
             buffer: None,
         }
+    }
+
+    /// Refuses what cannot be done: the FST and the save file read the VCD back, which a sink
+    /// (`--vcd /dev/null`, a FIFO) does not allow.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(v) = self.vcd.as_deref().filter(|p| special(p)) {
+            if self.fst.is_some() || self.gtkw.is_some() {
+                return Err(format!(
+                    "--vcd {} is not a regular file, and --fst / --gtkw read the VCD back: give --vcd a file, or only --fst",
+                    v.display()
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Whether any wave is written.

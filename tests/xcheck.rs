@@ -164,6 +164,9 @@ fn gtkw_defaults_and_refusals() {
     assert!(g.contains("-arb\n") && g.contains("-tb\n"), "{g}");
     assert!(g.contains("arb.grant.tag[15:0]\n"), "{g}");
     assert!(!d.join("arb.gtkw").exists(), "--gtkw replaces the default path");
+    // The wave is outside the save file's folder: named by its absolute path.
+    let abs = std::path::absolute(&vcd).unwrap();
+    assert!(g.contains(&format!("[dumpfile] \"{}\"", abs.display())), "{g}");
     // A view glob that selects nothing is refused at its line and column.
     let tb = d.join("tb.yaml");
     let text = std::fs::read_to_string(root().join("tb/modules/bank_arbiter_flow_blocking.yaml")).unwrap();
@@ -181,6 +184,18 @@ fn gtkw_defaults_and_refusals() {
     let (code, _, err) = hwsim(&[s(&tb), "--vcd", s(&vcd), "--gtkw", s(&tb)]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("refusing to overwrite"), "{err}");
+    // A sink VCD gets no save file, and cannot be read back for one.
+    let (code, out, err) = hwsim(&["tb/modules/bank_arbiter_flow_blocking.yaml", "--vcd", "/dev/null", "-q"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, _, err) = hwsim(&[
+        "tb/modules/bank_arbiter_flow_blocking.yaml",
+        "--vcd",
+        "/dev/null",
+        "--gtkw",
+        s(&gtkw),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
 }
 
