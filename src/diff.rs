@@ -45,7 +45,8 @@ pub struct DiffArgs {
     /// First cycle compared.
     #[arg(long, value_name = "CYCLE")]
     pub from: Option<u64>,
-    /// End of the compared cycles (exclusive; default: the end of the shorter wave).
+    /// End of the compared cycles (exclusive; at most, and by default, the end of the shorter
+    /// wave).
     #[arg(long, value_name = "CYCLE")]
     pub to: Option<u64>,
 }
@@ -78,6 +79,9 @@ struct Sel {
     slice: Option<(u32, u32)>,
     label: String,
 }
+
+/// Most cycles compared in one run (a bound on the time a malformed end time can cost).
+const MAX_CYCLES: i64 = 1 << 32;
 
 /// Cycles shown before the first divergence.
 const CONTEXT: usize = 4;
@@ -201,32 +205,44 @@ impl Norm {
     }
 }
 
-/// Per-cycle samples of one variable over cycles `[from, to)`.
-fn sample(
-    changes: &[(u64, Val)],
-    period: f64,
-    ns_per_unit: f64,
-    from: i64,
-    to: i64,
+/// One variable sampled cycle by cycle (cycles must not go back), its value normalized once
+/// per change.
+struct Sampler<'a> {
+    changes: &'a [(u64, Val)],
+    /// Time units per cycle.
+    units: f64,
     slice: Option<(u32, u32)>,
-) -> Vec<Option<Norm>> {
-    let mut out = Vec::with_capacity((to - from).max(0) as usize);
-    let mut k = 0usize;
-    let mut cur: Option<&Val> = None;
-    for c in from..to {
+    next: usize,
+    cur: Option<Norm>,
+}
+
+impl<'a> Sampler<'a> {
+    fn new(changes: &'a [(u64, Val)], period: f64, ns_per_unit: f64, slice: Option<(u32, u32)>) -> Self {
+        Sampler {
+            changes,
+            units: period / ns_per_unit,
+            slice,
+            next: 0,
+            cur: None,
+        }
+    }
+    /// The value at cycle `c` (none before cycle 0 or before the first change).
+    fn at(&mut self, c: i64) -> Option<&Norm> {
         if c < 0 {
-            out.push(None);
-            continue;
+            return None;
         }
         // The time of cycle c in the file's units (rounded: 10 ns at 1 ps is 10 000).
-        let t = (c as f64 * period / ns_per_unit).round() as u64;
-        while k < changes.len() && changes[k].0 <= t {
-            cur = Some(&changes[k].1);
-            k += 1;
+        let t = (c as f64 * self.units).round() as u64;
+        let mut moved = None;
+        while self.next < self.changes.len() && self.changes[self.next].0 <= t {
+            moved = Some(self.next);
+            self.next += 1;
         }
-        out.push(cur.map(|v| normalize(v, slice)));
+        if let Some(i) = moved {
+            self.cur = Some(normalize(&self.changes[i].1, self.slice));
+        }
+        self.cur.as_ref()
     }
-    out
 }
 
 /// Last cycle of `wave` sampled every `period` ns.
@@ -335,19 +351,29 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool), InputError> {
     let clock = args.clock_ns.or(map_clock).unwrap_or(1.0);
     let period = |w: &Wave| if w.is_hwsim() { 1.0 } else { clock };
     let (pa, pb) = (period(&a), period(&b));
-    let from = args.from.unwrap_or(0) as i64;
+    let from = args.from.unwrap_or(0).min(i64::MAX as u64 / 2) as i64;
     let (end_a, end_b) = (last_cycle(&a, pa) as i64, last_cycle(&b, pb) as i64);
     // Compare only the cycles both waves cover, whatever the offsets.
     let max_off = pairs.iter().map(|p| p.2).max().unwrap_or(0).max(0);
     let natural = (end_a + 1).min(end_b + 1 - max_off);
     let to = match args.to {
-        Some(t) => t as i64,
+        // Past the end of either wave there is nothing to compare.
+        Some(t) => (t.min(i64::MAX as u64 / 2) as i64).min(natural),
         None => natural,
     };
     if to <= from {
         return Err(arg_err(
             "--from",
             format!("no cycle to compare: A ends at cycle {end_a}, B at {end_b} (B's clock {pb} ns)"),
+        ));
+    }
+    if to - from > MAX_CYCLES {
+        return Err(arg_err(
+            "--to",
+            format!(
+                "{} cycles to compare (more than {MAX_CYCLES}): narrow with --from / --to",
+                to - from
+            ),
         ));
     }
     let ia: Vec<usize> = pairs.iter().map(|p| p.0.var).collect();
@@ -366,44 +392,62 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool), InputError> {
     let mut differ = 0usize;
     let mut first: Option<(i64, String)> = None;
     for (k, (sa, sb, off)) in pairs.iter().enumerate() {
-        let va = sample(&ca[k], pa, a.ns_per_unit, from, to, sa.slice);
-        let vb = sample(&cb[k], pb, b.ns_per_unit, from + off, to + off, sb.slice);
-        let eq = |x: &Option<Norm>, y: &Option<Norm>| match (x, y) {
-            (Some(x), Some(y)) => x.same(y),
-            (None, None) => true,
-            _ => false,
-        };
-        let bad: Vec<usize> = (0..va.len()).filter(|&i| !eq(&va[i], &vb[i])).collect();
+        let mut xa = Sampler::new(&ca[k], pa, a.ns_per_unit, sa.slice);
+        let mut xb = Sampler::new(&cb[k], pb, b.ns_per_unit, sb.slice);
+        let show = |v: Option<&Norm>| v.map_or("-".to_string(), Norm::show);
+        // The last CONTEXT cycles before the first divergence, as text.
+        let mut recent: std::collections::VecDeque<(String, String)> = std::collections::VecDeque::new();
+        let mut diverged: Option<(i64, String, String)> = None;
+        let mut count = 0u64;
+        for c in from..to {
+            let (x, y) = (xa.at(c), xb.at(c + off));
+            let same = match (x, y) {
+                (Some(x), Some(y)) => x.same(y),
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                count += 1;
+                if diverged.is_none() {
+                    diverged = Some((c, show(x), show(y)));
+                }
+            } else if diverged.is_none() {
+                recent.push_back((show(x), show(y)));
+                if recent.len() > CONTEXT {
+                    recent.pop_front();
+                }
+            }
+        }
         let off_txt = if *off != 0 {
             format!(" (offset {off:+})")
         } else {
             String::new()
         };
         let names = format!("{:<w$} = {}{off_txt}", sa.label, sb.label);
-        let Some(&i0) = bad.first() else {
+        let Some((c0, va, vb)) = diverged else {
             let _ = writeln!(s, "  same    {names}");
             continue;
         };
         differ += 1;
-        let c0 = from + i0 as i64;
-        let show = |v: &Option<Norm>| v.as_ref().map_or("-".to_string(), Norm::show);
         let _ = writeln!(
             s,
-            "  DIFFER  {names}: first at cycle {c0}: A {}, B {}; {} of {} cycles differ",
-            show(&va[i0]),
-            show(&vb[i0]),
-            bad.len(),
-            va.len()
+            "  DIFFER  {names}: first at cycle {c0}: A {va}, B {vb}; {count} of {} cycles differ",
+            to - from
         );
-        let lo = i0.saturating_sub(CONTEXT);
-        if lo < i0 {
-            let list = |v: &[Option<Norm>]| v[lo..i0].iter().map(show).collect::<Vec<_>>().join(" ");
+        if !recent.is_empty() {
+            let list = |a: bool| {
+                recent
+                    .iter()
+                    .map(|(x, y)| if a { x.as_str() } else { y.as_str() })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
             let _ = writeln!(
                 s,
                 "          before, cycles {}..{c0}: A {}  B {}",
-                from + lo as i64,
-                list(&va),
-                list(&vb)
+                c0 - recent.len() as i64,
+                list(true),
+                list(false)
             );
         }
         if first.as_ref().is_none_or(|(c, _)| c0 < *c) {

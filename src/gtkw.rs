@@ -188,7 +188,7 @@ pub fn files(
         .unwrap_or_else(|| "waves".into());
     let end = wave.end_time();
     let (from, to) = match l.tb.view.as_ref().and_then(|v| v.window) {
-        Some([a, b]) if b > a => (a, b.min(end.max(a + 1))),
+        Some([a, b]) if b > a => (a, b.min(end.max(a.saturating_add(1)))),
         _ => (0, end.max(1)),
     };
     // GTKWave's zoom z shows about WAVE_SPAN_AT_0 × 2^-z time units across the wave pane (the
