@@ -2,6 +2,8 @@
 //! elaboration of testbenches into netlists, the runner with its checks and reports, and the
 //! regression runner. The `hwsim` binary (src/main.rs) is a thin clap front end over this.
 
+pub mod diff;
+pub mod gtkw;
 pub mod output;
 pub mod registry;
 pub mod regress;
@@ -10,4 +12,7 @@ pub mod schema;
 pub mod system;
 pub mod testbench;
 pub mod values;
+pub mod vectors;
+pub mod wave_outputs;
+pub mod waves;
 pub mod yaml;

@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
-use hwsim::{output, registry, regress, runner, testbench, values, yaml};
+use hwsim::{diff, output, registry, regress, runner, testbench, values, vectors, wave_outputs, yaml};
 
 #[derive(Parser)]
 #[command(name = "hwsim", version, about = "Cycle-stepped model of the PAXI / RC Link interconnect", long_about = None)]
@@ -57,6 +57,16 @@ enum Cmd {
         #[arg(long, value_name = "GIB", default_value_t = 8)]
         max_memory: u64,
     },
+    /// Compare two waves (VCD or FST) cycle by cycle; exit 0 equal, 1 different.
+    Diff(diff::DiffArgs),
+    /// Write a module testbench's per-cycle port values as CSV (stimulus and expected outputs).
+    Vectors {
+        /// Testbench file (module form).
+        testbench: PathBuf,
+        /// Folder for `<instance>.csv`.
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -66,6 +76,12 @@ struct RunArgs {
     /// Write a VCD waveform.
     #[arg(long)]
     vcd: Option<PathBuf>,
+    /// Write the waveform as FST.
+    #[arg(long)]
+    fst: Option<PathBuf>,
+    /// GTKWave save file (default: the VCD's, else the FST's, path with `.gtkw`).
+    #[arg(long)]
+    gtkw: Option<PathBuf>,
     /// Seed (overrides the testbench's).
     #[arg(long)]
     seed: Option<u64>,
@@ -98,7 +114,7 @@ struct RunArgs {
     max_memory: u64,
 }
 
-const SUBCOMMANDS: &[&str] = &["run", "check", "regress", "list", "netlist", "help"];
+const SUBCOMMANDS: &[&str] = &["run", "check", "regress", "list", "netlist", "diff", "vectors", "help"];
 
 fn bad(msg: impl std::fmt::Display) -> ExitCode {
     // Not eprintln!: it panics when stderr itself cannot be written (`2>/dev/full`).
@@ -173,6 +189,14 @@ fn main() -> ExitCode {
             emit_then(&regress::render(&out), code)
         }
         Cmd::List => emit_then(&list(), ExitCode::SUCCESS),
+        Cmd::Diff(a) => match diff::run(&a) {
+            Ok((text, same)) => emit_then(&text, if same { ExitCode::SUCCESS } else { ExitCode::from(1) }),
+            Err(e) => bad(e),
+        },
+        Cmd::Vectors { testbench, out } => match vectors::run(&testbench, &out) {
+            Ok(text) => emit_then(&text, ExitCode::SUCCESS),
+            Err(e) => bad(e),
+        },
         Cmd::Netlist {
             testbench,
             dot,
@@ -213,15 +237,21 @@ fn run(a: RunArgs) -> ExitCode {
         Ok(l) => l,
         Err(e) => return e,
     };
+    let mut waves = wave_outputs::WaveOutputs::new(a.vcd.clone(), a.fst.clone(), a.gtkw.clone());
+    let wave_paths = waves.paths();
     let outputs: Vec<(&str, &Path)> = [("--vcd", &a.vcd), ("--json", &a.json)]
         .into_iter()
         .filter_map(|(opt, p)| p.as_deref().map(|p| (opt, p)))
+        .chain(wave_paths.iter().map(|(o, p)| (*o, p.as_path())))
         .collect();
     if let Err(e) = output::check_outputs(&l.files, &outputs) {
         return bad(e);
     }
-    if a.vcd.is_none() && (!a.trace.is_empty() || a.trace_from.is_some() || a.trace_to.is_some()) {
-        return bad("--trace, --trace-from and --trace-to select what goes into the VCD: give --vcd PATH");
+    if let Err(e) = waves.validate() {
+        return bad(e);
+    }
+    if !waves.any() && (!a.trace.is_empty() || a.trace_from.is_some() || a.trace_to.is_some() || a.gtkw.is_some()) {
+        return bad("--trace, --trace-from, --trace-to and --gtkw are about the waves: give --vcd PATH or --fst PATH");
     }
     if let (Some(f), Some(t)) = (a.trace_from, a.trace_to) {
         if f > t {
@@ -238,8 +268,7 @@ fn run(a: RunArgs) -> ExitCode {
             return bad(format!("cannot install the signal handler: {e}"));
         }
     }
-    let opts = runner::Options {
-        vcd: a.vcd.clone(),
+    let mut opts = runner::Options {
         seed: a.seed,
         until: a.until,
         no_skip: a.no_skip,
@@ -250,10 +279,14 @@ fn run(a: RunArgs) -> ExitCode {
         interrupt: Some(interrupt),
         ..Default::default()
     };
+    waves.setup(&mut opts);
     let report = match runner::run_loaded(&l, opts) {
         Ok(r) => r,
         Err(e) => return bad(e),
     };
+    if let Err(e) = waves.finish(&l, a.trace.is_empty()) {
+        return bad(e);
+    }
     if let Some(j) = &a.json {
         let text = serde_json::to_string_pretty(&report).expect("report serializes");
         if let Err(e) = output::write_file(j, (text + "\n").as_bytes()) {
@@ -270,8 +303,9 @@ fn run(a: RunArgs) -> ExitCode {
         }
     } else {
         text = report.render(true, a.stats);
-        if let Some(v) = &a.vcd {
-            text.push_str(&format!("waves: {}\n", v.display()));
+        let written: Vec<String> = waves.written().iter().map(|p| p.display().to_string()).collect();
+        if !written.is_empty() {
+            text.push_str(&format!("waves: {}\n", written.join(", ")));
         }
     }
     let code = if report.interrupted {

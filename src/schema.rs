@@ -38,6 +38,9 @@ pub struct Testbench {
     /// Signals to trace when `--vcd` is given without `--trace` (globs; default all).
     #[serde(default)]
     pub trace: Vec<String>,
+    /// What GTKWave shows first (the `.gtkw` save file written beside the wave): titled groups
+    /// of signals in order, and the time window (default: one group per `trace:` glob).
+    pub view: Option<View>,
     /// Module form: the instances, by hierarchical name.
     #[serde(default)]
     pub instances: BTreeMap<String, InstanceSpec>,
@@ -52,6 +55,30 @@ pub struct Testbench {
     /// Checks.
     #[serde(default)]
     pub expect: Vec<Expect>,
+}
+
+/// The `view:` of a testbench: what `gtkwave waves/x.gtkw` opens on.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct View {
+    /// Cycles `[from, to]` the zoom fits in the window (default: the whole run).
+    pub window: Option<[u64; 2]>,
+    /// Times of GTKWave's named markers A, B, … (at most 26).
+    #[serde(default)]
+    pub markers: Vec<u64>,
+    /// Groups, top to bottom.
+    pub groups: Vec<ViewGroup>,
+}
+
+/// One titled group of signals in the view.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ViewGroup {
+    /// Title shown on the group.
+    pub title: String,
+    /// Globs over the wave's signals (`chip0.lg7.tx.frame.psn`, `chip0.lg7.tx.arbiter.*`); a
+    /// scope selects everything below it.
+    pub signals: Vec<String>,
 }
 
 fn one() -> u64 {

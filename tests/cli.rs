@@ -833,8 +833,8 @@ fn outputs_appear_whole_under_their_final_name() {
     names.sort();
     assert_eq!(
         names,
-        ["presets.yaml", "r.json", "tb.yaml", "w.vcd"],
-        "no temporary file left"
+        ["presets.yaml", "r.json", "tb.yaml", "w.gtkw", "w.vcd"],
+        "no temporary file left (the GTKWave save file is written beside the VCD)"
     );
 }
 

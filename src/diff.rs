@@ -1,0 +1,490 @@
+//! `hwsim diff A B`: compares two waves (VCD or FST) cycle by cycle, the way an RTL engineer
+//! checks an implementation against the model.
+//!
+//! Each wave is sampled once per clock cycle: cycle `c` is the value at time `c × period` (the
+//! last change at or before it). A wave hwsim wrote has one cycle per nanosecond; any other wave
+//! (an RTL simulator's) is sampled every `--clock-ns` (or the map's `clock_ns:`, default 1 ns).
+//!
+//! Without `--map`, the signals with the same full name in both waves are compared. A map
+//! (YAML) says which signal of B is which of A, with bit slices and a cycle offset:
+//!
+//! ```yaml
+//! clock_ns: 10                      # B's clock period (the command line wins)
+//! signals:
+//!   - {a: arb.grant.tag, b: TOP.tb.grant_tag}
+//!   - {a: arb.ptr, b: "TOP.tb.dut.state[2:0]"}       # bits 2..0 of B's `state`
+//!   - {a: arb.grant.valid, b: TOP.tb.grant_valid, offset: 1}   # B is one cycle later
+//! ```
+//!
+//! Values are compared as unsigned numbers (widths may differ); `x`/`z` bits compare as text.
+//! The report gives, per compared signal, the first divergent cycle with both values and the few
+//! cycles before it, and how many cycles differ. Exit 0 all equal, 1 some differ, 2 bad input
+//! (a map error names file:line:col; an unreadable wave names the path and the reason).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::waves::{Val, Wave};
+use crate::yaml::{self, InputError};
+
+/// Command-line arguments of `hwsim diff`.
+#[derive(clap::Args, Debug)]
+pub struct DiffArgs {
+    /// The reference wave (VCD or FST), e.g. the model's.
+    pub a: PathBuf,
+    /// The wave checked against it, e.g. an RTL simulator's.
+    pub b: PathBuf,
+    /// Which signal of B is which signal of A (YAML; default: same full names).
+    #[arg(long)]
+    pub map: Option<PathBuf>,
+    /// Clock period of a wave not written by hwsim, ns (default: the map's, else 1).
+    #[arg(long, value_name = "NS")]
+    pub clock_ns: Option<f64>,
+    /// First cycle compared.
+    #[arg(long, value_name = "CYCLE")]
+    pub from: Option<u64>,
+    /// End of the compared cycles (exclusive; at most, and by default, the end of the shorter
+    /// wave).
+    #[arg(long, value_name = "CYCLE")]
+    pub to: Option<u64>,
+}
+
+/// The map file.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct MapFile {
+    /// B's clock period in ns.
+    clock_ns: Option<f64>,
+    /// The pairs.
+    signals: Vec<MapEntry>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct MapEntry {
+    /// A's signal, optionally `[hi:lo]` / `[i]`.
+    a: String,
+    /// B's signal, optionally sliced.
+    b: String,
+    /// B's cycle c + offset is compared with A's cycle c.
+    #[serde(default)]
+    offset: i64,
+}
+
+/// A signal reference: a variable and an optional bit slice `(hi, lo)`.
+struct Sel {
+    var: usize,
+    slice: Option<(u32, u32)>,
+    label: String,
+}
+
+/// Most cycles compared in one run (a bound on the time a malformed end time can cost).
+const MAX_CYCLES: i64 = 1 << 32;
+
+/// Cycles shown before the first divergence.
+const CONTEXT: usize = 4;
+
+/// Splits `name[hi:lo]` / `name[i]` into the name and the slice.
+fn split_slice(s: &str) -> Option<(&str, u32, u32)> {
+    let body = s.strip_suffix(']')?;
+    let open = body.rfind('[')?;
+    let (name, range) = (&body[..open], &body[open + 1..]);
+    let (hi, lo) = match range.split_once(':') {
+        Some((h, l)) => (h.trim().parse().ok()?, l.trim().parse().ok()?),
+        None => {
+            let i: u32 = range.trim().parse().ok()?;
+            (i, i)
+        }
+    };
+    (hi >= lo && !name.is_empty()).then_some((name, hi, lo))
+}
+
+/// Finds `spec` in `wave`: the exact name, else a name with a bit slice.
+fn resolve(spec: &str, wave: &Wave) -> Result<Sel, String> {
+    if let Some(i) = wave.find(spec) {
+        return Ok(Sel {
+            var: i,
+            slice: None,
+            label: spec.to_string(),
+        });
+    }
+    if let Some((name, hi, lo)) = split_slice(spec) {
+        if let Some(i) = wave.find(name) {
+            return match wave.vars[i].width {
+                Some(w) if hi < w => Ok(Sel {
+                    var: i,
+                    slice: Some((hi, lo)),
+                    label: spec.to_string(),
+                }),
+                Some(w) => Err(format!("`{spec}`: bit {hi} is outside `{name}` ({w} bits)")),
+                None => Err(format!("`{spec}`: `{name}` is a real; it has no bits to slice")),
+            };
+        }
+    }
+    let near: Vec<&str> = {
+        let leaf = spec.rsplit('.').next().unwrap_or(spec);
+        let leaf = split_slice(leaf).map_or(leaf, |(n, _, _)| n);
+        wave.vars
+            .iter()
+            .filter(|v| v.name.rsplit('.').next() == Some(leaf))
+            .map(|v| v.name.as_str())
+            .take(3)
+            .collect()
+    };
+    let hint = if near.is_empty() {
+        format!(
+            "signals look like `{}`",
+            wave.vars.first().map_or("", |v| v.name.as_str())
+        )
+    } else {
+        format!("did you mean `{}`?", near.join("`, `"))
+    };
+    Err(format!("`{spec}` is not a signal of {}; {hint}", wave.path.display()))
+}
+
+/// A value normalized for comparison and display.
+#[derive(Clone, Debug, PartialEq)]
+enum Norm {
+    /// A number (bits without leading zeros, `0` for zero), known bits only.
+    Num(String),
+    /// Bits with `x`/`z`, at the sampled width.
+    Raw(String),
+    Real(f64),
+}
+
+fn normalize(v: &Val, slice: Option<(u32, u32)>) -> Norm {
+    match v {
+        Val::Real(r) => Norm::Real(*r),
+        Val::Bits(b) => {
+            let b = match slice {
+                Some((hi, lo)) => {
+                    // `b` is MSB first; bit i is at index len-1-i (missing high bits are 0).
+                    let n = b.len() as i64;
+                    (lo..=hi)
+                        .rev()
+                        .map(|i| {
+                            let idx = n - 1 - i as i64;
+                            if idx >= 0 {
+                                b.as_bytes()[idx as usize] as char
+                            } else {
+                                '0'
+                            }
+                        })
+                        .collect::<String>()
+                }
+                None => b.clone(),
+            };
+            if b.bytes().all(|c| c == b'0' || c == b'1') {
+                let t = b.trim_start_matches('0');
+                Norm::Num(if t.is_empty() { "0".into() } else { t.into() })
+            } else {
+                Norm::Raw(b.to_ascii_lowercase())
+            }
+        }
+    }
+}
+
+impl Norm {
+    fn same(&self, o: &Norm) -> bool {
+        match (self, o) {
+            (Norm::Real(a), Norm::Real(b)) => a == b,
+            (Norm::Real(r), Norm::Num(n)) | (Norm::Num(n), Norm::Real(r)) => {
+                u128::from_str_radix(n, 2).is_ok_and(|x| x as f64 == *r)
+            }
+            _ => self == o,
+        }
+    }
+    fn show(&self) -> String {
+        match self {
+            Norm::Num(b) if b.len() <= 128 => u128::from_str_radix(b, 2).map_or_else(|_| b.clone(), |x| x.to_string()),
+            Norm::Num(b) | Norm::Raw(b) => format!("b{b}"),
+            Norm::Real(r) => r.to_string(),
+        }
+    }
+}
+
+/// One variable sampled cycle by cycle (cycles must not go back), its value normalized once
+/// per change.
+struct Sampler<'a> {
+    changes: &'a [(u64, Val)],
+    /// Time units per cycle.
+    units: f64,
+    slice: Option<(u32, u32)>,
+    next: usize,
+    cur: Option<Norm>,
+}
+
+impl<'a> Sampler<'a> {
+    fn new(changes: &'a [(u64, Val)], period: f64, ns_per_unit: f64, slice: Option<(u32, u32)>) -> Self {
+        Sampler {
+            changes,
+            units: period / ns_per_unit,
+            slice,
+            next: 0,
+            cur: None,
+        }
+    }
+    /// The value at cycle `c` (none before cycle 0 or before the first change).
+    fn at(&mut self, c: i64) -> Option<&Norm> {
+        if c < 0 {
+            return None;
+        }
+        // The time of cycle c in the file's units (rounded: 10 ns at 1 ps is 10 000).
+        let t = (c as f64 * self.units).round() as u64;
+        let mut moved = None;
+        while self.next < self.changes.len() && self.changes[self.next].0 <= t {
+            moved = Some(self.next);
+            self.next += 1;
+        }
+        if let Some(i) = moved {
+            self.cur = Some(normalize(&self.changes[i].1, self.slice));
+        }
+        self.cur.as_ref()
+    }
+}
+
+/// Last cycle of `wave` sampled every `period` ns.
+fn last_cycle(wave: &Wave, period: f64) -> u64 {
+    ((wave.end_time() as f64 * wave.ns_per_unit) / period).floor() as u64
+}
+
+/// Runs the comparison; returns the report and whether the waves agree. Bad input is an
+/// [`InputError`].
+pub fn run(args: &DiffArgs) -> Result<(String, bool), InputError> {
+    let arg_err = |opt: &str, m: String| InputError::new(Path::new(opt), m);
+    if let Some(c) = args.clock_ns {
+        if !(c.is_finite() && c > 0.0) {
+            return Err(arg_err("--clock-ns", format!("{c}: must be a period > 0 ns")));
+        }
+    }
+    if let (Some(f), Some(t)) = (args.from, args.to) {
+        if f >= t {
+            return Err(arg_err(
+                "--from",
+                format!("{f} is not before --to {t}: no cycle to compare"),
+            ));
+        }
+    }
+    let mut a = Wave::open(&args.a)?;
+    let mut b = Wave::open(&args.b)?;
+    // The map: pairs and B's clock.
+    let (pairs, map_clock) = match &args.map {
+        Some(mp) => {
+            let text = yaml::read(mp)?;
+            let m: MapFile = yaml::parse(mp, &text)?;
+            if m.signals.is_empty() {
+                return Err(InputError::at_key(
+                    mp,
+                    &text,
+                    "signals",
+                    "signals: the map names no signal",
+                ));
+            }
+            if let Some(c) = m.clock_ns.filter(|c| !(c.is_finite() && *c > 0.0)) {
+                return Err(InputError::at_key(
+                    mp,
+                    &text,
+                    "clock_ns",
+                    format!("clock_ns {c}: must be > 0"),
+                ));
+            }
+            let mut pairs = Vec::new();
+            for e in &m.signals {
+                let sa = resolve(&e.a, &a).map_err(|msg| InputError::at_key(mp, &text, &e.a, msg))?;
+                let sb = resolve(&e.b, &b).map_err(|msg| InputError::at_key(mp, &text, &e.b, msg))?;
+                if a.vars[sa.var].width.is_none() != b.vars[sb.var].width.is_none()
+                    && (sa.slice.is_some() || sb.slice.is_some())
+                {
+                    return Err(InputError::at_key(
+                        mp,
+                        &text,
+                        &e.b,
+                        format!("`{}` and `{}`: a real against a slice", e.a, e.b),
+                    ));
+                }
+                if e.offset.unsigned_abs() > 1 << 40 {
+                    return Err(InputError::at_key(
+                        mp,
+                        &text,
+                        "offset",
+                        format!("offset {}: out of range", e.offset),
+                    ));
+                }
+                pairs.push((sa, sb, e.offset));
+            }
+            (pairs, m.clock_ns)
+        }
+        None => {
+            let mut pairs = Vec::new();
+            for (i, v) in a.vars.iter().enumerate() {
+                if let Some(j) = b.find(&v.name) {
+                    pairs.push((
+                        Sel {
+                            var: i,
+                            slice: None,
+                            label: v.name.clone(),
+                        },
+                        Sel {
+                            var: j,
+                            slice: None,
+                            label: v.name.clone(),
+                        },
+                        0i64,
+                    ));
+                }
+            }
+            if pairs.is_empty() {
+                return Err(InputError::new(
+                    &args.b,
+                    format!(
+                        "no signal has the same full name in {} and here (e.g. `{}`): give --map MAP.yaml",
+                        args.a.display(),
+                        a.vars.first().map_or("", |v| v.name.as_str())
+                    ),
+                ));
+            }
+            (pairs, None)
+        }
+    };
+    let clock = args.clock_ns.or(map_clock).unwrap_or(1.0);
+    let period = |w: &Wave| if w.is_hwsim() { 1.0 } else { clock };
+    let (pa, pb) = (period(&a), period(&b));
+    let from = args.from.unwrap_or(0).min(i64::MAX as u64 / 2) as i64;
+    let (end_a, end_b) = (last_cycle(&a, pa) as i64, last_cycle(&b, pb) as i64);
+    // Compare only the cycles both waves cover, whatever the offsets.
+    let max_off = pairs.iter().map(|p| p.2).max().unwrap_or(0).max(0);
+    let natural = (end_a + 1).min(end_b + 1 - max_off);
+    let to = match args.to {
+        // Past the end of either wave there is nothing to compare.
+        Some(t) => (t.min(i64::MAX as u64 / 2) as i64).min(natural),
+        None => natural,
+    };
+    if to <= from {
+        return Err(arg_err(
+            "--from",
+            format!("no cycle to compare: A ends at cycle {end_a}, B at {end_b} (B's clock {pb} ns)"),
+        ));
+    }
+    if to - from > MAX_CYCLES {
+        return Err(arg_err(
+            "--to",
+            format!(
+                "{} cycles to compare (more than {MAX_CYCLES}): narrow with --from / --to",
+                to - from
+            ),
+        ));
+    }
+    let ia: Vec<usize> = pairs.iter().map(|p| p.0.var).collect();
+    let ib: Vec<usize> = pairs.iter().map(|p| p.1.var).collect();
+    let ca = a.changes(&ia);
+    let cb = b.changes(&ib);
+
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "hwsim diff: {} (A, {pa} ns/cycle) vs {} (B, {pb} ns/cycle), cycles {from}..{to}",
+        args.a.display(),
+        args.b.display()
+    );
+    let w = pairs.iter().map(|p| p.0.label.len()).max().unwrap_or(0);
+    let mut differ = 0usize;
+    let mut first: Option<(i64, String)> = None;
+    for (k, (sa, sb, off)) in pairs.iter().enumerate() {
+        let mut xa = Sampler::new(&ca[k], pa, a.ns_per_unit, sa.slice);
+        let mut xb = Sampler::new(&cb[k], pb, b.ns_per_unit, sb.slice);
+        let show = |v: Option<&Norm>| v.map_or("-".to_string(), Norm::show);
+        // The last CONTEXT cycles before the first divergence, as text.
+        let mut recent: std::collections::VecDeque<(String, String)> = std::collections::VecDeque::new();
+        let mut diverged: Option<(i64, String, String)> = None;
+        let mut count = 0u64;
+        for c in from..to {
+            let (x, y) = (xa.at(c), xb.at(c + off));
+            let same = match (x, y) {
+                (Some(x), Some(y)) => x.same(y),
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                count += 1;
+                if diverged.is_none() {
+                    diverged = Some((c, show(x), show(y)));
+                }
+            } else if diverged.is_none() {
+                recent.push_back((show(x), show(y)));
+                if recent.len() > CONTEXT {
+                    recent.pop_front();
+                }
+            }
+        }
+        let off_txt = if *off != 0 {
+            format!(" (offset {off:+})")
+        } else {
+            String::new()
+        };
+        let names = format!("{:<w$} = {}{off_txt}", sa.label, sb.label);
+        let Some((c0, va, vb)) = diverged else {
+            let _ = writeln!(s, "  same    {names}");
+            continue;
+        };
+        differ += 1;
+        let _ = writeln!(
+            s,
+            "  DIFFER  {names}: first at cycle {c0}: A {va}, B {vb}; {count} of {} cycles differ",
+            to - from
+        );
+        if !recent.is_empty() {
+            let list = |a: bool| {
+                recent
+                    .iter()
+                    .map(|(x, y)| if a { x.as_str() } else { y.as_str() })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let _ = writeln!(
+                s,
+                "          before, cycles {}..{c0}: A {}  B {}",
+                c0 - recent.len() as i64,
+                list(true),
+                list(false)
+            );
+        }
+        if first.as_ref().is_none_or(|(c, _)| c0 < *c) {
+            first = Some((c0, sa.label.clone()));
+        }
+    }
+    match &first {
+        None => {
+            let _ = writeln!(s, "verdict: SAME ({} signals over {} cycles)", pairs.len(), to - from);
+        }
+        Some((c, name)) => {
+            let _ = writeln!(
+                s,
+                "verdict: DIFFER ({differ} of {} signals); first divergence at cycle {c} on {name}",
+                pairs.len()
+            );
+        }
+    }
+    Ok((s, first.is_none()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_and_normal_forms() {
+        assert_eq!(split_slice("a.b[7:4]"), Some(("a.b", 7, 4)));
+        assert_eq!(split_slice("a.b[3]"), Some(("a.b", 3, 3)));
+        assert_eq!(split_slice("a.b[1:4]"), None);
+        assert_eq!(split_slice("a.b"), None);
+        let v = Val::Bits("10110".into());
+        assert_eq!(normalize(&v, None), Norm::Num("10110".into()));
+        assert_eq!(normalize(&v, Some((2, 1))), Norm::Num("11".into()));
+        assert_eq!(normalize(&v, Some((7, 5))), Norm::Num("0".into()));
+        assert_eq!(normalize(&Val::Bits("0x1".into()), None), Norm::Raw("0x1".into()));
+        assert!(Norm::Num("101".into()).same(&Norm::Real(5.0)));
+        assert_eq!(Norm::Num("1010".into()).show(), "10");
+    }
+}

@@ -1,0 +1,220 @@
+//! `hwsim vectors TB.yaml --out DIR`: the per-cycle values on every port of a module-form
+//! testbench's instances, as CSV, so an RTL testbench can drive the same stimulus and check the
+//! same outputs cycle by cycle.
+//!
+//! One file per instance, `DIR/<instance>.csv`. The header is `cycle` then one column per traced
+//! field, `<port>.<field>:<width>:<in|out>` (`<port>:<width>:<dir>` for a single-field port;
+//! `real` for a real's width); a stream port has its `valid` (high in the cycle of a push) and the
+//! fields of the last message. Row `c` holds the values on the wave at cycle `c` (an input's value
+//! at `c` is read by the block at `c + 1`), for cycles 0 to the end of the run. Numbers are
+//! decimal; fields wider than 64 bits are hexadecimal with `0x`.
+//!
+//! A row holds one message per port and cycle, so a stimulus that pushes two messages on one port
+//! in the same cycle is refused (at its line).
+//!
+//! The values come from the run's own VCD (read back with `wellen`): the CSV shows exactly what
+//! `--vcd` shows.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use hwsim_hw::{Dir, SharedBuffer};
+
+use crate::runner;
+use crate::testbench;
+use crate::waves::{Val, Wave};
+use crate::yaml::InputError;
+
+/// A port of an instance: its name, direction, the net path it is bound to, and whether that
+/// net is a stream.
+struct Port {
+    name: String,
+    dir: Dir,
+    net: String,
+    stream: bool,
+}
+
+/// One CSV column: a wave variable and its header.
+struct Column {
+    var: usize,
+    header: String,
+}
+
+/// Runs the testbench and writes the CSV files; returns the summary text.
+pub fn run(tb: &Path, out: &Path) -> Result<String, InputError> {
+    let l = testbench::load(tb)?;
+    if l.tb.system.is_some() || l.tb.instances.is_empty() {
+        return Err(l.error_at(
+            if l.tb.system.is_some() { "system" } else { "instances" },
+            "vectors: a module-form testbench is needed (`instances:`), the ports of its blocks are the vectors",
+        ));
+    }
+    // Two messages on one port in one cycle do not fit in a row.
+    let mut seen: BTreeMap<(&str, u64), usize> = BTreeMap::new();
+    for s in &l.tb.stimulus {
+        let n = seen.entry((s.port.as_str(), s.at)).or_default();
+        *n += 1;
+        if *n == 2 {
+            let msg = format!(
+                "vectors: two values on `{}` at cycle {}; a CSV row holds one value per port and cycle",
+                s.port, s.at
+            );
+            // At the second row of that cycle when it is written `at: N, port: P`.
+            let needle = format!("at: {}, port: {}", s.at, s.port);
+            let hits: Vec<(usize, usize)> = l
+                .text
+                .lines()
+                .enumerate()
+                .filter_map(|(i, line)| line.find(&needle).map(|c| (i + 1, line[..c].chars().count() + 1)))
+                .collect();
+            let mut e = l.error_at(&s.port, msg);
+            if let Some(&(line, col)) = hits.get(1) {
+                e.line = Some(line);
+                e.column = Some(col);
+            }
+            return Err(e);
+        }
+    }
+    // The declared ports (the build below hands its netlist to the kernel).
+    let el = testbench::elaborate(&l)?;
+    let (sim, _) = runner::build(&l, l.tb.seed)?;
+    // Instance ports → the net path each is bound to.
+    let mut insts: Vec<(String, Vec<Port>)> = Vec::new();
+    let paths = sim.net_paths();
+    for (name, spec) in &l.tb.instances {
+        let names: Vec<String> = match spec.count {
+            None => vec![name.clone()],
+            Some(n) => (0..n).map(|i| format!("{name}{i}")).collect(),
+        };
+        for inst in names {
+            let mut ports = Vec::new();
+            for d in el.netlist.ports_of(&inst).unwrap_or(&[]) {
+                let ep = format!("{inst}.{}", d.name);
+                let Some(net) = sim.net(&ep) else { continue };
+                let Some(p) = paths
+                    .iter()
+                    .find(|p| sim.net(p).is_some_and(|n| std::rc::Rc::ptr_eq(n, net)))
+                else {
+                    continue;
+                };
+                ports.push(Port {
+                    name: d.name.clone(),
+                    dir: d.dir,
+                    net: p.clone(),
+                    stream: net.is_stream(),
+                });
+            }
+            insts.push((inst, ports));
+        }
+    }
+    drop(sim);
+    let files: Vec<std::path::PathBuf> = insts.iter().map(|(i, _)| out.join(format!("{i}.csv"))).collect();
+    let outs: Vec<(&str, &Path)> = files.iter().map(|f| ("--out", f.as_path())).collect();
+    crate::output::check_outputs(&l.files, &outs).map_err(|m| InputError::new(out, m))?;
+
+    let buf = SharedBuffer::default();
+    let globs: Vec<String> = insts
+        .iter()
+        .flat_map(|(_, ps)| ps.iter().map(|p| p.net.clone()))
+        .collect();
+    let report = runner::run_loaded(
+        &l,
+        runner::Options {
+            vcd_writer: Some(Box::new(buf.clone())),
+            trace: globs,
+            ..Default::default()
+        },
+    )?;
+    let mut wave = Wave::from_bytes(Path::new("VCD output"), buf.bytes())?;
+    let end = report.cycles;
+    let mut summary = String::new();
+    for ((_, ports), file) in insts.iter().zip(&files) {
+        let mut cols: Vec<Column> = Vec::new();
+        for Port {
+            name: port,
+            dir,
+            net,
+            stream,
+        } in ports
+        {
+            let d = if *dir == Dir::In { "in" } else { "out" };
+            for (i, v) in wave.vars.iter().enumerate() {
+                let field = if v.name == *net {
+                    String::new()
+                } else if let Some(f) = v.name.strip_prefix(net.as_str()).and_then(|r| r.strip_prefix('.')) {
+                    if *stream && f == "occupancy" {
+                        continue;
+                    }
+                    format!(".{f}")
+                } else {
+                    continue;
+                };
+                let width = v.width.map_or("real".to_string(), |w| w.to_string());
+                cols.push(Column {
+                    var: i,
+                    header: format!("{port}{field}:{width}:{d}"),
+                });
+            }
+        }
+        let idx: Vec<usize> = cols.iter().map(|c| c.var).collect();
+        let changes = wave.changes(&idx);
+        let mut text = String::from("cycle");
+        for c in &cols {
+            text.push(',');
+            text.push_str(&c.header);
+        }
+        text.push('\n');
+        let mut pos = vec![0usize; cols.len()];
+        let mut cur: Vec<String> = vec![String::new(); cols.len()];
+        for cycle in 0..=end {
+            let _ = write!(text, "{cycle}");
+            for k in 0..cols.len() {
+                while pos[k] < changes[k].len() && changes[k][pos[k]].0 <= cycle {
+                    cur[k] = show(&changes[k][pos[k]].1);
+                    pos[k] += 1;
+                }
+                text.push(',');
+                text.push_str(&cur[k]);
+            }
+            text.push('\n');
+        }
+        crate::output::write_file(file, text.as_bytes())?;
+        let _ = writeln!(
+            summary,
+            "wrote {} ({} cycles, {} columns)",
+            file.display(),
+            end + 1,
+            cols.len()
+        );
+    }
+    let _ = writeln!(
+        summary,
+        "run: {}",
+        report.render(false, false).lines().last().unwrap_or("")
+    );
+    Ok(summary)
+}
+
+/// A value as CSV text: decimal up to 64 bits, else `0x` hex; `x`/`z` bits as they are.
+fn show(v: &Val) -> String {
+    match v {
+        Val::Real(r) => r.to_string(),
+        Val::Bits(b) if b.bytes().all(|c| c == b'0' || c == b'1') => {
+            if b.len() <= 64 {
+                u64::from_str_radix(b, 2).map_or_else(|_| b.clone(), |x| x.to_string())
+            } else {
+                let t = b.trim_start_matches('0');
+                let mut hex = String::new();
+                let pad = (4 - t.len() % 4) % 4;
+                let full: String = "0".repeat(pad) + t;
+                for ch in full.as_bytes().chunks(4) {
+                    let n = ch.iter().fold(0u8, |a, &c| a * 2 + (c - b'0'));
+                    let _ = write!(hex, "{n:x}");
+                }
+                format!("0x{}", if hex.is_empty() { "0" } else { &hex })
+            }
+        }
+        Val::Bits(b) => b.clone(),
+    }
+}

@@ -1,0 +1,140 @@
+//! The wave files of a run beyond the VCD itself: the FST (`--fst PATH`) and the GTKWave save
+//! file with its translate filters (`--gtkw PATH`, by default beside the VCD or FST).
+//!
+//! The run writes its VCD as before (to `--vcd`, or to memory when only `--fst` is given); after
+//! the run the VCD is read back once, converted to FST ([`crate::waves::write_fst`]) and used to
+//! build the save file ([`crate::gtkw`]). Every file goes through [`crate::output`]: refused
+//! when it names an input or another output, written under a temporary name and renamed.
+
+use std::path::{Path, PathBuf};
+
+use hwsim_hw::SharedBuffer;
+
+use crate::testbench::Loaded;
+use crate::waves::Wave;
+use crate::yaml::InputError;
+
+/// Filter file keys the save file may use (see [`crate::gtkw`]).
+const FILTER_KEYS: [&str; 4] = ["opcode", "ecn", "dcqcn_state", "format"];
+
+/// An existing path that is not a regular file (a device, a FIFO).
+fn special(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| !m.is_file())
+}
+
+/// Where the wave outputs of one run go.
+pub struct WaveOutputs {
+    vcd: Option<PathBuf>,
+    fst: Option<PathBuf>,
+    gtkw: Option<PathBuf>,
+    buffer: Option<SharedBuffer>,
+}
+
+impl WaveOutputs {
+    /// From the run options: `--vcd`, `--fst`, `--gtkw`. The save file defaults to the VCD's
+    /// (else the FST's) path with `.gtkw`.
+    pub fn new(vcd: Option<PathBuf>, fst: Option<PathBuf>, gtkw: Option<PathBuf>) -> WaveOutputs {
+        // No save file beside a sink (`--vcd /dev/null`): there is no wave to open.
+        let gtkw = gtkw.or_else(|| {
+            vcd.as_deref()
+                .or(fst.as_deref())
+                .filter(|p| !special(p))
+                .map(crate::gtkw::default_path)
+        });
+        WaveOutputs {
+            vcd,
+            fst,
+            gtkw,
+            buffer: None,
+        }
+    }
+
+    /// Refuses what cannot be done: the FST and the save file read the VCD back, which a sink
+    /// (`--vcd /dev/null`, a FIFO) does not allow.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(v) = self.vcd.as_deref().filter(|p| special(p)) {
+            if self.fst.is_some() || self.gtkw.is_some() {
+                return Err(format!(
+                    "--vcd {} is not a regular file, and --fst / --gtkw read the VCD back: give --vcd a file, or only --fst",
+                    v.display()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether any wave is written.
+    pub fn any(&self) -> bool {
+        self.vcd.is_some() || self.fst.is_some()
+    }
+
+    /// Every output path with its option, for [`crate::output::check_outputs`] (the filter
+    /// files the save file may need included).
+    pub fn paths(&self) -> Vec<(&'static str, PathBuf)> {
+        let mut v = Vec::new();
+        if let Some(p) = &self.fst {
+            v.push(("--fst", p.clone()));
+        }
+        if let Some(g) = &self.gtkw {
+            v.push(("--gtkw", g.clone()));
+            let stem = g
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            for k in FILTER_KEYS {
+                v.push(("--gtkw", g.with_file_name(format!("{stem}.{k}.txt"))));
+            }
+        }
+        v
+    }
+
+    /// Sets up the run's VCD: to the `--vcd` file, else (only `--fst`) into memory.
+    pub fn setup(&mut self, opts: &mut crate::runner::Options) {
+        opts.vcd = self.vcd.clone();
+        if self.vcd.is_none() && self.fst.is_some() {
+            let b = SharedBuffer::default();
+            opts.vcd_writer = Some(Box::new(b.clone()));
+            self.buffer = Some(b);
+        }
+    }
+
+    /// After the run: the FST and the save file. `strict`: a `view:` glob that selects nothing is
+    /// an error (false when `--trace` chose the signals).
+    pub fn finish(&self, l: &Loaded, strict: bool) -> Result<(), InputError> {
+        if !self.any() {
+            return Ok(());
+        }
+        let (name, bytes) = match (&self.vcd, &self.buffer) {
+            (Some(p), _) => (
+                p.clone(),
+                std::fs::read(p).map_err(|e| InputError::new(p, format!("cannot read back: {e}")))?,
+            ),
+            (None, Some(b)) => (PathBuf::from("VCD output"), b.bytes()),
+            (None, None) => return Ok(()),
+        };
+        if let Some(f) = &self.fst {
+            let (file, staged) = crate::output::stage(f)?;
+            let w = crate::waves::write_fst(&name, bytes.clone(), std::io::BufWriter::new(file))
+                .map_err(|e| InputError::new(f, format!("cannot write: {e}")))?;
+            drop(w);
+            staged.commit()?;
+        }
+        if let Some(g) = &self.gtkw {
+            let wave = Wave::from_bytes(&name, bytes)?;
+            let dump: &Path = self.vcd.as_deref().or(self.fst.as_deref()).expect("a wave file");
+            for (p, b) in crate::gtkw::files(l, &wave, dump, g, strict)? {
+                crate::output::write_file(&p, &b)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The files written, for the summary line.
+    pub fn written(&self) -> Vec<&Path> {
+        [&self.vcd, &self.fst, &self.gtkw]
+            .into_iter()
+            .flatten()
+            .map(PathBuf::as_path)
+            .collect()
+    }
+}
