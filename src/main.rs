@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
-use hwsim::{output, registry, regress, runner, testbench, values, yaml};
+use hwsim::{output, overrides, registry, regress, runner, testbench, values, yaml};
 
 #[derive(Parser)]
 #[command(name = "hwsim", version, about = "Cycle-stepped model of the PAXI / RC Link interconnect", long_about = None)]
@@ -31,6 +31,9 @@ enum Cmd {
         /// Memory budget in GiB (as for `run`).
         #[arg(long, value_name = "GIB", default_value_t = 8)]
         max_memory: u64,
+        /// Override a field (as for `run`; repeatable).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
     },
     /// Run every *.yaml below DIR in parallel; a summary table.
     Regress {
@@ -96,6 +99,10 @@ struct RunArgs {
     /// Memory budget in GiB: traffic that would need more is refused before the run.
     #[arg(long, value_name = "GIB", default_value_t = 8)]
     max_memory: u64,
+    /// Override a testbench field: dotted path as in the file, YAML value
+    /// (`--set system.traffic.0.bytes=4096`; repeatable).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    set: Vec<String>,
 }
 
 const SUBCOMMANDS: &[&str] = &["run", "check", "regress", "list", "netlist", "help"];
@@ -154,7 +161,11 @@ fn main() -> ExitCode {
     };
     match cli.cmd {
         Cmd::Run(a) => run(a),
-        Cmd::Check { testbench, max_memory } => check(&testbench, max_memory),
+        Cmd::Check {
+            testbench,
+            max_memory,
+            set,
+        } => check(&testbench, max_memory, &set),
         Cmd::Regress { dir, no_skip, jobs } => {
             if !dir.is_dir() {
                 return bad(format!("{}: not a folder", dir.display()));
@@ -178,7 +189,7 @@ fn main() -> ExitCode {
             dot,
             max_memory,
         } => {
-            let l = match load(&testbench, max_memory) {
+            let l = match load(&testbench, max_memory, &[]) {
                 Ok(l) => l,
                 Err(e) => return e,
             };
@@ -209,7 +220,7 @@ fn main() -> ExitCode {
 }
 
 fn run(a: RunArgs) -> ExitCode {
-    let l = match load(&a.testbench, a.max_memory) {
+    let l = match load(&a.testbench, a.max_memory, &a.set) {
         Ok(l) => l,
         Err(e) => return e,
     };
@@ -284,15 +295,20 @@ fn run(a: RunArgs) -> ExitCode {
     emit_then(&text, code)
 }
 
-/// Loads a testbench with a memory budget of `max_memory_gib`.
-fn load(tb: &Path, max_memory_gib: u64) -> Result<testbench::Loaded, ExitCode> {
-    let mut l = testbench::load(tb).map_err(bad)?;
+/// Loads a testbench with `--set` overrides and a memory budget of `max_memory_gib`.
+fn load(tb: &Path, max_memory_gib: u64, set: &[String]) -> Result<testbench::Loaded, ExitCode> {
+    let sets = set
+        .iter()
+        .map(|a| overrides::parse(a))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(bad)?;
+    let mut l = testbench::load_with(tb, &sets).map_err(bad)?;
     l.max_memory = max_memory_gib.saturating_mul(1 << 30);
     Ok(l)
 }
 
-fn check(tb: &Path, max_memory: u64) -> ExitCode {
-    let l = match load(tb, max_memory) {
+fn check(tb: &Path, max_memory: u64, set: &[String]) -> ExitCode {
+    let l = match load(tb, max_memory, set) {
         Ok(l) => l,
         Err(e) => return e,
     };

@@ -214,6 +214,10 @@ pub fn peak_rss_bytes() -> u64 {
 
 /// Elaborates a loaded testbench into a ready simulation (also used by `hwsim check`).
 pub fn build(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
+    build_inner(l, seed).map_err(|e| l.attribute(e))
+}
+
+fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
     let mut el = if l.tb.system.is_some() {
         if !l.tb.instances.is_empty() || !l.tb.stimulus.is_empty() || !l.tb.connect.is_empty() {
             return Err(l.error_at(
