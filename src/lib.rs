@@ -4,8 +4,10 @@
 
 pub mod output;
 pub mod overrides;
+pub mod progress;
 pub mod registry;
 pub mod regress;
+pub mod render;
 pub mod runner;
 pub mod schema;
 pub mod system;

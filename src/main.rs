@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
-use hwsim::{output, overrides, registry, regress, runner, testbench, values, yaml};
+use hwsim::{output, overrides, registry, regress, render, runner, testbench, values, yaml};
 
 #[derive(Parser)]
 #[command(name = "hwsim", version, about = "Cycle-stepped model of the PAXI / RC Link interconnect", long_about = None)]
@@ -96,6 +96,12 @@ struct RunArgs {
     /// Print run statistics (cycles/s, activations/s, skip, memory).
     #[arg(long)]
     stats: bool,
+    /// Print the counters matching GLOB (all without GLOB); `--counters=GLOB` before the file.
+    #[arg(long, value_name = "GLOB", num_args = 0..=1, default_missing_value = "*")]
+    counters: Option<String>,
+    /// The full report: every counter, every flow, values in full.
+    #[arg(short, long)]
+    verbose: bool,
     /// Memory budget in GiB: traffic that would need more is refused before the run.
     #[arg(long, value_name = "GIB", default_value_t = 8)]
     max_memory: u64,
@@ -280,7 +286,12 @@ fn run(a: RunArgs) -> ExitCode {
             }
         }
     } else {
-        text = report.render(true, a.stats);
+        text = report.render_view(&render::View {
+            verbose: a.verbose,
+            counters: a.counters.clone(),
+            stats: a.stats,
+            color: render::color_on_stdout(),
+        });
         if let Some(v) = &a.vcd {
             text.push_str(&format!("waves: {}\n", v.display()));
         }

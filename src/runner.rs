@@ -2,7 +2,7 @@
 //! and produce the report (text and JSON).
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -57,6 +57,9 @@ pub struct CheckResult {
     pub expected: String,
     /// What happened.
     pub actual: String,
+    /// For a failed sequence check: the first item that differs (index, expected, actual).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_difference: Option<String>,
 }
 
 /// Run statistics.
@@ -131,71 +134,15 @@ pub struct Report {
 }
 
 impl Report {
-    /// The verdict and checks as text.
+    /// The verdict and checks as text: counters with `with_counters` (all), the statistics line
+    /// with `with_stats`; long values in full. (The terminal's view: [`Report::render_view`].)
     pub fn render(&self, with_counters: bool, with_stats: bool) -> String {
-        use std::fmt::Write as _;
-        let mut s = String::new();
-        let _ = writeln!(s, "hwsim: {}  ({}, seed {})", self.testbench, self.file, self.seed);
-        if let Some(e) = &self.error {
-            let _ = writeln!(s, "  ERROR {e}");
-        }
-        let w = self.checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
-        for c in &self.checks {
-            let v = if c.passed { "PASS" } else { "FAIL" };
-            if c.passed {
-                let _ = writeln!(s, "  {v}  {:<w$}  {}", c.name, c.actual);
-            } else {
-                let _ = writeln!(s, "  {v}  {:<w$}  expected {}, actual {}", c.name, c.expected, c.actual);
-            }
-        }
-        // A switch run's headline figures (a chip run has them in its flows table).
-        if self.metrics.contains_key("throughput") {
-            let list: Vec<String> = ["throughput", "mean_delay", "p99_delay", "drops"]
-                .iter()
-                .filter_map(|k| self.metrics.get(*k).map(|v| format!("{k} {v:.4}")))
-                .collect();
-            let _ = writeln!(s, "metrics: {}", list.join(", "));
-        }
-        if with_counters && !self.counters.is_empty() {
-            let _ = writeln!(s, "counters:");
-            for (k, v) in &self.counters {
-                let _ = writeln!(s, "  {k} = {v}");
-            }
-        }
-        if with_stats {
-            let st = &self.stats;
-            let _ = writeln!(
-                s,
-                "stats: wall {:.3} s, {} cycles ({:.3e} cycles/s), {} activations ({:.3e}/s), {} executed, {} skipped, peak RSS {:.1} MiB",
-                st.wall_s,
-                st.cycles,
-                st.cycles_per_s,
-                st.activations,
-                st.activations_per_s,
-                st.executed_cycles,
-                st.skipped_cycles,
-                st.peak_rss_bytes as f64 / (1 << 20) as f64
-            );
-        }
-        let passed = self.checks.iter().filter(|c| c.passed).count();
-        if self.interrupted {
-            let _ = writeln!(s, "interrupted at cycle {}", self.cycles);
-        }
-        let _ = writeln!(
-            s,
-            "verdict: {} ({}/{} checks) at cycle {}",
-            if self.interrupted {
-                "INTERRUPTED"
-            } else if self.passed {
-                "PASS"
-            } else {
-                "FAIL"
-            },
-            passed,
-            self.checks.len(),
-            self.cycles
-        );
-        s
+        self.render_view(&crate::render::View {
+            verbose: true,
+            counters: Some(if with_counters { "*" } else { "" }.to_string()),
+            stats: with_stats,
+            color: false,
+        })
     }
 }
 
@@ -311,6 +258,7 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expects_fatal: bool) ->
     let mut v = Vec::new();
     let mut check = |name: &str, passed: bool, expected: String, actual: String| {
         v.push(CheckResult {
+            first_difference: None,
             name: format!("monitor: {name}"),
             passed,
             expected,
@@ -583,6 +531,7 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
             _ => (vals.sum::<u64>(), ""),
         };
         return CheckResult {
+            first_difference: None,
             name: e.name.clone().unwrap_or_else(|| format!("{how}{c} {}", bounds_text(e))),
             passed: within_bounds(e, x as f64),
             expected: bounds_text(e),
@@ -594,6 +543,7 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
         let x = metric_value(m, sim, end, flows).unwrap_or(0.0);
         let _ = el;
         return CheckResult {
+            first_difference: None,
             name: e.name.clone().unwrap_or_else(|| format!("{m} {}", bounds_text(e))),
             passed: within_bounds(e, x),
             expected: bounds_text(e),
@@ -645,6 +595,7 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
     let kind = if w.shape == Shape::Stream { "pushes" } else { "changes" };
     if let Some(n) = e.count {
         return CheckResult {
+            first_difference: None,
             name: e.name.clone().unwrap_or_else(|| format!("{ep} {kind}{window} == {n}")),
             passed: seen.len() as u64 == n,
             expected: n.to_string(),
@@ -653,12 +604,36 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
     }
     if let Some(seq) = &e.sequence {
         let passed = seq.len() == seen.len() && seq.iter().zip(&seen).all(|(x, (_, y))| yaml::matches(x, y));
+        let differ = seq.iter().zip(&seen).position(|(x, (_, y))| !yaml::matches(x, y));
+        let first_difference = match differ {
+            _ if passed => None,
+            Some(i) => Some(format!(
+                "item {i}: expected {}, actual {} @ {}",
+                yaml::show(&seq[i]),
+                yaml::show(&seen[i].1),
+                seen[i].0
+            )),
+            None if seen.len() > seq.len() => Some(format!(
+                "{} more than expected from item {}: {} @ {}",
+                seen.len() - seq.len(),
+                seq.len(),
+                yaml::show(&seen[seq.len()].1),
+                seen[seq.len()].0
+            )),
+            None => Some(format!(
+                "{} fewer than expected: item {} ({}) never came",
+                seq.len() - seen.len(),
+                seen.len(),
+                yaml::show(&seq[seen.len()])
+            )),
+        };
         let shown: Vec<String> = seen
             .iter()
             .take(24)
             .map(|(c, v)| format!("{}@{c}", yaml::show(v)))
             .collect();
         return CheckResult {
+            first_difference,
             name: e.name.clone().unwrap_or_else(|| format!("{ep} sequence{window}")),
             passed,
             expected: format!("[{}]", seq.iter().map(yaml::show).collect::<Vec<_>>().join(", ")),
@@ -685,6 +660,7 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
             .join(", "),
     };
     CheckResult {
+        first_difference: None,
         name: e
             .name
             .clone()
@@ -770,17 +746,15 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         }
     }
 
-    let progress = opts.progress && std::io::stderr().is_terminal();
+    let mut progress = crate::progress::RunProgress::new(crate::progress::allowed(opts.progress), &l.name(), until);
     let t0 = Instant::now();
-    let mut last_print = t0;
     let mut error = None;
     let mut interrupted = false;
     // Run in slices so a long run can report progress and notice an interrupt between two slices
-    // (the kernel's hot loop stays untouched); slicing changes nothing in the results.
-    let slice: Cycle = if opts.interrupt.is_some() {
+    // (the kernel's hot loop stays untouched); slicing changes nothing in the results: `run`
+    // stops at the slice's end without ticking anything.
+    let mut slice: Cycle = if opts.interrupt.is_some() || progress.is_some() {
         1 << 14
-    } else if progress {
-        1 << 20
     } else {
         Cycle::MAX
     };
@@ -790,6 +764,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
             break;
         }
         let target = sim.now().saturating_add(slice).min(until);
+        let ts = Instant::now();
         match sim.run(target) {
             Ok(Stop::Quiescent) => break,
             Ok(Stop::Limit) if sim.now() >= until => break,
@@ -800,19 +775,16 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
                 break;
             }
         }
-        if progress && last_print.elapsed().as_secs_f64() > 2.0 {
-            last_print = Instant::now();
-            eprint!(
-                "\r{}: cycle {} / {} ({:.0}%)   ",
-                l.name(),
-                sim.now(),
-                until,
-                100.0 * sim.now() as f64 / until as f64
-            );
+        if let Some(p) = progress.as_mut() {
+            // Slices of about 50 ms: a smooth bar, and an interrupt noticed at once.
+            if ts.elapsed().as_millis() < 25 && slice < 1 << 30 {
+                slice *= 2;
+            }
+            p.update(sim.now());
         }
     }
-    if progress && t0.elapsed().as_secs_f64() > 2.0 {
-        eprintln!();
+    if let Some(p) = progress {
+        p.finish();
     }
     let wall = t0.elapsed().as_secs_f64();
     let end = match &error {
@@ -843,6 +815,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     let error_text = error.map(|e| e.to_string());
     if let Some(e) = &error_text {
         checks.push(CheckResult {
+            first_difference: None,
             name: "run completes without protocol violation".into(),
             passed: false,
             expected: "no violation".into(),

@@ -152,3 +152,70 @@ fn bad_set_arguments_are_one_line_naming_the_argument() {
     let o = hwsim(&["check", FIFO_TB, "--set", "instances.fifo.params.depth=0"]);
     assert_bad(&o, "--set instances.fifo.params.depth=0: ", &["depth 0 out of range"]);
 }
+
+// ------------------------------------------------------------------------------------------------
+// The terminal report
+
+#[test]
+fn default_report_fits_a_screen_and_loses_nothing_from_json() {
+    let d = temp_dir("report");
+    let j = d.join("a1.json");
+    let tb = "tb/acceptance/a1_p2p_bandwidth.yaml";
+    let o = hwsim(&[tb, "--json", &s(&j)]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(out.lines().count() <= 40, "one screen:\n{out}");
+    assert!(!out.contains('\x1b'), "no colour off a terminal:\n{out}");
+    let n = read_json(&j)["counters"].as_object().unwrap().len();
+    assert!(n > 500, "{n} counters in the JSON");
+    for want in [
+        "flows:\n  flow ",
+        "chip0->chip1 cdma0",
+        "metrics: end_cycle 176418, goodput ",
+        &format!("counters: {n} (`--counters GLOB`"),
+        "verdict: PASS (12/12 checks) at cycle 176418",
+    ] {
+        assert!(out.contains(want), "`{want}` in:\n{out}");
+    }
+    // --counters GLOB: those only; -v: every one.
+    let o = hwsim(&[tb, "--counters", "chip0.paxi.txns_*"]);
+    let listed: Vec<String> = stdout(&o)
+        .lines()
+        .filter(|l| l.starts_with("  chip") && l.contains(" = "))
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "  chip0.paxi.txns_done = 1",
+            "  chip0.paxi.txns_failed = 0",
+            "  chip0.paxi.txns_issued = 1"
+        ]
+    );
+    let o = hwsim(&[tb, "-v"]);
+    assert_eq!(stdout(&o).lines().filter(|l| l.contains(" = ")).count(), n);
+    let o = hwsim(&[tb, "--counters=nothing.like.this"]);
+    assert!(stdout(&o).contains("counters: none matches `nothing.like.this`"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_failed_sequence_shows_its_first_difference() {
+    let o = hwsim(&[
+        FIFO_TB,
+        "--set",
+        "expect.3.sequence=[100, 101, 102, 999, 104, 105, 106, 107, 108, 109, 110, 111]",
+    ]);
+    assert_code(&o, 1);
+    let out = stdout(&o);
+    assert!(
+        out.contains("first difference: item 3: expected 999, actual 103 @ 6"),
+        "{out}"
+    );
+    let o = hwsim(&[FIFO_TB, "--set", "expect.3.sequence=[100, 101]"]);
+    assert!(
+        stdout(&o).contains("first difference: 10 more than expected from item 2: 102 @ 3"),
+        "{}",
+        stdout(&o)
+    );
+}
