@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
-use hwsim::{output, overrides, registry, regress, render, runner, testbench, values, yaml};
+use hwsim::{commands, output, overrides, registry, regress, render, runner, testbench, values, yaml};
 
 #[derive(Parser)]
 #[command(name = "hwsim", version, about = "Cycle-stepped model of the PAXI / RC Link interconnect", long_about = None)]
@@ -47,6 +47,8 @@ enum Cmd {
         #[arg(short, long)]
         jobs: Option<usize>,
     },
+    /// Run a testbench over a grid of --set values; a table (CSV, JSON) and plots.
+    Sweep(commands::SweepArgs),
     /// Block kinds: ports and parameters with defaults.
     List,
     /// Draw a testbench's netlist.
@@ -111,7 +113,9 @@ struct RunArgs {
     set: Vec<String>,
 }
 
-const SUBCOMMANDS: &[&str] = &["run", "check", "regress", "list", "netlist", "help"];
+const SUBCOMMANDS: &[&str] = &[
+    "run", "check", "regress", "sweep", "plot", "explain", "list", "netlist", "help",
+];
 
 fn bad(msg: impl std::fmt::Display) -> ExitCode {
     // Not eprintln!: it panics when stderr itself cannot be written (`2>/dev/full`).
@@ -189,6 +193,7 @@ fn main() -> ExitCode {
             };
             emit_then(&regress::render(&out), code)
         }
+        Cmd::Sweep(a) => done(commands::sweep(a)),
         Cmd::List => emit_then(&list(), ExitCode::SUCCESS),
         Cmd::Netlist {
             testbench,
@@ -304,6 +309,14 @@ fn run(a: RunArgs) -> ExitCode {
         ExitCode::from(1)
     };
     emit_then(&text, code)
+}
+
+/// The outcome of a subcommand in commands.rs: its text and status, or bad input.
+fn done(r: Result<(String, u8), yaml::InputError>) -> ExitCode {
+    match r {
+        Ok((text, code)) => emit_then(&text, ExitCode::from(code)),
+        Err(e) => bad(e),
+    }
 }
 
 /// Loads a testbench with `--set` overrides and a memory budget of `max_memory_gib`.

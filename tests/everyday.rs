@@ -6,6 +6,7 @@
 //! go to a fresh folder under the system temp dir, one per test. Sweeps here are tiny (the module
 //! FIFO testbench, or a short system run).
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -218,4 +219,231 @@ fn a_failed_sequence_shows_its_first_difference() {
         "{}",
         stdout(&o)
     );
+}
+
+// ------------------------------------------------------------------------------------------------
+// sweep
+
+/// The tiny FIFO sweep: 2 × 2 points × 2 seeds.
+fn fifo_sweep(extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "sweep",
+        FIFO_TB,
+        "--set",
+        "instances.src.params.count=4,8",
+        "--set",
+        "instances.snk.params.interval=1,3",
+        "--seeds",
+        "2",
+        "--metric",
+        "end_cycle",
+        "--counter",
+        "snk.*",
+        "-q",
+    ]
+    .map(String::from)
+    .to_vec();
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a
+}
+
+fn csv_rows(p: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect()
+}
+
+#[test]
+fn sweep_runs_the_grid_in_parallel_with_the_same_bytes_for_any_j() {
+    let d = temp_dir("sweep");
+    let (a, b) = (d.join("a"), d.join("b"));
+    let o = hwsim(&fifo_sweep(&["-j", "1", "--out", &s(&a)]));
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("8 runs: "), "{}", stdout(&o));
+    assert_code(&hwsim(&fifo_sweep(&["-j", "4", "--out", &s(&b)])), 0);
+    for f in ["sweep.csv", "sweep.json", "plan.json"] {
+        assert_eq!(
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+            "{f} is the same whatever -j"
+        );
+    }
+    let rows = csv_rows(&a.join("sweep.csv"));
+    assert_eq!(
+        rows[0][..9],
+        [
+            "run",
+            "point",
+            "instances.src.params.count",
+            "instances.snk.params.interval",
+            "seed",
+            "verdict",
+            "checks_passed",
+            "checks",
+            "cycles"
+        ]
+    );
+    let col = |name: &str| {
+        rows[0]
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    let (end, rec) = (col("end_cycle"), col("snk.received"));
+    assert_eq!(rows.len(), 9, "8 runs");
+    // Cross product in order, two seeds per point, each run its own seed.
+    let vals: Vec<(&str, &str)> = rows[1..].iter().map(|r| (r[2].as_str(), r[3].as_str())).collect();
+    assert_eq!(
+        vals,
+        [
+            ("4", "1"),
+            ("4", "1"),
+            ("4", "3"),
+            ("4", "3"),
+            ("8", "1"),
+            ("8", "1"),
+            ("8", "3"),
+            ("8", "3")
+        ]
+    );
+    let seeds: BTreeSet<&str> = rows[1..].iter().map(|r| r[4].as_str()).collect();
+    assert_eq!(seeds.len(), 8);
+    // The runs did what their values say: the sink received `count`; a slower sink ends later.
+    for r in &rows[1..] {
+        assert_eq!(r[rec], r[2], "{r:?}");
+    }
+    let end_of = |i: usize| rows[i][end].parse::<u64>().unwrap();
+    assert!(end_of(3) > end_of(1) && end_of(7) > end_of(3), "{rows:?}");
+    // The same run again with `hwsim run` and the row's seed gives the row's report.
+    let j = d.join("one.json");
+    let o = hwsim(&[
+        "run",
+        FIFO_TB,
+        "--set",
+        "instances.src.params.count=8",
+        "--set",
+        "instances.snk.params.interval=3",
+        "--seed",
+        &rows[7][4],
+        "--json",
+        &s(&j),
+    ]);
+    assert!(o.status.code().is_some_and(|c| c <= 1));
+    assert_eq!(
+        read_json(&j)["metrics"]["end_cycle"].as_f64().unwrap(),
+        end_of(7) as f64
+    );
+    let png = std::fs::read(a.join("end_cycle_vs_count.png")).unwrap();
+    assert_eq!(&png[..4], b"\x89PNG");
+    let svg = std::fs::read_to_string(a.join("end_cycle_vs_count.svg")).unwrap();
+    assert!(
+        svg.contains("interval=1") && svg.contains("interval=3"),
+        "one line per other value"
+    );
+    // Bad input: one line naming the argument.
+    let o = hwsim(&[
+        "sweep",
+        FIFO_TB,
+        "--set",
+        "instances.fifo.params.depth=2,0",
+        "--out",
+        &s(&d.join("c")),
+    ]);
+    assert_bad(&o, "--set instances.fifo.params.depth=0: ", &["depth 0 out of range"]);
+    let o = hwsim(&[
+        "sweep",
+        FIFO_TB,
+        "--set",
+        "seed=1,2",
+        "--set",
+        "until=5",
+        "--zip",
+        "--out",
+        &s(&d),
+    ]);
+    assert_bad(&o, "--set until=5: ", &["--zip needs lists of one length"]);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn sweep_emits_slurm_and_parallel_jobs_and_collects_them() {
+    let d = temp_dir("emit");
+    let local = d.join("local");
+    assert_code(&hwsim(&fifo_sweep(&["--out", &s(&local)])), 0);
+    // Slurm: a job array, one case per run, with the run's values, seed and report path.
+    let slurm = d.join("slurm");
+    let o = hwsim(&fifo_sweep(&["--emit", "slurm", &s(&slurm)]));
+    assert_code(&o, 0);
+    let script = std::fs::read_to_string(slurm.join("sweep.slurm")).unwrap();
+    let plan = read_json(&slurm.join("plan.json"));
+    let seed3 = plan["runs"][3]["seed"].as_u64().unwrap();
+    assert!(script.starts_with("#!/bin/bash\n"), "{script}");
+    assert!(script.contains("#SBATCH --array=0-7\n"), "{script}");
+    assert_eq!(
+        script
+            .lines()
+            .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .count(),
+        8
+    );
+    let line3 = script.lines().find(|l| l.trim_start().starts_with("3) ")).unwrap();
+    let abs = std::path::absolute(&slurm).unwrap();
+    for want in [
+        " run ".to_string(),
+        "--set instances.src.params.count=4 --set instances.snk.params.interval=3".into(),
+        format!(
+            "--seed {seed3} --json {}/point_3.json -q || test $? -eq 1 ;;",
+            abs.display()
+        ),
+    ] {
+        assert!(line3.contains(&want), "`{want}` in {line3}");
+    }
+    // GNU parallel: the job list, run for real when `parallel` is installed; then --collect
+    // gives the same table as the local sweep.
+    let par = d.join("par");
+    assert_code(&hwsim(&fifo_sweep(&["--emit", "parallel", &s(&par)])), 0);
+    let jobs = std::fs::read_to_string(par.join("jobs.txt")).unwrap();
+    assert_eq!(jobs.lines().count(), 8);
+    // Before any job ran: every row MISSING.
+    let o = hwsim(&["sweep", "--collect", &s(&par)]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("8 runs: 0 passed, 0 failed, 8 missing"),
+        "{}",
+        stdout(&o)
+    );
+    let have_parallel = Command::new("parallel")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if have_parallel {
+        let st = Command::new("parallel")
+            .args(["--will-cite", "-j", "2"])
+            .stdin(std::fs::File::open(par.join("jobs.txt")).unwrap())
+            .current_dir(&d)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    } else {
+        eprintln!("SKIPPED running the job list: GNU parallel is not installed; running it with sh");
+        for line in jobs.lines() {
+            assert!(
+                Command::new("sh").args(["-c", line]).status().unwrap().success(),
+                "{line}"
+            );
+        }
+    }
+    let o = hwsim(&["sweep", "--collect", &s(&par)]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("8 runs: "), "{}", stdout(&o));
+    assert_eq!(
+        std::fs::read_to_string(par.join("sweep.csv")).unwrap(),
+        std::fs::read_to_string(local.join("sweep.csv")).unwrap(),
+        "collected = local"
+    );
+    let o = hwsim(&["sweep", "--collect", &s(&d.join("nothing"))]);
+    assert_bad(&o, &format!("{}/plan.json: cannot read", s(&d.join("nothing"))), &[]);
+    let _ = std::fs::remove_dir_all(&d);
 }
