@@ -148,3 +148,87 @@ fn with_files(mut s: String, files: &[PathBuf]) -> String {
     s.push('\n');
     s
 }
+
+/// Where `hwsim run` writes the probe CSV: `--probe PATH`, else the testbench's `probe.out`,
+/// else beside `--json` (`X.json` → `X.probe.csv`); none if the testbench has no `probe:`.
+pub fn probe_path(l: &crate::testbench::Loaded, probe: Option<&Path>, json: Option<&Path>) -> Option<PathBuf> {
+    if let Some(p) = probe {
+        return Some(p.to_path_buf());
+    }
+    let p = l.tb.probe.as_ref()?;
+    p.out
+        .as_ref()
+        .map(PathBuf::from)
+        .or_else(|| json.map(|j| j.with_extension("probe.csv")))
+}
+
+/// `hwsim plot`.
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// A probe CSV (`cycle,…`), or a testbench with a `probe:` section (run first; its CSV is
+    /// written beside the plot).
+    pub input: PathBuf,
+    /// The plot: `.svg` or `.png`.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Columns to draw (globs, comma-separated or repeated; default all).
+    #[arg(long, value_name = "GLOB,…", value_delimiter = ',')]
+    pub columns: Vec<String>,
+    /// Override a testbench field (when INPUT is a testbench; repeatable).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub set: Vec<String>,
+}
+
+/// Runs `hwsim plot`.
+pub fn plot(a: PlotArgs) -> Result<(String, u8), InputError> {
+    let mut text = String::new();
+    let yaml = a.input.extension().is_some_and(|e| e == "yaml" || e == "yml");
+    let csv = if yaml {
+        let sets = a
+            .set
+            .iter()
+            .map(|s| crate::overrides::parse(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let l = crate::testbench::load_with(&a.input, &sets)?;
+        if l.tb.probe.is_none() {
+            return Err(InputError::new(&a.input, "no `probe:` section to plot"));
+        }
+        let csv = a.out.with_extension("csv");
+        crate::output::check_outputs(
+            &l.files,
+            &[("--out", a.out.as_path()), ("the probe CSV", csv.as_path())],
+        )
+        .map_err(|m| InputError::new(Path::new("--out"), m))?;
+        let report = crate::runner::run_loaded(
+            &l,
+            crate::runner::Options {
+                probe: Some(csv.clone()),
+                progress: true,
+                ..Default::default()
+            },
+        )?;
+        text.push_str(&format!(
+            "ran {}: {} at cycle {}; probe {}\n",
+            a.input.display(),
+            if report.passed { "PASS" } else { "FAIL" },
+            report.cycles,
+            csv.display()
+        ));
+        csv
+    } else {
+        if !a.set.is_empty() {
+            return Err(InputError::new(Path::new("--set"), "needs a testbench, not a CSV"));
+        }
+        crate::output::check_outputs(std::slice::from_ref(&a.input), &[("--out", a.out.as_path())])
+            .map_err(|m| InputError::new(Path::new("--out"), m))?;
+        a.input.clone()
+    };
+    let chart = crate::plot::probe_chart(&csv, &a.columns)?;
+    crate::plot::write(&a.out, &chart)?;
+    text.push_str(&format!(
+        "wrote {} ({} column(s))\n",
+        a.out.display(),
+        chart.series.len()
+    ));
+    Ok((text, 0))
+}

@@ -6,6 +6,7 @@ pub mod commands;
 pub mod output;
 pub mod overrides;
 pub mod plot;
+pub mod probe;
 pub mod progress;
 pub mod registry;
 pub mod regress;

@@ -49,6 +49,8 @@ enum Cmd {
     },
     /// Run a testbench over a grid of --set values; a table (CSV, JSON) and plots.
     Sweep(commands::SweepArgs),
+    /// Draw a probe CSV (or a testbench's probes, run first) over time: SVG or PNG.
+    Plot(commands::PlotArgs),
     /// Block kinds: ports and parameters with defaults.
     List,
     /// Draw a testbench's netlist.
@@ -104,6 +106,9 @@ struct RunArgs {
     /// The full report: every counter, every flow, values in full.
     #[arg(short, long)]
     verbose: bool,
+    /// Write the testbench's `probe:` samples here (default: its `probe.out`, else beside --json).
+    #[arg(long)]
+    probe: Option<PathBuf>,
     /// Memory budget in GiB: traffic that would need more is refused before the run.
     #[arg(long, value_name = "GIB", default_value_t = 8)]
     max_memory: u64,
@@ -194,6 +199,7 @@ fn main() -> ExitCode {
             emit_then(&regress::render(&out), code)
         }
         Cmd::Sweep(a) => done(commands::sweep(a)),
+        Cmd::Plot(a) => done(commands::plot(a)),
         Cmd::List => emit_then(&list(), ExitCode::SUCCESS),
         Cmd::Netlist {
             testbench,
@@ -235,7 +241,8 @@ fn run(a: RunArgs) -> ExitCode {
         Ok(l) => l,
         Err(e) => return e,
     };
-    let outputs: Vec<(&str, &Path)> = [("--vcd", &a.vcd), ("--json", &a.json)]
+    let probe = commands::probe_path(&l, a.probe.as_deref(), a.json.as_deref());
+    let outputs: Vec<(&str, &Path)> = [("--vcd", &a.vcd), ("--json", &a.json), ("--probe", &probe)]
         .into_iter()
         .filter_map(|(opt, p)| p.as_deref().map(|p| (opt, p)))
         .collect();
@@ -270,6 +277,7 @@ fn run(a: RunArgs) -> ExitCode {
         trace_to: a.trace_to,
         progress: !a.quiet,
         interrupt: Some(interrupt),
+        probe,
         ..Default::default()
     };
     let report = match runner::run_loaded(&l, opts) {
@@ -299,6 +307,9 @@ fn run(a: RunArgs) -> ExitCode {
         });
         if let Some(v) = &a.vcd {
             text.push_str(&format!("waves: {}\n", v.display()));
+        }
+        if let Some((p, rows)) = &report.probe {
+            text.push_str(&format!("probe: {} ({rows} rows)\n", p.display()));
         }
     }
     let code = if report.interrupted {

@@ -153,7 +153,9 @@ where
                     line.label(s.label.clone())
                         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
                 }
-                ctx.draw_series(s.points.iter().map(|p| Circle::new((p.0, p.1), 3, color.filled())))
+                // Markers only where they stay apart (a sweep's few points, not a long probe).
+                let marks = if s.points.len() <= 60 { s.points.as_slice() } else { &[] };
+                ctx.draw_series(marks.iter().map(|p| Circle::new((p.0, p.1), 3, color.filled())))
                     .map_err(e)?;
                 ctx.draw_series(
                     s.points
@@ -220,4 +222,72 @@ mod tests {
         assert!(write(&d.join("p.gif"), &chart).is_err());
         let _ = std::fs::remove_dir_all(&d);
     }
+}
+
+/// The chart of a probe CSV's columns (those matching `globs`, default all) over cycles.
+pub fn probe_chart(csv: &Path, globs: &[String]) -> Result<Chart, InputError> {
+    let text = std::fs::read_to_string(csv).map_err(|e| InputError::new(csv, format!("cannot read: {e}")))?;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    if header.first() != Some(&"cycle") || header.len() < 2 {
+        return Err(InputError {
+            file: csv.to_path_buf(),
+            line: Some(1),
+            column: Some(1),
+            message: "not a probe CSV (the header is `cycle,<column>…`)".into(),
+        });
+    }
+    let picked: Vec<usize> = (1..header.len())
+        .filter(|&i| globs.is_empty() || globs.iter().any(|g| hwsim_hw::glob_match(g, header[i])))
+        .collect();
+    if picked.is_empty() {
+        return Err(InputError::new(
+            Path::new("--columns"),
+            format!(
+                "{} matches no column of {} ({})",
+                globs.join(","),
+                csv.display(),
+                header[1..].join(", ")
+            ),
+        ));
+    }
+    let mut series: Vec<Series> = picked
+        .iter()
+        .map(|&i| Series {
+            label: header[i].to_string(),
+            points: Vec::new(),
+        })
+        .collect();
+    for (n, line) in lines.enumerate() {
+        let f: Vec<&str> = line.split(',').collect();
+        let num = |i: usize| -> Result<f64, InputError> {
+            f.get(i).and_then(|v| v.parse::<f64>().ok()).ok_or_else(|| InputError {
+                file: csv.to_path_buf(),
+                line: Some(n + 2),
+                column: Some(f[..i.min(f.len())].iter().map(|x| x.len() + 1).sum::<usize>() + 1),
+                message: format!("`{}` is not a number ({})", f.get(i).unwrap_or(&""), header[i]),
+            })
+        };
+        let x = num(0)?;
+        for (s, &i) in series.iter_mut().zip(&picked) {
+            let y = num(i)?;
+            s.points.push((x, y, y, y));
+        }
+    }
+    Ok(Chart {
+        title: format!(
+            "{} over time",
+            csv.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        ),
+        x_label: "cycle (ns)".into(),
+        y_label: if picked.len() == 1 {
+            header[picked[0]].to_string()
+        } else {
+            "value".into()
+        },
+        log_x: false,
+        series,
+    })
 }

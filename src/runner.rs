@@ -41,6 +41,8 @@ pub struct Options {
     pub progress: bool,
     /// Shuffle the evaluation order with this seed (tests of the two-phase contract).
     pub shuffle: Option<u64>,
+    /// Write the testbench's `probe:` samples here (crate::probe).
+    pub probe: Option<PathBuf>,
     /// Set (by a SIGINT / SIGTERM handler) to stop the run at the current cycle; the report is
     /// then marked `interrupted` and the VCD ends there.
     pub interrupt: Option<Arc<AtomicBool>>,
@@ -131,6 +133,9 @@ pub struct Report {
     pub error: Option<String>,
     /// The run was stopped by SIGINT / SIGTERM at `cycles`; counters and checks are as of then.
     pub interrupted: bool,
+    /// The probe CSV written, and its rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe: Option<(PathBuf, u64)>,
 }
 
 impl Report {
@@ -746,6 +751,22 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         }
     }
 
+    let mut prober = match (&opts.probe, &l.tb.probe) {
+        (Some(path), Some(p)) => Some(crate::probe::Prober::new(l, p, &sim, path)?),
+        (Some(path), None) => {
+            return Err(InputError::new(
+                Path::new("--probe"),
+                format!(
+                    "{}: the testbench has no `probe:` section (`probe: {{every: 1000, signals: [GLOB], counters: [GLOB]}}`)",
+                    path.display()
+                ),
+            ))
+        }
+        (None, _) => None,
+    };
+    if let Some(p) = prober.as_mut() {
+        p.sample(&sim)?;
+    }
     let mut progress = crate::progress::RunProgress::new(crate::progress::allowed(opts.progress), &l.name(), until);
     let t0 = Instant::now();
     let mut error = None;
@@ -763,9 +784,17 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
             interrupted = true;
             break;
         }
-        let target = sim.now().saturating_add(slice).min(until);
+        let mut target = sim.now().saturating_add(slice).min(until);
+        if let Some(p) = &prober {
+            target = target.min(p.next());
+        }
         let ts = Instant::now();
-        match sim.run(target) {
+        let stop = sim.run(target);
+        // At a probe time, or at the end of the run if it falls on one.
+        if let (Ok(_), Some(p)) = (&stop, prober.as_mut()) {
+            p.sample(&sim)?;
+        }
+        match stop {
             Ok(Stop::Quiescent) => break,
             Ok(Stop::Limit) if sim.now() >= until => break,
             Ok(Stop::Limit) => {}
@@ -799,6 +828,10 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     if let Some(s) = staged {
         s.commit()?;
     }
+    let probe = match prober {
+        Some(p) => Some(p.finish()?),
+        None => None,
+    };
     let flow_reports = flows(&sim, &el);
     let mut checks: Vec<CheckResult> =
         l.tb.expect
@@ -849,5 +882,6 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         stats,
         error: error_text,
         interrupted,
+        probe,
     })
 }

@@ -90,7 +90,7 @@ impl Loaded {
         self.overrides
             .iter()
             .rev()
-            .find(|o| o.leaf() == needle || yaml::show(&o.value) == needle)
+            .find(|o| o.leaf() == needle || mentions(&o.value, needle))
     }
     /// An input error at the parameter a block's message names (`base_latency = …: must be …`,
     /// ``unknown field `x` ``): in the testbench if it sets it, else in the include that does (a
@@ -114,6 +114,15 @@ impl Loaded {
             }
         }
         self.error_at(fallback, msg)
+    }
+}
+
+/// Whether `v` is `needle`, or holds it as a key or a value at any depth.
+fn mentions(v: &Value, needle: &str) -> bool {
+    match v {
+        Value::Mapping(m) => m.iter().any(|(k, x)| mentions(k, needle) || mentions(x, needle)),
+        Value::Sequence(s) => s.iter().any(|x| mentions(x, needle)),
+        other => yaml::show(other) == needle,
     }
 }
 

@@ -447,3 +447,142 @@ fn sweep_emits_slurm_and_parallel_jobs_and_collects_them() {
     assert_bad(&o, &format!("{}/plan.json: cannot read", s(&d.join("nothing"))), &[]);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+// ------------------------------------------------------------------------------------------------
+// Probes and plot
+
+/// The FIFO testbench with a probe of every signal and counter each cycle.
+const FIFO_PROBE: &[&str] = &["--set", "probe={every: 1, signals: ['*'], counters: ['*']}"];
+
+#[test]
+fn probes_sample_the_same_with_and_without_event_skip() {
+    let d = temp_dir("probe");
+    for (tb, extra) in [
+        (FIFO_TB, FIFO_PROBE),
+        ("tb/acceptance/a7_rx_cap_incast.yaml", &[][..]),
+        (
+            "tb/acceptance/a5_go_back_n_order.yaml",
+            &[
+                "--set",
+                "probe={every: 97, signals: ['chip1.lg*.rx.*', 'chip0.lg0.tx.*'], counters: ['chip*.lg*.tx.*']}",
+            ][..],
+        ),
+    ] {
+        let (a, b) = (d.join("skip.csv"), d.join("noskip.csv"));
+        let mut args: Vec<&str> = vec!["run", tb, "-q", "--probe"];
+        args.extend(extra);
+        let mut skip = args.clone();
+        skip.insert(4, s(&a).leak());
+        assert_code(&hwsim(&skip), 0);
+        let mut noskip = args.clone();
+        noskip.insert(4, s(&b).leak());
+        noskip.push("--no-skip");
+        assert_code(&hwsim(&noskip), 0);
+        let (ta, tb_) = (
+            std::fs::read_to_string(&a).unwrap(),
+            std::fs::read_to_string(&b).unwrap(),
+        );
+        assert!(ta.lines().count() > 10, "{tb}: {ta}");
+        assert!(ta == tb_, "{tb}: probe CSV differs between skip and --no-skip");
+    }
+    // The FIFO's values where the checks say: 111 reaches snk.last in [30, 60]; the source
+    // stalls while the FIFO is full.
+    let o = hwsim(&[&["run", FIFO_TB, "-q", "--probe", &s(&d.join("f.csv"))][..], FIFO_PROBE].concat());
+    assert_code(&o, 0);
+    let text = std::fs::read_to_string(d.join("f.csv")).unwrap();
+    let rows = csv_rows(&d.join("f.csv"));
+    let col = |n: &str| {
+        rows[0]
+            .iter()
+            .position(|h| h == n)
+            .unwrap_or_else(|| panic!("{n} in {:?}", rows[0]))
+    };
+    let (last, recv) = (col("snk.last"), col("snk.received"));
+    assert_eq!(rows[1][0], "0", "{text}");
+    let at = |c: usize| rows.iter().find(|r| r[0] == c.to_string()).unwrap();
+    assert_eq!(at(36)[last], "111");
+    assert_eq!(at(36)[recv], "12");
+    assert_eq!(at(35)[last], "110");
+    assert_eq!(rows.last().unwrap()[0], "37", "a row at the end of the run (cycle 37)");
+    assert!(
+        rows.iter().skip(1).any(|r| r[last] != "111" && r[last] != "0"),
+        "last changes over time"
+    );
+    // Without a probe section, --probe is refused; a glob that matches nothing is located.
+    let o = hwsim(&["run", FIFO_TB, "--probe", &s(&d.join("x.csv"))]);
+    assert_bad(&o, "--probe: ", &["no `probe:` section"]);
+    let o = hwsim(&[
+        "run",
+        FIFO_TB,
+        "--probe",
+        &s(&d.join("x.csv")),
+        "--set",
+        "probe={every: 0, counters: ['*']}",
+    ]);
+    assert_bad(
+        &o,
+        "--set probe={every: 0, counters: ['*']}: ",
+        &["`every` must be ≥ 1"],
+    );
+    let o = hwsim(&[
+        "run",
+        FIFO_TB,
+        "--probe",
+        &s(&d.join("x.csv")),
+        "--set",
+        "probe={every: 5, counters: [nope.*]}",
+    ]);
+    assert_bad(
+        &o,
+        "--set probe={every: 5, counters: [nope.*]}: ",
+        &["counter glob `nope.*` matches no counter"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn plot_draws_a_probe_in_one_command() {
+    let d = temp_dir("plot");
+    let png = d.join("a7.png");
+    let o = hwsim(&[
+        "plot",
+        "tb/acceptance/a7_rx_cap_incast.yaml",
+        "--out",
+        &s(&png),
+        "--columns",
+        "*backlog",
+    ]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("(8 column(s))"), "{}", stdout(&o));
+    assert_eq!(&std::fs::read(&png).unwrap()[..4], b"\x89PNG");
+    let csv = d.join("a7.csv");
+    let rows = csv_rows(&csv);
+    assert_eq!(rows[0][1], "chip0.lg0.rxcap.backlog");
+    // The incast builds a backlog at chip 0's receive cap, and it drains by the end.
+    let peak = rows[1..].iter().map(|r| r[1].parse::<u64>().unwrap()).max().unwrap();
+    assert!(peak > 100, "backlog peak {peak}");
+    assert_eq!(rows.last().unwrap()[1], "0");
+    // From the CSV, as SVG, two columns chosen.
+    let svg = d.join("b.svg");
+    let o = hwsim(&[
+        "plot",
+        &s(&csv),
+        "--out",
+        &s(&svg),
+        "--columns",
+        "chip0.lg0.*,chip0.lg1.*",
+    ]);
+    assert_code(&o, 0);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("chip0.lg1.rxcap.backlog") && !text.contains("chip0.lg2.rxcap.backlog"));
+    let o = hwsim(&["plot", &s(&csv), "--out", &s(&svg), "--columns", "nothing"]);
+    assert_bad(&o, "--columns: ", &["matches no column"]);
+    std::fs::write(d.join("bad.csv"), "cycle,a\n0,1\n5,x\n").unwrap();
+    let o = hwsim(&["plot", &s(&d.join("bad.csv")), "--out", &s(&svg)]);
+    assert_bad(
+        &o,
+        &format!("{}:3:3: ", s(&d.join("bad.csv"))),
+        &["`x` is not a number"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
