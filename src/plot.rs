@@ -189,41 +189,6 @@ where
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn draws_svg_and_png_with_the_embedded_font() {
-        let d = std::env::temp_dir().join(format!("hwsim-plot-{}", std::process::id()));
-        let chart = Chart {
-            title: "goodput vs loss".into(),
-            x_label: "loss".into(),
-            y_label: "goodput".into(),
-            log_x: true,
-            series: vec![Series {
-                label: "a=1".into(),
-                points: vec![(1e-4, 350.0, 349.0, 351.0), (1e-2, 200.0, 190.0, 210.0)],
-            }],
-        };
-        write(&d.join("p.svg"), &chart).unwrap();
-        let svg = std::fs::read_to_string(d.join("p.svg")).unwrap();
-        assert!(svg.starts_with("<svg") && svg.contains("goodput vs loss"), "{svg}");
-        write(&d.join("p.png"), &chart).unwrap();
-        let png = std::fs::read(d.join("p.png")).unwrap();
-        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
-        // Text was drawn: the caption region holds dark pixels.
-        let img = image::load_from_memory(&png).unwrap().to_rgb8();
-        let dark = (300..660)
-            .flat_map(|x| (10..40).map(move |y| (x, y)))
-            .filter(|&(x, y)| img.get_pixel(x, y).0.iter().all(|&c| c < 100))
-            .count();
-        assert!(dark > 50, "caption text drawn ({dark} dark pixels)");
-        assert!(write(&d.join("p.gif"), &chart).is_err());
-        let _ = std::fs::remove_dir_all(&d);
-    }
-}
-
 /// The chart of a probe CSV's columns (those matching `globs`, default all) over cycles.
 pub fn probe_chart(csv: &Path, globs: &[String]) -> Result<Chart, InputError> {
     let text = std::fs::read_to_string(csv).map_err(|e| InputError::new(csv, format!("cannot read: {e}")))?;
@@ -290,4 +255,39 @@ pub fn probe_chart(csv: &Path, globs: &[String]) -> Result<Chart, InputError> {
         log_x: false,
         series,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_svg_and_png_with_the_embedded_font() {
+        let d = std::env::temp_dir().join(format!("hwsim-plot-{}", std::process::id()));
+        let chart = Chart {
+            title: "goodput vs loss".into(),
+            x_label: "loss".into(),
+            y_label: "goodput".into(),
+            log_x: true,
+            series: vec![Series {
+                label: "a=1".into(),
+                points: vec![(1e-4, 350.0, 349.0, 351.0), (1e-2, 200.0, 190.0, 210.0)],
+            }],
+        };
+        write(&d.join("p.svg"), &chart).unwrap();
+        let svg = std::fs::read_to_string(d.join("p.svg")).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("goodput vs loss"), "{svg}");
+        write(&d.join("p.png"), &chart).unwrap();
+        let png = std::fs::read(d.join("p.png")).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        // Text was drawn: the caption region holds dark pixels.
+        let img = image::load_from_memory(&png).unwrap().to_rgb8();
+        let dark = (300..660)
+            .flat_map(|x| (10..40).map(move |y| (x, y)))
+            .filter(|&(x, y)| img.get_pixel(x, y).0.iter().all(|&c| c < 100))
+            .count();
+        assert!(dark > 50, "caption text drawn ({dark} dark pixels)");
+        assert!(write(&d.join("p.gif"), &chart).is_err());
+        let _ = std::fs::remove_dir_all(&d);
+    }
 }
