@@ -11,10 +11,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
-use hwsim::{commands, output, overrides, registry, regress, render, runner, testbench, values, yaml};
+use hwsim::{commands, explain, output, overrides, registry, regress, render, runner, testbench, values, yaml};
 
 #[derive(Parser)]
-#[command(name = "hwsim", version, about = "Cycle-stepped model of the PAXI / RC Link interconnect", long_about = None)]
+#[command(name = "hwsim", version = explain::VERSION, about = "Cycle-stepped model of the PAXI / RC Link interconnect", long_about = None)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -51,6 +51,11 @@ enum Cmd {
     Sweep(commands::SweepArgs),
     /// Draw a probe CSV (or a testbench's probes, run first) over time: SVG or PNG.
     Plot(commands::PlotArgs),
+    /// One block kind: its documentation, ports, parameters and counters.
+    Explain {
+        /// Block kind (see `hwsim list`).
+        block: String,
+    },
     /// Block kinds: ports and parameters with defaults.
     List,
     /// Draw a testbench's netlist.
@@ -200,6 +205,10 @@ fn main() -> ExitCode {
         }
         Cmd::Sweep(a) => done(commands::sweep(a)),
         Cmd::Plot(a) => done(commands::plot(a)),
+        Cmd::Explain { block } => match explain::explain(&block) {
+            Ok(t) => emit_then(&t, ExitCode::SUCCESS),
+            Err(e) => bad(e),
+        },
         Cmd::List => emit_then(&list(), ExitCode::SUCCESS),
         Cmd::Netlist {
             testbench,

@@ -586,3 +586,31 @@ fn plot_draws_a_probe_in_one_command() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+// ------------------------------------------------------------------------------------------------
+// explain, --version
+
+#[test]
+fn explain_prints_a_blocks_header_ports_params_and_counters() {
+    let o = hwsim(&["explain", "rx_cap"]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    for want in [
+        "rx_cap — per-LG receive serializer",
+        "**Control bypass**",
+        "out backlog",
+        "line_rate",
+        "counters: pkts, frames, payload_bytes, wire_bytes, bypassed, backlog_peak",
+    ] {
+        assert!(out.contains(want), "`{want}` in:\n{out}");
+    }
+    let o = hwsim(&["explain", "nope"]);
+    assert_bad(&o, "unknown block kind `nope`", &["rx_cap"]);
+    let o = hwsim(&["--version"]);
+    assert_code(&o, 0);
+    let v = stdout(&o);
+    assert!(
+        v.starts_with(&format!("hwsim {} (commit ", env!("CARGO_PKG_VERSION"))),
+        "{v}"
+    );
+}
