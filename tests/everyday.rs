@@ -614,3 +614,50 @@ fn explain_prints_a_blocks_header_ports_params_and_counters() {
         "{v}"
     );
 }
+
+// ------------------------------------------------------------------------------------------------
+// The README's everyday examples
+
+#[test]
+fn readme_everyday_examples_run() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let section = readme
+        .split("## Everyday use")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("an Everyday use section");
+    let d = temp_dir("readme");
+    let bin = env!("CARGO_BIN_EXE_hwsim");
+    let mut ran = 0;
+    for line in section
+        .lines()
+        .filter(|l| l.starts_with("    hwsim ") || l.starts_with("    parallel "))
+    {
+        // Generated files go to the temp folder; GNU parallel's line runs the job list with sh
+        // (the emit test runs it with parallel where installed).
+        let cmd = line
+            .trim()
+            .replace("sweeps/", &format!("{}/sweeps/", d.display()))
+            .replace("waves/", &format!("{}/waves/", d.display()))
+            .replace("parallel < ", "sh ")
+            .replace("hwsim ", &format!("{bin} "));
+        let o = Command::new("sh")
+            .args(["-c", &cmd])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        // 0, or 1 where a run's checks fail at the overridden value; never bad input.
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{line}\n{}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        ran += 1;
+    }
+    assert!(ran >= 7, "{ran} examples");
+    assert!(d.join("sweeps/loss/goodput_vs_probability.png").exists());
+    assert!(d.join("sweeps/par/sweep.csv").exists());
+    assert!(d.join("waves/a7_backlog.png").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
