@@ -2,13 +2,21 @@
 //! elaboration of testbenches into netlists, the runner with its checks and reports, and the
 //! regression runner. The `hwsim` binary (src/main.rs) is a thin clap front end over this.
 
+pub mod commands;
 pub mod diff;
+pub mod explain;
 pub mod gtkw;
 pub mod output;
+pub mod overrides;
+pub mod plot;
+pub mod probe;
+pub mod progress;
 pub mod registry;
 pub mod regress;
+pub mod render;
 pub mod runner;
 pub mod schema;
+pub mod sweep;
 pub mod system;
 pub mod testbench;
 pub mod values;

@@ -11,10 +11,13 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
-use hwsim::{diff, output, registry, regress, runner, testbench, values, vectors, wave_outputs, yaml};
+use hwsim::{
+    commands, diff, explain, output, overrides, registry, regress, render, runner, testbench, values, vectors,
+    wave_outputs, yaml,
+};
 
 #[derive(Parser)]
-#[command(name = "hwsim", version, about = "Cycle-stepped model of the PAXI / RC Link interconnect", long_about = None)]
+#[command(name = "hwsim", version = explain::VERSION, about = "Cycle-stepped model of the PAXI / RC Link interconnect", long_about = None)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -31,6 +34,9 @@ enum Cmd {
         /// Memory budget in GiB (as for `run`).
         #[arg(long, value_name = "GIB", default_value_t = 8)]
         max_memory: u64,
+        /// Override a field (as for `run`; repeatable).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
     },
     /// Run every *.yaml below DIR in parallel; a summary table.
     Regress {
@@ -43,6 +49,15 @@ enum Cmd {
         /// Parallel jobs (default: the number of cores).
         #[arg(short, long)]
         jobs: Option<usize>,
+    },
+    /// Run a testbench over a grid of --set values; a table (CSV, JSON) and plots.
+    Sweep(commands::SweepArgs),
+    /// Draw a probe CSV (or a testbench's probes, run first) over time: SVG or PNG.
+    Plot(commands::PlotArgs),
+    /// One block kind: its documentation, ports, parameters and counters.
+    Explain {
+        /// Block kind (see `hwsim list`).
+        block: String,
     },
     /// Block kinds: ports and parameters with defaults.
     List,
@@ -109,12 +124,27 @@ struct RunArgs {
     /// Print run statistics (cycles/s, activations/s, skip, memory).
     #[arg(long)]
     stats: bool,
+    /// Print the counters matching GLOB (all without GLOB); `--counters=GLOB` before the file.
+    #[arg(long, value_name = "GLOB", num_args = 0..=1, default_missing_value = "*")]
+    counters: Option<String>,
+    /// The full report: every counter, every flow, values in full.
+    #[arg(short, long)]
+    verbose: bool,
+    /// Write the testbench's `probe:` samples here (default: its `probe.out`, else beside --json).
+    #[arg(long)]
+    probe: Option<PathBuf>,
     /// Memory budget in GiB: traffic that would need more is refused before the run.
     #[arg(long, value_name = "GIB", default_value_t = 8)]
     max_memory: u64,
+    /// Override a testbench field: dotted path as in the file, YAML value
+    /// (`--set system.traffic.0.bytes=4096`; repeatable).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    set: Vec<String>,
 }
 
-const SUBCOMMANDS: &[&str] = &["run", "check", "regress", "list", "netlist", "diff", "vectors", "help"];
+const SUBCOMMANDS: &[&str] = &[
+    "run", "check", "regress", "sweep", "plot", "explain", "list", "netlist", "diff", "vectors", "help",
+];
 
 fn bad(msg: impl std::fmt::Display) -> ExitCode {
     // Not eprintln!: it panics when stderr itself cannot be written (`2>/dev/full`).
@@ -170,7 +200,11 @@ fn main() -> ExitCode {
     };
     match cli.cmd {
         Cmd::Run(a) => run(a),
-        Cmd::Check { testbench, max_memory } => check(&testbench, max_memory),
+        Cmd::Check {
+            testbench,
+            max_memory,
+            set,
+        } => check(&testbench, max_memory, &set),
         Cmd::Regress { dir, no_skip, jobs } => {
             if !dir.is_dir() {
                 return bad(format!("{}: not a folder", dir.display()));
@@ -188,6 +222,12 @@ fn main() -> ExitCode {
             };
             emit_then(&regress::render(&out), code)
         }
+        Cmd::Sweep(a) => done(commands::sweep(a)),
+        Cmd::Plot(a) => done(commands::plot(a)),
+        Cmd::Explain { block } => match explain::explain(&block) {
+            Ok(t) => emit_then(&t, ExitCode::SUCCESS),
+            Err(e) => bad(e),
+        },
         Cmd::List => emit_then(&list(), ExitCode::SUCCESS),
         Cmd::Diff(a) => match diff::run(&a) {
             Ok((text, same)) => emit_then(&text, if same { ExitCode::SUCCESS } else { ExitCode::from(1) }),
@@ -202,7 +242,7 @@ fn main() -> ExitCode {
             dot,
             max_memory,
         } => {
-            let l = match load(&testbench, max_memory) {
+            let l = match load(&testbench, max_memory, &[]) {
                 Ok(l) => l,
                 Err(e) => return e,
             };
@@ -233,13 +273,14 @@ fn main() -> ExitCode {
 }
 
 fn run(a: RunArgs) -> ExitCode {
-    let l = match load(&a.testbench, a.max_memory) {
+    let l = match load(&a.testbench, a.max_memory, &a.set) {
         Ok(l) => l,
         Err(e) => return e,
     };
     let mut waves = wave_outputs::WaveOutputs::new(a.vcd.clone(), a.fst.clone(), a.gtkw.clone());
     let wave_paths = waves.paths();
-    let outputs: Vec<(&str, &Path)> = [("--vcd", &a.vcd), ("--json", &a.json)]
+    let probe = commands::probe_path(&l, a.probe.as_deref(), a.json.as_deref());
+    let outputs: Vec<(&str, &Path)> = [("--vcd", &a.vcd), ("--json", &a.json), ("--probe", &probe)]
         .into_iter()
         .filter_map(|(opt, p)| p.as_deref().map(|p| (opt, p)))
         .chain(wave_paths.iter().map(|(o, p)| (*o, p.as_path())))
@@ -277,6 +318,7 @@ fn run(a: RunArgs) -> ExitCode {
         trace_to: a.trace_to,
         progress: !a.quiet,
         interrupt: Some(interrupt),
+        probe,
         ..Default::default()
     };
     waves.setup(&mut opts);
@@ -302,10 +344,18 @@ fn run(a: RunArgs) -> ExitCode {
             }
         }
     } else {
-        text = report.render(true, a.stats);
+        text = report.render_view(&render::View {
+            verbose: a.verbose,
+            counters: a.counters.clone(),
+            stats: a.stats,
+            color: render::color_on_stdout(),
+        });
         let written: Vec<String> = waves.written().iter().map(|p| p.display().to_string()).collect();
         if !written.is_empty() {
             text.push_str(&format!("waves: {}\n", written.join(", ")));
+        }
+        if let Some((p, rows)) = &report.probe {
+            text.push_str(&format!("probe: {} ({rows} rows)\n", p.display()));
         }
     }
     let code = if report.interrupted {
@@ -318,15 +368,28 @@ fn run(a: RunArgs) -> ExitCode {
     emit_then(&text, code)
 }
 
-/// Loads a testbench with a memory budget of `max_memory_gib`.
-fn load(tb: &Path, max_memory_gib: u64) -> Result<testbench::Loaded, ExitCode> {
-    let mut l = testbench::load(tb).map_err(bad)?;
+/// The outcome of a subcommand in commands.rs: its text and status, or bad input.
+fn done(r: Result<(String, u8), yaml::InputError>) -> ExitCode {
+    match r {
+        Ok((text, code)) => emit_then(&text, ExitCode::from(code)),
+        Err(e) => bad(e),
+    }
+}
+
+/// Loads a testbench with `--set` overrides and a memory budget of `max_memory_gib`.
+fn load(tb: &Path, max_memory_gib: u64, set: &[String]) -> Result<testbench::Loaded, ExitCode> {
+    let sets = set
+        .iter()
+        .map(|a| overrides::parse(a))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(bad)?;
+    let mut l = testbench::load_with(tb, &sets).map_err(bad)?;
     l.max_memory = max_memory_gib.saturating_mul(1 << 30);
     Ok(l)
 }
 
-fn check(tb: &Path, max_memory: u64) -> ExitCode {
-    let l = match load(tb, max_memory) {
+fn check(tb: &Path, max_memory: u64, set: &[String]) -> ExitCode {
+    let l = match load(tb, max_memory, set) {
         Ok(l) => l,
         Err(e) => return e,
     };

@@ -2,7 +2,7 @@
 //! and produce the report (text and JSON).
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -41,6 +41,8 @@ pub struct Options {
     pub progress: bool,
     /// Shuffle the evaluation order with this seed (tests of the two-phase contract).
     pub shuffle: Option<u64>,
+    /// Write the testbench's `probe:` samples here (crate::probe).
+    pub probe: Option<PathBuf>,
     /// Set (by a SIGINT / SIGTERM handler) to stop the run at the current cycle; the report is
     /// then marked `interrupted` and the VCD ends there.
     pub interrupt: Option<Arc<AtomicBool>>,
@@ -57,6 +59,9 @@ pub struct CheckResult {
     pub expected: String,
     /// What happened.
     pub actual: String,
+    /// For a failed sequence check: the first item that differs (index, expected, actual).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_difference: Option<String>,
 }
 
 /// Run statistics.
@@ -128,74 +133,21 @@ pub struct Report {
     pub error: Option<String>,
     /// The run was stopped by SIGINT / SIGTERM at `cycles`; counters and checks are as of then.
     pub interrupted: bool,
+    /// The probe CSV written, and its rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe: Option<(PathBuf, u64)>,
 }
 
 impl Report {
-    /// The verdict and checks as text.
+    /// The verdict and checks as text: counters with `with_counters` (all), the statistics line
+    /// with `with_stats`; long values in full. (The terminal's view: [`Report::render_view`].)
     pub fn render(&self, with_counters: bool, with_stats: bool) -> String {
-        use std::fmt::Write as _;
-        let mut s = String::new();
-        let _ = writeln!(s, "hwsim: {}  ({}, seed {})", self.testbench, self.file, self.seed);
-        if let Some(e) = &self.error {
-            let _ = writeln!(s, "  ERROR {e}");
-        }
-        let w = self.checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
-        for c in &self.checks {
-            let v = if c.passed { "PASS" } else { "FAIL" };
-            if c.passed {
-                let _ = writeln!(s, "  {v}  {:<w$}  {}", c.name, c.actual);
-            } else {
-                let _ = writeln!(s, "  {v}  {:<w$}  expected {}, actual {}", c.name, c.expected, c.actual);
-            }
-        }
-        // A switch run's headline figures (a chip run has them in its flows table).
-        if self.metrics.contains_key("throughput") {
-            let list: Vec<String> = ["throughput", "mean_delay", "p99_delay", "drops"]
-                .iter()
-                .filter_map(|k| self.metrics.get(*k).map(|v| format!("{k} {v:.4}")))
-                .collect();
-            let _ = writeln!(s, "metrics: {}", list.join(", "));
-        }
-        if with_counters && !self.counters.is_empty() {
-            let _ = writeln!(s, "counters:");
-            for (k, v) in &self.counters {
-                let _ = writeln!(s, "  {k} = {v}");
-            }
-        }
-        if with_stats {
-            let st = &self.stats;
-            let _ = writeln!(
-                s,
-                "stats: wall {:.3} s, {} cycles ({:.3e} cycles/s), {} activations ({:.3e}/s), {} executed, {} skipped, peak RSS {:.1} MiB",
-                st.wall_s,
-                st.cycles,
-                st.cycles_per_s,
-                st.activations,
-                st.activations_per_s,
-                st.executed_cycles,
-                st.skipped_cycles,
-                st.peak_rss_bytes as f64 / (1 << 20) as f64
-            );
-        }
-        let passed = self.checks.iter().filter(|c| c.passed).count();
-        if self.interrupted {
-            let _ = writeln!(s, "interrupted at cycle {}", self.cycles);
-        }
-        let _ = writeln!(
-            s,
-            "verdict: {} ({}/{} checks) at cycle {}",
-            if self.interrupted {
-                "INTERRUPTED"
-            } else if self.passed {
-                "PASS"
-            } else {
-                "FAIL"
-            },
-            passed,
-            self.checks.len(),
-            self.cycles
-        );
-        s
+        self.render_view(&crate::render::View {
+            verbose: true,
+            counters: Some(if with_counters { "*" } else { "" }.to_string()),
+            stats: with_stats,
+            color: false,
+        })
     }
 }
 
@@ -214,6 +166,10 @@ pub fn peak_rss_bytes() -> u64 {
 
 /// Elaborates a loaded testbench into a ready simulation (also used by `hwsim check`).
 pub fn build(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
+    build_inner(l, seed).map_err(|e| l.attribute(e))
+}
+
+fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
     let mut el = if l.tb.system.is_some() {
         if !l.tb.instances.is_empty() || !l.tb.stimulus.is_empty() || !l.tb.connect.is_empty() {
             return Err(l.error_at(
@@ -307,6 +263,7 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expects_fatal: bool) ->
     let mut v = Vec::new();
     let mut check = |name: &str, passed: bool, expected: String, actual: String| {
         v.push(CheckResult {
+            first_difference: None,
             name: format!("monitor: {name}"),
             passed,
             expected,
@@ -579,6 +536,7 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
             _ => (vals.sum::<u64>(), ""),
         };
         return CheckResult {
+            first_difference: None,
             name: e.name.clone().unwrap_or_else(|| format!("{how}{c} {}", bounds_text(e))),
             passed: within_bounds(e, x as f64),
             expected: bounds_text(e),
@@ -590,6 +548,7 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
         let x = metric_value(m, sim, end, flows).unwrap_or(0.0);
         let _ = el;
         return CheckResult {
+            first_difference: None,
             name: e.name.clone().unwrap_or_else(|| format!("{m} {}", bounds_text(e))),
             passed: within_bounds(e, x),
             expected: bounds_text(e),
@@ -641,6 +600,7 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
     let kind = if w.shape == Shape::Stream { "pushes" } else { "changes" };
     if let Some(n) = e.count {
         return CheckResult {
+            first_difference: None,
             name: e.name.clone().unwrap_or_else(|| format!("{ep} {kind}{window} == {n}")),
             passed: seen.len() as u64 == n,
             expected: n.to_string(),
@@ -649,12 +609,36 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
     }
     if let Some(seq) = &e.sequence {
         let passed = seq.len() == seen.len() && seq.iter().zip(&seen).all(|(x, (_, y))| yaml::matches(x, y));
+        let differ = seq.iter().zip(&seen).position(|(x, (_, y))| !yaml::matches(x, y));
+        let first_difference = match differ {
+            _ if passed => None,
+            Some(i) => Some(format!(
+                "item {i}: expected {}, actual {} @ {}",
+                yaml::show(&seq[i]),
+                yaml::show(&seen[i].1),
+                seen[i].0
+            )),
+            None if seen.len() > seq.len() => Some(format!(
+                "{} more than expected from item {}: {} @ {}",
+                seen.len() - seq.len(),
+                seq.len(),
+                yaml::show(&seen[seq.len()].1),
+                seen[seq.len()].0
+            )),
+            None => Some(format!(
+                "{} fewer than expected: item {} ({}) never came",
+                seq.len() - seen.len(),
+                seen.len(),
+                yaml::show(&seq[seen.len()])
+            )),
+        };
         let shown: Vec<String> = seen
             .iter()
             .take(24)
             .map(|(c, v)| format!("{}@{c}", yaml::show(v)))
             .collect();
         return CheckResult {
+            first_difference,
             name: e.name.clone().unwrap_or_else(|| format!("{ep} sequence{window}")),
             passed,
             expected: format!("[{}]", seq.iter().map(yaml::show).collect::<Vec<_>>().join(", ")),
@@ -681,6 +665,7 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
             .join(", "),
     };
     CheckResult {
+        first_difference: None,
         name: e
             .name
             .clone()
@@ -766,17 +751,31 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         }
     }
 
-    let progress = opts.progress && std::io::stderr().is_terminal();
+    let mut prober = match (&opts.probe, &l.tb.probe) {
+        (Some(path), Some(p)) => Some(crate::probe::Prober::new(l, p, &sim, path)?),
+        (Some(path), None) => {
+            return Err(InputError::new(
+                Path::new("--probe"),
+                format!(
+                    "{}: the testbench has no `probe:` section (`probe: {{every: 1000, signals: [GLOB], counters: [GLOB]}}`)",
+                    path.display()
+                ),
+            ))
+        }
+        (None, _) => None,
+    };
+    if let Some(p) = prober.as_mut() {
+        p.sample(&sim)?;
+    }
+    let mut progress = crate::progress::RunProgress::new(crate::progress::allowed(opts.progress), &l.name(), until);
     let t0 = Instant::now();
-    let mut last_print = t0;
     let mut error = None;
     let mut interrupted = false;
     // Run in slices so a long run can report progress and notice an interrupt between two slices
-    // (the kernel's hot loop stays untouched); slicing changes nothing in the results.
-    let slice: Cycle = if opts.interrupt.is_some() {
+    // (the kernel's hot loop stays untouched); slicing changes nothing in the results: `run`
+    // stops at the slice's end without ticking anything.
+    let mut slice: Cycle = if opts.interrupt.is_some() || progress.is_some() {
         1 << 14
-    } else if progress {
-        1 << 20
     } else {
         Cycle::MAX
     };
@@ -785,8 +784,17 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
             interrupted = true;
             break;
         }
-        let target = sim.now().saturating_add(slice).min(until);
-        match sim.run(target) {
+        let mut target = sim.now().saturating_add(slice).min(until);
+        if let Some(p) = &prober {
+            target = target.min(p.next());
+        }
+        let ts = Instant::now();
+        let stop = sim.run(target);
+        // At a probe time, or at the end of the run if it falls on one.
+        if let (Ok(_), Some(p)) = (&stop, prober.as_mut()) {
+            p.sample(&sim)?;
+        }
+        match stop {
             Ok(Stop::Quiescent) => break,
             Ok(Stop::Limit) if sim.now() >= until => break,
             Ok(Stop::Limit) => {}
@@ -796,19 +804,16 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
                 break;
             }
         }
-        if progress && last_print.elapsed().as_secs_f64() > 2.0 {
-            last_print = Instant::now();
-            eprint!(
-                "\r{}: cycle {} / {} ({:.0}%)   ",
-                l.name(),
-                sim.now(),
-                until,
-                100.0 * sim.now() as f64 / until as f64
-            );
+        if let Some(p) = progress.as_mut() {
+            // Slices of about 50 ms: a smooth bar, and an interrupt noticed at once.
+            if ts.elapsed().as_millis() < 25 && slice < 1 << 30 {
+                slice *= 2;
+            }
+            p.update(sim.now());
         }
     }
-    if progress && t0.elapsed().as_secs_f64() > 2.0 {
-        eprintln!();
+    if let Some(p) = progress {
+        p.finish();
     }
     let wall = t0.elapsed().as_secs_f64();
     let end = match &error {
@@ -823,6 +828,10 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     if let Some(s) = staged {
         s.commit()?;
     }
+    let probe = match prober {
+        Some(p) => Some(p.finish()?),
+        None => None,
+    };
     let flow_reports = flows(&sim, &el);
     let mut checks: Vec<CheckResult> =
         l.tb.expect
@@ -839,6 +848,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     let error_text = error.map(|e| e.to_string());
     if let Some(e) = &error_text {
         checks.push(CheckResult {
+            first_difference: None,
             name: "run completes without protocol violation".into(),
             passed: false,
             expected: "no violation".into(),
@@ -872,5 +882,6 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         stats,
         error: error_text,
         interrupted,
+        probe,
     })
 }

@@ -55,6 +55,26 @@ pub struct Testbench {
     /// Checks.
     #[serde(default)]
     pub expect: Vec<Expect>,
+    /// Sampling of signals and counters over time into a CSV (crate::probe).
+    pub probe: Option<Probe>,
+}
+
+/// `probe: {every: 1000, signals: [GLOB…], counters: [GLOB…], out: PATH}`: every `every` cycles,
+/// the signals (net paths, or `path.field` of a traced field) and counters matching the globs,
+/// one CSV row (`cycle,…`). Written to `--probe PATH`, else `out`, else beside `--json`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Probe {
+    /// Cycles between two samples (the first at cycle 0).
+    pub every: u64,
+    /// Signal globs.
+    #[serde(default)]
+    pub signals: Vec<String>,
+    /// Counter globs.
+    #[serde(default)]
+    pub counters: Vec<String>,
+    /// Default output file (relative to the working directory).
+    pub out: Option<String>,
 }
 
 /// The `view:` of a testbench: what `gtkwave waves/x.gtkw` opens on.

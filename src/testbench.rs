@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use hwsim_hw::{Dir, ElabError, Netlist, Shape};
 
+use crate::overrides::Override;
 use crate::registry::{self, BlockKind};
 use crate::schema::{ConfigFile, Testbench};
 use crate::values::{self, Rows, ValueOps};
@@ -30,6 +31,8 @@ pub struct Loaded {
     /// Memory budget, bytes: elaboration refuses traffic or buffers that would need more
     /// (`--max-memory`; default [`DEFAULT_MAX_MEMORY`]).
     pub max_memory: u64,
+    /// `--set` overrides applied to the file (errors about their fields name them).
+    pub overrides: Vec<Override>,
 }
 
 /// Default memory budget: 8 GiB.
@@ -53,13 +56,50 @@ impl Loaded {
     }
     /// An input error located at the first occurrence of `needle`.
     pub fn error_at(&self, needle: &str, msg: impl Into<String>) -> InputError {
+        if let Some(o) = self.override_for(needle) {
+            return o.error(msg);
+        }
         InputError::at_key(&self.path, &self.text, needle, msg)
+    }
+    /// `e` attributed to the last `--set` whose field or value its message names (an error
+    /// found after loading, about an overridden field, is the argument's, not the file's).
+    pub fn attribute(&self, e: InputError) -> InputError {
+        if e.file != self.path {
+            return e;
+        }
+        let words: Vec<&str> = e
+            .message
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '-'))
+            .map(|w| w.trim_end_matches('.'))
+            .collect();
+        let hit = self.overrides.iter().rev().find(|o| {
+            let v = yaml::show(&o.value);
+            words.iter().any(|w| *w == o.leaf() || *w == v)
+        });
+        match hit {
+            Some(o) => o.error(e.message),
+            None => e,
+        }
+    }
+    /// The last `--set` whose field (or value) is `needle`: an error found after loading about
+    /// that field is the argument's, not the file's.
+    fn override_for(&self, needle: &str) -> Option<&Override> {
+        if needle.is_empty() {
+            return None;
+        }
+        self.overrides
+            .iter()
+            .rev()
+            .find(|o| o.leaf() == needle || mentions(&o.value, needle))
     }
     /// An input error at the parameter a block's message names (`base_latency = …: must be …`,
     /// ``unknown field `x` ``): in the testbench if it sets it, else in the include that does (a
     /// preset's typo is fixed in the preset); else at `fallback` in the testbench.
     pub fn error_at_param(&self, fallback: &str, msg: impl Into<String>) -> InputError {
         let msg = msg.into();
+        if let Some(o) = field_named(&msg).and_then(|f| self.override_for(f)) {
+            return o.error(msg);
+        }
         if let Some(field) = field_named(&msg) {
             for f in &self.files {
                 let text = if f == &self.path {
@@ -74,6 +114,15 @@ impl Loaded {
             }
         }
         self.error_at(fallback, msg)
+    }
+}
+
+/// Whether `v` is `needle`, or holds it as a key or a value at any depth.
+fn mentions(v: &Value, needle: &str) -> bool {
+    match v {
+        Value::Mapping(m) => m.iter().any(|(k, x)| mentions(k, needle) || mentions(x, needle)),
+        Value::Sequence(s) => s.iter().any(|x| mentions(x, needle)),
+        other => yaml::show(other) == needle,
     }
 }
 
@@ -100,9 +149,20 @@ pub fn load(path: &Path) -> Result<Loaded, InputError> {
     load_text(path, yaml::read(path)?)
 }
 
+/// Reads and parses a testbench and its includes, then applies `--set` overrides.
+pub fn load_with(path: &Path, overrides: &[Override]) -> Result<Loaded, InputError> {
+    load_text_with(path, yaml::read(path)?, overrides)
+}
+
 /// Parses `text` as the testbench at `path` (includes are read relative to it).
 pub fn load_text(path: &Path, text: String) -> Result<Loaded, InputError> {
-    let tb: Testbench = yaml::parse(path, &text)?;
+    load_text_with(path, text, &[])
+}
+
+/// Included settings: per-kind defaults, system settings, and the files read.
+type Includes = (BTreeMap<String, Value>, Value, Vec<PathBuf>);
+
+fn read_includes(path: &Path, text: &str, tb: &Testbench) -> Result<Includes, InputError> {
     let mut defaults: BTreeMap<String, Value> = BTreeMap::new();
     let mut system_defaults = Value::Null;
     let mut files = vec![path.to_path_buf()];
@@ -111,7 +171,7 @@ pub fn load_text(path: &Path, text: String) -> Result<Loaded, InputError> {
         let Some(file) = candidates.iter().find(|p| p.is_file()) else {
             return Err(InputError::at_key(
                 path,
-                &text,
+                text,
                 inc,
                 format!("include `{inc}` not found"),
             ));
@@ -127,15 +187,39 @@ pub fn load_text(path: &Path, text: String) -> Result<Loaded, InputError> {
             system_defaults = yaml::merge(&system_defaults, &s);
         }
     }
+    Ok((defaults, system_defaults, files))
+}
+
+/// [`load_text`] with `--set` overrides, applied in order after the file parsed (an override's
+/// error names it; see crate::overrides).
+pub fn load_text_with(path: &Path, text: String, overrides: &[Override]) -> Result<Loaded, InputError> {
+    let mut tb: Testbench = yaml::parse(path, &text)?;
+    let (mut defaults, mut system_defaults, mut files) = read_includes(path, &text, &tb)?;
+    if !overrides.is_empty() {
+        let mut doc: Value = yaml::parse(path, &text)?;
+        let mut base = crate::yaml::Mapping::new();
+        base.insert("system".into(), system_defaults.clone());
+        base.insert("defaults".into(), yaml::to_value(&defaults));
+        let base = Value::Mapping(base);
+        for o in overrides {
+            crate::overrides::apply(&mut doc, &base, o)?;
+            tb = yaml::from_value(doc.clone()).map_err(|m| o.error(m))?;
+        }
+        if overrides.iter().any(|o| o.path[0] == "include") {
+            (defaults, system_defaults, files) = read_includes(path, &text, &tb)?;
+        }
+    }
     let blocks = registry::blocks();
     for (k, v) in &tb.defaults {
         if registry::find(&blocks, k).is_none() {
-            return Err(InputError::at_key(
-                path,
-                &text,
-                k,
-                format!("defaults for unknown block kind `{k}` (see `hwsim list`)"),
-            ));
+            let msg = format!("defaults for unknown block kind `{k}` (see `hwsim list`)");
+            if let Some(o) = overrides
+                .iter()
+                .find(|o| o.path.len() > 1 && o.path[0] == "defaults" && &o.path[1] == k)
+            {
+                return Err(o.error(msg));
+            }
+            return Err(InputError::at_key(path, &text, k, msg));
         }
         let merged = yaml::merge(defaults.get(k).unwrap_or(&Value::Null), v);
         defaults.insert(k.clone(), merged);
@@ -148,6 +232,7 @@ pub fn load_text(path: &Path, text: String) -> Result<Loaded, InputError> {
         system_defaults,
         files,
         max_memory: DEFAULT_MAX_MEMORY,
+        overrides: overrides.to_vec(),
     })
 }
 

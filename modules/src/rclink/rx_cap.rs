@@ -46,7 +46,8 @@
 //!
 //! Counters (counted when a packet leaves on `out`): `pkts` (data packets), `frames` (data
 //! frames whose last packet left), `payload_bytes`, `wire_bytes`, `bypassed` (zero-payload
-//! packets); `backlog_peak`: most packets held at once. The
+//! packets); `backlog_peak`: most packets held at once. The signal `backlog` carries the number
+//! held now (received or still on the wire, not yet pushed on `out`), for probes. The
 //! signal `wire_total` carries the wire bytes received so far, advancing at line rate while a frame
 //! is on the wire (so a window over it measures the rate exactly, not frame by frame), for
 //! the chip's receive-rate monitor (acceptance «高 radix incast 接收 cap»: ≤ num_lg × line rate).
@@ -89,6 +90,7 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
             .doc("one-packet frames, each at the cycle its last byte is received (ceil)"),
         PortDecl::output::<u64>("busy_until").doc("first whole cycle at which the receive serializer is idle (ns)"),
         PortDecl::output::<u64>("wire_total").doc("wire bytes of the data frames pushed on out (cumulative)"),
+        PortDecl::output::<u64>("backlog").doc("packets held (received or on the wire, not yet pushed on out)"),
     ]
 }
 
@@ -98,6 +100,9 @@ pub struct RxCap {
     out: StreamOut<DataFrame>,
     busy_until: Out<u64>,
     wire_total: Out<u64>,
+    backlog: Out<u64>,
+    /// The value driven on `backlog`.
+    held: u64,
     /// The value driven on `wire_total`.
     wire_sum: u64,
     /// Wire bytes of every data frame started on the serializer.
@@ -132,6 +137,8 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         out: b.stream_out("out")?,
         busy_until: b.output("busy_until")?,
         wire_total: b.output("wire_total")?,
+        backlog: b.output("backlog")?,
+        held: 0,
         wire_sum: 0,
         started: 0,
         clock: SerializerClock::new(p.line_rate),
@@ -218,6 +225,11 @@ impl Component for RxCap {
         if received != self.wire_sum {
             self.wire_sum = received;
             self.wire_total.set(received);
+        }
+        let held = (self.data.len() + self.bypass.len()) as u64;
+        if held != self.held {
+            self.held = held;
+            self.backlog.set(held);
         }
         let receiving = self.clock.remaining_bytes(now + 1) > 0 || self.wire_sum < self.started;
 

@@ -1,0 +1,234 @@
+//! The everyday subcommands' arguments and bodies (`sweep`, `plot`, `explain`), kept out of
+//! main.rs: each returns the text for stdout and the exit status, or bad input (exit 2), and
+//! main.rs prints.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::sweep;
+use crate::yaml::InputError;
+
+/// `hwsim sweep`.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Testbench file (not with --collect).
+    pub testbench: Option<PathBuf>,
+    /// A swept field: `PATH=V1,V2,…` (repeatable; the cross product of all, or --zip).
+    #[arg(long = "set", value_name = "PATH=V1,V2,…")]
+    pub set: Vec<String>,
+    /// Pair the value lists item by item instead of the cross product.
+    #[arg(long)]
+    pub zip: bool,
+    /// Runs per point, each with its own seed (derived from the testbench's seed and the values).
+    #[arg(long, default_value_t = 1)]
+    pub seeds: u64,
+    /// Parallel runs (default: the number of cores).
+    #[arg(short, long)]
+    pub jobs: Option<usize>,
+    /// Output folder: point_K.json per run, sweep.csv, sweep.json, plan.json and the plots.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Metric (or counter column) to plot (default goodput, else throughput, else the first).
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Parameter on the x axis (default: the first --set).
+    #[arg(long, value_name = "PATH")]
+    pub x: Option<String>,
+    /// Counters matching GLOB become table columns (repeatable).
+    #[arg(long = "counter", value_name = "GLOB")]
+    pub counter: Vec<String>,
+    /// Do not run: write a job script for KIND (`slurm` or `parallel`) into DIR.
+    #[arg(long, num_args = 2, value_names = ["KIND", "DIR"])]
+    pub emit: Vec<String>,
+    /// Merge the reports in DIR (from --emit) into the table and plots.
+    #[arg(long, value_name = "DIR")]
+    pub collect: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+fn arg(name: &str, msg: impl Into<String>) -> InputError {
+    InputError::new(Path::new(name), msg)
+}
+
+/// Runs `hwsim sweep`.
+pub fn sweep(a: SweepArgs) -> Result<(String, u8), InputError> {
+    if let Some(dir) = &a.collect {
+        if a.testbench.is_some() || !a.set.is_empty() || !a.emit.is_empty() {
+            return Err(arg("--collect", "takes only the folder (and --out, --metric, --x)"));
+        }
+        let mut plan = sweep::read_plan(dir)?;
+        if a.metric.is_some() {
+            plan.metric = a.metric.clone();
+        }
+        if let Some(x) = &a.x {
+            if !plan.params.contains(x) {
+                return Err(arg(
+                    &format!("--x {x}"),
+                    format!("not a swept parameter ({})", plan.params.join(", ")),
+                ));
+            }
+            plan.x = x.clone();
+        }
+        let rows = sweep::rows(&plan, dir)?;
+        let out = a.out.clone().unwrap_or_else(|| dir.clone());
+        let (files, summary) = sweep::write_outputs(&plan, &rows, &out)?;
+        return Ok((with_files(summary, &files), 0));
+    }
+    let Some(tb) = &a.testbench else {
+        return Err(arg("sweep", "give a testbench (or --collect DIR)"));
+    };
+    let plan = sweep::plan(&sweep::Request {
+        testbench: tb,
+        sets: &a.set,
+        zip: a.zip,
+        seeds: a.seeds,
+        metric: a.metric.clone(),
+        x: a.x.clone(),
+        counters: a.counter.clone(),
+    })?;
+    if let [kind, dir] = a.emit.as_slice() {
+        let dir = PathBuf::from(dir);
+        let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hwsim"));
+        let script = sweep::emit(&plan, kind, &dir, &exe)?;
+        let how = match kind.as_str() {
+            "slurm" => format!("sbatch {}", script.display()),
+            _ => format!("parallel -j 8 < {}", script.display()),
+        };
+        return Ok((
+            format!(
+                "wrote {} ({} runs) and {}\nrun them: {how}\nthen: hwsim sweep --collect {}\n",
+                script.display(),
+                plan.runs.len(),
+                dir.join("plan.json").display(),
+                dir.display()
+            ),
+            0,
+        ));
+    }
+    let Some(out) = &a.out else {
+        return Err(arg("--out", "a sweep needs --out DIR (or --emit KIND DIR)"));
+    };
+    if out.exists() && !out.is_dir() {
+        return Err(arg(&format!("--out {}", out.display()), "exists and is not a folder"));
+    }
+    std::fs::create_dir_all(out)
+        .map_err(|e| arg(&format!("--out {}", out.display()), format!("cannot create: {e}")))?;
+    // A rerun into the same folder must not mix in old reports.
+    for e in std::fs::read_dir(out).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let digits = name.strip_prefix("point_").and_then(|r| r.strip_suffix(".json"));
+        if digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    sweep::write_plan(&plan, out)?;
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let bar = crate::progress::items(crate::progress::allowed(!a.quiet), plan.runs.len() as u64, "sweep");
+    sweep::run(&plan, out, jobs, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    let rows = sweep::rows(&plan, out)?;
+    let (files, summary) = sweep::write_outputs(&plan, &rows, out)?;
+    Ok((with_files(summary, &files), 0))
+}
+
+fn with_files(mut s: String, files: &[PathBuf]) -> String {
+    s.push_str("wrote ");
+    s.push_str(
+        &files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    s.push('\n');
+    s
+}
+
+/// Where `hwsim run` writes the probe CSV: `--probe PATH`, else the testbench's `probe.out`,
+/// else beside `--json` (`X.json` → `X.probe.csv`); none if the testbench has no `probe:`.
+pub fn probe_path(l: &crate::testbench::Loaded, probe: Option<&Path>, json: Option<&Path>) -> Option<PathBuf> {
+    if let Some(p) = probe {
+        return Some(p.to_path_buf());
+    }
+    let p = l.tb.probe.as_ref()?;
+    p.out
+        .as_ref()
+        .map(PathBuf::from)
+        .or_else(|| json.map(|j| j.with_extension("probe.csv")))
+}
+
+/// `hwsim plot`.
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// A probe CSV (`cycle,…`), or a testbench with a `probe:` section (run first; its CSV is
+    /// written beside the plot).
+    pub input: PathBuf,
+    /// The plot: `.svg` or `.png`.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Columns to draw (globs, comma-separated or repeated; default all).
+    #[arg(long, value_name = "GLOB,…", value_delimiter = ',')]
+    pub columns: Vec<String>,
+    /// Override a testbench field (when INPUT is a testbench; repeatable).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub set: Vec<String>,
+}
+
+/// Runs `hwsim plot`.
+pub fn plot(a: PlotArgs) -> Result<(String, u8), InputError> {
+    let mut text = String::new();
+    let yaml = a.input.extension().is_some_and(|e| e == "yaml" || e == "yml");
+    let csv = if yaml {
+        let sets = a
+            .set
+            .iter()
+            .map(|s| crate::overrides::parse(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let l = crate::testbench::load_with(&a.input, &sets)?;
+        if l.tb.probe.is_none() {
+            return Err(InputError::new(&a.input, "no `probe:` section to plot"));
+        }
+        let csv = a.out.with_extension("csv");
+        crate::output::check_outputs(
+            &l.files,
+            &[("--out", a.out.as_path()), ("the probe CSV", csv.as_path())],
+        )
+        .map_err(|m| InputError::new(Path::new("--out"), m))?;
+        let report = crate::runner::run_loaded(
+            &l,
+            crate::runner::Options {
+                probe: Some(csv.clone()),
+                progress: true,
+                ..Default::default()
+            },
+        )?;
+        text.push_str(&format!(
+            "ran {}: {} at cycle {}; probe {}\n",
+            a.input.display(),
+            if report.passed { "PASS" } else { "FAIL" },
+            report.cycles,
+            csv.display()
+        ));
+        csv
+    } else {
+        if !a.set.is_empty() {
+            return Err(InputError::new(Path::new("--set"), "needs a testbench, not a CSV"));
+        }
+        crate::output::check_outputs(std::slice::from_ref(&a.input), &[("--out", a.out.as_path())])
+            .map_err(|m| InputError::new(Path::new("--out"), m))?;
+        a.input.clone()
+    };
+    let chart = crate::plot::probe_chart(&csv, &a.columns)?;
+    crate::plot::write(&a.out, &chart)?;
+    text.push_str(&format!(
+        "wrote {} ({} column(s))\n",
+        a.out.display(),
+        chart.series.len()
+    ));
+    Ok((text, 0))
+}

@@ -1,0 +1,70 @@
+//! `hwsim explain BLOCK`: one block kind's documentation — its source file's `//!` header
+//! (embedded at build time by build.rs), its ports, its parameters with defaults, and the counters
+//! the file declares.
+
+use std::fmt::Write as _;
+
+use crate::registry;
+
+include!(concat!(env!("OUT_DIR"), "/block_files.rs"));
+
+/// The source file stem of a kind whose file is named otherwise.
+fn file_of(kind: &str) -> &str {
+    match kind {
+        "mac_tx" => "mac",
+        "rclink_tx" => "tx",
+        "rclink_rx" => "rx",
+        "rate_monitor" => "monitor",
+        "cell_source" => "source",
+        "switch_egress" => "egress",
+        other => other,
+    }
+}
+
+/// The text of `hwsim explain kind`, or an error listing the kinds.
+pub fn explain(kind: &str) -> Result<String, String> {
+    let blocks = registry::blocks();
+    let Some(b) = registry::find(&blocks, kind) else {
+        let names: Vec<&str> = blocks.iter().map(|b| b.name).collect();
+        return Err(format!("unknown block kind `{kind}` ({})", names.join(", ")));
+    };
+    let mut s = String::new();
+    let _ = writeln!(s, "{} — {}\n", b.name, b.doc);
+    let file = BLOCK_FILES.iter().find(|(stem, ..)| *stem == file_of(b.name));
+    if let Some((_, header, _)) = file {
+        let _ = writeln!(s, "{header}\n");
+    }
+    let _ = writeln!(s, "ports:");
+    for p in &b.default_ports {
+        let dir = match p.dir {
+            hwsim_hw::Dir::In => "in ",
+            hwsim_hw::Dir::Out => "out",
+        };
+        let shape = match p.shape {
+            hwsim_hw::Shape::Signal => "signal",
+            hwsim_hw::Shape::Stream => "stream",
+        };
+        let _ = writeln!(s, "  {dir} {:<14} {shape}<{}>  {}", p.name, p.type_name, p.doc);
+    }
+    let d = crate::yaml::dump(&b.defaults);
+    if d.trim() == "{}" {
+        let _ = writeln!(s, "params: none");
+    } else {
+        let _ = writeln!(s, "params (defaults):");
+        for line in d.lines() {
+            let _ = writeln!(s, "  {line}");
+        }
+    }
+    match file {
+        Some((_, _, counters)) if !counters.is_empty() => {
+            let _ = writeln!(s, "counters: {}", counters.join(", "));
+        }
+        _ => {
+            let _ = writeln!(s, "counters: none declared in its file");
+        }
+    }
+    Ok(s)
+}
+
+/// The build's name for `--version`: the package version and the git commit.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("HWSIM_COMMIT"), ")");

@@ -1,0 +1,750 @@
+//! `hwsim sweep`: a testbench run over a grid of `--set` values (the cross product, or `--zip`),
+//! each point with `--seeds N` seeds derived from the testbench's seed and the point's values,
+//! in parallel threads. Every run leaves its report (`point_K.json`, as `hwsim run --json`);
+//! the table (`sweep.csv`, `sweep.json`: parameters, seed, verdict, metrics, chosen counters)
+//! and the plots (a metric against a parameter, one line per combination of the other
+//! parameters, mean over seeds with min/max error bars, SVG and PNG) are built from those
+//! reports, so a sweep run elsewhere (`--emit slurm|parallel DIR`, then `--collect DIR`) gives
+//! the same table and plots. Same testbench, values and seeds: the same bytes, whatever `-j`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::overrides::{self, Override};
+use crate::plot::{self, Chart, Series};
+use crate::runner::{self, Options};
+use crate::testbench;
+use crate::yaml::InputError;
+
+/// The plan of a sweep: what runs, with which values and seeds (`plan.json` in the folder).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Plan {
+    /// The testbench (as given).
+    pub testbench: PathBuf,
+    /// Parameter paths, one per `--set`.
+    pub params: Vec<String>,
+    /// Every run: its values (one per parameter, as written) and seed.
+    pub runs: Vec<PlannedRun>,
+    /// The metric plotted (default: goodput, else throughput, else the first metric).
+    pub metric: Option<String>,
+    /// The parameter on the x axis (default: the first).
+    pub x: String,
+    /// Counter globs whose counters become columns.
+    pub counters: Vec<String>,
+}
+
+/// One run of a sweep.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PlannedRun {
+    /// Grid point (runs of one point differ only in the seed).
+    pub point: usize,
+    /// Values, one per parameter.
+    pub values: Vec<String>,
+    /// Seed.
+    pub seed: u64,
+}
+
+impl PlannedRun {
+    /// The run's `--set` arguments.
+    pub fn sets(&self, params: &[String]) -> Vec<String> {
+        params
+            .iter()
+            .zip(&self.values)
+            .map(|(p, v)| format!("{p}={v}"))
+            .collect()
+    }
+}
+
+fn arg_error(arg: &str, msg: impl Into<String>) -> InputError {
+    InputError::new(Path::new(arg), msg)
+}
+
+/// Splits `V1,V2,…` at the commas outside brackets and quotes (`[1, 2],{a: 1}` is two values).
+pub fn split_values(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut depth, mut quote, mut cur) = (0i32, None::<char>, String::new());
+    for ch in text.chars() {
+        match (quote, ch) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(ch),
+            (None, '[' | '{') => depth += 1,
+            (None, ']' | '}') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                out.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    out.push(cur.trim().to_string());
+    out
+}
+
+/// SplitMix64 finaliser.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The seed of run `s` of the point with these `--set` arguments: a hash of the testbench's seed,
+/// the arguments and `s` (adding a value to a sweep leaves the other points' seeds alone). Kept
+/// below 2^53 so it reads back exactly from JSON everywhere.
+pub fn derive_seed(base: u64, sets: &[String], s: u64) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in sets.join(";").bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    mix(mix(base ^ h).wrapping_add(s)) >> 11
+}
+
+/// What `hwsim sweep` was asked.
+pub struct Request<'a> {
+    /// Testbench.
+    pub testbench: &'a Path,
+    /// `PATH=V1,V2,…` arguments.
+    pub sets: &'a [String],
+    /// Zip the value lists instead of the cross product.
+    pub zip: bool,
+    /// Seeds per point.
+    pub seeds: u64,
+    /// Metric to plot.
+    pub metric: Option<String>,
+    /// X parameter.
+    pub x: Option<String>,
+    /// Counter globs.
+    pub counters: Vec<String>,
+}
+
+/// Builds the plan, checking every point's overrides against the testbench (an error names the
+/// `--set` argument and value).
+pub fn plan(r: &Request) -> Result<Plan, InputError> {
+    if r.sets.is_empty() {
+        return Err(arg_error("--set", "a sweep needs at least one `--set PATH=V1,V2,…`"));
+    }
+    if r.seeds == 0 || r.seeds > 10_000 {
+        return Err(arg_error("--seeds", format!("{} out of range 1..=10000", r.seeds)));
+    }
+    let mut params = Vec::new();
+    let mut lists = Vec::new();
+    for a in r.sets {
+        let Some((p, vals)) = a.split_once('=') else {
+            return Err(arg_error(&format!("--set {a}"), "expected PATH=V1,V2,…"));
+        };
+        let vals = split_values(vals);
+        if vals.iter().any(|v| v.is_empty()) {
+            return Err(arg_error(&format!("--set {a}"), "an empty value in the list"));
+        }
+        let p = p.trim().to_string();
+        if params.contains(&p) {
+            return Err(arg_error(&format!("--set {a}"), format!("`{p}` is swept twice")));
+        }
+        params.push(p);
+        lists.push(vals);
+    }
+    let grid: Vec<Vec<String>> = if r.zip {
+        let n = lists[0].len();
+        if let Some((i, l)) = lists.iter().enumerate().find(|(_, l)| l.len() != n) {
+            return Err(arg_error(
+                &format!("--set {}", r.sets[i]),
+                format!(
+                    "--zip needs lists of one length: {} values here, {n} in the first",
+                    l.len()
+                ),
+            ));
+        }
+        (0..n).map(|k| lists.iter().map(|l| l[k].clone()).collect()).collect()
+    } else {
+        let mut g: Vec<Vec<String>> = vec![Vec::new()];
+        for l in &lists {
+            g = g
+                .into_iter()
+                .flat_map(|pre| {
+                    l.iter().map(move |v| {
+                        let mut p = pre.clone();
+                        p.push(v.clone());
+                        p
+                    })
+                })
+                .collect();
+        }
+        g
+    };
+    let total = grid.len() as u64 * r.seeds;
+    if total > 100_000 {
+        return Err(arg_error("--set", format!("{total} runs: more than 100000")));
+    }
+    let base = testbench::load(r.testbench)?;
+    let mut runs = Vec::new();
+    for (point, values) in grid.into_iter().enumerate() {
+        let sets: Vec<String> = params.iter().zip(&values).map(|(p, v)| format!("{p}={v}")).collect();
+        let ovs = sets
+            .iter()
+            .map(|a| overrides::parse(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        testbench::load_with(r.testbench, &ovs)?;
+        for s in 0..r.seeds {
+            runs.push(PlannedRun {
+                point,
+                values: values.clone(),
+                seed: derive_seed(base.tb.seed, &sets, s),
+            });
+        }
+    }
+    let x = r.x.clone().unwrap_or_else(|| params[0].clone());
+    if !params.contains(&x) {
+        return Err(arg_error(
+            &format!("--x {x}"),
+            format!("not a swept parameter ({})", params.join(", ")),
+        ));
+    }
+    Ok(Plan {
+        testbench: r.testbench.to_path_buf(),
+        params,
+        runs,
+        metric: r.metric.clone(),
+        x,
+        counters: r.counters.clone(),
+    })
+}
+
+/// The report file of run `k`.
+pub fn point_file(dir: &Path, k: usize) -> PathBuf {
+    dir.join(format!("point_{k}.json"))
+}
+
+/// Runs the plan on `jobs` threads, writing each report to `dir/point_K.json`. `done` is called
+/// after each run (a progress bar).
+pub fn run(plan: &Plan, dir: &Path, jobs: usize, done: &(dyn Fn() + Sync)) -> Result<(), InputError> {
+    let next = AtomicUsize::new(0);
+    let first_error: Mutex<Option<(usize, InputError)>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= plan.runs.len() || first_error.lock().is_ok_and(|e| e.is_some()) {
+                    break;
+                }
+                let r = &plan.runs[k];
+                let result = r
+                    .sets(&plan.params)
+                    .iter()
+                    .map(|a| overrides::parse(a))
+                    .collect::<Result<Vec<Override>, _>>()
+                    .and_then(|ovs| testbench::load_with(&plan.testbench, &ovs))
+                    .and_then(|l| {
+                        runner::run_loaded(
+                            &l,
+                            Options {
+                                seed: Some(r.seed),
+                                ..Options::default()
+                            },
+                        )
+                    })
+                    .and_then(|rep| {
+                        let text = serde_json::to_string_pretty(&rep).expect("report serializes");
+                        crate::output::write_file(&point_file(dir, k), (text + "\n").as_bytes())
+                    });
+                if let Err(e) = result {
+                    let mut slot = first_error.lock().expect("no poisoned lock");
+                    if slot.as_ref().is_none_or(|(k0, _)| k < *k0) {
+                        *slot = Some((k, e));
+                    }
+                }
+                done();
+            });
+        }
+    });
+    match first_error.into_inner().expect("no poisoned lock") {
+        Some((k, e)) => {
+            let r = &plan.runs[k];
+            Err(InputError {
+                message: format!("run {k} (seed {}): {}", r.seed, e.message),
+                ..e
+            })
+        }
+        None => Ok(()),
+    }
+}
+
+/// One row of the table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// Run index.
+    pub run: usize,
+    /// The planned run.
+    pub planned: PlannedRun,
+    /// PASS, FAIL, INTERRUPTED, or MISSING (no report).
+    pub verdict: String,
+    /// Checks passed.
+    pub passed: u64,
+    /// Checks.
+    pub checks: u64,
+    /// End cycle.
+    pub cycles: u64,
+    /// Metrics.
+    pub metrics: BTreeMap<String, f64>,
+    /// Chosen counters.
+    pub counters: BTreeMap<String, u64>,
+}
+
+/// Reads the reports of a plan's runs from `dir` into rows (a missing report: verdict MISSING).
+pub fn rows(plan: &Plan, dir: &Path) -> Result<Vec<Row>, InputError> {
+    let mut out = Vec::new();
+    for (k, r) in plan.runs.iter().enumerate() {
+        let f = point_file(dir, k);
+        let mut row = Row {
+            run: k,
+            planned: r.clone(),
+            verdict: "MISSING".into(),
+            passed: 0,
+            checks: 0,
+            cycles: 0,
+            metrics: BTreeMap::new(),
+            counters: BTreeMap::new(),
+        };
+        if f.exists() {
+            let text = std::fs::read_to_string(&f).map_err(|e| InputError::new(&f, format!("cannot read: {e}")))?;
+            let j: Json = serde_json::from_str(&text).map_err(|e| InputError::new(&f, format!("not a report: {e}")))?;
+            let bad = || InputError::new(&f, "not an `hwsim run --json` report");
+            if j["seed"].as_u64() != Some(r.seed) {
+                return Err(InputError::new(
+                    &f,
+                    format!("seed {} in the report, {} in the plan", j["seed"], r.seed),
+                ));
+            }
+            let checks = j["checks"].as_array().ok_or_else(bad)?;
+            row.checks = checks.len() as u64;
+            row.passed = checks.iter().filter(|c| c["passed"] == Json::Bool(true)).count() as u64;
+            row.cycles = j["cycles"].as_u64().ok_or_else(bad)?;
+            row.verdict = if j["interrupted"] == Json::Bool(true) {
+                "INTERRUPTED"
+            } else if j["passed"] == Json::Bool(true) {
+                "PASS"
+            } else {
+                "FAIL"
+            }
+            .into();
+            for (m, v) in j["metrics"].as_object().ok_or_else(bad)? {
+                if let Some(x) = v.as_f64() {
+                    row.metrics.insert(m.clone(), x);
+                }
+            }
+            for (c, v) in j["counters"].as_object().ok_or_else(bad)? {
+                if plan.counters.iter().any(|g| hwsim_hw::glob_match(g, c)) {
+                    row.counters.insert(c.clone(), v.as_u64().unwrap_or(0));
+                }
+            }
+        }
+        out.push(row);
+    }
+    Ok(out)
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Metric and counter columns: every name any row has, sorted.
+fn columns(rows: &[Row]) -> (Vec<String>, Vec<String>) {
+    let m: BTreeSet<&String> = rows.iter().flat_map(|r| r.metrics.keys()).collect();
+    let c: BTreeSet<&String> = rows.iter().flat_map(|r| r.counters.keys()).collect();
+    (m.into_iter().cloned().collect(), c.into_iter().cloned().collect())
+}
+
+/// The table as CSV.
+pub fn csv(plan: &Plan, rows: &[Row]) -> String {
+    let (mcols, ccols) = columns(rows);
+    let mut s = String::new();
+    let mut head = vec!["run".to_string(), "point".into()];
+    head.extend(plan.params.iter().cloned());
+    head.extend(["seed", "verdict", "checks_passed", "checks", "cycles"].map(String::from));
+    head.extend(mcols.iter().cloned());
+    head.extend(ccols.iter().cloned());
+    let _ = writeln!(s, "{}", head.iter().map(|h| csv_field(h)).collect::<Vec<_>>().join(","));
+    for r in rows {
+        let mut f = vec![r.run.to_string(), r.planned.point.to_string()];
+        f.extend(r.planned.values.iter().cloned());
+        f.push(r.planned.seed.to_string());
+        f.push(r.verdict.clone());
+        if r.verdict == "MISSING" {
+            f.extend(["", "", ""].map(String::from));
+        } else {
+            f.extend([r.passed, r.checks, r.cycles].map(|x| x.to_string()));
+        }
+        f.extend(
+            mcols
+                .iter()
+                .map(|m| r.metrics.get(m).map(|x| x.to_string()).unwrap_or_default()),
+        );
+        f.extend(
+            ccols
+                .iter()
+                .map(|c| r.counters.get(c).map(|x| x.to_string()).unwrap_or_default()),
+        );
+        let _ = writeln!(s, "{}", f.iter().map(|x| csv_field(x)).collect::<Vec<_>>().join(","));
+    }
+    s
+}
+
+/// The table as JSON: `{testbench, params, rows: [{run, point, params: {…}, seed, verdict, …}]}`.
+pub fn json(plan: &Plan, rows: &[Row]) -> String {
+    let rows: Vec<Json> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "run": r.run,
+                "point": r.planned.point,
+                "params": plan.params.iter().zip(&r.planned.values).map(|(p, v)| (p.clone(), Json::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
+                "seed": r.planned.seed,
+                "verdict": r.verdict,
+                "checks_passed": r.passed,
+                "checks": r.checks,
+                "cycles": r.cycles,
+                "metrics": r.metrics,
+                "counters": r.counters,
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "testbench": plan.testbench.display().to_string(),
+        "params": plan.params,
+        "rows": rows,
+    });
+    serde_json::to_string_pretty(&doc).expect("table serializes") + "\n"
+}
+
+/// The metric a plan plots: as asked, else goodput, throughput, or the first the rows have.
+pub fn metric_of(plan: &Plan, rows: &[Row]) -> Result<String, InputError> {
+    let (mcols, ccols) = columns(rows);
+    match &plan.metric {
+        // Nothing reported yet (a collect before the jobs ran): the plot is empty.
+        Some(m) if mcols.contains(m) || ccols.contains(m) || mcols.is_empty() => Ok(m.clone()),
+        Some(m) => Err(arg_error(
+            &format!("--metric {m}"),
+            format!(
+                "no such metric or counter column (metrics: {}; counters: --counter GLOB)",
+                mcols.join(", ")
+            ),
+        )),
+        None => Ok(["goodput", "throughput"]
+            .iter()
+            .map(|s| s.to_string())
+            .find(|m| mcols.contains(m))
+            .or_else(|| mcols.first().cloned())
+            .unwrap_or_else(|| "end_cycle".into())),
+    }
+}
+
+/// The chart of `metric` against the plan's x parameter.
+pub fn chart(plan: &Plan, rows: &[Row], metric: &str) -> Chart {
+    let xi = plan.params.iter().position(|p| p == &plan.x).unwrap_or(0);
+    let x_values: Vec<String> = {
+        let mut seen = Vec::new();
+        for r in rows {
+            if !seen.contains(&r.planned.values[xi]) {
+                seen.push(r.planned.values[xi].clone());
+            }
+        }
+        seen
+    };
+    let numeric: Option<Vec<f64>> = x_values.iter().map(|v| v.parse::<f64>().ok()).collect();
+    let x_of = |v: &str| match &numeric {
+        Some(_) => v.parse::<f64>().unwrap_or(0.0),
+        None => x_values.iter().position(|x| x == v).unwrap_or(0) as f64,
+    };
+    // Group by the other parameters' values, in the order they first appear.
+    let mut groups: Vec<(String, BTreeMap<String, Vec<f64>>)> = Vec::new();
+    for r in rows {
+        let y = r
+            .metrics
+            .get(metric)
+            .copied()
+            .or_else(|| r.counters.get(metric).map(|&c| c as f64));
+        let Some(y) = y else { continue };
+        let label = plan
+            .params
+            .iter()
+            .zip(&r.planned.values)
+            .enumerate()
+            .filter(|(i, _)| *i != xi)
+            .map(|(_, (p, v))| format!("{}={v}", p.rsplit('.').next().unwrap_or(p)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let gi = match groups.iter().position(|(l, _)| *l == label) {
+            Some(i) => i,
+            None => {
+                groups.push((label, BTreeMap::new()));
+                groups.len() - 1
+            }
+        };
+        groups[gi].1.entry(r.planned.values[xi].clone()).or_default().push(y);
+    }
+    let series = groups
+        .into_iter()
+        .map(|(label, by_x)| {
+            let mut points: Vec<(f64, f64, f64, f64)> = by_x
+                .iter()
+                .map(|(xv, ys)| {
+                    let mean = ys.iter().sum::<f64>() / ys.len() as f64;
+                    let lo = ys.iter().cloned().fold(f64::INFINITY, f64::min);
+                    let hi = ys.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                    (x_of(xv), mean, lo, hi)
+                })
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Series { label, points }
+        })
+        .collect();
+    let xs: Vec<f64> = x_values.iter().map(|v| x_of(v)).collect();
+    let seeds = rows.iter().filter(|r| r.planned.point == 0).count();
+    Chart {
+        title: format!(
+            "{metric} vs {} ({}; mean of {seeds} seed(s), bars min..max)",
+            plan.x.rsplit('.').next().unwrap_or(&plan.x),
+            plan.testbench
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        ),
+        x_label: match &numeric {
+            Some(_) => plan.x.clone(),
+            None => format!(
+                "{} ({})",
+                plan.x,
+                x_values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| format!("{i} = {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        },
+        y_label: metric.to_string(),
+        log_x: numeric.is_some() && plot::wants_log(&xs),
+        series,
+    }
+}
+
+/// Writes the plan, table and plots into `dir`; returns the files written and a summary.
+pub fn write_outputs(plan: &Plan, rows: &[Row], dir: &Path) -> Result<(Vec<PathBuf>, String), InputError> {
+    let metric = metric_of(plan, rows)?;
+    let leaf = plan.x.rsplit('.').next().unwrap_or(&plan.x).to_string();
+    let files = [
+        dir.join("sweep.csv"),
+        dir.join("sweep.json"),
+        dir.join(format!("{metric}_vs_{leaf}.svg")),
+        dir.join(format!("{metric}_vs_{leaf}.png")),
+    ];
+    crate::output::write_file(&files[0], csv(plan, rows).as_bytes())?;
+    crate::output::write_file(&files[1], json(plan, rows).as_bytes())?;
+    let c = chart(plan, rows, &metric);
+    plot::write(&files[2], &c)?;
+    plot::write(&files[3], &c)?;
+    Ok((files.to_vec(), summary(plan, rows, &metric)))
+}
+
+/// An aligned table of the runs: values, seed, verdict, the plotted metric.
+pub fn summary(plan: &Plan, rows: &[Row], metric: &str) -> String {
+    let mut head: Vec<String> = plan.params.clone();
+    head.extend(["seed".into(), "verdict".into(), metric.to_string()]);
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut f = r.planned.values.clone();
+            f.push(r.planned.seed.to_string());
+            f.push(r.verdict.clone());
+            f.push(
+                r.metrics
+                    .get(metric)
+                    .map(|&x| crate::render::number(x))
+                    .or_else(|| r.counters.get(metric).map(|c| c.to_string()))
+                    .unwrap_or_default(),
+            );
+            f
+        })
+        .collect();
+    let w: Vec<usize> = (0..head.len())
+        .map(|i| {
+            body.iter()
+                .map(|r| r[i].len())
+                .chain([head[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |f: &[String]| {
+        f.iter()
+            .zip(&w)
+            .map(|(x, w)| format!("{x:<w$}"))
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_string()
+    };
+    let mut s = line(&head) + "\n";
+    for r in &body {
+        s += &(line(r) + "\n");
+    }
+    let count = |v: &str| rows.iter().filter(|r| r.verdict == v).count();
+    let _ = writeln!(
+        s,
+        "{} runs: {} passed, {} failed{}",
+        rows.len(),
+        count("PASS"),
+        count("FAIL"),
+        match count("MISSING") {
+            0 => String::new(),
+            n => format!(", {n} missing"),
+        }
+    );
+    s
+}
+
+/// Single-quotes `s` for a POSIX shell.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-=+:,@".contains(c)) {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The command of run `k`: `hwsim run TB --set … --seed S --json DIR/point_K.json -q`, which
+/// exits 0 or 1 (checks) as a completed run; `|| test $? -eq 1` makes a failed check a completed
+/// job (the verdict is in the table).
+pub fn command(plan: &Plan, k: usize, exe: &Path, dir: &Path) -> String {
+    let r = &plan.runs[k];
+    let mut args = vec![
+        exe.display().to_string(),
+        "run".into(),
+        plan.testbench.display().to_string(),
+    ];
+    for s in r.sets(&plan.params) {
+        args.push("--set".into());
+        args.push(s);
+    }
+    args.extend([
+        "--seed".into(),
+        r.seed.to_string(),
+        "--json".into(),
+        point_file(dir, k).display().to_string(),
+        "-q".into(),
+    ]);
+    let cmd = args.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ");
+    format!("{cmd} || test $? -eq 1")
+}
+
+/// Writes `plan.json` and the job script for `kind` (`slurm`: `sweep.slurm`, a job array;
+/// `parallel`: `jobs.txt`, one command a line for GNU parallel) into `dir`. Paths in the commands
+/// are absolute, so the jobs run from any folder. Returns the script's path.
+pub fn emit(plan: &Plan, kind: &str, dir: &Path, exe: &Path) -> Result<PathBuf, InputError> {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let dir_abs = abs(dir);
+    let mut plan = plan.clone();
+    plan.testbench = abs(&plan.testbench);
+    let n = plan.runs.len();
+    let (file, text) = match kind {
+        "slurm" => {
+            let mut s = String::new();
+            let _ = writeln!(s, "#!/bin/bash");
+            let _ = writeln!(
+                s,
+                "# hwsim sweep of {}: {n} runs, one per array task.",
+                plan.testbench.display()
+            );
+            let _ = writeln!(s, "# Submit: sbatch {}", dir_abs.join("sweep.slurm").display());
+            let _ = writeln!(s, "# Then:   hwsim sweep --collect {}", dir_abs.display());
+            let _ = writeln!(s, "#SBATCH --job-name=hwsim-sweep");
+            let _ = writeln!(s, "#SBATCH --array=0-{}", n - 1);
+            let _ = writeln!(s, "#SBATCH --ntasks=1");
+            let _ = writeln!(s, "#SBATCH --output={}/slurm_%A_%a.log", dir_abs.display());
+            let _ = writeln!(s, "set -u");
+            let _ = writeln!(s, "case \"$SLURM_ARRAY_TASK_ID\" in");
+            for k in 0..n {
+                let _ = writeln!(s, "  {k}) {} ;;", command(&plan, k, exe, &dir_abs));
+            }
+            let _ = writeln!(s, "  *) echo \"no run $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;");
+            let _ = writeln!(s, "esac");
+            (dir.join("sweep.slurm"), s)
+        }
+        "parallel" => {
+            let mut s = String::new();
+            for k in 0..n {
+                let _ = writeln!(s, "{}", command(&plan, k, exe, &dir_abs));
+            }
+            (dir.join("jobs.txt"), s)
+        }
+        other => {
+            return Err(arg_error(
+                &format!("--emit {other}"),
+                "unknown job format (slurm, parallel)",
+            ))
+        }
+    };
+    write_plan(&plan, dir)?;
+    crate::output::write_file(&file, text.as_bytes())?;
+    Ok(file)
+}
+
+/// Writes `dir/plan.json`.
+pub fn write_plan(plan: &Plan, dir: &Path) -> Result<(), InputError> {
+    let text = serde_json::to_string_pretty(plan).expect("plan serializes") + "\n";
+    crate::output::write_file(&dir.join("plan.json"), text.as_bytes())
+}
+
+/// Reads `dir/plan.json`.
+pub fn read_plan(dir: &Path) -> Result<Plan, InputError> {
+    let f = dir.join("plan.json");
+    let text = std::fs::read_to_string(&f).map_err(|e| {
+        InputError::new(
+            &f,
+            format!("cannot read: {e} (a folder from `hwsim sweep --emit` or `--out`)"),
+        )
+    })?;
+    serde_json::from_str(&text).map_err(|e| InputError::new(&f, format!("not a sweep plan: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_split_outside_brackets_and_quotes() {
+        assert_eq!(split_values("1e-4, 1e-3,1e-2"), ["1e-4", "1e-3", "1e-2"]);
+        assert_eq!(
+            split_values("[1, 2],{a: 1, b: 2},'x,y'"),
+            ["[1, 2]", "{a: 1, b: 2}", "'x,y'"]
+        );
+    }
+
+    #[test]
+    fn seeds_are_stable_and_distinct() {
+        let a = derive_seed(1, &["p=1".into()], 0);
+        assert_eq!(a, derive_seed(1, &["p=1".into()], 0));
+        assert_ne!(a, derive_seed(1, &["p=1".into()], 1));
+        assert_ne!(a, derive_seed(1, &["p=2".into()], 0));
+        assert_ne!(a, derive_seed(2, &["p=1".into()], 0));
+        assert!(a < 1 << 53);
+    }
+
+    #[test]
+    fn shell_quoting() {
+        assert_eq!(shell_quote("a/b.yaml"), "a/b.yaml");
+        assert_eq!(shell_quote("x={a: 1}"), "'x={a: 1}'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    }
+}

@@ -1,0 +1,663 @@
+//! Everyday use, end to end through the built binary: `--set` overrides, the short terminal
+//! report (`--counters`, `-v`), `sweep` (CSV, JSON, plots, `--emit`, `--collect`), probes and
+//! `plot`, `explain` and `--version`.
+//!
+//! Every run uses the built binary with the workspace root as working directory; generated files
+//! go to a fresh folder under the system temp dir, one per test. Sweeps here are tiny (the module
+//! FIFO testbench, or a short system run).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const FIFO_TB: &str = "tb/modules/fifo_backpressure.yaml";
+const LOSS_TB: &str = "tb/acceptance/loss_sweep_p1e-3.yaml";
+
+/// Runs the binary in the workspace root (not on a terminal: no colour, no progress bar).
+fn hwsim<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hwsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("hwsim runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_code(o: &Output, want: i32) {
+    assert_eq!(
+        o.status.code(),
+        Some(want),
+        "exit code\n--- stdout\n{}--- stderr\n{}",
+        stdout(o),
+        stderr(o)
+    );
+}
+
+/// Bad input: exit 2 and one stderr line `hwsim: <prefix>…` containing every one of `parts`.
+fn assert_bad(o: &Output, prefix: &str, parts: &[&str]) {
+    assert_code(o, 2);
+    let err = stderr(o);
+    assert!(!err.contains("panicked"), "a panic instead of a message:\n{err}");
+    assert_eq!(err.lines().count(), 1, "exactly one stderr line, got:\n{err}");
+    assert!(err.starts_with(&format!("hwsim: {prefix}")), "stderr: {err}");
+    for p in parts {
+        assert!(err.contains(p), "stderr should contain `{p}`, got:\n{err}");
+    }
+}
+
+/// A fresh, empty folder for one test's files.
+fn temp_dir(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hwsim-everyday-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("create temp dir");
+    d
+}
+
+fn read_json(p: &Path) -> Value {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+// ------------------------------------------------------------------------------------------------
+// --set
+
+#[test]
+fn set_overrides_fields_of_the_file_and_of_its_includes() {
+    // The producer sends 5 instead of 12: the file's `snk.received == 12` check now fails …
+    let o = hwsim(&[FIFO_TB, "--set", "instances.src.params.count=5"]);
+    assert_code(&o, 1);
+    assert!(stdout(&o).contains("FAIL  snk.received == 12"), "{}", stdout(&o));
+    // … and passes once the check is overridden too (list items by index); the sequence check
+    // is replaced by a flow-style list.
+    let o = hwsim(&[
+        FIFO_TB,
+        "--set",
+        "instances.src.params.count=5",
+        "--set",
+        "expect.0.equals=5",
+        "--set",
+        "expect.3.sequence=[100, 101, 102, 103, 104]",
+        "--set",
+        "expect.5.value=104",
+        "--set",
+        "expect.1.min=0",
+        "--set",
+        "expect.2.equals=2",
+    ]);
+    assert_code(&o, 0);
+    // A setting that only the include has (configs/sg2262.yaml: 8 link groups) is reachable:
+    // with 4 LGs the chip-to-chip goodput halves.
+    let d = temp_dir("set");
+    let (j8, j4) = (d.join("8.json"), d.join("4.json"));
+    assert_code(&hwsim(&[LOSS_TB, "-q", "--json", &s(&j8)]), 0);
+    let o = hwsim(&[
+        LOSS_TB,
+        "-q",
+        "--json",
+        &s(&j4),
+        "--set",
+        "system.chip.num_link_groups=4",
+    ]);
+    assert_code(&o, 1);
+    let g = |j: &Path| read_json(j)["metrics"]["goodput"].as_f64().unwrap();
+    assert!(g(&j8) > 300.0 && g(&j4) < 0.6 * g(&j8), "{} vs {}", g(&j8), g(&j4));
+    assert!(
+        read_json(&j4)["counters"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .all(|k| !k.contains(".lg4.")),
+        "only 4 link groups"
+    );
+    // `check` takes --set as well.
+    assert_code(
+        &hwsim(&["check", LOSS_TB, "--set", "system.topology={kind: mesh, chips: 3}"]),
+        0,
+    );
+    let o = hwsim(&["check", LOSS_TB, "--set", "system.topology.chips=3"]);
+    assert_bad(&o, "--set system.topology.chips=3: ", &["exactly 2 chips"]);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn bad_set_arguments_are_one_line_naming_the_argument() {
+    let cases: &[(&str, &[&str])] = &[
+        ("system.traffic.0.load=0.8", &["unknown field `load`"]),
+        ("system.traffic.3.bytes=1", &["`system.traffic` is a list of 1 item(s)"]),
+        ("system.traffic.0.bytes=-3", &["expected u64"]),
+        ("system.faults.0.probability=2", &["probability 2 out of range 0..=1"]),
+        ("system.chip.paxi.itlv=bogus", &["unknown variant `bogus`"]),
+        ("system.chip.paxi.foo=1", &["unknown field `foo`"]),
+        ("seed.x=1", &["`seed` is a number (1), which has no field `x`"]),
+        ("seed", &["expected PATH=VALUE"]),
+        ("until=[1", &["value is not YAML"]),
+    ];
+    for (arg, parts) in cases {
+        let o = hwsim(&["run", LOSS_TB, "--set", arg]);
+        assert_bad(&o, &format!("--set {arg}: "), parts);
+    }
+    let o = hwsim(&["check", FIFO_TB, "--set", "instances.fifo.params.depth=0"]);
+    assert_bad(&o, "--set instances.fifo.params.depth=0: ", &["depth 0 out of range"]);
+}
+
+// ------------------------------------------------------------------------------------------------
+// The terminal report
+
+#[test]
+fn default_report_fits_a_screen_and_loses_nothing_from_json() {
+    let d = temp_dir("report");
+    let j = d.join("a1.json");
+    let tb = "tb/acceptance/a1_p2p_bandwidth.yaml";
+    let o = hwsim(&[tb, "--json", &s(&j)]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(out.lines().count() <= 40, "one screen:\n{out}");
+    assert!(!out.contains('\x1b'), "no colour off a terminal:\n{out}");
+    let n = read_json(&j)["counters"].as_object().unwrap().len();
+    assert!(n > 500, "{n} counters in the JSON");
+    for want in [
+        "flows:\n  flow ",
+        "chip0->chip1 cdma0",
+        "metrics: end_cycle 176418, goodput ",
+        &format!("counters: {n} (`--counters GLOB`"),
+        "verdict: PASS (12/12 checks) at cycle 176418",
+    ] {
+        assert!(out.contains(want), "`{want}` in:\n{out}");
+    }
+    // --counters GLOB: those only; -v: every one.
+    let o = hwsim(&[tb, "--counters", "chip0.paxi.txns_*"]);
+    let listed: Vec<String> = stdout(&o)
+        .lines()
+        .filter(|l| l.starts_with("  chip") && l.contains(" = "))
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "  chip0.paxi.txns_done = 1",
+            "  chip0.paxi.txns_failed = 0",
+            "  chip0.paxi.txns_issued = 1"
+        ]
+    );
+    let o = hwsim(&[tb, "-v"]);
+    assert_eq!(stdout(&o).lines().filter(|l| l.contains(" = ")).count(), n);
+    let o = hwsim(&[tb, "--counters=nothing.like.this"]);
+    assert!(stdout(&o).contains("counters: none matches `nothing.like.this`"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_failed_sequence_shows_its_first_difference() {
+    let o = hwsim(&[
+        FIFO_TB,
+        "--set",
+        "expect.3.sequence=[100, 101, 102, 999, 104, 105, 106, 107, 108, 109, 110, 111]",
+    ]);
+    assert_code(&o, 1);
+    let out = stdout(&o);
+    assert!(
+        out.contains("first difference: item 3: expected 999, actual 103 @ 6"),
+        "{out}"
+    );
+    let o = hwsim(&[FIFO_TB, "--set", "expect.3.sequence=[100, 101]"]);
+    assert!(
+        stdout(&o).contains("first difference: 10 more than expected from item 2: 102 @ 3"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+// ------------------------------------------------------------------------------------------------
+// sweep
+
+/// The tiny FIFO sweep: 2 × 2 points × 2 seeds.
+fn fifo_sweep(extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "sweep",
+        FIFO_TB,
+        "--set",
+        "instances.src.params.count=4,8",
+        "--set",
+        "instances.snk.params.interval=1,3",
+        "--seeds",
+        "2",
+        "--metric",
+        "end_cycle",
+        "--counter",
+        "snk.*",
+        "-q",
+    ]
+    .map(String::from)
+    .to_vec();
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a
+}
+
+fn csv_rows(p: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect()
+}
+
+#[test]
+fn sweep_runs_the_grid_in_parallel_with_the_same_bytes_for_any_j() {
+    let d = temp_dir("sweep");
+    let (a, b) = (d.join("a"), d.join("b"));
+    let o = hwsim(&fifo_sweep(&["-j", "1", "--out", &s(&a)]));
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("8 runs: "), "{}", stdout(&o));
+    assert_code(&hwsim(&fifo_sweep(&["-j", "4", "--out", &s(&b)])), 0);
+    for f in ["sweep.csv", "sweep.json", "plan.json"] {
+        assert_eq!(
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+            "{f} is the same whatever -j"
+        );
+    }
+    let rows = csv_rows(&a.join("sweep.csv"));
+    assert_eq!(
+        rows[0][..9],
+        [
+            "run",
+            "point",
+            "instances.src.params.count",
+            "instances.snk.params.interval",
+            "seed",
+            "verdict",
+            "checks_passed",
+            "checks",
+            "cycles"
+        ]
+    );
+    let col = |name: &str| {
+        rows[0]
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    let (end, rec) = (col("end_cycle"), col("snk.received"));
+    assert_eq!(rows.len(), 9, "8 runs");
+    // Cross product in order, two seeds per point, each run its own seed.
+    let vals: Vec<(&str, &str)> = rows[1..].iter().map(|r| (r[2].as_str(), r[3].as_str())).collect();
+    assert_eq!(
+        vals,
+        [
+            ("4", "1"),
+            ("4", "1"),
+            ("4", "3"),
+            ("4", "3"),
+            ("8", "1"),
+            ("8", "1"),
+            ("8", "3"),
+            ("8", "3")
+        ]
+    );
+    let seeds: BTreeSet<&str> = rows[1..].iter().map(|r| r[4].as_str()).collect();
+    assert_eq!(seeds.len(), 8);
+    // The runs did what their values say: the sink received `count`; a slower sink ends later.
+    for r in &rows[1..] {
+        assert_eq!(r[rec], r[2], "{r:?}");
+    }
+    let end_of = |i: usize| rows[i][end].parse::<u64>().unwrap();
+    assert!(end_of(3) > end_of(1) && end_of(7) > end_of(3), "{rows:?}");
+    // The same run again with `hwsim run` and the row's seed gives the row's report.
+    let j = d.join("one.json");
+    let o = hwsim(&[
+        "run",
+        FIFO_TB,
+        "--set",
+        "instances.src.params.count=8",
+        "--set",
+        "instances.snk.params.interval=3",
+        "--seed",
+        &rows[7][4],
+        "--json",
+        &s(&j),
+    ]);
+    assert!(o.status.code().is_some_and(|c| c <= 1));
+    assert_eq!(
+        read_json(&j)["metrics"]["end_cycle"].as_f64().unwrap(),
+        end_of(7) as f64
+    );
+    let png = std::fs::read(a.join("end_cycle_vs_count.png")).unwrap();
+    assert_eq!(&png[..4], b"\x89PNG");
+    let svg = std::fs::read_to_string(a.join("end_cycle_vs_count.svg")).unwrap();
+    assert!(
+        svg.contains("interval=1") && svg.contains("interval=3"),
+        "one line per other value"
+    );
+    // Bad input: one line naming the argument.
+    let o = hwsim(&[
+        "sweep",
+        FIFO_TB,
+        "--set",
+        "instances.fifo.params.depth=2,0",
+        "--out",
+        &s(&d.join("c")),
+    ]);
+    assert_bad(&o, "--set instances.fifo.params.depth=0: ", &["depth 0 out of range"]);
+    let o = hwsim(&[
+        "sweep",
+        FIFO_TB,
+        "--set",
+        "seed=1,2",
+        "--set",
+        "until=5",
+        "--zip",
+        "--out",
+        &s(&d),
+    ]);
+    assert_bad(&o, "--set until=5: ", &["--zip needs lists of one length"]);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn sweep_emits_slurm_and_parallel_jobs_and_collects_them() {
+    let d = temp_dir("emit");
+    let local = d.join("local");
+    assert_code(&hwsim(&fifo_sweep(&["--out", &s(&local)])), 0);
+    // Slurm: a job array, one case per run, with the run's values, seed and report path.
+    let slurm = d.join("slurm");
+    let o = hwsim(&fifo_sweep(&["--emit", "slurm", &s(&slurm)]));
+    assert_code(&o, 0);
+    let script = std::fs::read_to_string(slurm.join("sweep.slurm")).unwrap();
+    let plan = read_json(&slurm.join("plan.json"));
+    let seed3 = plan["runs"][3]["seed"].as_u64().unwrap();
+    assert!(script.starts_with("#!/bin/bash\n"), "{script}");
+    assert!(script.contains("#SBATCH --array=0-7\n"), "{script}");
+    assert_eq!(
+        script
+            .lines()
+            .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .count(),
+        8
+    );
+    let line3 = script.lines().find(|l| l.trim_start().starts_with("3) ")).unwrap();
+    let abs = std::path::absolute(&slurm).unwrap();
+    for want in [
+        " run ".to_string(),
+        "--set instances.src.params.count=4 --set instances.snk.params.interval=3".into(),
+        format!(
+            "--seed {seed3} --json {}/point_3.json -q || test $? -eq 1 ;;",
+            abs.display()
+        ),
+    ] {
+        assert!(line3.contains(&want), "`{want}` in {line3}");
+    }
+    // GNU parallel: the job list, run for real when `parallel` is installed; then --collect
+    // gives the same table as the local sweep.
+    let par = d.join("par");
+    assert_code(&hwsim(&fifo_sweep(&["--emit", "parallel", &s(&par)])), 0);
+    let jobs = std::fs::read_to_string(par.join("jobs.txt")).unwrap();
+    assert_eq!(jobs.lines().count(), 8);
+    // Before any job ran: every row MISSING.
+    let o = hwsim(&["sweep", "--collect", &s(&par)]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("8 runs: 0 passed, 0 failed, 8 missing"),
+        "{}",
+        stdout(&o)
+    );
+    let have_parallel = Command::new("parallel")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if have_parallel {
+        let st = Command::new("parallel")
+            .args(["--will-cite", "-j", "2"])
+            .stdin(std::fs::File::open(par.join("jobs.txt")).unwrap())
+            .current_dir(&d)
+            .status()
+            .unwrap();
+        assert!(st.success());
+    } else {
+        eprintln!("SKIPPED running the job list: GNU parallel is not installed; running it with sh");
+        for line in jobs.lines() {
+            assert!(
+                Command::new("sh").args(["-c", line]).status().unwrap().success(),
+                "{line}"
+            );
+        }
+    }
+    let o = hwsim(&["sweep", "--collect", &s(&par)]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("8 runs: "), "{}", stdout(&o));
+    assert_eq!(
+        std::fs::read_to_string(par.join("sweep.csv")).unwrap(),
+        std::fs::read_to_string(local.join("sweep.csv")).unwrap(),
+        "collected = local"
+    );
+    let o = hwsim(&["sweep", "--collect", &s(&d.join("nothing"))]);
+    assert_bad(&o, &format!("{}/plan.json: cannot read", s(&d.join("nothing"))), &[]);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Probes and plot
+
+/// The FIFO testbench with a probe of every signal and counter each cycle.
+const FIFO_PROBE: &[&str] = &["--set", "probe={every: 1, signals: ['*'], counters: ['*']}"];
+
+#[test]
+fn probes_sample_the_same_with_and_without_event_skip() {
+    let d = temp_dir("probe");
+    for (tb, extra) in [
+        (FIFO_TB, FIFO_PROBE),
+        ("tb/acceptance/a7_rx_cap_incast.yaml", &[][..]),
+        (
+            "tb/acceptance/a5_go_back_n_order.yaml",
+            &[
+                "--set",
+                "probe={every: 97, signals: ['chip1.lg*.rx.*', 'chip0.lg0.tx.*'], counters: ['chip*.lg*.tx.*']}",
+            ][..],
+        ),
+    ] {
+        let (a, b) = (d.join("skip.csv"), d.join("noskip.csv"));
+        let mut args: Vec<&str> = vec!["run", tb, "-q", "--probe"];
+        args.extend(extra);
+        let mut skip = args.clone();
+        skip.insert(4, s(&a).leak());
+        assert_code(&hwsim(&skip), 0);
+        let mut noskip = args.clone();
+        noskip.insert(4, s(&b).leak());
+        noskip.push("--no-skip");
+        assert_code(&hwsim(&noskip), 0);
+        let (ta, tb_) = (
+            std::fs::read_to_string(&a).unwrap(),
+            std::fs::read_to_string(&b).unwrap(),
+        );
+        assert!(ta.lines().count() > 10, "{tb}: {ta}");
+        assert!(ta == tb_, "{tb}: probe CSV differs between skip and --no-skip");
+    }
+    // The FIFO's values where the checks say: 111 reaches snk.last in [30, 60]; the source
+    // stalls while the FIFO is full.
+    let o = hwsim(&[&["run", FIFO_TB, "-q", "--probe", &s(&d.join("f.csv"))][..], FIFO_PROBE].concat());
+    assert_code(&o, 0);
+    let text = std::fs::read_to_string(d.join("f.csv")).unwrap();
+    let rows = csv_rows(&d.join("f.csv"));
+    let col = |n: &str| {
+        rows[0]
+            .iter()
+            .position(|h| h == n)
+            .unwrap_or_else(|| panic!("{n} in {:?}", rows[0]))
+    };
+    let (last, recv) = (col("snk.last"), col("snk.received"));
+    assert_eq!(rows[1][0], "0", "{text}");
+    let at = |c: usize| rows.iter().find(|r| r[0] == c.to_string()).unwrap();
+    assert_eq!(at(36)[last], "111");
+    assert_eq!(at(36)[recv], "12");
+    assert_eq!(at(35)[last], "110");
+    assert_eq!(rows.last().unwrap()[0], "37", "a row at the end of the run (cycle 37)");
+    assert!(
+        rows.iter().skip(1).any(|r| r[last] != "111" && r[last] != "0"),
+        "last changes over time"
+    );
+    // Without a probe section, --probe is refused; a glob that matches nothing is located.
+    let o = hwsim(&["run", FIFO_TB, "--probe", &s(&d.join("x.csv"))]);
+    assert_bad(&o, "--probe: ", &["no `probe:` section"]);
+    let o = hwsim(&[
+        "run",
+        FIFO_TB,
+        "--probe",
+        &s(&d.join("x.csv")),
+        "--set",
+        "probe={every: 0, counters: ['*']}",
+    ]);
+    assert_bad(
+        &o,
+        "--set probe={every: 0, counters: ['*']}: ",
+        &["`every` must be ≥ 1"],
+    );
+    let o = hwsim(&[
+        "run",
+        FIFO_TB,
+        "--probe",
+        &s(&d.join("x.csv")),
+        "--set",
+        "probe={every: 5, counters: [nope.*]}",
+    ]);
+    assert_bad(
+        &o,
+        "--set probe={every: 5, counters: [nope.*]}: ",
+        &["counter glob `nope.*` matches no counter"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn plot_draws_a_probe_in_one_command() {
+    let d = temp_dir("plot");
+    let png = d.join("a7.png");
+    let o = hwsim(&[
+        "plot",
+        "tb/acceptance/a7_rx_cap_incast.yaml",
+        "--out",
+        &s(&png),
+        "--columns",
+        "*backlog",
+    ]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("(8 column(s))"), "{}", stdout(&o));
+    assert_eq!(&std::fs::read(&png).unwrap()[..4], b"\x89PNG");
+    let csv = d.join("a7.csv");
+    let rows = csv_rows(&csv);
+    assert_eq!(rows[0][1], "chip0.lg0.rxcap.backlog");
+    // The incast builds a backlog at chip 0's receive cap, and it drains by the end.
+    let peak = rows[1..].iter().map(|r| r[1].parse::<u64>().unwrap()).max().unwrap();
+    assert!(peak > 100, "backlog peak {peak}");
+    assert_eq!(rows.last().unwrap()[1], "0");
+    // From the CSV, as SVG, two columns chosen.
+    let svg = d.join("b.svg");
+    let o = hwsim(&[
+        "plot",
+        &s(&csv),
+        "--out",
+        &s(&svg),
+        "--columns",
+        "chip0.lg0.*,chip0.lg1.*",
+    ]);
+    assert_code(&o, 0);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("chip0.lg1.rxcap.backlog") && !text.contains("chip0.lg2.rxcap.backlog"));
+    let o = hwsim(&["plot", &s(&csv), "--out", &s(&svg), "--columns", "nothing"]);
+    assert_bad(&o, "--columns: ", &["matches no column"]);
+    std::fs::write(d.join("bad.csv"), "cycle,a\n0,1\n5,x\n").unwrap();
+    let o = hwsim(&["plot", &s(&d.join("bad.csv")), "--out", &s(&svg)]);
+    assert_bad(
+        &o,
+        &format!("{}:3:3: ", s(&d.join("bad.csv"))),
+        &["`x` is not a number"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+// ------------------------------------------------------------------------------------------------
+// explain, --version
+
+#[test]
+fn explain_prints_a_blocks_header_ports_params_and_counters() {
+    let o = hwsim(&["explain", "rx_cap"]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    for want in [
+        "rx_cap — per-LG receive serializer",
+        "**Control bypass**",
+        "out backlog",
+        "line_rate",
+        "counters: pkts, frames, payload_bytes, wire_bytes, bypassed, backlog_peak",
+    ] {
+        assert!(out.contains(want), "`{want}` in:\n{out}");
+    }
+    let o = hwsim(&["explain", "nope"]);
+    assert_bad(&o, "unknown block kind `nope`", &["rx_cap"]);
+    let o = hwsim(&["--version"]);
+    assert_code(&o, 0);
+    let v = stdout(&o);
+    assert!(
+        v.starts_with(&format!("hwsim {} (commit ", env!("CARGO_PKG_VERSION"))),
+        "{v}"
+    );
+}
+
+// ------------------------------------------------------------------------------------------------
+// The README's everyday examples
+
+#[test]
+fn readme_everyday_examples_run() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let section = readme
+        .split("## Everyday use")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("an Everyday use section");
+    let d = temp_dir("readme");
+    let bin = env!("CARGO_BIN_EXE_hwsim");
+    let mut ran = 0;
+    for line in section
+        .lines()
+        .filter(|l| l.starts_with("    hwsim ") || l.starts_with("    parallel "))
+    {
+        // Generated files go to the temp folder; GNU parallel's line runs the job list with sh
+        // (the emit test runs it with parallel where installed).
+        let cmd = line
+            .trim()
+            .replace("sweeps/", &format!("{}/sweeps/", d.display()))
+            .replace("waves/", &format!("{}/waves/", d.display()))
+            .replace("parallel < ", "sh ")
+            .replace("hwsim ", &format!("{bin} "));
+        let o = Command::new("sh")
+            .args(["-c", &cmd])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        // 0, or 1 where a run's checks fail at the overridden value; never bad input.
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{line}\n{}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        ran += 1;
+    }
+    assert!(ran >= 7, "{ran} examples");
+    assert!(d.join("sweeps/loss/goodput_vs_probability.png").exists());
+    assert!(d.join("sweeps/par/sweep.csv").exists());
+    assert!(d.join("waves/a7_backlog.png").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
