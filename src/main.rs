@@ -88,7 +88,7 @@ enum Cmd {
 struct RunArgs {
     /// Testbench file.
     testbench: PathBuf,
-    /// Write a VCD waveform.
+    /// Write a VCD waveform (a path ending in `.fst` writes FST, as --fst).
     #[arg(long)]
     vcd: Option<PathBuf>,
     /// Write the waveform as FST.
@@ -280,7 +280,8 @@ fn run(a: RunArgs) -> ExitCode {
     let mut waves = wave_outputs::WaveOutputs::new(a.vcd.clone(), a.fst.clone(), a.gtkw.clone());
     let wave_paths = waves.paths();
     let probe = commands::probe_path(&l, a.probe.as_deref(), a.json.as_deref());
-    let outputs: Vec<(&str, &Path)> = [("--vcd", &a.vcd), ("--json", &a.json), ("--probe", &probe)]
+    let vcd = waves.vcd().map(Path::to_path_buf);
+    let outputs: Vec<(&str, &Path)> = [("--vcd", &vcd), ("--json", &a.json), ("--probe", &probe)]
         .into_iter()
         .filter_map(|(opt, p)| p.as_deref().map(|p| (opt, p)))
         .chain(wave_paths.iter().map(|(o, p)| (*o, p.as_path())))

@@ -27,13 +27,28 @@ pub struct WaveOutputs {
     vcd: Option<PathBuf>,
     fst: Option<PathBuf>,
     gtkw: Option<PathBuf>,
+    /// `--vcd X.fst` given together with `--fst`: refused by `validate`.
+    fst_by_extension: Option<PathBuf>,
     buffer: Option<SharedBuffer>,
 }
 
+/// A path whose extension says FST (`waves/x.fst`, any case).
+fn is_fst(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e.eq_ignore_ascii_case("fst"))
+}
+
 impl WaveOutputs {
-    /// From the run options: `--vcd`, `--fst`, `--gtkw`. The save file defaults to the VCD's
-    /// (else the FST's) path with `.gtkw`.
+    /// From the run options: `--vcd`, `--fst`, `--gtkw`. A `--vcd` path ending in `.fst` asks
+    /// for FST (as `--fst` would; both at once is refused by [`WaveOutputs::validate`]). The save
+    /// file defaults to the VCD's (else the FST's) path with `.gtkw`.
     pub fn new(vcd: Option<PathBuf>, fst: Option<PathBuf>, gtkw: Option<PathBuf>) -> WaveOutputs {
+        let (vcd, fst, fst_by_extension) = match (vcd, fst) {
+            (Some(v), f) if is_fst(&v) => match f {
+                None => (None, Some(v), None),
+                Some(f) => (None, Some(f), Some(v)),
+            },
+            (v, f) => (v, f, None),
+        };
         // No save file beside a sink (`--vcd /dev/null`): there is no wave to open.
         let gtkw = gtkw.or_else(|| {
             vcd.as_deref()
@@ -45,13 +60,26 @@ impl WaveOutputs {
             vcd,
             fst,
             gtkw,
+            fst_by_extension,
             buffer: None,
         }
+    }
+
+    /// The VCD file written, if any (not a `--vcd` that named an FST file).
+    pub fn vcd(&self) -> Option<&Path> {
+        self.vcd.as_deref()
     }
 
     /// Refuses what cannot be done: the FST and the save file read the VCD back, which a sink
     /// (`--vcd /dev/null`, a FIFO) does not allow.
     pub fn validate(&self) -> Result<(), String> {
+        if let (Some(v), Some(f)) = (&self.fst_by_extension, &self.fst) {
+            return Err(format!(
+                "--vcd {} names an FST file (by its extension) and --fst {} is given too: give one of them",
+                v.display(),
+                f.display()
+            ));
+        }
         if let Some(v) = self.vcd.as_deref().filter(|p| special(p)) {
             if self.fst.is_some() || self.gtkw.is_some() {
                 return Err(format!(
