@@ -352,14 +352,28 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expects_fatal: bool) ->
         },
         format!("{delivered} bytes"),
     );
-    if !info.lossy {
+    // Without faults and switch drops nothing is lost: no NAK. Duplicates then come only from
+    // retry timeouts that fired on frames still in flight (a slow queue), so they are allowed
+    // exactly when a timeout fired.
+    let drops = sum(sim, "sw*.drops");
+    if !info.lossy && drops == 0 {
         let (naks, dups) = (sum(sim, "*.rx.naks_sent"), sum(sim, "*.rx.dup_pkts"));
-        check(
-            "PSN order on the wire (lossless: no NAK, no duplicate)",
-            naks == 0 && dups == 0,
-            "0 NAK, 0 duplicates".into(),
-            format!("{naks} NAK, {dups} duplicates"),
-        );
+        let timeouts = sum(sim, "*.tx.diag_timeout");
+        if timeouts == 0 {
+            check(
+                "PSN order on the wire (lossless: no NAK, no duplicate)",
+                naks == 0 && dups == 0,
+                "0 NAK, 0 duplicates".into(),
+                format!("{naks} NAK, {dups} duplicates"),
+            );
+        } else {
+            check(
+                "PSN order on the wire (lossless: no NAK; duplicates only from retry timeouts)",
+                naks == 0,
+                format!("0 NAK ({timeouts} timeouts)"),
+                format!("{naks} NAK, {dups} duplicates"),
+            );
+        }
     }
     v
 }

@@ -763,6 +763,16 @@ fn bad_spines_outside_leaf_spine() {
     );
 }
 
+#[test]
+fn bad_leaf_spine_without_spines_points_at_the_topology() {
+    // Found by tests/fuzz.rs: a field left out had no place to point at.
+    assert_bad(
+        "leaf_spine_no_spines.yaml",
+        "4:3",
+        &["leaf_spine: spines 0 out of range 1..=64", "`spines` is required"],
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Hostile input (issue 15): outputs never destroy inputs, no panic on stdout, Ctrl-C.
 

@@ -234,7 +234,14 @@ fn fst_holds_the_same_signals_and_changes_as_the_vcd() {
     assert_eq!(std::fs::read(&fst).unwrap(), std::fs::read(&by_ext).unwrap());
     assert!(std::fs::read(&by_ext).unwrap()[..4] != *b"$ver", "not a VCD");
     // Both an FST by extension and --fst: one of them.
-    let (code, _, err) = hwsim(&["tb/go_back_n.yaml", "--vcd", s(&d.join("a.fst")), "--fst", s(&fst2), "-q"]);
+    let (code, _, err) = hwsim(&[
+        "tb/go_back_n.yaml",
+        "--vcd",
+        s(&d.join("a.fst")),
+        "--fst",
+        s(&fst2),
+        "-q",
+    ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("names an FST file"), "{err}");
     let _ = std::fs::remove_dir_all(&d);

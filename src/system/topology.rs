@@ -37,6 +37,15 @@ pub(super) fn parse_node(name: &str, n: u16, sw: u16) -> Option<u16> {
 pub(super) type Graph = (u16, u16, Vec<(u16, u16)>);
 
 /// Edges of the topology as node pairs, each once, in a deterministic order.
+/// An error at `key` if the testbench sets it, else (a field left out, so 0) at the topology.
+fn at_or(l: &Loaded, key: &str, msg: String) -> InputError {
+    let e = l.error_at(key, msg.clone());
+    if e.line.is_some() {
+        return e;
+    }
+    l.error_at("topology", format!("{msg} (`{key}` is required)"))
+}
+
 pub(super) fn edges(l: &Loaded, s: &System) -> Result<Graph, InputError> {
     let t = &s.topology;
     let n = t.chips;
@@ -55,10 +64,18 @@ pub(super) fn edges(l: &Loaded, s: &System) -> Result<Graph, InputError> {
         "star" => return Err(l.error_at("switches", format!("star: one switch, not {}", t.switches))),
         "leaf_spine" => {
             if !(1..=64).contains(&t.leaves) {
-                return Err(l.error_at("leaves", format!("leaf_spine: leaves {} out of range 1..=64", t.leaves)));
+                return Err(at_or(
+                    l,
+                    "leaves",
+                    format!("leaf_spine: leaves {} out of range 1..=64", t.leaves),
+                ));
             }
             if !(1..=64).contains(&t.spines) {
-                return Err(l.error_at("spines", format!("leaf_spine: spines {} out of range 1..=64", t.spines)));
+                return Err(at_or(
+                    l,
+                    "spines",
+                    format!("leaf_spine: spines {} out of range 1..=64", t.spines),
+                ));
             }
             if t.switches != 0 && t.switches != t.leaves + t.spines {
                 return Err(l.error_at(

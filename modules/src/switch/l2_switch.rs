@@ -1,15 +1,16 @@
 //! An L2 switch carrying the chip-to-chip traffic (seed 003 «交换机行为建模»): frames in on a
-//! port, a fixed ingress pipeline (parse, classify, MAC-DA lookup), then an output queue per
-//! port in the port's buffer, ECN RED marking at enqueue, serialization at the port rate, and
-//! out to the chip's PhyLink. Control (ACK/NAK/CNP) and CBFC credit returns travel on their own
+//! port, a fixed ingress pipeline (parse, classify, MAC-DA lookup), then a virtual output queue
+//! per (input, output) in a shared buffer under Dynamic Threshold, a crossbar matched by iSLIP
+//! (or PIM, or input FIFOs), ECN RED marking at enqueue, serialization at the port rate, and out
+//! to the chip's PhyLink. Control (ACK/NAK/CNP) and CBFC credit returns travel on their own
 //! streams, as they do in the chips' routers, so they never queue behind data (they are the
 //! strict-priority class of seed 003's mapping).
 //!
 //! ```text
-//!   e{k}_req_in  : stream<DataFrame> ─┐  ingress: `latency` ns,   ┌─> e{o}_req_out  (serialized at `rate`,
-//!   e{k}_rsp_in  : stream<Ctrl>      ─┤  route by dst chip        │    ECN RED at enqueue)
-//!   e{k}_cr_in   : stream<CreditMsg> ─┘  (table `routes`)         ├─> e{o}_rsp_out  (one per cycle)
-//!                                                                  └─> e{o}_cr_out   (one per cycle)
+//!   e{k}_req_in  : stream<DataFrame> ─┐  ingress: `latency` ns,  VOQ[k][o] ─ crossbar ─┬─> e{o}_req_out
+//!   e{k}_rsp_in  : stream<Ctrl>      ─┤  route by dst chip       (DT buffer) (iSLIP)   │   (serialized at `rate`)
+//!   e{k}_cr_in   : stream<CreditMsg> ─┘  (table `routes`)                              ├─> e{o}_rsp_out (one per cycle)
+//!                                                                                      └─> e{o}_cr_out  (one per cycle)
 //!   e{k}_pfc_in  : stream<PfcFrame> (PFC mode) ── pauses port k    e{k}_pfc_out : stream<PfcFrame>
 //! ```
 //!
@@ -18,22 +19,35 @@
 //! (src, dst, LG, QP) — ECMP: one flow's frames take one path and stay in order; a credit
 //! return hashes on (src, dst, LG, VC). The system builder fills the table from the topology.
 //!
-//! **Timing.** A message popped at n (it arrived at n, its last byte in) is ready at its output
-//! at n + `latency`. Data frames then wait in the output's queue and are serialized one after
-//! another at `rate` bytes/ns (the fractional end carried exactly); a frame leaves when its last
-//! byte is out (store-and-forward). With `forwarding: cut_through` a frame is ready at
-//! n + `cut_through_latency` (seed 003: a fixed 300–500 ns, whatever the frame's size); if its
-//! egress is idle then (nothing queued, the serializer idle for the frame's whole serialization
-//! before), its serialization overlapped the pipeline and it leaves at once: residence exactly
-//! `cut_through_latency`. If the egress is busy it queues as store-and-forward («Cut-Through 在
-//! 出口拥塞时退化为 Store-and-Forward»). Control and credits leave at their ready cycle
-//! (n + `latency`), one per cycle per output.
+//! **Fabric** (`fabric: voq`, the default; seed 003 «VOQ 架构», «iSLIP 调度», «共享缓冲池与 DT
+//! 算法»). A frame out of the ingress pipeline joins VOQ[input][output] if the shared `buffer`
+//! has room and the queue holds fewer bytes than `dt_alpha` × the free buffer (or fewer than its
+//! static `reserve`); otherwise it is dropped (`drops`, `dt_drops`). Every cycle the allocator
+//! (`islip` with `iterations` 1–4, `pim`, or `fifo`: one queue per input, the head-of-line
+//! baseline) matches the inputs not crossing to the outputs free to start a frame (not paused,
+//! serializer free within the cycle). The crossbar is frame-based: a matched frame crosses whole,
+//! at the port rate, holding its input and its output until its last byte is out — the crossing
+//! is the egress serialization (speedup 1), and the frame leaves when it ends. The iSLIP pointers
+//! move as seed 003 says (grant pointer only on an accepted grant, to one past the input; accept
+//! pointer to one past the output; first iteration only). `fabric: output_queued` instead gives
+//! each output a queue of `port_buffer` bytes, as if the crossbar had full speedup.
 //!
-//! **Buffer and ECN.** Each output holds up to `port_buffer` bytes of data (wire bytes) — a frame
-//! beyond it is dropped (tail drop, `drops`; the RC Link's Go-Back-N recovers it). A frame that
-//! is ECN-capable (ECT) is marked CE at enqueue with the RED probability of the port's
-//! utilization (queued bytes / `port_buffer`; Kmin 0.3, Kmax 0.8, Xorshift64): seed 000 «ECN RED
-//! 概率标记（Switch 侧）». The chips' RX then sends CNPs, and their TX cuts its rate (DCQCN).
+//! **Timing.** A message popped at n (it arrived at n, its last byte in) is ready at n +
+//! `latency`. A data frame is then queued, matched (at once if its input and output are free)
+//! and serialized at `rate` bytes/ns (the fractional end carried exactly); it leaves when its last
+//! byte is out (store-and-forward). With `forwarding: cut_through` a frame is ready at n +
+//! `cut_through_latency` (seed 003: a fixed 300–500 ns, whatever the frame's size); if it is
+//! matched then and its egress was idle for the frame's whole serialization before, its
+//! serialization overlapped the pipeline and it leaves at once: residence exactly
+//! `cut_through_latency`. Otherwise it queues as store-and-forward («Cut-Through 在出口拥塞时退化为
+//! Store-and-Forward»). Control and credits leave at their ready cycle (n + `latency`), one per
+//! cycle per output.
+//!
+//! **ECN.** A frame that is ECN-capable (ECT) is marked CE at enqueue with the RED probability of
+//! its egress's utilization: the data bytes held for that output (queued in any VOQ, or crossing)
+//! / `port_buffer` (Kmin 0.3, Kmax 0.8, Xorshift64): seed 000 «ECN RED 概率标记（Switch 侧）»,
+//! seed 003 «当出口队列深度超过 ECN 阈值时». The chips' RX then sends CNPs, and their TX cuts its
+//! rate (DCQCN). With `fabric: output_queued`, `port_buffer` is also the output queue's size.
 //!
 //! **PFC mode** (`pfc: true`; seed 003: PFC and CBFC are exclusive modes, and in PFC mode the
 //! switch takes part). Ingress accounting: the data bytes held anywhere in the switch that came
@@ -49,18 +63,23 @@
 //! applies and counts. Waves: `pfc{k}` (bit 0 XOFF sent upstream, bit 1 paused by downstream).
 //!
 //! Counters: `data_frames`, `data_bytes`, `ctrl_msgs`, `credit_msgs`, `drops`, `ecn_marks`,
-//! `queue_peak_bytes` (largest output queue), `cut_through_frames`, `residence_min`,
+//! `queue_peak_bytes` (most data held for one output), `cut_through_frames`, `residence_min`,
 //! `residence_max`, `residence_sum` (cycles from a data frame's arrival to its departure),
-//! `pfc_xoff_sent`, `pfc_xon_sent`, `pfc_pauses_received`, `pfc_watchdog_fired`; per port k
-//! `p{k}_frames`, `p{k}_bytes` (payload out), `p{k}_drops`, `p{k}_ecn_marks`, `p{k}_peak_bytes`
-//! (output queue), `p{k}_cut_through`, `p{k}_ingress_peak_bytes` (data held that came in on k),
-//! `p{k}_pfc_xoff` (XOFFs sent out of k), `p{k}_pfc_paused_cycles`. Waves: `q_bytes{o}` per output.
+//! `pfc_xoff_sent`, `pfc_xon_sent`, `pfc_pauses_received`, `pfc_watchdog_fired`; with `voq`
+//! `crossbar_matches`, `buffer_peak_bytes` (shared buffer), `voq_peak_bytes` (largest VOQ),
+//! `dt_drops`; per port k `p{k}_frames`, `p{k}_bytes` (payload out), `p{k}_drops`,
+//! `p{k}_ecn_marks`, `p{k}_peak_bytes` (held for output k), `p{k}_cut_through`,
+//! `p{k}_ingress_peak_bytes` (data held that came in on k), `p{k}_pfc_xoff` (XOFFs sent out of
+//! k), `p{k}_pfc_paused_cycles`. Waves: `q_bytes{o}` (held for output o); with `voq`
+//! `in_bytes{i}` (in input i's VOQs), `gptr{o}`, `aptr{i}` (the allocator's pointers),
+//! `matches` (transfers started this cycle), `buffer_bytes`.
 //!
-//! **Deviations:** the crossbar is not modelled in this frame path — outputs are queued as if
-//! the fabric had full speedup (an output-queued switch; `voq_switch` is the input-queued model
-//! with VOQs, iSLIP and the DT shared buffer, used for the switch studies); every port has its
-//! own buffer; frames are not parsed by format (the chips' frames are all Standard, ECN-capable
-//! when the sender sets ECT) and all data is one class (the chips send REQ data only).
+//! **Deviations:** frames are not parsed by format and there is one data priority: the chips'
+//! frames are all Standard (ECN-capable when the sender sets ECT) and all their data is REQ
+//! (priority 2); ACK/CNP (3) and credits have their own path above, and RSP (1) and TYPE2/3 (0)
+//! have no traffic until PAXI reads and multicast exist — so one VOQ level, and the egress WRR
+//! between REQ and RSP has nothing to choose between. (`voq_switch`, the cell switch for the
+//! allocator studies, has the strict-priority levels.) There is no crossbar speedup.
 
 use std::collections::VecDeque;
 
@@ -70,7 +89,11 @@ use hwsim_ports::{
 };
 use serde::{Deserialize, Serialize};
 
+use super::allocator::{Allocator, AllocatorKind, Matching, Requests};
 use super::ecn::RedMarker;
+use super::fifo::Fifo;
+use super::islip::Islip;
+use super::pim::Pim;
 
 /// Parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -112,6 +135,33 @@ pub struct Params {
     pub ecn_kmin: f64,
     /// ECN RED Kmax (0.8).
     pub ecn_kmax: f64,
+    /// `voq` (seed 003: VOQ per (input, output) in a shared buffer, a crossbar matched by
+    /// `allocator`) or `output_queued` (an output queue of `port_buffer` bytes per port, as if
+    /// the crossbar had full speedup).
+    pub fabric: Fabric,
+    /// Crossbar allocator (`voq`): `islip`, `pim`, or `fifo` (one queue per input: the
+    /// head-of-line baseline).
+    pub allocator: AllocatorKind,
+    /// Allocator iterations per cycle, 1..=4 (seed 003: 2 recommended).
+    pub iterations: u32,
+    /// Shared buffer, bytes (`voq`; seed 003: 16–64 MB).
+    pub buffer: u64,
+    /// Dynamic Threshold α (`voq`): a VOQ may grow while its bytes < α × the free buffer
+    /// (seed 003: 0.5, 1, 2; 4–8 for all-reduce bursts), 1/64..=64.
+    pub dt_alpha: f64,
+    /// Bytes each VOQ may always hold (static reserve, inside the buffer).
+    pub reserve: u64,
+}
+
+/// The switch fabric (seed 003 «VOQ 架构»).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fabric {
+    /// VOQs per (input, output) in a shared DT buffer, an allocator-matched crossbar.
+    #[default]
+    Voq,
+    /// An output queue per port (full crossbar speedup).
+    OutputQueued,
 }
 
 impl Default for Params {
@@ -132,6 +182,12 @@ impl Default for Params {
             ecn: true,
             ecn_kmin: 0.3,
             ecn_kmax: 0.8,
+            fabric: Fabric::Voq,
+            allocator: AllocatorKind::Islip,
+            iterations: 2,
+            buffer: 16 << 20,
+            dt_alpha: 1.0,
+            reserve: 0,
         }
     }
 }
@@ -184,7 +240,12 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         v.push(PortDecl::stream_out::<DataFrame>(&format!("e{k}_req_out")).doc("data frames out of port k"));
         v.push(PortDecl::stream_out::<Ctrl>(&format!("e{k}_rsp_out")).doc("ACK/NAK/CNP out of port k"));
         v.push(PortDecl::stream_out::<CreditMsg>(&format!("e{k}_cr_out")).doc("credit returns out of port k"));
-        v.push(PortDecl::output::<UInt<32>>(&format!("q_bytes{k}")).doc("data bytes queued at output k"));
+        v.push(PortDecl::output::<UInt<32>>(&format!("q_bytes{k}")).doc("data bytes held for output k"));
+        if p.fabric == Fabric::Voq {
+            v.push(PortDecl::output::<UInt<32>>(&format!("in_bytes{k}")).doc("data bytes in input k's VOQs"));
+            v.push(PortDecl::output::<UInt<6>>(&format!("gptr{k}")).doc("output k's grant pointer"));
+            v.push(PortDecl::output::<UInt<6>>(&format!("aptr{k}")).doc("input k's accept pointer"));
+        }
         if p.pfc {
             v.push(
                 PortDecl::stream_in::<PfcFrame>(&format!("e{k}_pfc_in"), 4)
@@ -200,6 +261,10 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
                     .doc("PFC on port k: bit 0 XOFF sent upstream, bit 1 paused by downstream"),
             );
         }
+    }
+    if p.fabric == Fabric::Voq {
+        v.push(PortDecl::output::<UInt<7>>("matches").doc("crossbar transfers started this cycle"));
+        v.push(PortDecl::output::<UInt<32>>("buffer_bytes").doc("data bytes in the shared buffer"));
     }
     v
 }
@@ -221,6 +286,9 @@ struct Port {
     pause: PfcPause,
     /// The watchdog fired for the pause in force: ignored until the XON.
     watchdog_fired: bool,
+    /// This cycle: paused (and the watchdog not fired), and when the watchdog would fire.
+    paused: bool,
+    pfc_wake: Option<Cycle>,
     c_xoff: CounterId,
     c_paused: CounterId,
     c_ingress_peak: CounterId,
@@ -243,10 +311,54 @@ struct Port {
     c_cut: CounterId,
 }
 
+/// A frame in a VOQ: (ready cycle, arrival cycle, output, frame).
+type Queued = (Cycle, Cycle, u8, DataFrame);
+
+/// The VOQ fabric (`fabric: voq`): the queues in the shared buffer, the allocator, and the
+/// inputs' crossbar occupancy.
+struct Voq {
+    n: usize,
+    /// One queue per input (`allocator: fifo`) instead of one per (input, output).
+    fifo: bool,
+    alloc: Box<dyn Allocator>,
+    /// Queue (input i, output o) at `i * n + o` (FIFO: `i * n`).
+    queues: Vec<VecDeque<Queued>>,
+    /// Bytes in each queue.
+    q_bytes: Vec<u64>,
+    /// Per input: the outputs it holds frames for (a bit per output).
+    nonempty: Vec<u64>,
+    /// Per input: bytes in its queues.
+    in_bytes: Vec<u64>,
+    /// Bytes in the shared buffer (queued and crossing).
+    total: u64,
+    /// Per input: its crossbar transfer ends at this time, in 1/rate.bytes ns (as the
+    /// serializer clock counts).
+    in_busy: Vec<u128>,
+    req: Requests,
+    m: Matching,
+    in_sig: Vec<Out<UInt<32>>>,
+    gptr: Vec<Out<UInt<6>>>,
+    aptr: Vec<Out<UInt<6>>>,
+    matches: Out<UInt<7>>,
+    buffer_sig: Out<UInt<32>>,
+    c_matches: CounterId,
+    c_buffer_peak: CounterId,
+    c_voq_peak: CounterId,
+    c_dt_drops: CounterId,
+}
+
+impl Voq {
+    fn queue_of(&self, i: usize, o: usize) -> usize {
+        i * self.n + if self.fifo { 0 } else { o }
+    }
+}
+
 /// The block.
 pub struct L2Switch {
     p: Params,
     ports: Vec<Port>,
+    /// The VOQ fabric (`fabric: voq`).
+    voq: Option<Voq>,
     /// Data bytes in the switch per input port (PFC's ingress accounting).
     ingress: Vec<u64>,
     c_xoff: CounterId,
@@ -278,10 +390,14 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     if p.port_buffer == 0 || p.port_buffer > 1 << 36 {
         return Err(format!("port_buffer = {}: must be in 1..=2^36 bytes", p.port_buffer));
     }
-    if p.pfc && (p.pfc_xon > p.pfc_xoff || p.pfc_xoff >= p.port_buffer) {
+    let (buf_name, buf) = match p.fabric {
+        Fabric::Voq => ("buffer", p.buffer),
+        Fabric::OutputQueued => ("port_buffer", p.port_buffer),
+    };
+    if p.pfc && (p.pfc_xon > p.pfc_xoff || p.pfc_xoff >= buf) {
         return Err(format!(
-            "pfc: thresholds must satisfy pfc_xon ({}) ≤ pfc_xoff ({}) < port_buffer ({})",
-            p.pfc_xon, p.pfc_xoff, p.port_buffer
+            "pfc: thresholds must satisfy pfc_xon ({}) ≤ pfc_xoff ({}) < {buf_name} ({buf})",
+            p.pfc_xon, p.pfc_xoff
         ));
     }
     if p.pfc_watchdog > 1_000_000_000 {
@@ -306,6 +422,58 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         }
     }
     RedMarker::new(p.ecn_kmin, p.ecn_kmax, 1)?;
+    let voq = if p.fabric == Fabric::Voq {
+        if p.buffer == 0 || p.buffer > 1 << 36 {
+            return Err(format!("buffer = {}: must be in 1..=2^36 bytes", p.buffer));
+        }
+        if !(1.0 / 64.0..=64.0).contains(&p.dt_alpha) {
+            return Err(format!("dt_alpha = {}: must be in 1/64..=64", p.dt_alpha));
+        }
+        let n = p.ports as usize;
+        if p.reserve.saturating_mul((n * n) as u64) > p.buffer {
+            return Err(format!(
+                "reserve = {}: the {} queues' reserves exceed the buffer of {} bytes",
+                p.reserve,
+                n * n,
+                p.buffer
+            ));
+        }
+        let it = p.iterations as usize;
+        let alloc: Box<dyn Allocator> = match p.allocator {
+            AllocatorKind::Islip => Box::new(Islip::new(it)?),
+            AllocatorKind::Pim => Box::new(Pim::new(it)?),
+            AllocatorKind::Fifo => Box::new(Fifo::new()),
+        };
+        let outs = |prefix: &str| -> Result<Vec<Out<UInt<6>>>, String> {
+            (0..n).map(|k| b.output(&format!("{prefix}{k}"))).collect()
+        };
+        Some(Voq {
+            n,
+            fifo: p.allocator == AllocatorKind::Fifo,
+            alloc,
+            queues: (0..n * n).map(|_| VecDeque::new()).collect(),
+            q_bytes: vec![0; n * n],
+            nonempty: vec![0; n],
+            in_bytes: vec![0; n],
+            total: 0,
+            in_busy: vec![0; n],
+            req: Requests::new(n),
+            m: Matching::empty(),
+            in_sig: (0..n)
+                .map(|k| b.output(&format!("in_bytes{k}")))
+                .collect::<Result<_, _>>()?,
+            gptr: outs("gptr")?,
+            aptr: outs("aptr")?,
+            matches: b.output("matches")?,
+            buffer_sig: b.output("buffer_bytes")?,
+            c_matches: b.counter("crossbar_matches"),
+            c_buffer_peak: b.counter("buffer_peak_bytes"),
+            c_voq_peak: b.counter("voq_peak_bytes"),
+            c_dt_drops: b.counter("dt_drops"),
+        })
+    } else {
+        None
+    };
     let mut ports = Vec::new();
     for k in 0..p.ports {
         ports.push(Port {
@@ -328,6 +496,8 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
             xoff_sent: false,
             pause: PfcPause::default(),
             watchdog_fired: false,
+            paused: false,
+            pfc_wake: None,
             c_xoff: b.counter(&format!("p{k}_pfc_xoff")),
             c_paused: b.counter(&format!("p{k}_pfc_paused_cycles")),
             c_ingress_peak: b.counter(&format!("p{k}_ingress_peak_bytes")),
@@ -348,6 +518,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     }
     Ok(Box::new(L2Switch {
         p: p.clone(),
+        voq,
         ingress: vec![0; ports.len()],
         ports,
         c_xoff: b.counter("pfc_xoff_sent"),
@@ -394,6 +565,177 @@ impl L2Switch {
     }
 }
 
+impl L2Switch {
+    /// Records a data frame leaving the switch on output `o`: residence and the counters.
+    fn depart(&mut self, ctx: &mut Ctx<'_>, o: usize, now: Cycle, arrived: Cycle, inp: u8, f: &DataFrame) {
+        let wire = f.wire_bytes() as u64;
+        let port = &mut self.ports[o];
+        port.queued_bytes -= wire;
+        self.ingress[inp as usize] -= wire;
+        if let Some(v) = self.voq.as_mut() {
+            v.total -= wire;
+        }
+        // Residence: arrival (last byte in) to departure (last byte out), cycles.
+        let res = now - arrived;
+        if ctx.counter(self.c_data) == 0 || res < ctx.counter(self.c_res_min) {
+            ctx.set_counter(self.c_res_min, res);
+        }
+        if res > ctx.counter(self.c_res_max) {
+            ctx.set_counter(self.c_res_max, res);
+        }
+        ctx.count(self.c_res_sum, res);
+        ctx.count(self.c_data, 1);
+        ctx.count(self.c_bytes, f.payload() as u64);
+        ctx.count(port.c_frames, 1);
+        ctx.count(port.c_bytes, f.payload() as u64);
+    }
+
+    /// A frame out of the ingress pipeline of output `o` into its queue: tail drop (the output
+    /// queue's size, or the DT rule in the shared buffer), ECN RED at enqueue on the output's
+    /// utilization. Returns the frame if admitted.
+    fn admit(&mut self, ctx: &mut Ctx<'_>, o: usize, inp: u8, mut f: DataFrame) -> Option<DataFrame> {
+        let wire = f.wire_bytes() as u64;
+        let port = &self.ports[o];
+        let admitted = match &self.voq {
+            None => port.queued_bytes + wire <= self.p.port_buffer,
+            Some(v) => {
+                // Dynamic Threshold: room in the buffer, and the queue under α × free (or under
+                // its static reserve).
+                let q = v.q_bytes[v.queue_of(inp as usize, o)];
+                let free = self.p.buffer - v.total;
+                wire <= free && (q < self.p.reserve || (q as f64) < self.p.dt_alpha * free as f64)
+            }
+        };
+        if !admitted {
+            self.ingress[inp as usize] -= wire;
+            ctx.count(self.c_drops, 1);
+            ctx.count(self.ports[o].c_drops, 1);
+            if let Some(v) = &self.voq {
+                ctx.count(v.c_dt_drops, 1);
+            }
+            return None;
+        }
+        let port = &mut self.ports[o];
+        if self.p.ecn && matches!(f.ecn, Ecn::Ect0 | Ecn::Ect1) {
+            let util = port.queued_bytes as f64 / self.p.port_buffer as f64;
+            if self.red.as_mut().expect("seeded").mark(util) {
+                f.ecn = Ecn::Ce;
+                ctx.count(self.c_marks, 1);
+                ctx.count(port.c_marks, 1);
+            }
+        }
+        port.queued_bytes += wire;
+        if port.queued_bytes > ctx.counter(port.c_peak) {
+            ctx.set_counter(port.c_peak, port.queued_bytes);
+        }
+        if port.queued_bytes > ctx.counter(self.c_peak) {
+            ctx.set_counter(self.c_peak, port.queued_bytes);
+        }
+        Some(f)
+    }
+
+    /// The crossbar (`fabric: voq`): inputs not crossing and outputs free to start a frame are
+    /// matched by the allocator; each match moves its VOQ's head frame, which crosses at the port
+    /// rate and leaves when its last byte is out (the crossbar transfer is the egress
+    /// serialization: no speedup). A frame matched in the cycle it left the pipeline, on an
+    /// egress idle for its whole serialization before, leaves at once (cut-through).
+    fn crossbar(&mut self, ctx: &mut Ctx<'_>, now: Cycle) -> bool {
+        let cut = self.p.forwarding == Forwarding::CutThrough;
+        let Some(v) = self.voq.as_mut() else { return false };
+        let end_of_now = (now as u128 + 1) * self.p.rate.bytes() as u128;
+        let mut free_out = 0u64;
+        for (o, port) in self.ports.iter().enumerate() {
+            if !port.paused && port.clock.free_within(now) && port.on_wire.len() < 2 {
+                free_out |= 1 << o;
+            }
+        }
+        let mut any = false;
+        for i in 0..v.n {
+            v.req.req[i] = if v.in_busy[i] > end_of_now {
+                0
+            } else if v.fifo {
+                v.queues[v.queue_of(i, 0)]
+                    .front()
+                    .map_or(0, |e| (1u64 << e.2) & free_out)
+            } else {
+                v.nonempty[i] & free_out
+            };
+            any |= v.req.req[i] != 0;
+        }
+        let mut made = 0u64;
+        if any {
+            v.alloc.allocate(&v.req, ctx.rng(), &mut v.m);
+            for i in 0..v.n {
+                let Some(o) = v.m.out_of[i] else { continue };
+                let o = o as usize;
+                let q = v.queue_of(i, o);
+                let (ready, arrived, _, f) = v.queues[q].pop_front().expect("requested");
+                let wire = f.wire_bytes() as u64;
+                v.q_bytes[q] -= wire;
+                v.in_bytes[i] -= wire;
+                if v.fifo {
+                    v.nonempty[i] = v.queues[q].front().map_or(0, |e| 1 << e.2);
+                } else if v.queues[q].is_empty() {
+                    v.nonempty[i] &= !(1 << o);
+                }
+                let port = &mut self.ports[o];
+                let end = if cut && ready == now && port.clock.finish_by(now, wire) {
+                    ctx.count(self.c_cut, 1);
+                    ctx.count(port.c_cut, 1);
+                    now
+                } else {
+                    port.clock.start(now, wire)
+                };
+                v.in_busy[i] = port.clock.busy_until_exact().0;
+                port.on_wire.push_back((end, arrived, i as u8, f));
+                made += 1;
+            }
+        }
+        ctx.count(v.c_matches, made);
+        v.matches.update(UInt::wrap(made));
+        for k in 0..v.n {
+            v.in_sig[k].update(UInt::wrap(v.in_bytes[k]));
+            v.gptr[k].update(UInt::wrap(v.alloc.grant_ptr(k) as u64));
+            v.aptr[k].update(UInt::wrap(v.alloc.accept_ptr(k) as u64));
+        }
+        made > 0
+    }
+
+    /// When the crossbar next may match (`fabric: voq`): the earliest cycle at which an input
+    /// holding frames and an output it holds frames for are both free. A pair free now that the
+    /// allocator left unmatched tries again next cycle.
+    fn crossbar_wake(&self, now: Cycle) -> Option<Cycle> {
+        let v = self.voq.as_ref()?;
+        let bytes = self.p.rate.bytes() as u128;
+        // The first cycle within which a clock busy until `t` is free (`free_within`).
+        let free_at = |t: u128| (t.div_ceil(bytes) as u64).saturating_sub(1).max(now + 1);
+        let mut next = None::<Cycle>;
+        for i in 0..v.n {
+            let mut outs = if v.fifo {
+                v.queues[v.queue_of(i, 0)].front().map_or(0, |e| 1u64 << e.2)
+            } else {
+                v.nonempty[i]
+            };
+            if outs == 0 {
+                continue;
+            }
+            let ti = free_at(v.in_busy[i]);
+            while outs != 0 {
+                let o = outs.trailing_zeros() as usize;
+                outs &= outs - 1;
+                let port = &self.ports[o];
+                if port.paused || port.on_wire.len() >= 2 {
+                    // Woken by the XON, or by the departure (on_wire's end is a wake-up).
+                    continue;
+                }
+                let t = ti.max(free_at(port.clock.busy_until_exact().0));
+                next = Some(next.map_or(t, |n: Cycle| n.min(t)));
+            }
+        }
+        next
+    }
+}
+
 impl Component for L2Switch {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
@@ -432,7 +774,7 @@ impl Component for L2Switch {
                 }
             }
         }
-        let mut next = Cycle::MAX;
+        // Per output: PFC received, then the frames out of the pipeline into their queue.
         for o in 0..self.ports.len() {
             let port = &mut self.ports[o];
             // PFC from the neighbour on this port: XOFF / XON of the REQ data priority.
@@ -446,46 +788,48 @@ impl Component for L2Switch {
                     PfcChange::None => {}
                 }
             }
-            let mut pfc_wake = None;
+            port.pfc_wake = None;
             if let Some(t) = port.pause.since {
                 if self.p.pfc_watchdog > 0 && !port.watchdog_fired {
                     if now >= t + self.p.pfc_watchdog {
                         port.watchdog_fired = true;
                         ctx.count(self.c_watchdog, 1);
                     } else {
-                        pfc_wake = Some(t + self.p.pfc_watchdog);
+                        port.pfc_wake = Some(t + self.p.pfc_watchdog);
                     }
                 }
             }
-            let paused = port.pause.is_paused() && !port.watchdog_fired;
-            // Out of the pipeline into the output queue: tail drop, ECN RED at enqueue.
-            while port.data_pipe.front().is_some_and(|(t, _, _, _)| *t <= now) {
-                let (_, arrived, inp, mut f) = port.data_pipe.pop_front().expect("front");
+            port.paused = port.pause.is_paused() && !port.watchdog_fired;
+            while self.ports[o].data_pipe.front().is_some_and(|(t, _, _, _)| *t <= now) {
+                let (t, arrived, inp, f) = self.ports[o].data_pipe.pop_front().expect("front");
+                let Some(f) = self.admit(ctx, o, inp, f) else { continue };
                 let wire = f.wire_bytes() as u64;
-                if port.queued_bytes + wire > self.p.port_buffer {
-                    self.ingress[inp as usize] -= wire;
-                    ctx.count(self.c_drops, 1);
-                    ctx.count(port.c_drops, 1);
+                if let Some(v) = self.voq.as_mut() {
+                    let q = v.queue_of(inp as usize, o);
+                    let i = inp as usize;
+                    if v.fifo {
+                        if v.queues[q].is_empty() {
+                            v.nonempty[i] = 1 << o;
+                        }
+                    } else {
+                        v.nonempty[i] |= 1 << o;
+                    }
+                    v.queues[q].push_back((t, arrived, o as u8, f));
+                    v.q_bytes[q] += wire;
+                    v.in_bytes[i] += wire;
+                    v.total += wire;
+                    if v.q_bytes[q] > ctx.counter(v.c_voq_peak) {
+                        ctx.set_counter(v.c_voq_peak, v.q_bytes[q]);
+                    }
+                    if v.total > ctx.counter(v.c_buffer_peak) {
+                        ctx.set_counter(v.c_buffer_peak, v.total);
+                    }
                     continue;
                 }
-                if self.p.ecn && matches!(f.ecn, Ecn::Ect0 | Ecn::Ect1) {
-                    let util = port.queued_bytes as f64 / self.p.port_buffer as f64;
-                    if self.red.as_mut().expect("seeded").mark(util) {
-                        f.ecn = Ecn::Ce;
-                        ctx.count(self.c_marks, 1);
-                        ctx.count(port.c_marks, 1);
-                    }
-                }
-                port.queued_bytes += wire;
-                if port.queued_bytes > ctx.counter(port.c_peak) {
-                    ctx.set_counter(port.c_peak, port.queued_bytes);
-                }
-                if port.queued_bytes > ctx.counter(self.c_peak) {
-                    ctx.set_counter(self.c_peak, port.queued_bytes);
-                }
+                let port = &mut self.ports[o];
                 // Cut-through: an idle egress (nothing queued, the serializer idle since the
                 // frame's first byte could have gone) sends it as it comes, ending now.
-                if cut && !paused && port.queue.is_empty() && port.clock.finish_by(now, wire) {
+                if cut && !port.paused && port.queue.is_empty() && port.clock.finish_by(now, wire) {
                     ctx.count(self.c_cut, 1);
                     ctx.count(port.c_cut, 1);
                     port.on_wire.push_back((now, arrived, inp, f));
@@ -493,7 +837,15 @@ impl Component for L2Switch {
                     port.queue.push_back((arrived, inp, f));
                 }
             }
-            // Serialize: the next frame starts when the link frees (fraction carried).
+        }
+        let matched = self.crossbar(ctx, now);
+        // A cycle with matches is followed by a tick, so that `matches` shows the next cycle's
+        // count (0 or more) as it would when every cycle ticks.
+        let mut next = if matched { now + 1 } else { Cycle::MAX };
+        for o in 0..self.ports.len() {
+            let port = &mut self.ports[o];
+            let paused = port.paused;
+            // Output-queued: the next frame starts when the link frees (fraction carried).
             // (A port paused by PFC starts no new frame; one already serializing finishes.)
             while !paused && port.clock.free_within(now) && !port.queue.is_empty() && port.on_wire.len() < 2 {
                 let (arrived, inp, f) = port.queue.pop_front().expect("non-empty");
@@ -502,23 +854,10 @@ impl Component for L2Switch {
             }
             if port.on_wire.front().is_some_and(|(t, _, _, _)| *t <= now) && port.req_out.can_push() {
                 let (_, arrived, inp, f) = port.on_wire.pop_front().expect("front");
-                port.queued_bytes -= f.wire_bytes() as u64;
-                self.ingress[inp as usize] -= f.wire_bytes() as u64;
-                // Residence: arrival (last byte in) to departure (last byte out), cycles.
-                let res = now - arrived;
-                if ctx.counter(self.c_data) == 0 || res < ctx.counter(self.c_res_min) {
-                    ctx.set_counter(self.c_res_min, res);
-                }
-                if res > ctx.counter(self.c_res_max) {
-                    ctx.set_counter(self.c_res_max, res);
-                }
-                ctx.count(self.c_res_sum, res);
-                ctx.count(self.c_data, 1);
-                ctx.count(self.c_bytes, f.payload() as u64);
-                ctx.count(port.c_frames, 1);
-                ctx.count(port.c_bytes, f.payload() as u64);
-                port.req_out.push(f);
+                self.depart(ctx, o, now, arrived, inp, &f);
+                self.ports[o].req_out.push(f);
             }
+            let port = &mut self.ports[o];
             if port.rsp.front().is_some_and(|(t, _)| *t <= now) && port.rsp_out.can_push() {
                 let (_, m) = port.rsp.pop_front().expect("front");
                 port.rsp_out.push(m);
@@ -538,13 +877,20 @@ impl Component for L2Switch {
                 port.rsp.front().map(|x| x.0),
                 port.cr.front().map(|x| x.0),
                 (!paused && !port.queue.is_empty()).then(|| port.clock.busy_until_cycle().saturating_sub(1)),
-                pfc_wake,
+                port.pfc_wake,
             ]
             .into_iter()
             .flatten()
             {
                 next = next.min(t.max(now + 1));
             }
+        }
+        // After the departures: an output they freed may match next cycle.
+        if let Some(t) = self.crossbar_wake(now) {
+            next = next.min(t);
+        }
+        if let Some(v) = self.voq.as_mut() {
+            v.buffer_sig.update(UInt::wrap(v.total));
         }
         // PFC to the neighbours: XOFF when a port's ingress bytes pass `pfc_xoff`, XON when they
         // fall to `pfc_xon` (hysteresis, so one crossing sends one frame).
@@ -694,5 +1040,106 @@ mod tests {
             "{got:?}"
         );
         assert_eq!(h.sim().counter("dut.p0_pfc_xoff"), Some(1));
+    }
+
+    /// Three ports, chip d behind port d, PFC on (to hold an output), VOQ with `alloc`.
+    fn three(alloc: AllocatorKind, buffer: u64) -> Harness {
+        let p = Params {
+            ports: 3,
+            routes: (0..3).map(|d| Some(Route::One(d))).collect(),
+            pfc: true,
+            pfc_xoff: 600,
+            pfc_xon: 100,
+            allocator: alloc,
+            buffer,
+            ..Params::default()
+        };
+        Harness::new("l2_switch", ports(&p), Box::new(move |b| build(&p, b)), 1, 8).unwrap()
+    }
+
+    fn from(src: ChipId, dst: ChipId) -> DataFrame {
+        DataFrame { src, ..frame(dst) }
+    }
+
+    /// Runs until `n` data frames left `port` (or 2000 cycles): their sources and cycles.
+    fn collect(h: &mut Harness, port: &str, n: usize) -> Vec<(ChipId, u64)> {
+        let mut got = Vec::new();
+        while got.len() < n && h.now() < 2000 {
+            h.step().unwrap();
+            while let Some(f) = h.pop::<DataFrame>(port) {
+                got.push((f.src, h.now()));
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn voqs_let_a_frame_pass_one_held_by_a_paused_output_and_input_fifos_do_not() {
+        for (alloc, blocked) in [(AllocatorKind::Islip, false), (AllocatorKind::Fifo, true)] {
+            let mut h = three(alloc, 1 << 20);
+            assert!(h.push("e1_pfc_in", pfc(true)));
+            h.step().unwrap();
+            assert!(h.push("e0_req_in", frame(1)));
+            h.step().unwrap();
+            assert!(h.push("e0_req_in", frame(2)));
+            let got = collect(&mut h, "e2_req_out", 1);
+            if blocked {
+                assert!(
+                    got.is_empty(),
+                    "{alloc:?}: head-of-line blocked behind the paused output"
+                );
+            } else {
+                assert_eq!(got.len(), 1, "{alloc:?}");
+                assert!(got[0].1 < 110, "{alloc:?}: passes at once, at {}", got[0].1);
+            }
+        }
+    }
+
+    #[test]
+    fn dynamic_threshold_admits_while_the_queue_is_under_alpha_times_free() {
+        // 114 B frames into one VOQ of a 1000 B buffer, α = 1: the k-th is admitted while
+        // 114·k < 1000 − 114·k, so 5 of 8 (k = 0..4) and 3 dropped.
+        let mut h = three(AllocatorKind::Islip, 1000);
+        assert!(h.push("e1_pfc_in", pfc(true)));
+        h.step().unwrap();
+        for _ in 0..8 {
+            assert!(h.push("e0_req_in", frame(1)));
+            h.step().unwrap();
+        }
+        h.steps(200).unwrap();
+        assert_eq!(h.sim().counter("dut.dt_drops"), Some(3));
+        assert_eq!(h.sim().counter("dut.p1_drops"), Some(3));
+        assert_eq!(h.sim().counter("dut.voq_peak_bytes"), Some(5 * 114));
+    }
+
+    #[test]
+    fn islip_alternates_between_inputs_where_an_output_queue_keeps_arrival_order() {
+        for fabric in [Fabric::Voq, Fabric::OutputQueued] {
+            let p = Params {
+                ports: 3,
+                routes: (0..3).map(|d| Some(Route::One(d))).collect(),
+                pfc: true,
+                pfc_xoff: 60000,
+                pfc_xon: 100,
+                fabric,
+                ..Params::default()
+            };
+            let mut h = Harness::new("l2_switch", ports(&p), Box::new(move |b| build(&p, b)), 1, 8).unwrap();
+            assert!(h.push("e2_pfc_in", pfc(true)));
+            h.step().unwrap();
+            // Input 0's four frames first, then input 1's, all held behind the paused output 2.
+            for src in [0, 0, 0, 0, 1, 1, 1, 1] {
+                assert!(h.push(&format!("e{src}_req_in"), from(src, 2)));
+                h.step().unwrap();
+            }
+            h.steps(200).unwrap();
+            assert!(h.push("e2_pfc_in", pfc(false)));
+            let order: Vec<ChipId> = collect(&mut h, "e2_req_out", 8).iter().map(|g| g.0).collect();
+            let want = match fabric {
+                Fabric::Voq => vec![0, 1, 0, 1, 0, 1, 0, 1],
+                Fabric::OutputQueued => vec![0, 0, 0, 0, 1, 1, 1, 1],
+            };
+            assert_eq!(order, want, "{fabric:?}");
+        }
     }
 }
