@@ -22,7 +22,10 @@
 //! more wait inside, in order). Counters: `passed`, `filtered`.
 //!
 //! Deviations: the seeds give no default for TIMER_THR_I; hwsim uses 2500 ns, the RX's CNP
-//! interval (so at most one CNP per QP per interval reaches the rate gate), as a parameter.
+//! interval (so at most one CNP per QP per interval reaches the rate gate), as a parameter. At
+//! that value it filters nothing an RX with the same CNP interval sends (one CNP per (src, QP)
+//! per LG per 2.5 µs); `tb/acceptance/a2_incast_ecn.yaml` sets 10 µs, the drain time of its hot
+//! queue, and the merge filters repeats there.
 
 use std::collections::VecDeque;
 

@@ -52,7 +52,14 @@
 //! (flows back at line rate after a cut) and `dcqcn_recovered_at` (the cycle of the last),
 //! gauges `dcqcn_rate_min_milli` (the lowest rate any flow was cut to, milli-bytes/ns) and
 //! `dcqcn_flows_limited` (flows below line rate now); the state of the flow that changed last
-//! on `tx.dcqcn.{qp, rate, alpha, state}`.
+//! on `tx.dcqcn.{qp, rate, alpha, state}`. Per flow, for the flows (dst, qp) named in
+//! `report_flows` (at most 64; none by default): `flow_d{dst}_q{qp}_rate_milli` (R_C now,
+//! milli-bytes/ns), `…_rate_min_milli` (the lowest it was cut to), `…_state` (0 NORMAL,
+//! 1 CONGESTED, 2 RECOVERED: back at line rate, timer stopped, no send since), `…_cuts` (CNPs
+//! that passed CNP MERGE) and `…_recovered_at` (the cycle it last got back to line rate, 0 if
+//! never cut); a flow that never sent on this LG shows the reset state (line rate, NORMAL, 0).
+//! They are written only when they change (a flow table lookup per named flow at creation, no
+//! search per cycle).
 //!
 //! **Deviations and simplifications** (the modules' headers list their own):
 //! - Zero-byte packets cost no credit and bypass the CBFC gate (SPEC: zero-byte packets consume
@@ -136,7 +143,23 @@ pub struct Params {
     pub dcqcn: dcqcn::Params,
     /// CNP MERGE in front of the rate gate (seed 002).
     pub cnp_merge: cnp_merge::Params,
+    /// Flows (dst, qp) whose DCQCN state gets counters of their own,
+    /// `flow_d{dst}_q{qp}_{rate_milli, rate_min_milli, state, cuts, recovered_at}`; at most 64.
+    pub report_flows: Vec<FlowKey>,
 }
+
+/// A flow named in `report_flows`: destination chip and QP id (0..=1023).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowKey {
+    /// Destination chip.
+    pub dst: ChipId,
+    /// QP id (the 10-bit `{xpu_id, bank}`; CDMA engine e is QP 4e + e mod 4).
+    pub qp: u16,
+}
+
+/// Most flows `report_flows` may name.
+pub const MAX_REPORT_FLOWS: usize = 64;
 
 impl Default for Params {
     fn default() -> Self {
@@ -157,6 +180,7 @@ impl Default for Params {
             rate_control: true,
             dcqcn: dcqcn::Params::default(),
             cnp_merge: cnp_merge::Params::default(),
+            report_flows: Vec::new(),
         }
     }
 }
@@ -178,6 +202,18 @@ impl Params {
         BankArbiter::new(self.vc_weights)?;
         MacCredit::new(self.mac_credits, "mac_credits")?;
         RateGate::new(self)?;
+        if self.report_flows.len() > MAX_REPORT_FLOWS {
+            return Err(format!(
+                "report_flows: {} flows, at most {MAX_REPORT_FLOWS}",
+                self.report_flows.len()
+            ));
+        }
+        for (k, f) in self.report_flows.iter().enumerate() {
+            QpId::new(f.qp).map_err(|e| format!("report_flows.{k}.qp: {e}"))?;
+            if self.report_flows[..k].contains(f) {
+                return Err(format!("report_flows.{k}: dst {} qp {} named twice", f.dst, f.qp));
+            }
+        }
         Ok(())
     }
 }
@@ -226,6 +262,17 @@ pub struct RateGate {
     last_recovery: Cycle,
     /// The lowest rate any flow was cut to, bytes/ns.
     rate_min: f64,
+    /// Per flow (by slot-FIFO flow index): cuts, the cycle it last got back to line rate, the
+    /// lowest rate it was cut to.
+    stats: Vec<FlowStats>,
+}
+
+/// What the per-flow counters of `report_flows` show beyond the [`Dcqcn`] state.
+#[derive(Clone, Copy, Debug)]
+struct FlowStats {
+    cuts: u64,
+    recovered_at: Cycle,
+    rate_min: f64,
 }
 
 impl RateGate {
@@ -242,7 +289,17 @@ impl RateGate {
             recoveries: 0,
             last_recovery: 0,
             rate_min: p.dcqcn.line_rate,
+            stats: Vec::new(),
         })
+    }
+    /// A new flow at line rate.
+    fn add_flow(&mut self) {
+        self.flows.push(Dcqcn::new(&self.p));
+        self.stats.push(FlowStats {
+            cuts: 0,
+            recovered_at: 0,
+            rate_min: self.p.line_rate,
+        });
     }
     /// Whether flow `flow` may send at `now`; a blocked flow's ready time feeds the wake-up.
     pub fn allows(&self, flow: usize, now: Cycle) -> bool {
@@ -265,6 +322,9 @@ impl RateGate {
         let armed = d.timer_at;
         d.on_cnp(&self.p, now);
         self.rate_min = self.rate_min.min(d.rate);
+        let st = &mut self.stats[flow];
+        st.cuts += 1;
+        st.rate_min = st.rate_min.min(d.rate);
         if d.timer_at != armed {
             self.timers.push(Reverse((d.timer_at.expect("armed"), flow as u32)));
         }
@@ -307,6 +367,7 @@ impl RateGate {
         if self.flows[flow].state == dcqcn::State::Recovered {
             self.recoveries += 1;
             self.last_recovery = now;
+            self.stats[flow].recovered_at = now;
         }
     }
     /// Flows still below line rate.
@@ -319,6 +380,56 @@ impl RateGate {
         match (t, self.wake.get()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
+        }
+    }
+}
+
+/// The counters of one flow named in `report_flows`, written when they change.
+struct FlowReport {
+    key: (ChipId, u16),
+    /// Its slot-FIFO flow index once it exists.
+    flow: Option<usize>,
+    rate_milli: CounterId,
+    rate_min_milli: CounterId,
+    state: CounterId,
+    cuts: CounterId,
+    recovered_at: CounterId,
+}
+
+impl FlowReport {
+    fn declare(b: &mut Binder, f: &FlowKey) -> FlowReport {
+        let n = |what: &str| format!("flow_d{}_q{}_{what}", f.dst, f.qp);
+        FlowReport {
+            key: (f.dst, f.qp),
+            flow: None,
+            rate_milli: b.counter(&n("rate_milli")),
+            rate_min_milli: b.counter(&n("rate_min_milli")),
+            state: b.counter(&n("state")),
+            cuts: b.counter(&n("cuts")),
+            recovered_at: b.counter(&n("recovered_at")),
+        }
+    }
+    /// Writes what changed: a flow that does not exist (yet) shows the reset state, line rate
+    /// and NORMAL.
+    fn show(&self, ctx: &mut Ctx<'_>, g: &RateGate) {
+        let milli = |r: f64| (r * 1000.0).round() as u64;
+        let (rate, rate_min, state, cuts, rec) = match self.flow {
+            Some(f) => {
+                let (d, st) = (&g.flows[f], &g.stats[f]);
+                (d.rate, st.rate_min, d.state_code().0, st.cuts, st.recovered_at)
+            }
+            None => (g.p.line_rate, g.p.line_rate, 0, 0, 0),
+        };
+        for (id, v) in [
+            (self.rate_milli, milli(rate)),
+            (self.rate_min_milli, milli(rate_min)),
+            (self.state, state),
+            (self.cuts, cuts),
+            (self.recovered_at, rec),
+        ] {
+            if ctx.counter(id) != v {
+                ctx.set_counter(id, v);
+            }
         }
     }
 }
@@ -430,6 +541,8 @@ pub struct RcLinkTx {
     sc: SlotCounters,
     rate_gate: RateGate,
     dcqcn_view: DcqcnView,
+    /// Counters of the flows in `report_flows`.
+    flow_report: Vec<FlowReport>,
 
     slots: SlotFifo,
     slot_view: SlotView,
@@ -480,6 +593,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         sc: SlotCounters::declare(b),
         rate_gate: RateGate::new(p)?,
         dcqcn_view: DcqcnView::bind(b, p.dcqcn.line_rate)?,
+        flow_report: p.report_flows.iter().map(|f| FlowReport::declare(b, f)).collect(),
         slot_view: SlotView::bind("slot_fifo.", "slots_used", b)?,
         arbiter_view: ArbiterView::bind("arbiter.", b)?,
         cbfc_view: CbfcView::bind("cbfc.", p.view_dsts, b, &cbfc)?,
@@ -538,7 +652,13 @@ impl RcLinkTx {
             let (dst, qp) = self.slots.flow_key(self.flow_ledger.len());
             let l = self.cbfc.ledger(dst, qp.vc_bank().value());
             self.flow_ledger.push(l as u32);
-            self.rate_gate.flows.push(Dcqcn::new(&self.rate_gate.p));
+            self.rate_gate.add_flow();
+            let key = (dst, qp.value());
+            for r in self.flow_report.iter_mut() {
+                if r.key == key {
+                    r.flow = Some(self.flow_ledger.len() - 1);
+                }
+            }
         }
     }
 
@@ -759,6 +879,9 @@ impl Component for RcLinkTx {
         let rmin = (self.rate_gate.rate_min * 1000.0).round() as u64;
         if rmin != ctx.counter(self.c.dcqcn_rate_min_milli) {
             ctx.set_counter(self.c.dcqcn_rate_min_milli, rmin);
+        }
+        for r in &self.flow_report {
+            r.show(ctx, &self.rate_gate);
         }
         let limited = self.rate_gate.limited();
         if limited != ctx.counter(self.c.dcqcn_flows_limited) {
