@@ -62,3 +62,29 @@ fn finding_6_a_longer_retry_timeout_ends_the_spurious_timeouts_of_islip_at_a_lea
     let end = |r: &serde_json::Value| r["metrics"]["end_cycle"].as_f64().unwrap();
     assert!(end(&fixed) < end(&seed), "{} vs {}", end(&fixed), end(&seed));
 }
+
+#[test]
+fn finding_7_the_seeds_dcqcn_recovery_collapses_a_sustained_incast_and_faster_recovery_fixes_it() {
+    let tb = "tb/cc/fairness.yaml";
+    let fixed = run(tb, &[]);
+    let seed = run(
+        tb,
+        &[
+            "--set",
+            "system.chip.tx.dcqcn.timer_interval=55000",
+            "--set",
+            "system.chip.tx.dcqcn.additive_increase_factor=200",
+        ],
+    );
+    let done = |r: &serde_json::Value| -> Vec<u64> {
+        (1..=4)
+            .map(|c| r["counters"][format!("chip{c}.paxi.last_done_at")].as_u64().unwrap())
+            .collect()
+    };
+    let spread = |v: &[u64]| *v.iter().max().unwrap() as f64 / *v.iter().min().unwrap() as f64;
+    let goodput = |r: &serde_json::Value| r["metrics"]["goodput"].as_f64().unwrap();
+    assert!(goodput(&seed) < 260.0, "seed: the port idles ({})", goodput(&seed));
+    assert!(spread(&done(&seed)) > 1.15, "seed: shares drift apart {:?}", done(&seed));
+    assert!(goodput(&fixed) > 340.0, "fixed: {}", goodput(&fixed));
+    assert!(spread(&done(&fixed)) < 1.03, "fixed: {:?}", done(&fixed));
+}
