@@ -84,7 +84,35 @@ fn finding_7_the_seeds_dcqcn_recovery_collapses_a_sustained_incast_and_faster_re
     let spread = |v: &[u64]| *v.iter().max().unwrap() as f64 / *v.iter().min().unwrap() as f64;
     let goodput = |r: &serde_json::Value| r["metrics"]["goodput"].as_f64().unwrap();
     assert!(goodput(&seed) < 260.0, "seed: the port idles ({})", goodput(&seed));
-    assert!(spread(&done(&seed)) > 1.15, "seed: shares drift apart {:?}", done(&seed));
+    assert!(
+        spread(&done(&seed)) > 1.15,
+        "seed: shares drift apart {:?}",
+        done(&seed)
+    );
     assert!(goodput(&fixed) > 340.0, "fixed: {}", goodput(&fixed));
     assert!(spread(&done(&fixed)) < 1.03, "fixed: {:?}", done(&fixed));
+}
+
+/// Seed 003 «[建模] AFH 格式下, 交换机的 ECN 机制失效»: the same incast with AFH_GEN1 frames (no
+/// IP header) builds the same queue but is never marked, so no CNP and no rate cut.
+#[test]
+fn afh_frames_hide_the_incast_from_ecn_and_dcqcn() {
+    let tb = "tb/acceptance/a2_incast_ecn.yaml";
+    let afh = run(
+        tb,
+        &[
+            "--set",
+            "system.chip.tx.frame_format=afh_gen1",
+            "--set",
+            "system.chip.tx.pkt_ovhd=22",
+        ],
+    );
+    let std = run(tb, &[]);
+    assert!(sum(&std, "sw0.", ".ecn_marks") > 0);
+    assert_eq!(sum(&afh, "sw0.", ".ecn_marks"), 0, "nothing to mark");
+    assert_eq!(sum(&afh, "chip0.", ".cnps_sent"), 0);
+    assert_eq!(sum(&afh, "chip", ".diag_rate_block"), 0);
+    let peak = |r: &serde_json::Value| r["counters"]["sw0.p0_peak_bytes"].as_u64().unwrap();
+    assert!(peak(&afh) > 3_000_000, "the same queue builds: {}", peak(&afh));
+    assert_eq!(sum(&afh, "chip0.", ".rx_payload_bytes"), 16777216);
 }

@@ -22,6 +22,7 @@ use hwsim_hw::value::{Trace, TraceField, TraceValue};
 use serde::{Deserialize, Serialize};
 
 use crate::error::PortsError;
+use crate::tx_msg::UInt;
 
 /// Bytes of an 802.1Q VLAN tag.
 pub const VLAN_TAG_BYTES: u32 = 4;
@@ -132,6 +133,57 @@ impl Trace for FrameFormat {
     }
     fn sample(&self, out: &mut [TraceValue]) {
         out[0] = TraceValue::Bits(*self as u64);
+    }
+}
+
+/// What a switch's ingress parses from a data frame's header to classify it (seed 003 «入口处理»,
+/// «优先级分类»): the format, the VLAN tag's PCP if the frame is tagged, and the IP header's DSCP
+/// (Standard only: the AFH formats have no IP header).
+///
+/// Serde: `{format: afh_gen1, pcp: 3, dscp: 16}`; every field optional (Standard, untagged,
+/// DSCP 0). Traced as `format` (2 bits), `vlan` (1), `pcp` (3), `dscp` (6).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HeaderTags {
+    /// The frame format.
+    pub format: FrameFormat,
+    /// The VLAN tag's priority code point, if tagged (never on AFH_Lite).
+    pub pcp: Option<UInt<3>>,
+    /// The IP DSCP (Standard only; meaningless on the other formats).
+    pub dscp: UInt<6>,
+}
+
+impl HeaderTags {
+    /// Tags for a sender's frames of `layout`, priority `prio` (0..=7): the PCP if the layout
+    /// has a VLAN tag, and the DSCP class selector `prio << 3` on Standard.
+    pub fn for_layout(layout: FrameLayout, prio: u8) -> HeaderTags {
+        HeaderTags {
+            format: layout.format(),
+            pcp: layout.vlan().then_some(UInt::wrap(prio as u64)),
+            dscp: if layout.format().carries_ecn() {
+                UInt::wrap((prio as u64) << 3)
+            } else {
+                UInt(0)
+            },
+        }
+    }
+}
+
+impl Trace for HeaderTags {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 4] = [
+            TraceField::bits("format", 2),
+            TraceField::bits("vlan", 1),
+            TraceField::bits("pcp", 3),
+            TraceField::bits("dscp", 6),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.format as u64);
+        out[1] = TraceValue::Bits(self.pcp.is_some() as u64);
+        out[2] = TraceValue::Bits(self.pcp.map_or(0, |p| p.0 & 7));
+        out[3] = TraceValue::Bits(self.dscp.0 & 63);
     }
 }
 
@@ -246,6 +298,30 @@ impl From<FrameLayout> for LayoutFields {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn header_tags_carry_pcp_only_when_tagged_and_dscp_only_on_standard() {
+        let std_vlan = FrameLayout::new(FrameFormat::Standard, true, false).unwrap();
+        let t = HeaderTags::for_layout(std_vlan, 2);
+        assert_eq!(
+            (t.format, t.pcp, t.dscp),
+            (FrameFormat::Standard, Some(UInt(2)), UInt(16))
+        );
+        let afh = FrameLayout::new(FrameFormat::AfhGen1, false, false).unwrap();
+        let t = HeaderTags::for_layout(afh, 3);
+        assert_eq!((t.format, t.pcp, t.dscp), (FrameFormat::AfhGen1, None, UInt(0)));
+        let mut out = [TraceValue::Bits(9); 4];
+        HeaderTags::for_layout(std_vlan, 5).sample(&mut out);
+        assert_eq!(
+            out,
+            [
+                TraceValue::Bits(0),
+                TraceValue::Bits(1),
+                TraceValue::Bits(5),
+                TraceValue::Bits(40)
+            ]
+        );
+    }
 
     #[test]
     fn header_sizes_from_seed_003() {

@@ -32,7 +32,8 @@ pub mod wire;
 
 pub use error::PortsError;
 pub use frame::{
-    FrameFormat, FrameLayout, FCS_BYTES, ICRC_BYTES, MAX_PAYLOAD_BYTES, MAX_WIRE_FRAME_BYTES, VLAN_TAG_BYTES,
+    FrameFormat, FrameLayout, HeaderTags, FCS_BYTES, ICRC_BYTES, MAX_PAYLOAD_BYTES, MAX_WIRE_FRAME_BYTES,
+    VLAN_TAG_BYTES,
 };
 pub use link::{Ecn, MacAddr, Tos, TrafficClass, VlanTag};
 pub use msg::{ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Segment, Txn};

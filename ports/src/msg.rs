@@ -16,6 +16,7 @@
 use hwsim_hw::{Trace, TraceField, TraceValue};
 use serde::{Deserialize, Serialize};
 
+use crate::frame::HeaderTags;
 use crate::link::Ecn;
 use crate::psn::Psn;
 use crate::qp::QpId;
@@ -144,6 +145,8 @@ pub struct DataFrame {
     /// Packets lost or corrupted in transit (bit i: the i-th packet carried): the receiver's MAC
     /// discards them (bad FCS) and they never reach the PSN check. Set by fault injection.
     pub lost: u8,
+    /// The header fields a switch classifies on: format, VLAN PCP, DSCP.
+    pub hdr: HeaderTags,
 }
 
 impl DataFrame {
@@ -201,7 +204,7 @@ impl DataFrame {
 
 impl Trace for DataFrame {
     fn fields() -> &'static [TraceField] {
-        const F: [TraceField; 11] = [
+        const F: [TraceField; 15] = [
             TraceField::bits("src", 16),
             TraceField::bits("dst", 16),
             TraceField::bits("lg", 3),
@@ -213,10 +216,15 @@ impl Trace for DataFrame {
             TraceField::bits("txn", 32),
             TraceField::bits("lost", 8),
             TraceField::bits("rh", 64),
+            TraceField::bits("format", 2),
+            TraceField::bits("vlan", 1),
+            TraceField::bits("pcp", 3),
+            TraceField::bits("dscp", 6),
         ];
         &F
     }
     fn sample(&self, out: &mut [TraceValue]) {
+        self.hdr.sample(&mut out[11..15]);
         out[0] = TraceValue::Bits(self.src as u64);
         out[1] = TraceValue::Bits(self.dst as u64);
         out[2] = TraceValue::Bits(self.lg as u64 & 7);
@@ -374,7 +382,7 @@ mod tests {
             (13, 4095, 0xDEAD_BEEF)
         );
         assert!(!rh.is_fack());
-        let mut out = [TraceValue::default(); 11];
+        let mut out = [TraceValue::default(); 15];
         f.sample(&mut out);
         assert_eq!(DataFrame::fields()[10].name, "rh");
         assert_eq!(out[10], TraceValue::Bits(rh.pack()));

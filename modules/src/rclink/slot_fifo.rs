@@ -68,8 +68,8 @@ use std::num::NonZeroU32;
 use bitvec::prelude::{BitVec, Lsb0};
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{
-    packet_count, split_packets, ChipId, Ctrl, DataFrame, Ecn, FrameDone, LgId, Opcode, Psn, QpId, Segment, SlotMap,
-    UInt, SLOT_MAP_WORDS,
+    packet_count, split_packets, ChipId, Ctrl, DataFrame, Ecn, FrameDone, HeaderTags, LgId, Opcode, Psn, QpId, Segment,
+    SlotMap, UInt, SLOT_MAP_WORDS,
 };
 use serde::{Deserialize, Serialize};
 
@@ -209,6 +209,8 @@ pub struct SlotFifo {
     changed: bool,
     /// (this chip, this LG, header bytes per packet) stamped on every frame sent.
     origin: (ChipId, LgId, u16),
+    /// The header fields of the frames it sends (format, VLAN PCP, DSCP).
+    hdr: HeaderTags,
 }
 
 impl SlotFifo {
@@ -248,12 +250,20 @@ impl SlotFifo {
             scratch: Vec::new(),
             changed: false,
             origin: (0, 0, 0),
+            hdr: HeaderTags::default(),
         })
     }
 
     /// Sets the sender fields of the frames it sends: this chip, this LG, `pkt_ovhd`.
     pub fn with_origin(mut self, src: ChipId, lg: LgId, pkt_ovhd: u16) -> SlotFifo {
         self.origin = (src, lg, pkt_ovhd);
+        self
+    }
+
+    /// Sets the header fields of the frames it sends (format, VLAN PCP, DSCP); ECN-capable
+    /// (ECT(0)) only when the format carries ECN (Standard).
+    pub fn with_header(mut self, hdr: HeaderTags) -> SlotFifo {
+        self.hdr = hdr;
         self
     }
 
@@ -421,10 +431,15 @@ impl SlotFifo {
             pkt_ovhd,
             txn: f.txn,
             frame_seq: f.frame_seq,
-            ecn: Ecn::Ect0,
+            ecn: if self.hdr.format.carries_ecn() {
+                Ecn::Ect0
+            } else {
+                Ecn::NotEct
+            },
             sent_at: now,
             ts: hwsim_ports::Rh::timestamp_from_ns(now),
             lost: 0,
+            hdr: self.hdr,
         };
         if !f.queued() {
             self.queues[vc].remove(pos);

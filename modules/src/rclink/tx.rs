@@ -70,8 +70,13 @@
 //!   left at the current rate); the round that finds it blocked counts `diag_rate_block` and
 //!   the block wakes exactly at its ready time. CNP MERGE keys on the QP id per LG (see its
 //!   header). `rate_control: false` turns the gate off.
-//! - `DataFrame.ecn` is ECT(0) (the Standard format carries ECN, so switches may mark it);
-//!   `DataFrame.sent_at` is the grant cycle (the MAC restamps it).
+//! - `DataFrame.hdr` says what a switch parses (seed 003 «报文格式»): `frame_format` (Standard
+//!   by default), a VLAN tag if `vlan` with PCP `data_priority` (2, REQ data), and on Standard
+//!   the DSCP class selector `data_priority << 3`. `DataFrame.ecn` is ECT(0) on Standard (the
+//!   only format with an IP header, so switches may mark it), Not-ECT on the AFH formats.
+//!   `pkt_ovhd` stays its own parameter (the spec's HEADER_OVERHEAD 50 is Standard's header;
+//!   set it to the layout's, e.g. 22 for AFH_GEN1). `DataFrame.sent_at` is the grant cycle (the
+//!   MAC restamps it).
 //! - Misrouted inputs (a segment for another LG, ctrl/credit for another chip or LG, a data
 //!   opcode on `ctrl`, a credit for VC > 3) and segments that can never be sent (more packets
 //!   than slots or than 255, a packet costing more than `initial_credits − uf_limit`) are
@@ -86,7 +91,10 @@
 //!   fatal (seed 002 L3).
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
-use hwsim_ports::{ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Opcode, QpId, Segment, UInt};
+use hwsim_ports::{
+    ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, FrameFormat, FrameLayout, HeaderTags, LgId, Opcode, QpId, Segment,
+    UInt,
+};
 use serde::{Deserialize, Serialize};
 
 use std::cmp::Reverse;
@@ -143,6 +151,15 @@ pub struct Params {
     pub dcqcn: dcqcn::Params,
     /// CNP MERGE in front of the rate gate (seed 002).
     pub cnp_merge: cnp_merge::Params,
+    /// Frame format of this link's data frames (seed 003 «报文格式»): `standard` (the only one
+    /// a switch can ECN-mark), `afh_gen1`, `afh_gen2_16b`, `afh_lite`. `pkt_ovhd` is set apart
+    /// (the spec's HEADER_OVERHEAD 50 is Standard's header).
+    pub frame_format: FrameFormat,
+    /// A VLAN tag on the data frames, its PCP = `data_priority` (not with `afh_lite`).
+    pub vlan: bool,
+    /// Priority of the data frames (REQ data: 2 in seed 003's mapping), 0..=7: the VLAN PCP if
+    /// tagged, and the DSCP class selector (`data_priority << 3`) on Standard.
+    pub data_priority: u8,
     /// Flows (dst, qp) whose DCQCN state gets counters of their own,
     /// `flow_d{dst}_q{qp}_{rate_milli, rate_min_milli, state, cuts, recovered_at}`; at most 64.
     pub report_flows: Vec<FlowKey>,
@@ -181,11 +198,25 @@ impl Default for Params {
             dcqcn: dcqcn::Params::default(),
             cnp_merge: cnp_merge::Params::default(),
             report_flows: Vec::new(),
+            frame_format: FrameFormat::Standard,
+            vlan: false,
+            data_priority: 2,
         }
     }
 }
 
 impl Params {
+    /// The header fields of this link's data frames; refuses `vlan` with `afh_lite` and a
+    /// `data_priority` beyond 3 bits.
+    pub fn header(&self) -> Result<HeaderTags, String> {
+        if self.data_priority > 7 {
+            return Err(format!("data_priority = {}: must be in 0..=7", self.data_priority));
+        }
+        let layout = FrameLayout::new(self.frame_format, self.vlan, false)
+            .map_err(|e| format!("vlan = true: {e} (frame_format = {})", self.frame_format))?;
+        Ok(HeaderTags::for_layout(layout, self.data_priority))
+    }
+
     /// Checks every parameter; the error names the offending one.
     pub fn check(&self) -> Result<(), String> {
         if self.lg > 7 {
@@ -198,6 +229,7 @@ impl Params {
             ));
         }
         SlotFifo::new(self.slots, self.max_payload, self.max_retry, self.retry_timeout)?;
+        self.header()?;
         Cbfc::new(self.credit_size, self.pkt_ovhd, self.uf_limit, self.initial_credits)?;
         BankArbiter::new(self.vc_weights)?;
         MacCredit::new(self.mac_credits, "mac_credits")?;
@@ -569,11 +601,9 @@ pub struct RcLinkTx {
 /// Binds ports; refuses out-of-range parameters with a message naming the parameter.
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     p.check()?;
-    let slots = SlotFifo::new(p.slots, p.max_payload, p.max_retry, p.retry_timeout)?.with_origin(
-        p.chip,
-        p.lg,
-        p.pkt_ovhd as u16,
-    );
+    let slots = SlotFifo::new(p.slots, p.max_payload, p.max_retry, p.retry_timeout)?
+        .with_origin(p.chip, p.lg, p.pkt_ovhd as u16)
+        .with_header(p.header()?);
     let cbfc = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.initial_credits)?;
     let arbiter = BankArbiter::new(p.vc_weights)?;
     let mac_credit = MacCredit::new(p.mac_credits, "mac_credits")?;
@@ -1216,6 +1246,34 @@ mod tests {
         .expect("refused")
         .to_string();
         assert!(err.contains("credit_size = 3"), "{err}");
+    }
+
+    #[test]
+    fn the_frame_format_sets_the_header_tags_and_ect_only_on_standard() {
+        let p = Params {
+            frame_format: FrameFormat::AfhLite,
+            vlan: true,
+            ..Params::default()
+        };
+        let e = p.check().unwrap_err();
+        assert!(e.contains("vlan = true") && e.contains("AFH_Lite"), "{e}");
+        let p = Params {
+            data_priority: 8,
+            ..Params::default()
+        };
+        assert!(p.check().unwrap_err().contains("data_priority = 8"));
+        let p = Params {
+            frame_format: FrameFormat::AfhGen1,
+            vlan: true,
+            data_priority: 3,
+            ..Params::default()
+        };
+        let h = p.header().unwrap();
+        assert_eq!(
+            (h.format, h.pcp, h.dscp),
+            (FrameFormat::AfhGen1, Some(UInt(3)), UInt(0))
+        );
+        assert_eq!(Params::default().header().unwrap().dscp, UInt(16), "Standard: DSCP CS2");
     }
 
     #[test]

@@ -19,13 +19,22 @@
 //! (src, dst, LG, QP) — ECMP: one flow's frames take one path and stay in order; a credit
 //! return hashes on (src, dst, LG, VC). The system builder fills the table from the topology.
 //!
+//! **Ingress** (seed 003 «入口处理», «优先级分类»). The pipeline parses the frame's header
+//! (`DataFrame.hdr`: format, VLAN PCP, DSCP) and classifies it: `trust: pcp` takes the VLAN
+//! tag's PCP, `trust: dscp` the DSCP's class selector (DSCP >> 3, Standard only: the AFH
+//! formats have no IP header, and fall back to their PCP); a frame without the field gets the
+//! port's `default_priority` (2, the REQ data class). Priorities 0–3 are VOQ levels 0–3 (seed
+//! 003's mapping: 3 ACK+CNP, 2 REQ data, 1 RSP, 0 TYPE2/3); 4–7 join level 3.
+//!
 //! **Fabric** (`fabric: voq`, the default; seed 003 «VOQ 架构», «iSLIP 调度», «共享缓冲池与 DT
-//! 算法»). A frame out of the ingress pipeline joins VOQ[input][output] if the shared `buffer`
+//! 算法»). A frame out of the ingress pipeline joins VOQ[level][input][output] if the shared `buffer`
 //! has room and the queue holds fewer bytes than `dt_alpha` × the free buffer (or fewer than its
 //! static `reserve`); otherwise it is dropped (`drops`, `dt_drops`). Every cycle the allocator
-//! (`islip` with `iterations` 1–4, `pim`, or `fifo`: one queue per input, the head-of-line
-//! baseline) matches the inputs not crossing to the outputs free to start a frame (not paused,
-//! serializer free within the cycle). The crossbar is frame-based: a matched frame crosses whole,
+//! (`islip` with `iterations` 1–4, `pim`, or `fifo`: one queue per input and level, the
+//! head-of-line baseline) matches the inputs not crossing to the outputs free to start a frame
+//! (serializer free within the cycle; not paused, for the paused priority), level by level in
+//! strict priority (seed 003 «优先级感知调度», scheme A: the top level matches first, each lower
+//! level among the inputs and outputs left, each level with its own allocator). The crossbar is frame-based: a matched frame crosses whole,
 //! at the port rate, holding its input and its output until its last byte is out — the crossing
 //! is the egress serialization (speedup 1), and the frame leaves when it ends. The iSLIP pointers
 //! move as seed 003 says (grant pointer only on an accepted grant, to one past the input; accept
@@ -43,7 +52,8 @@
 //! Store-and-Forward»). Control and credits leave at their ready cycle (n + `latency`), one per
 //! cycle per output.
 //!
-//! **ECN.** A frame that is ECN-capable (ECT) is marked CE at enqueue with the RED probability of
+//! **ECN.** A Standard frame (the only format with an IP header, so an ECN field) that is
+//! ECN-capable (ECT) is marked CE at enqueue with the RED probability of
 //! its egress's utilization: the data bytes held for that output (queued in any VOQ, or crossing)
 //! / `port_buffer` (Kmin 0.3, Kmax 0.8, Xorshift64): seed 000 «ECN RED 概率标记（Switch 侧）»,
 //! seed 003 «当出口队列深度超过 ECN 阈值时». The chips' RX then sends CNPs, and their TX cuts its
@@ -67,19 +77,21 @@
 //! `residence_max`, `residence_sum` (cycles from a data frame's arrival to its departure),
 //! `pfc_xoff_sent`, `pfc_xon_sent`, `pfc_pauses_received`, `pfc_watchdog_fired`; with `voq`
 //! `crossbar_matches`, `buffer_peak_bytes` (shared buffer), `voq_peak_bytes` (largest VOQ),
-//! `dt_drops`; per port k `p{k}_frames`, `p{k}_bytes` (payload out), `p{k}_drops`,
+//! `dt_drops`; per level l `class{l}_frames`, `class{l}_residence_max`; per port k `p{k}_frames`, `p{k}_bytes` (payload out), `p{k}_drops`,
 //! `p{k}_ecn_marks`, `p{k}_peak_bytes` (held for output k), `p{k}_cut_through`,
 //! `p{k}_ingress_peak_bytes` (data held that came in on k), `p{k}_pfc_xoff` (XOFFs sent out of
 //! k), `p{k}_pfc_paused_cycles`. Waves: `q_bytes{o}` (held for output o); with `voq`
-//! `in_bytes{i}` (in input i's VOQs), `gptr{o}`, `aptr{i}` (the allocator's pointers),
+//! `in_bytes{i}` (in input i's VOQs), `gptr{o}`, `aptr{i}` (the REQ data level's allocator),
 //! `matches` (transfers started this cycle), `buffer_bytes`.
 //!
-//! **Deviations:** frames are not parsed by format and there is one data priority: the chips'
-//! frames are all Standard (ECN-capable when the sender sets ECT) and all their data is REQ
-//! (priority 2); ACK/CNP (3) and credits have their own path above, and RSP (1) and TYPE2/3 (0)
-//! have no traffic until PAXI reads and multicast exist — so one VOQ level, and the egress WRR
-//! between REQ and RSP has nothing to choose between. (`voq_switch`, the cell switch for the
-//! allocator studies, has the strict-priority levels.) There is no crossbar speedup.
+//! **Deviations:** the egress has no queue of its own: a frame crosses the crossbar at the port
+//! rate into the serializer (no speedup), so the egress's strict priority and WRR between REQ and
+//! RSP are the allocator's strict priority across levels (there is no WRR: the chips send no RSP
+//! data until PAXI reads exist, and `egress`, the block of the switch studies, has SP + WRR). PFC
+//! pauses the REQ data level only (the one priority chips and switches send XOFF for). The
+//! crossbar decides once per cycle, so a frame shorter than a ns after another on one output
+//! starts at the next cycle (a 114 B frame: 0.29 ns of serialization, one cycle of wait).
+//! `fabric: output_queued` has one FIFO per output (no levels).
 
 use std::collections::VecDeque;
 
@@ -151,6 +163,25 @@ pub struct Params {
     pub dt_alpha: f64,
     /// Bytes each VOQ may always hold (static reserve, inside the buffer).
     pub reserve: u64,
+    /// Which header field classifies a data frame (seed 003 «优先级分类»): `pcp` (the VLAN
+    /// tag's PCP) or `dscp` (the IP DSCP's class selector, DSCP >> 3; Standard only). A frame
+    /// without that field (untagged; an AFH format under `dscp` falls back to its PCP) gets
+    /// `default_priority`.
+    pub trust: Trust,
+    /// The port default priority, 0..=7 (2: the REQ data class, so untagged chip data lands
+    /// where seed 003's mapping puts it).
+    pub default_priority: u8,
+}
+
+/// The header field a switch classifies on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trust {
+    /// VLAN PCP.
+    #[default]
+    Pcp,
+    /// IP DSCP (Standard format only).
+    Dscp,
 }
 
 /// The switch fabric (seed 003 «VOQ 架构»).
@@ -188,6 +219,8 @@ impl Default for Params {
             buffer: 16 << 20,
             dt_alpha: 1.0,
             reserve: 0,
+            trust: Trust::Pcp,
+            default_priority: 2,
         }
     }
 }
@@ -311,6 +344,13 @@ struct Port {
     c_cut: CounterId,
 }
 
+/// Priority levels of the VOQs (seed 003's mapping: 3 ACK+CNP, 2 REQ data, 1 RSP, 0 TYPE2/3;
+/// priorities 4–7 join level 3).
+const LEVELS: usize = 4;
+
+/// The level PFC pauses: the REQ data priority the switches' XOFF/XON name.
+const PFC_LEVEL: usize = PfcFrame::REQ_DATA_PRIO as usize;
+
 /// A frame in a VOQ: (ready cycle, arrival cycle, output, frame).
 type Queued = (Cycle, Cycle, u8, DataFrame);
 
@@ -320,12 +360,14 @@ struct Voq {
     n: usize,
     /// One queue per input (`allocator: fifo`) instead of one per (input, output).
     fifo: bool,
-    alloc: Box<dyn Allocator>,
-    /// Queue (input i, output o) at `i * n + o` (FIFO: `i * n`).
+    /// One allocator per priority level (strict priority across levels, each its own pointers).
+    alloc: Vec<Box<dyn Allocator>>,
+    /// Queue (level l, input i, output o) at `(l * n + i) * n + o` (FIFO: `(l * n + i) * n`).
     queues: Vec<VecDeque<Queued>>,
     /// Bytes in each queue.
     q_bytes: Vec<u64>,
-    /// Per input: the outputs it holds frames for (a bit per output).
+    /// Per (level l, input i) at `l * n + i`: the outputs it holds frames for (a bit per
+    /// output; FIFO: the output of its head frame).
     nonempty: Vec<u64>,
     /// Per input: bytes in its queues.
     in_bytes: Vec<u64>,
@@ -348,8 +390,8 @@ struct Voq {
 }
 
 impl Voq {
-    fn queue_of(&self, i: usize, o: usize) -> usize {
-        i * self.n + if self.fifo { 0 } else { o }
+    fn queue_of(&self, l: usize, i: usize, o: usize) -> usize {
+        (l * self.n + i) * self.n + if self.fifo { 0 } else { o }
     }
 }
 
@@ -377,6 +419,9 @@ pub struct L2Switch {
     c_res_min: CounterId,
     c_res_max: CounterId,
     c_res_sum: CounterId,
+    /// Per priority level: data frames out, longest residence.
+    c_class_frames: [CounterId; LEVELS],
+    c_class_res: [CounterId; LEVELS],
 }
 
 /// Binds ports; refuses out-of-range parameters naming the parameter.
@@ -422,6 +467,9 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         }
     }
     RedMarker::new(p.ecn_kmin, p.ecn_kmax, 1)?;
+    if p.default_priority > 7 {
+        return Err(format!("default_priority = {}: must be in 0..=7", p.default_priority));
+    }
     let voq = if p.fabric == Fabric::Voq {
         if p.buffer == 0 || p.buffer > 1 << 36 {
             return Err(format!("buffer = {}: must be in 1..=2^36 bytes", p.buffer));
@@ -439,11 +487,14 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
             ));
         }
         let it = p.iterations as usize;
-        let alloc: Box<dyn Allocator> = match p.allocator {
-            AllocatorKind::Islip => Box::new(Islip::new(it)?),
-            AllocatorKind::Pim => Box::new(Pim::new(it)?),
-            AllocatorKind::Fifo => Box::new(Fifo::new()),
-        };
+        let mut alloc: Vec<Box<dyn Allocator>> = Vec::with_capacity(LEVELS);
+        for _ in 0..LEVELS {
+            alloc.push(match p.allocator {
+                AllocatorKind::Islip => Box::new(Islip::new(it)?),
+                AllocatorKind::Pim => Box::new(Pim::new(it)?),
+                AllocatorKind::Fifo => Box::new(Fifo::new()),
+            });
+        }
         let outs = |prefix: &str| -> Result<Vec<Out<UInt<6>>>, String> {
             (0..n).map(|k| b.output(&format!("{prefix}{k}"))).collect()
         };
@@ -451,9 +502,9 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
             n,
             fifo: p.allocator == AllocatorKind::Fifo,
             alloc,
-            queues: (0..n * n).map(|_| VecDeque::new()).collect(),
-            q_bytes: vec![0; n * n],
-            nonempty: vec![0; n],
+            queues: (0..LEVELS * n * n).map(|_| VecDeque::new()).collect(),
+            q_bytes: vec![0; LEVELS * n * n],
+            nonempty: vec![0; LEVELS * n],
             in_bytes: vec![0; n],
             total: 0,
             in_busy: vec![0; n],
@@ -537,6 +588,8 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         c_res_min: b.counter("residence_min"),
         c_res_max: b.counter("residence_max"),
         c_res_sum: b.counter("residence_sum"),
+        c_class_frames: [0, 1, 2, 3].map(|l| b.counter(&format!("class{l}_frames"))),
+        c_class_res: [0, 1, 2, 3].map(|l| b.counter(&format!("class{l}_residence_max"))),
     }))
 }
 
@@ -566,6 +619,18 @@ impl L2Switch {
 }
 
 impl L2Switch {
+    /// The ingress classification of a data frame: its priority from the header field the
+    /// switch trusts, else the port default; the VOQ level is the priority, 4–7 at level 3.
+    fn level_of(&self, f: &DataFrame) -> usize {
+        let h = f.hdr;
+        let prio = match (self.p.trust, h.pcp) {
+            (Trust::Dscp, _) if h.format.carries_ecn() => (h.dscp.0 >> 3) as u8 & 7,
+            (_, Some(pcp)) => pcp.0 as u8 & 7,
+            _ => self.p.default_priority,
+        };
+        (prio as usize).min(LEVELS - 1)
+    }
+
     /// Records a data frame leaving the switch on output `o`: residence and the counters.
     fn depart(&mut self, ctx: &mut Ctx<'_>, o: usize, now: Cycle, arrived: Cycle, inp: u8, f: &DataFrame) {
         let wire = f.wire_bytes() as u64;
@@ -588,12 +653,17 @@ impl L2Switch {
         ctx.count(self.c_bytes, f.payload() as u64);
         ctx.count(port.c_frames, 1);
         ctx.count(port.c_bytes, f.payload() as u64);
+        let l = self.level_of(f);
+        ctx.count(self.c_class_frames[l], 1);
+        if res > ctx.counter(self.c_class_res[l]) {
+            ctx.set_counter(self.c_class_res[l], res);
+        }
     }
 
     /// A frame out of the ingress pipeline of output `o` into its queue: tail drop (the output
     /// queue's size, or the DT rule in the shared buffer), ECN RED at enqueue on the output's
     /// utilization. Returns the frame if admitted.
-    fn admit(&mut self, ctx: &mut Ctx<'_>, o: usize, inp: u8, mut f: DataFrame) -> Option<DataFrame> {
+    fn admit(&mut self, ctx: &mut Ctx<'_>, o: usize, inp: u8, l: usize, mut f: DataFrame) -> Option<DataFrame> {
         let wire = f.wire_bytes() as u64;
         let port = &self.ports[o];
         let admitted = match &self.voq {
@@ -601,7 +671,7 @@ impl L2Switch {
             Some(v) => {
                 // Dynamic Threshold: room in the buffer, and the queue under α × free (or under
                 // its static reserve).
-                let q = v.q_bytes[v.queue_of(inp as usize, o)];
+                let q = v.q_bytes[v.queue_of(l, inp as usize, o)];
                 let free = self.p.buffer - v.total;
                 wire <= free && (q < self.p.reserve || (q as f64) < self.p.dt_alpha * free as f64)
             }
@@ -616,7 +686,8 @@ impl L2Switch {
             return None;
         }
         let port = &mut self.ports[o];
-        if self.p.ecn && matches!(f.ecn, Ecn::Ect0 | Ecn::Ect1) {
+        // Only a format with an IP header has an ECN field to mark (Standard).
+        if self.p.ecn && f.hdr.format.carries_ecn() && matches!(f.ecn, Ecn::Ect0 | Ecn::Ect1) {
             let util = port.queued_bytes as f64 / self.p.port_buffer as f64;
             if self.red.as_mut().expect("seeded").mark(util) {
                 f.ecn = Ecn::Ce;
@@ -643,40 +714,49 @@ impl L2Switch {
         let cut = self.p.forwarding == Forwarding::CutThrough;
         let Some(v) = self.voq.as_mut() else { return false };
         let end_of_now = (now as u128 + 1) * self.p.rate.bytes() as u128;
-        let mut free_out = 0u64;
+        let (mut free_any, mut free_data) = (0u64, 0u64);
         for (o, port) in self.ports.iter().enumerate() {
-            if !port.paused && port.clock.free_within(now) && port.on_wire.len() < 2 {
-                free_out |= 1 << o;
+            if port.clock.free_within(now) && port.on_wire.len() < 2 {
+                free_any |= 1 << o;
+                if !port.paused {
+                    free_data |= 1 << o;
+                }
             }
         }
-        let mut any = false;
-        for i in 0..v.n {
-            v.req.req[i] = if v.in_busy[i] > end_of_now {
-                0
-            } else if v.fifo {
-                v.queues[v.queue_of(i, 0)]
-                    .front()
-                    .map_or(0, |e| (1u64 << e.2) & free_out)
-            } else {
-                v.nonempty[i] & free_out
-            };
-            any |= v.req.req[i] != 0;
-        }
+        // Strict priority: the top level matches first, each lower level among the inputs and
+        // outputs left. PFC pauses only the priority it names (the REQ data's).
+        let (mut matched_in, mut taken_out) = (0u64, 0u64);
         let mut made = 0u64;
-        if any {
-            v.alloc.allocate(&v.req, ctx.rng(), &mut v.m);
+        for l in (0..LEVELS).rev() {
+            let free_out = if l == PFC_LEVEL { free_data } else { free_any } & !taken_out;
+            let mut any = false;
+            for i in 0..v.n {
+                v.req.req[i] = if v.in_busy[i] > end_of_now || matched_in & 1 << i != 0 {
+                    0
+                } else {
+                    v.nonempty[l * v.n + i] & free_out
+                };
+                any |= v.req.req[i] != 0;
+            }
+            if !any {
+                continue;
+            }
+            v.alloc[l].allocate(&v.req, ctx.rng(), &mut v.m);
             for i in 0..v.n {
                 let Some(o) = v.m.out_of[i] else { continue };
                 let o = o as usize;
-                let q = v.queue_of(i, o);
+                matched_in |= 1 << i;
+                taken_out |= 1 << o;
+                let q = v.queue_of(l, i, o);
                 let (ready, arrived, _, f) = v.queues[q].pop_front().expect("requested");
                 let wire = f.wire_bytes() as u64;
                 v.q_bytes[q] -= wire;
                 v.in_bytes[i] -= wire;
+                let ne = &mut v.nonempty[l * v.n + i];
                 if v.fifo {
-                    v.nonempty[i] = v.queues[q].front().map_or(0, |e| 1 << e.2);
+                    *ne = v.queues[q].front().map_or(0, |e| 1 << e.2);
                 } else if v.queues[q].is_empty() {
-                    v.nonempty[i] &= !(1 << o);
+                    *ne &= !(1 << o);
                 }
                 let port = &mut self.ports[o];
                 let end = if cut && ready == now && port.clock.finish_by(now, wire) {
@@ -695,8 +775,8 @@ impl L2Switch {
         v.matches.update(UInt::wrap(made));
         for k in 0..v.n {
             v.in_sig[k].update(UInt::wrap(v.in_bytes[k]));
-            v.gptr[k].update(UInt::wrap(v.alloc.grant_ptr(k) as u64));
-            v.aptr[k].update(UInt::wrap(v.alloc.accept_ptr(k) as u64));
+            v.gptr[k].update(UInt::wrap(v.alloc[PFC_LEVEL].grant_ptr(k) as u64));
+            v.aptr[k].update(UInt::wrap(v.alloc[PFC_LEVEL].accept_ptr(k) as u64));
         }
         made > 0
     }
@@ -710,12 +790,9 @@ impl L2Switch {
         // The first cycle within which a clock busy until `t` is free (`free_within`).
         let free_at = |t: u128| (t.div_ceil(bytes) as u64).saturating_sub(1).max(now + 1);
         let mut next = None::<Cycle>;
-        for i in 0..v.n {
-            let mut outs = if v.fifo {
-                v.queues[v.queue_of(i, 0)].front().map_or(0, |e| 1u64 << e.2)
-            } else {
-                v.nonempty[i]
-            };
+        for li in 0..LEVELS * v.n {
+            let (l, i) = (li / v.n, li % v.n);
+            let mut outs = v.nonempty[li];
             if outs == 0 {
                 continue;
             }
@@ -724,7 +801,7 @@ impl L2Switch {
                 let o = outs.trailing_zeros() as usize;
                 outs &= outs - 1;
                 let port = &self.ports[o];
-                if port.paused || port.on_wire.len() >= 2 {
+                if (l == PFC_LEVEL && port.paused) || port.on_wire.len() >= 2 {
                     // Woken by the XON, or by the departure (on_wire's end is a wake-up).
                     continue;
                 }
@@ -802,17 +879,20 @@ impl Component for L2Switch {
             port.paused = port.pause.is_paused() && !port.watchdog_fired;
             while self.ports[o].data_pipe.front().is_some_and(|(t, _, _, _)| *t <= now) {
                 let (t, arrived, inp, f) = self.ports[o].data_pipe.pop_front().expect("front");
-                let Some(f) = self.admit(ctx, o, inp, f) else { continue };
+                let l = self.level_of(&f);
+                let Some(f) = self.admit(ctx, o, inp, l, f) else {
+                    continue;
+                };
                 let wire = f.wire_bytes() as u64;
                 if let Some(v) = self.voq.as_mut() {
-                    let q = v.queue_of(inp as usize, o);
+                    let q = v.queue_of(l, inp as usize, o);
                     let i = inp as usize;
                     if v.fifo {
                         if v.queues[q].is_empty() {
-                            v.nonempty[i] = 1 << o;
+                            v.nonempty[l * v.n + i] = 1 << o;
                         }
                     } else {
-                        v.nonempty[i] |= 1 << o;
+                        v.nonempty[l * v.n + i] |= 1 << o;
                     }
                     v.queues[q].push_back((t, arrived, o as u8, f));
                     v.q_bytes[q] += wire;
