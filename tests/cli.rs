@@ -124,6 +124,22 @@ fn assert_bad(file: &str, pos: &str, parts: &[&str]) {
 // 1. Broken testbenches.
 
 #[test]
+fn bad_traffic_cdma_out_of_range() {
+    // Found at run time as a protocol violation in the PAXI (exit 1) before; now at the flow's
+    // `cdma:` (the second flow's, not the first one's).
+    assert_bad(
+        "traffic_cdma_range.yaml",
+        "11:54",
+        &["cdma 1023 out of range 0..=255", "XPU_ID"],
+    );
+}
+
+#[test]
+fn bad_traffic_dst_out_of_range() {
+    assert_bad("traffic_dst_range.yaml", "13:7", &["dst chip 7 out of range 0..2"]);
+}
+
+#[test]
 fn bad_unknown_top_level_field() {
     assert_bad("unknown_top_field.yaml", "3:1", &["unknown field `seeed`", "`seed`"]);
 }
@@ -1099,7 +1115,20 @@ fn hostile_system_inputs_are_refused_at_their_place() {
                 "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, engines: 65535}]",
             ],
             "6:58",
-            &["exceeds the 1024 QP ids"],
+            &["cdma 0 + engines 65535 goes past the last CDMA id 255"],
+        ),
+        (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, cdma: 255, engines: 2}]",
+            ],
+            "6:69",
+            &["cdma 255 + engines 2 goes past the last CDMA id 255"],
+        ),
+        (
+            &[P2P, "traffic: [{pattern: incast, src: [0, 5], dst: 1, bytes: 64}]"],
+            "6:31",
+            &["src chip 5 out of range 0..2"],
         ),
         (
             &[
