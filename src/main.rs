@@ -214,13 +214,20 @@ fn main() -> ExitCode {
                 return bad(format!("{}: no *.yaml testbenches", dir.display()));
             }
             let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
-            let out = regress::run_all(&files, jobs, no_skip);
-            let code = if out.iter().all(|o| o.verdict == "PASS") {
+            let interrupt = match on_interrupt() {
+                Ok(f) => f,
+                Err(e) => return e,
+            };
+            let out = regress::run_all(&files, jobs, no_skip, Some(&interrupt));
+            let interrupted = interrupt.load(std::sync::atomic::Ordering::Relaxed);
+            let code = if interrupted {
+                ExitCode::from(130)
+            } else if out.iter().all(|o| o.verdict == "PASS") {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
             };
-            emit_then(&regress::render(&out), code)
+            emit_then(&regress::render(&out, files.len(), interrupted), code)
         }
         Cmd::Sweep(a) => done(commands::sweep(a)),
         Cmd::Plot(a) => done(commands::plot(a)),
@@ -300,16 +307,10 @@ fn run(a: RunArgs) -> ExitCode {
             return bad(format!("--trace-from {f} is after --trace-to {t}: the window is empty"));
         }
     }
-    // SIGINT / SIGTERM: the first sets the flag (the run stops at the end of the current slice,
-    // with a valid VCD and report); a second one, with the flag already set, exits at once.
-    let interrupt = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let armed = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&interrupt))
-            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&interrupt)));
-        if let Err(e) = armed {
-            return bad(format!("cannot install the signal handler: {e}"));
-        }
-    }
+    let interrupt = match on_interrupt() {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
     let mut opts = runner::Options {
         seed: a.seed,
         until: a.until,
@@ -367,6 +368,21 @@ fn run(a: RunArgs) -> ExitCode {
         ExitCode::from(1)
     };
     emit_then(&text, code)
+}
+
+/// SIGINT / SIGTERM: the first sets the returned flag (a run stops at the end of the current
+/// slice, with a valid VCD and report; a regression stops its running testbenches so and starts
+/// no other); a second one, with the flag already set, exits 130 at once.
+fn on_interrupt() -> Result<Arc<AtomicBool>, ExitCode> {
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let armed = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&interrupt))
+            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&interrupt)));
+        if let Err(e) = armed {
+            return Err(bad(format!("cannot install the signal handler: {e}")));
+        }
+    }
+    Ok(interrupt)
 }
 
 /// The outcome of a subcommand in commands.rs: its text and status, or bad input.

@@ -1,8 +1,8 @@
 //! `hwsim regress DIR`: every testbench below a folder, run in parallel, one line each.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::runner::{self, Options};
 
@@ -11,7 +11,7 @@ use crate::runner::{self, Options};
 pub struct Outcome {
     /// The file.
     pub file: PathBuf,
-    /// PASS / FAIL / ERROR.
+    /// PASS / FAIL / ERROR, or INTR (cut short by an interrupt).
     pub verdict: &'static str,
     /// Checks passed / total, or the error.
     pub detail: String,
@@ -52,13 +52,21 @@ pub fn find_testbenches(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Runs `files` on `jobs` threads.
-pub fn run_all(files: &[PathBuf], jobs: usize, no_skip: bool) -> Vec<Outcome> {
+/// Runs `files` on `jobs` threads; the outcomes in file order.
+///
+/// Once `interrupt` is set (by a SIGINT / SIGTERM handler) the testbenches running stop at their
+/// current cycle (verdict INTR) and no other one starts: the outcomes are then those of the
+/// files that ran, fewer than `files`.
+pub fn run_all(files: &[PathBuf], jobs: usize, no_skip: bool, interrupt: Option<&Arc<AtomicBool>>) -> Vec<Outcome> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; files.len()]);
+    let stopped = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
             s.spawn(|| loop {
+                if stopped() {
+                    break;
+                }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= files.len() {
                     break;
@@ -66,9 +74,17 @@ pub fn run_all(files: &[PathBuf], jobs: usize, no_skip: bool) -> Vec<Outcome> {
                 let f = &files[i];
                 let opts = Options {
                     no_skip,
+                    interrupt: interrupt.cloned(),
                     ..Options::default()
                 };
                 let o = match runner::run_file(f, opts) {
+                    Ok(r) if r.interrupted => Outcome {
+                        file: f.clone(),
+                        verdict: "INTR",
+                        detail: format!("interrupted at cycle {}", r.cycles),
+                        cycles: r.cycles,
+                        wall_s: r.stats.wall_s,
+                    },
                     Ok(r) => Outcome {
                         file: f.clone(),
                         verdict: if r.passed { "PASS" } else { "FAIL" },
@@ -104,12 +120,13 @@ pub fn run_all(files: &[PathBuf], jobs: usize, no_skip: bool) -> Vec<Outcome> {
         .into_inner()
         .expect("no poisoned lock")
         .into_iter()
-        .map(|o| o.expect("every file ran"))
+        .flatten()
         .collect()
 }
 
-/// The summary table.
-pub fn render(outcomes: &[Outcome]) -> String {
+/// The summary table of the `outcomes` of a regression over `total` files. When `interrupted`,
+/// a last line says so: how many finished, how many were cut short and how many never started.
+pub fn render(outcomes: &[Outcome], total: usize, interrupted: bool) -> String {
     use std::fmt::Write as _;
     let w = outcomes
         .iter()
@@ -134,6 +151,15 @@ pub fn render(outcomes: &[Outcome]) -> String {
         );
     }
     let pass = outcomes.iter().filter(|o| o.verdict == "PASS").count();
-    let _ = writeln!(s, "{} passed, {} failed", pass, outcomes.len() - pass);
+    let cut = outcomes.iter().filter(|o| o.verdict == "INTR").count();
+    let _ = writeln!(s, "{} passed, {} failed", pass, outcomes.len() - pass - cut);
+    if interrupted {
+        let _ = writeln!(
+            s,
+            "interrupted: {} of {total} testbenches finished, {cut} cut short, {} not run",
+            outcomes.len() - cut,
+            total - outcomes.len()
+        );
+    }
     s
 }

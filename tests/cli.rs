@@ -124,6 +124,22 @@ fn assert_bad(file: &str, pos: &str, parts: &[&str]) {
 // 1. Broken testbenches.
 
 #[test]
+fn bad_traffic_cdma_out_of_range() {
+    // Found at run time as a protocol violation in the PAXI (exit 1) before; now at the flow's
+    // `cdma:` (the second flow's, not the first one's).
+    assert_bad(
+        "traffic_cdma_range.yaml",
+        "11:54",
+        &["cdma 1023 out of range 0..=255", "XPU_ID"],
+    );
+}
+
+#[test]
+fn bad_traffic_dst_out_of_range() {
+    assert_bad("traffic_dst_range.yaml", "13:7", &["dst chip 7 out of range 0..2"]);
+}
+
+#[test]
 fn bad_unknown_top_level_field() {
     assert_bad("unknown_top_field.yaml", "3:1", &["unknown field `seeed`", "`seed`"]);
 }
@@ -948,6 +964,73 @@ fn sigint_stops_the_run_with_a_valid_vcd_and_report() {
     assert_eq!(last, format!("#{at}"));
 }
 
+/// A testbench that only an interrupt ends under `--no-skip`: one timer, 10^11 cycles.
+const SLOW_TB: &str = "\
+name: slow
+seed: 1
+until: 100000000000
+instances:
+  t: {kind: timer, params: {period: 10000000}}
+expect:
+  - {counter: t.fires, min: 1}
+";
+
+/// The child's output if it exits within `secs` seconds; else it is killed and `None`.
+fn wait_at_most(mut child: std::process::Child, secs: u64) -> Option<Output> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+#[test]
+fn sigint_stops_a_regression_with_the_verdicts_so_far() {
+    for sig in ["-INT", "-TERM"] {
+        let dir = temp_dir(&format!("regress_sigint{sig}"));
+        write(&dir, "a_fast.yaml", &fifo_tb("a_fast", 12));
+        write(&dir, "b_slow.yaml", SLOW_TB);
+        write(&dir, "c_slow.yaml", SLOW_TB);
+        let child = Command::new(env!("CARGO_BIN_EXE_hwsim"))
+            .args(["regress", "--no-skip", "--jobs", "1"])
+            .arg(&dir)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let kill = Command::new("kill")
+            .args([sig, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let o = wait_at_most(child, 10).unwrap_or_else(|| panic!("{sig}: still running 10 s after the signal"));
+        assert_code(&o, 130);
+        let out = stdout(&o);
+        let row = |name: &str| out.lines().find(|l| l.contains(name)).map(str::to_string);
+        let fast = row("a_fast.yaml").unwrap_or_else(|| panic!("{sig}: the finished testbench is listed:\n{out}"));
+        assert!(fast.contains("PASS"), "{sig}: {fast}");
+        let slow = row("b_slow.yaml").unwrap_or_else(|| panic!("{sig}: the running testbench is listed:\n{out}"));
+        assert!(
+            slow.contains("INTR") && slow.contains("interrupted at cycle "),
+            "{sig}: {slow}"
+        );
+        assert!(row("c_slow.yaml").is_none(), "{sig}: the third never started:\n{out}");
+        assert_eq!(
+            out.lines().last(),
+            Some("interrupted: 1 of 3 testbenches finished, 1 cut short, 1 not run"),
+            "{sig}:\n{out}"
+        );
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+}
+
 #[test]
 fn regress_does_not_follow_symlinks_out_of_the_tree_or_twice() {
     let dir = temp_dir("regress_links");
@@ -1032,7 +1115,20 @@ fn hostile_system_inputs_are_refused_at_their_place() {
                 "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, engines: 65535}]",
             ],
             "6:58",
-            &["exceeds the 1024 QP ids"],
+            &["cdma 0 + engines 65535 goes past the last CDMA id 255"],
+        ),
+        (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, cdma: 255, engines: 2}]",
+            ],
+            "6:69",
+            &["cdma 255 + engines 2 goes past the last CDMA id 255"],
+        ),
+        (
+            &[P2P, "traffic: [{pattern: incast, src: [0, 5], dst: 1, bytes: 64}]"],
+            "6:31",
+            &["src chip 5 out of range 0..2"],
         ),
         (
             &[

@@ -97,8 +97,24 @@ use traffic::expand_traffic;
 /// Memory a transaction costs at elaboration and in the PAXI (its parameters, its record and
 /// completion state), and each of its frames (a queued segment), bytes: measured on this build
 /// as about 2.4 KiB per one-frame transaction (10^7 transactions took 24 GB).
+// The traffic estimate (check_traffic_budget) counts what elaboration materialises and what a run
+// can hold at once for each transaction and each of its frames; it is an upper bound because
+// every term is charged as if it were alive at the same time, at its largest size:
+//
+// TXN_COST, per transaction: its YAML mapping in the cdma's `txns` (6 keys and values, an
+// IndexMap entry each, about 1 KiB with the key strings), the TxnSpec copies in the cdma's
+// params and sorted list (48 B each), the Txn in flight, and the PAXI's TxnState in its BTreeMap
+// (node share, done_bits vector header). Charged 2 KiB: about twice the sum, for allocator
+// rounding and the Vec/IndexMap growth slack (capacity up to 2× the length).
+//
+// FRAME_COST, per frame: the PAXI segments every transaction into frames the cycle it issues,
+// so in the worst case (all transactions start together, nothing drained yet) every frame of
+// the traffic sits in an LG queue at once: a (ready, seq, Segment) entry of 40 B in a VecDeque
+// whose capacity may be up to twice its length (80 B), plus one done bit. Charged 96 B. Frames
+// past the PAXI (TX slots, MAC, PhyLink) are bounded by the blocks' own capacities, already in
+// INSTANCE_COST, not by the traffic.
 const TXN_COST: u64 = 2048;
-const FRAME_COST: u64 = 64;
+const FRAME_COST: u64 = 96;
 
 /// Memory per block instance of a system netlist with its nets, counters and state, bytes:
 /// measured as about 13 KiB (a 256-chip mesh, 74 752 instances, peaks at 976 MiB in `check`).
@@ -135,7 +151,9 @@ fn within_budget(l: &Loaded, key: &str, need: u64, what: &str) -> Result<(), Inp
     Ok(())
 }
 
-/// Refuses traffic whose transactions and frames would need more memory than the budget.
+/// Refuses traffic whose transactions and frames would need more memory than the budget: an
+/// upper bound, every transaction and every frame of every (source, destination, engine) flow
+/// charged at once (see TXN_COST, FRAME_COST), saturating rather than overflowing.
 fn check_traffic_budget(l: &Loaded, pairs: &[(u16, u16, &crate::schema::Flow)], mps: u64) -> Result<(), InputError> {
     let mut total: u64 = 0;
     for (_, _, f) in pairs {

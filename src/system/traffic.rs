@@ -1,6 +1,8 @@
 //! Traffic expansion: the testbench's patterns (flow, incast, all_to_all, permutation) into
 //! (source, destination, flow) pairs.
 
+use hwsim_ports::QpId;
+
 use crate::schema::{Flow, System};
 use crate::testbench::Loaded;
 use crate::yaml::InputError;
@@ -12,7 +14,8 @@ pub(super) fn expand_traffic<'a>(
     seed: u64,
 ) -> Result<Vec<(u16, u16, &'a Flow)>, InputError> {
     let mut pairs = Vec::new();
-    for f in &s.traffic {
+    for (i, f) in s.traffic.iter().enumerate() {
+        let at = |field: &str, msg: String| flow_error(l, i, field, msg);
         // A flow of nothing would pass every check without a byte on the wire.
         let zero = [
             ("transactions", f.transactions),
@@ -20,18 +23,29 @@ pub(super) fn expand_traffic<'a>(
             ("engines", f.engines as u64),
         ];
         if let Some((field, _)) = zero.iter().find(|(_, v)| *v == 0) {
-            return Err(l.error_at(
+            return Err(at(
                 field,
-                "traffic: `transactions`, `bytes` and `engines` must each be ≥ 1 (a flow that sends nothing tests nothing)",
+                "traffic: `transactions`, `bytes` and `engines` must each be ≥ 1 (a flow that sends nothing tests nothing)".into(),
             ));
         }
-        // CDMA ids become QP ids, 10 bits wide: past 1024 they alias (and 65 535 engines made
-        // 65 535 flows per source, minutes of elaboration for nothing).
-        if f.cdma as u32 + f.engines as u32 > 1024 {
-            return Err(l.error_at(
-                if l.text.contains("engines") { "engines" } else { "cdma" },
+        // A CDMA id becomes the QP id's 8-bit XPU_ID (QP = {XPU_ID, bank}, 10 bits): a chip has
+        // CDMA ids 0..=255, and a larger one would only fail in the PAXI at run time (and 65 535
+        // engines made 65 535 flows per source, minutes of elaboration for nothing).
+        let max = QpId::MAX_CDMA_ID;
+        if f.cdma > max {
+            return Err(at(
+                "cdma",
                 format!(
-                    "traffic: cdma {} + engines {} exceeds the 1024 QP ids (10 bits)",
+                    "traffic: cdma {} out of range 0..={max} (the QP id's 8-bit XPU_ID)",
+                    f.cdma
+                ),
+            ));
+        }
+        if f.cdma as u32 + f.engines as u32 > max as u32 + 1 {
+            return Err(at(
+                "engines",
+                format!(
+                    "traffic: cdma {} + engines {} goes past the last CDMA id {max} (the QP id's 8-bit XPU_ID)",
                     f.cdma, f.engines
                 ),
             ));
@@ -39,7 +53,7 @@ pub(super) fn expand_traffic<'a>(
         // The CDMA paces in milli-bytes per ns: a smaller rate would round to 0, which means
         // unlimited, the opposite of what was asked.
         if let Some(b) = f.bandwidth.filter(|b| !(*b >= 0.001 && *b <= 1e6)) {
-            return Err(l.error_at(
+            return Err(at(
                 "bandwidth",
                 format!("traffic: bandwidth {b:?} B/ns out of range 0.001..=1000000"),
             ));
@@ -48,23 +62,23 @@ pub(super) fn expand_traffic<'a>(
             if c < n as u32 {
                 Ok(c as u16)
             } else {
-                Err(l.error_at(&f.pattern, format!("traffic: {what} chip {c} out of range 0..{n}")))
+                Err(at(what, format!("traffic: {what} chip {c} out of range 0..{n}")))
             }
         };
         match f.pattern.as_str() {
             "flow" | "incast" => {
                 let d = check(
                     f.dst
-                        .ok_or_else(|| l.error_at(&f.pattern, "traffic: `dst` is required"))?,
+                        .ok_or_else(|| at("pattern", "traffic: `dst` is required".into()))?,
                     "dst",
                 )?;
                 if f.src.is_empty() {
-                    return Err(l.error_at(&f.pattern, "traffic: `src` is required"));
+                    return Err(at("pattern", "traffic: `src` is required".into()));
                 }
                 for &c in &f.src {
                     let c = check(c, "src")?;
                     if c == d {
-                        return Err(l.error_at(&f.pattern, format!("traffic: chip {c} sends to itself")));
+                        return Err(at("src", format!("traffic: chip {c} sends to itself")));
                     }
                     pairs.push((c, d, f));
                 }
@@ -113,4 +127,61 @@ pub(super) fn expand_traffic<'a>(
         });
     }
     Ok(pairs)
+}
+
+/// An error about `field` of the `index`-th flow of `traffic:`, at that flow's `field:` in the
+/// testbench when it is written there (a block sequence of `- {...}` or `- key: ...` items), else
+/// at the flow's `-`; else (an override, an include, a flow-style list) where
+/// [`Loaded::error_at`] finds `field`, else at `traffic`.
+fn flow_error(l: &Loaded, index: usize, field: &str, msg: String) -> InputError {
+    let e = l.error_at(field, msg);
+    if e.file != l.path {
+        return e;
+    }
+    match locate_in_flow(&l.text, index, field) {
+        Some((line, col)) => InputError {
+            line: Some(line),
+            column: Some(col),
+            ..e
+        },
+        None if e.line.is_none() => l.error_at("traffic", e.message),
+        None => e,
+    }
+}
+
+/// 1-based (line, column) of `field:` in the `index`-th item of the block sequence under the
+/// `traffic:` key, else of that item's `-`.
+fn locate_in_flow(text: &str, index: usize, field: &str) -> Option<(usize, usize)> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let lines: Vec<&str> = text.lines().collect();
+    let t = lines.iter().position(|l| l.trim_start().starts_with("traffic:"))?;
+    let base = indent(lines[t]);
+    // The items: lines starting with `-` at the first item's indent, until the block ends.
+    let mut items: Vec<usize> = Vec::new();
+    let mut end = lines.len();
+    let mut item_indent = None;
+    for (k, l) in lines.iter().enumerate().skip(t + 1) {
+        let code = l.trim_start();
+        if code.is_empty() || code.starts_with('#') {
+            continue;
+        }
+        let ind = indent(l);
+        let dash = code.starts_with('-');
+        if ind < base || (ind == base && !dash) {
+            end = k;
+            break;
+        }
+        if dash && item_indent.is_none_or(|i| i == ind) {
+            item_indent = Some(ind);
+            items.push(k);
+        }
+    }
+    let from = *items.get(index)?;
+    let to = items.get(index + 1).copied().unwrap_or(end);
+    let span = lines[from..to].join("\n");
+    let key = format!("{field}:");
+    match crate::yaml::locate(&span, &key).filter(|_| span.contains(&key)) {
+        Some((line, col)) => Some((from + line, col)),
+        None => Some((from + 1, indent(lines[from]) + 1)),
+    }
 }

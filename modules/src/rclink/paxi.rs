@@ -222,12 +222,17 @@ impl Paxi {
         let frames = t.bytes.div_ceil(mps).max(1);
         for i in 0..frames {
             let bytes = (t.bytes - i * mps).min(mps) as u32;
-            let ready = self.p.tx_latency
-                + if t.milli_bytes_per_ns == 0 {
-                    now
-                } else {
-                    now + (i * mps * 1000).div_ceil(t.milli_bytes_per_ns)
-                };
+            // Saturating: `bytes` is bounded only by the memory budget (`--max-memory` can be
+            // huge), and i · MPS · 1000 wraps past 1.4e13 frames.
+            let ready = self.p.tx_latency.saturating_add(if t.milli_bytes_per_ns == 0 {
+                now
+            } else {
+                now.saturating_add(
+                    i.saturating_mul(mps)
+                        .saturating_mul(1000)
+                        .div_ceil(t.milli_bytes_per_ns),
+                )
+            });
             let frame_seq = i as u32;
             let lg = match self.p.itlv {
                 Itlv::Hash => itlv_hash(t.id, frame_seq, qp) % self.p.num_lg as u64,
