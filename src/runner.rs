@@ -359,21 +359,20 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expects_fatal: bool) ->
     if !info.lossy && drops == 0 {
         let (naks, dups) = (sum(sim, "*.rx.naks_sent"), sum(sim, "*.rx.dup_pkts"));
         let timeouts = sum(sim, "*.tx.diag_timeout");
-        if timeouts == 0 {
-            check(
+        let (name, ok, expected) = if timeouts == 0 {
+            (
                 "PSN order on the wire (lossless: no NAK, no duplicate)",
                 naks == 0 && dups == 0,
-                "0 NAK, 0 duplicates".into(),
-                format!("{naks} NAK, {dups} duplicates"),
-            );
+                "0 NAK, 0 duplicates".to_string(),
+            )
         } else {
-            check(
+            (
                 "PSN order on the wire (lossless: no NAK; duplicates only from retry timeouts)",
                 naks == 0,
                 format!("0 NAK ({timeouts} timeouts)"),
-                format!("{naks} NAK, {dups} duplicates"),
-            );
-        }
+            )
+        };
+        check(name, ok, expected, format!("{naks} NAK, {dups} duplicates"));
     }
     v
 }

@@ -24,6 +24,21 @@ pub enum AllocatorKind {
     Fifo,
 }
 
+impl AllocatorKind {
+    /// One allocator of this kind per priority level, with `iterations` each (FIFO has none).
+    pub fn build_levels(self, iterations: usize, levels: usize) -> Result<Vec<Box<dyn Allocator>>, String> {
+        (0..levels)
+            .map(|_| -> Result<Box<dyn Allocator>, String> {
+                Ok(match self {
+                    AllocatorKind::Islip => Box::new(super::islip::Islip::new(iterations)?),
+                    AllocatorKind::Pim => Box::new(super::pim::Pim::new(iterations)?),
+                    AllocatorKind::Fifo => Box::new(super::fifo::Fifo::new()),
+                })
+            })
+            .collect()
+    }
+}
+
 /// One slot's requests: `req[i]` has bit o set when input i holds a cell for output o.
 #[derive(Clone, Debug)]
 pub struct Requests {

@@ -103,9 +103,6 @@ use serde::{Deserialize, Serialize};
 
 use super::allocator::{Allocator, AllocatorKind, Matching, Requests};
 use super::ecn::RedMarker;
-use super::fifo::Fifo;
-use super::islip::Islip;
-use super::pim::Pim;
 
 /// Parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -487,14 +484,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
             ));
         }
         let it = p.iterations as usize;
-        let mut alloc: Vec<Box<dyn Allocator>> = Vec::with_capacity(LEVELS);
-        for _ in 0..LEVELS {
-            alloc.push(match p.allocator {
-                AllocatorKind::Islip => Box::new(Islip::new(it)?),
-                AllocatorKind::Pim => Box::new(Pim::new(it)?),
-                AllocatorKind::Fifo => Box::new(Fifo::new()),
-            });
-        }
+        let alloc = p.allocator.build_levels(it, LEVELS)?;
         let outs = |prefix: &str| -> Result<Vec<Out<UInt<6>>>, String> {
             (0..n).map(|k| b.output(&format!("{prefix}{k}"))).collect()
         };
@@ -742,6 +732,13 @@ impl L2Switch {
                 continue;
             }
             v.alloc[l].allocate(&v.req, ctx.rng(), &mut v.m);
+            if l == PFC_LEVEL {
+                // The pointers move only when the level's allocator runs.
+                for k in 0..v.n {
+                    v.gptr[k].update(UInt::wrap(v.alloc[l].grant_ptr(k) as u64));
+                    v.aptr[k].update(UInt::wrap(v.alloc[l].accept_ptr(k) as u64));
+                }
+            }
             for i in 0..v.n {
                 let Some(o) = v.m.out_of[i] else { continue };
                 let o = o as usize;
@@ -752,6 +749,7 @@ impl L2Switch {
                 let wire = f.wire_bytes() as u64;
                 v.q_bytes[q] -= wire;
                 v.in_bytes[i] -= wire;
+                v.in_sig[i].update(UInt::wrap(v.in_bytes[i]));
                 let ne = &mut v.nonempty[l * v.n + i];
                 if v.fifo {
                     *ne = v.queues[q].front().map_or(0, |e| 1 << e.2);
@@ -773,11 +771,6 @@ impl L2Switch {
         }
         ctx.count(v.c_matches, made);
         v.matches.update(UInt::wrap(made));
-        for k in 0..v.n {
-            v.in_sig[k].update(UInt::wrap(v.in_bytes[k]));
-            v.gptr[k].update(UInt::wrap(v.alloc[PFC_LEVEL].grant_ptr(k) as u64));
-            v.aptr[k].update(UInt::wrap(v.alloc[PFC_LEVEL].accept_ptr(k) as u64));
-        }
         made > 0
     }
 
@@ -897,6 +890,7 @@ impl Component for L2Switch {
                     v.queues[q].push_back((t, arrived, o as u8, f));
                     v.q_bytes[q] += wire;
                     v.in_bytes[i] += wire;
+                    v.in_sig[i].update(UInt::wrap(v.in_bytes[i]));
                     v.total += wire;
                     if v.q_bytes[q] > ctx.counter(v.c_voq_peak) {
                         ctx.set_counter(v.c_voq_peak, v.q_bytes[q]);

@@ -58,9 +58,6 @@ use hwsim_ports::{Cell, UInt, MAX_SWITCH_PORTS};
 use serde::{Deserialize, Serialize};
 
 use super::allocator::{Allocator, AllocatorKind, Matching, Requests};
-use super::fifo::Fifo;
-use super::islip::Islip;
-use super::pim::Pim;
 
 /// Histogram bins of the delay (1 cycle each); the last one holds everything above.
 const DELAY_BINS: usize = 4096;
@@ -215,14 +212,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     let n = p.ports as usize;
     let it = p.iterations as usize;
     let levels = p.priorities as usize;
-    let mut alloc: Vec<Box<dyn Allocator>> = Vec::with_capacity(levels);
-    for _ in 0..levels {
-        alloc.push(match p.allocator {
-            AllocatorKind::Islip => Box::new(Islip::new(it)?),
-            AllocatorKind::Pim => Box::new(Pim::new(it)?),
-            AllocatorKind::Fifo => Box::new(Fifo::new()),
-        });
-    }
+    let alloc = p.allocator.build_levels(it, levels)?;
     let ptrs = |b: &Binder, prefix: &str| -> Result<Vec<Out<UInt<6>>>, String> {
         (0..n).map(|k| b.output(&format!("{prefix}{k}"))).collect()
     };
