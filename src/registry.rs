@@ -159,15 +159,21 @@ pub fn blocks() -> Vec<BlockKind> {
         pipe_kind(),
         kind(
             "cdma",
-            "CDMA traffic source: AXI write transactions into the PAXI core",
+            "CDMA traffic source: AXI write and read transactions into the PAXI core",
             rc::cdma::ports,
             rc::cdma::build,
         ),
         kind(
             "paxi",
-            "PAXI core: MPS segmentation, W OST, ITLV, push dispatch, completion (seed 000/002)",
+            "PAXI core: AXI writes and reads, W/R OST, ITLV, AR/B packing, B and R responses (seed 000/002)",
             rc::paxi::ports,
             rc::paxi::build,
+        ),
+        kind(
+            "paxi_pack",
+            "PAXI AR/B TX packing buffer: up to 16 per flit on watermark, DA/VC change, timeout, frame length (seed 002)",
+            rc::paxi_pack::ports,
+            rc::paxi_pack::build,
         ),
         kind(
             "mac_tx",

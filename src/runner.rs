@@ -336,7 +336,12 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expects_fatal: bool) ->
             format!("{credits}"),
         );
     }
-    let (sent, delivered) = (sum(sim, "*.cdma.bytes"), sum(sim, "*.rx.rx_payload_bytes"));
+    // Delivered at the AXI side: write data at the completers' slaves, read data back at the
+    // requesters (PAXI counts whole frames the RX accepted in PSN order).
+    let (sent, delivered) = (
+        sum(sim, "*.cdma.bytes"),
+        sum(sim, "*.paxi.wdata_bytes_in") + sum(sim, "*.paxi.rdata_bytes_in"),
+    );
     let lost = sum(sim, "*.paxi.bytes_failed");
     check(
         "scoreboard: every byte delivered exactly once, in PSN order",

@@ -278,6 +278,32 @@ pub struct Flow {
     pub engines: u16,
     /// Injection bandwidth, bytes/ns (default: unlimited).
     pub bandwidth: Option<f64>,
+    /// AXI operation: `write` (default), `read`, or `mixed` (reads and writes in the ratio
+    /// `read_ratio`, interleaved deterministically).
+    #[serde(default = "write_op")]
+    pub op: String,
+    /// With `op: mixed`: the share of transactions that are reads, 0..=1 (default 0.5).
+    pub read_ratio: Option<f64>,
+}
+
+fn write_op() -> String {
+    "write".into()
+}
+
+impl Flow {
+    /// Whether transaction `i` of this flow (per source and engine) is a read: every one for
+    /// `read`, none for `write`; for `mixed` the i-th of a Bresenham-like sequence, so that any
+    /// prefix holds ⌊(i + 1)·ratio⌋ reads (the ratio exact, no random draw).
+    pub fn is_read(&self, i: u64) -> bool {
+        match self.op.as_str() {
+            "read" => true,
+            "mixed" => {
+                let r = self.read_ratio.unwrap_or(0.5);
+                ((i + 1) as f64 * r).floor() > (i as f64 * r).floor()
+            }
+            _ => false,
+        }
+    }
 }
 
 fn one_u16() -> u16 {

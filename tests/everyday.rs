@@ -172,9 +172,9 @@ fn default_report_fits_a_screen_and_loses_nothing_from_json() {
     for want in [
         "flows:\n  flow ",
         "chip0->chip1 cdma0",
-        "metrics: end_cycle 176418, goodput ",
+        "metrics: end_cycle 176591, goodput ",
         &format!("counters: {n} (`--counters GLOB`"),
-        "verdict: PASS (12/12 checks) at cycle 176418",
+        "verdict: PASS (12/12 checks) at cycle 176591",
     ] {
         assert!(out.contains(want), "`{want}` in:\n{out}");
     }

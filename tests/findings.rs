@@ -83,7 +83,8 @@ fn finding_7_the_seeds_dcqcn_recovery_collapses_a_sustained_incast_and_faster_re
     };
     let spread = |v: &[u64]| *v.iter().max().unwrap() as f64 / *v.iter().min().unwrap() as f64;
     let goodput = |r: &serde_json::Value| r["metrics"]["goodput"].as_f64().unwrap();
-    assert!(goodput(&seed) < 260.0, "seed: the port idles ({})", goodput(&seed));
+    // 292 B/ns with the seed's values (349 fixed): the port idles a quarter of the time.
+    assert!(goodput(&seed) < 310.0, "seed: the port idles ({})", goodput(&seed));
     assert!(
         spread(&done(&seed)) > 1.15,
         "seed: shares drift apart {:?}",
@@ -115,4 +116,32 @@ fn afh_frames_hide_the_incast_from_ecn_and_dcqcn() {
     let peak = |r: &serde_json::Value| r["counters"]["sw0.p0_peak_bytes"].as_u64().unwrap();
     assert!(peak(&afh) > 3_000_000, "the same queue builds: {}", peak(&afh));
     assert_eq!(sum(&afh, "chip0.", ".rx_payload_bytes"), 16777216);
+}
+
+/// Finding 8: with the seed's CBFC credits the data in flight after back-pressure overruns the RX
+/// VC buffer's 1 RTT of headroom; with credits sized to it, the buffer never fills.
+#[test]
+fn finding_8_the_rx_buffer_headroom_holds_what_cbfc_lets_go_only_with_credits_sized_to_it() {
+    let tb = "tb/paxi/rx_watermark.yaml";
+    let sized = run(tb, &[]);
+    let seed = run(tb, &["--set", "system.chip.tx.initial_credits=1024"]);
+    let peak = |r: &serde_json::Value| r["counters"]["chip1.paxi.rx_req_peak"].as_u64().unwrap();
+    let waiting = |r: &serde_json::Value| {
+        (0..8)
+            .map(|k| r["counters"][format!("chip1.lg{k}.rx.deliver_peak")].as_u64().unwrap())
+            .max()
+            .unwrap()
+    };
+    // Capacity 32 + 2 × 25 = 82 frames.
+    assert_eq!(peak(&seed), 82, "seed credits: the buffer fills");
+    assert!(
+        waiting(&seed) > 20,
+        "and frames wait in the RC Link RX: {}",
+        waiting(&seed)
+    );
+    assert!(peak(&sized) < 82, "sized credits: {}", peak(&sized));
+    assert!(waiting(&sized) <= 1, "nothing waits: {}", waiting(&sized));
+    for r in [&seed, &sized] {
+        assert_eq!(sum(r, "chip1.", ".wdata_bytes_in"), 2097152, "nothing lost");
+    }
 }

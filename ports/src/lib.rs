@@ -9,6 +9,7 @@
 //! | [`link`]  | [`Tos`] / [`Ecn`], [`VlanTag`], [`TrafficClass`], [`MacAddr`] | 003 «报文格式» |
 //! | [`frame`] | [`FrameFormat`], [`FrameLayout`]: header and frame sizes      | 003 «各格式报文头开销» |
 //! | [`wire`]  | packet split, wire bytes, CBFC cost, exact serialization time | 000 «CBFC 流控», «MAC credit» |
+//! | [`paxi`]  | [`PaxiFlit`]: a frame's AXI kind, OST index, packed AR/B entries | 002 «完整传输流程», «AR/B 打包» |
 //! | [`rx_msg`] | [`RxAccepted`] (PSN check → ACK MERGE), [`PktCount`] / [`CreditCount`] (state at a width) | 000 «RX 侧设计» |
 //! | [`error`] | [`PortsError`]                                                |              |
 //!
@@ -22,6 +23,7 @@ pub mod error;
 pub mod frame;
 pub mod link;
 pub mod msg;
+pub mod paxi;
 pub mod psn;
 pub mod qp;
 pub mod rh;
@@ -36,7 +38,8 @@ pub use frame::{
     VLAN_TAG_BYTES,
 };
 pub use link::{Ecn, MacAddr, Tos, TrafficClass, VlanTag};
-pub use msg::{ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Segment, Txn};
+pub use msg::{ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Segment, Txn, TxnOp};
+pub use paxi::{FlitKind, PackedEntry, PaxiFlit, MAX_PACKED};
 pub use psn::Psn;
 pub use qp::{QpId, VcBank};
 pub use rh::{Opcode, Rh};

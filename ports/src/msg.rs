@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::frame::HeaderTags;
 use crate::link::Ecn;
+use crate::paxi::PaxiFlit;
 use crate::psn::Psn;
 use crate::qp::QpId;
 use crate::rh::{Opcode, Rh};
@@ -44,15 +45,29 @@ pub struct Txn {
     /// Injection bandwidth, bytes per ns × 1000 (0: unpaced). Segment i is ready at
     /// `issued + i · MPS / bandwidth`.
     pub milli_bytes_per_ns: u64,
+    /// AXI write (AW+W, completed by B) or read (AR, completed by the R data).
+    pub op: TxnOp,
+}
+
+/// The AXI operation of a transaction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TxnOp {
+    /// AW + W bursts to `dst`; B responses complete it.
+    #[default]
+    Write,
+    /// AR requests to `dst`; the R data it returns completes it.
+    Read,
 }
 
 impl Trace for Txn {
     fn fields() -> &'static [TraceField] {
-        const F: [TraceField; 4] = [
+        const F: [TraceField; 5] = [
             TraceField::bits("id", 32),
             TraceField::bits("dst", 16),
             TraceField::bits("bytes", 32),
             TraceField::bits("cdma", 16),
+            TraceField::bits("read", 1),
         ];
         &F
     }
@@ -61,6 +76,7 @@ impl Trace for Txn {
         out[1] = TraceValue::Bits(self.dst as u64);
         out[2] = TraceValue::Bits(self.bytes & 0xFFFF_FFFF);
         out[3] = TraceValue::Bits(self.cdma as u64);
+        out[4] = TraceValue::Bits((self.op == TxnOp::Read) as u64);
     }
 }
 
@@ -80,21 +96,27 @@ pub struct Segment {
     pub bytes: u32,
     /// Link group chosen by ITLV.
     pub lg: LgId,
+    /// What PAXI puts in it (AW+W data by default; AR, R, B, multicast).
+    pub paxi: PaxiFlit,
 }
 
 impl Trace for Segment {
     fn fields() -> &'static [TraceField] {
-        const F: [TraceField; 6] = [
+        const F: [TraceField; 9] = [
             TraceField::bits("txn", 32),
             TraceField::bits("frame_seq", 16),
             TraceField::bits("dst", 16),
             TraceField::bits("qp", 10),
             TraceField::bits("bytes", 13),
             TraceField::bits("lg", 3),
+            TraceField::bits("kind", 3),
+            TraceField::bits("ost", 8),
+            TraceField::bits("n", 5),
         ];
         &F
     }
     fn sample(&self, out: &mut [TraceValue]) {
+        self.paxi.sample(&mut out[6..9]);
         out[0] = TraceValue::Bits(self.txn & 0xFFFF_FFFF);
         out[1] = TraceValue::Bits(self.frame_seq as u64 & 0xFFFF);
         out[2] = TraceValue::Bits(self.dst as u64);
@@ -147,6 +169,8 @@ pub struct DataFrame {
     pub lost: u8,
     /// The header fields a switch classifies on: format, VLAN PCP, DSCP.
     pub hdr: HeaderTags,
+    /// What PAXI put in it (kind, OST index, packed AR/B entries).
+    pub paxi: PaxiFlit,
 }
 
 impl DataFrame {
@@ -204,7 +228,7 @@ impl DataFrame {
 
 impl Trace for DataFrame {
     fn fields() -> &'static [TraceField] {
-        const F: [TraceField; 15] = [
+        const F: [TraceField; 18] = [
             TraceField::bits("src", 16),
             TraceField::bits("dst", 16),
             TraceField::bits("lg", 3),
@@ -220,11 +244,15 @@ impl Trace for DataFrame {
             TraceField::bits("vlan", 1),
             TraceField::bits("pcp", 3),
             TraceField::bits("dscp", 6),
+            TraceField::bits("kind", 3),
+            TraceField::bits("ost", 8),
+            TraceField::bits("n", 5),
         ];
         &F
     }
     fn sample(&self, out: &mut [TraceValue]) {
         self.hdr.sample(&mut out[11..15]);
+        self.paxi.sample(&mut out[15..18]);
         out[0] = TraceValue::Bits(self.src as u64);
         out[1] = TraceValue::Bits(self.dst as u64);
         out[2] = TraceValue::Bits(self.lg as u64 & 7);
@@ -382,7 +410,7 @@ mod tests {
             (13, 4095, 0xDEAD_BEEF)
         );
         assert!(!rh.is_fack());
-        let mut out = [TraceValue::default(); 15];
+        let mut out = [TraceValue::default(); 18];
         f.sample(&mut out);
         assert_eq!(DataFrame::fields()[10].name, "rh");
         assert_eq!(out[10], TraceValue::Bits(rh.pack()));

@@ -2,8 +2,9 @@
 //! interconnect blocks, plus the flows and the always-on monitors the report needs.
 //!
 //! Per chip c: `chip{c}.cdma` → `chip{c}.paxi` → per LG k `chip{c}.lg{k}.tx` → `.mac` →
-//! `chip{c}.router` → edge → far router → `.rxcap` → `.rx`; ACK/NAK/CNP and credit returns come
-//! back through the routers to `.tx`. Each edge (a, b) is two PhyLinks, `link{a}_{b}` and
+//! `chip{c}.router` → edge → far router → `.rxcap` → `.rx` → the far `paxi` (its `rx{k}`: W, AR,
+//! R, B frames); ACK/NAK/CNP and credit returns come back through the routers to `.tx`; R and B
+//! flits travel the same way as data, from the completer's PAXI. Each edge (a, b) is two PhyLinks, `link{a}_{b}` and
 //! `link{b}_{a}`. Routes are shortest paths over the topology graph (petgraph); a chip on the
 //! way forwards in its router without RC Link processing. `chip{c}.tx_monitor` and
 //! `chip{c}.rx_monitor` measure the peak wire bytes sent and received in any 1 µs window.
@@ -210,8 +211,11 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
                 src,
                 local,
             });
-            for _ in 0..f.transactions {
+            for i in 0..f.transactions {
                 let mut m = yaml::Mapping::new();
+                if f.is_read(i) {
+                    m.insert("op".into(), "read".into());
+                }
                 m.insert("at".into(), f.start.into());
                 m.insert("dst".into(), (dst as u64).into());
                 m.insert("bytes".into(), f.bytes.into());
@@ -298,12 +302,16 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             make(&blocks, l, &mut nl, &format!("{g}.rxcap"), "rx_cap", &chip.rx_cap)?;
             let rx = set(
                 &set(
-                    &set(&set(&chip.rx, "chip", c as u64), "lg", k as u64),
-                    "pkt_ovhd",
-                    pkt_ovhd,
+                    &set(
+                        &set(&set(&chip.rx, "chip", c as u64), "lg", k as u64),
+                        "pkt_ovhd",
+                        pkt_ovhd,
+                    ),
+                    "credit_size",
+                    credit_size,
                 ),
-                "credit_size",
-                credit_size,
+                "deliver",
+                true,
             );
             make(&blocks, l, &mut nl, &format!("{g}.rx"), "rclink_rx", &rx)?;
             let conns = [
@@ -314,6 +322,8 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
                 (format!("{g}.mac.out"), format!("{p}.router.lg{k}_tx")),
                 (format!("{p}.router.lg{k}_rx"), format!("{g}.rxcap.in")),
                 (format!("{g}.rxcap.out"), format!("{g}.rx.data")),
+                (format!("{g}.rx.deliver"), format!("{p}.paxi.rx{k}")),
+                (format!("{p}.paxi.rx_pause"), format!("{g}.rx.pause")),
                 (format!("{g}.rx.ctrl"), format!("{p}.router.lg{k}_ctrl")),
                 (format!("{g}.rx.credit"), format!("{p}.router.lg{k}_cr")),
                 (format!("{p}.router.lg{k}_ack"), format!("{g}.tx.ctrl")),

@@ -58,6 +58,22 @@ pub(super) fn expand_traffic<'a>(
                 format!("traffic: bandwidth {b:?} B/ns out of range 0.001..=1000000"),
             ));
         }
+        match (f.op.as_str(), f.read_ratio) {
+            ("write" | "read", None) | ("mixed", None) => {}
+            ("mixed", Some(r)) if (0.0..=1.0).contains(&r) => {}
+            ("mixed", Some(r)) => {
+                return Err(at("read_ratio", format!("traffic: read_ratio {r} out of range 0..=1")));
+            }
+            ("write" | "read", Some(_)) => {
+                return Err(at(
+                    "read_ratio",
+                    "traffic: read_ratio applies to `op: mixed` only".into(),
+                ));
+            }
+            (other, _) => {
+                return Err(at("op", format!("traffic: unknown op `{other}` (write, read, mixed)")));
+            }
+        }
         let check = |c: u32, what: &str| -> Result<u16, InputError> {
             if c < n as u32 {
                 Ok(c as u16)

@@ -33,6 +33,15 @@
 //! Counters (standalone): `diag_credit_block`, `credits_granted`, `credits_returned`, and the
 //! gauge `credits_outstanding` (Σ initial − remaining; 0 when every credit came home).
 //!
+//! **Advanced switches** (seed 002 «CBFC 详细行为» › «高级特性»), each a parameter: `dyn_uf_limit`
+//! (dyn_uf_limit_cbfc_en, off): a packet may also go when `remaining < cost + uf_limit` but
+//! `remaining ≥` the cost of a MAX_PAYLOAD packet — the lower limit gives way while a whole
+//! packet still fits (TYPE1 REQ only; the VCs here are TYPE1 REQ banks); `vc_enable`
+//! (software_ctrl_cbfc_vc_status, 0xFF): bit v = 0 stops VC v outright, zero-byte packets
+//! included; `stop_cbfc` (stop_cbfc_en, off): the highest priority, CBFC off — nothing checked,
+//! nothing charged, returns ignored. The seed says only «禁用所有 CBFC» for the last; hwsim
+//! reads it as flow control off, not as traffic stopped.
+//!
 //! Deviations: `pkt_ovhd` is unsigned (the hardware PktOvhd register is 10-bit signed). The waves
 //! show destinations below `view_dsts` only (a signal per destination; the ledgers themselves are
 //! unbounded).
@@ -63,6 +72,14 @@ pub struct Params {
     pub initial_credits: u32,
     /// Destinations 0..view_dsts get a `credits_d{d}` signal on the waves (0..=1024).
     pub view_dsts: u32,
+    /// `dyn_uf_limit_cbfc_en`: the dynamic lower limit (default off).
+    pub dyn_uf_limit: bool,
+    /// `software_ctrl_cbfc_vc_status`: bit v = 0 stops VC v (default 0xFF: all run).
+    pub vc_enable: u8,
+    /// `stop_cbfc_en`: CBFC off altogether (default false).
+    pub stop_cbfc: bool,
+    /// MAX_PAYLOAD, bytes: the largest packet, for `dyn_uf_limit` (default 1344).
+    pub max_payload: u32,
 }
 
 impl Default for Params {
@@ -73,6 +90,10 @@ impl Default for Params {
             uf_limit: 1,
             initial_credits: 1024,
             view_dsts: 2,
+            dyn_uf_limit: false,
+            vc_enable: 0xFF,
+            stop_cbfc: false,
+            max_payload: 1344,
         }
     }
 }
@@ -97,6 +118,36 @@ pub struct Cbfc {
     index: HashMap<(ChipId, u8), u32>,
     /// Σ over ledgers of initial − remaining.
     outstanding: u64,
+    mode: CbfcMode,
+    /// Cost of a MAX_PAYLOAD packet (the dynamic lower limit's test).
+    max_cost: u32,
+}
+
+/// Seed 002 «CBFC 详细行为» › «高级特性»: the switches beside the credit rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CbfcMode {
+    /// `dyn_uf_limit_cbfc_en`: a packet may also go when the credits are below cost +
+    /// uf_limit but still at least a maximum-size packet's cost (TYPE1 REQ only; every VC
+    /// modelled here is a TYPE1 REQ bank).
+    pub dyn_uf_limit: bool,
+    /// `software_ctrl_cbfc_vc_status`: bit v = 0 stops VC v outright, 1 lets it run.
+    pub vc_enable: u8,
+    /// `stop_cbfc_en`: CBFC off, the highest priority: no packet is checked or charged, and
+    /// credit returns are ignored.
+    pub stop: bool,
+    /// MAX_PAYLOAD, bytes (the largest packet, for `dyn_uf_limit`).
+    pub max_payload: u32,
+}
+
+impl Default for CbfcMode {
+    fn default() -> Self {
+        CbfcMode {
+            dyn_uf_limit: false,
+            vc_enable: 0xFF,
+            stop: false,
+            max_payload: 1344,
+        }
+    }
 }
 
 impl Cbfc {
@@ -124,7 +175,30 @@ impl Cbfc {
             ledgers: Vec::new(),
             index: HashMap::new(),
             outstanding: 0,
+            mode: CbfcMode::default(),
+            max_cost: cbfc_cost(1344, pkt_ovhd, cs),
         })
+    }
+
+    /// Whether CBFC is off (`stop_cbfc`): packets cost nothing.
+    pub fn stopped(&self) -> bool {
+        self.mode.stop
+    }
+
+    /// Sets the «高级特性» switches.
+    pub fn set_mode(&mut self, mode: CbfcMode) {
+        self.max_cost = cbfc_cost(mode.max_payload.max(1), self.pkt_ovhd, self.credit_size);
+        self.mode = mode;
+    }
+
+    /// The rule for one packet of cost `c` on VC `vc` with `left` credits: software stop, the
+    /// UF limit, and the dynamic lower limit (the global stop is handled by the callers: no
+    /// check at all).
+    fn passes(&self, vc: u8, left: u32, c: u32) -> bool {
+        if self.mode.vc_enable.checked_shr(vc as u32).is_some_and(|b| b & 1 == 0) {
+            return false;
+        }
+        c == 0 || left >= c + self.uf_limit || (self.mode.dyn_uf_limit && left >= self.max_cost.max(c))
     }
 
     /// Credits a packet of `payload` bytes costs; 0 for a zero-byte packet.
@@ -158,17 +232,22 @@ impl Cbfc {
 
     /// Whether a packet costing `cost` may go on `ledger` now.
     pub fn admits(&self, ledger: usize, cost: u32) -> bool {
-        cost == 0 || self.ledgers[ledger].remaining >= cost + self.uf_limit
+        let l = &self.ledgers[ledger];
+        self.mode.stop || self.passes(l.vc, l.remaining, cost)
     }
 
     /// The per-packet rule over a run of packets (their payloads, in order): how many leading
     /// packets pass one after another, and their total cost. Charges nothing.
     pub fn run(&self, ledger: usize, payloads: impl Iterator<Item = u32>) -> (u32, u32) {
-        let mut left = self.ledgers[ledger].remaining;
+        let (vc, mut left) = (self.ledgers[ledger].vc, self.ledgers[ledger].remaining);
         let (mut n, mut total) = (0, 0);
+        if self.mode.stop {
+            // CBFC off: everything goes, nothing is charged.
+            return (payloads.count() as u32, 0);
+        }
         for p in payloads {
             let c = self.cost(p);
-            if c > 0 && left < c + self.uf_limit {
+            if !self.passes(vc, left, c) {
                 break;
             }
             left -= c;
@@ -180,6 +259,9 @@ impl Cbfc {
 
     /// Takes `cost` credits from a ledger (after [`admits`](Self::admits) or [`run`](Self::run)).
     pub fn charge(&mut self, ledger: usize, cost: u32) {
+        if self.mode.stop {
+            return;
+        }
         self.ledgers[ledger].remaining -= cost;
         self.outstanding += cost as u64;
     }
@@ -188,6 +270,10 @@ impl Cbfc {
     /// (the ledger is then clamped to `initial_credits`).
     pub fn give_back(&mut self, dst: ChipId, vc: u8, credits: u32) -> Result<usize, (usize, String)> {
         let l = self.ledger(dst, vc);
+        if self.mode.stop {
+            // Nothing was charged; the receiver returns credits all the same.
+            return Ok(l);
+        }
         let before = self.ledgers[l].remaining;
         let after = before + credits;
         let clamped = after.min(self.initial);
@@ -271,14 +357,26 @@ fn check(p: &Params) -> Result<Cbfc, String> {
     if p.view_dsts > MAX_VIEW_DSTS {
         return Err(format!("view_dsts = {}: must be in 0..={MAX_VIEW_DSTS}", p.view_dsts));
     }
-    Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.initial_credits)
+    let mut c = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.initial_credits)?;
+    if p.max_payload == 0 || p.max_payload > 65535 {
+        return Err(format!("max_payload = {}: must be in 1..=65535", p.max_payload));
+    }
+    c.set_mode(CbfcMode {
+        dyn_uf_limit: p.dyn_uf_limit,
+        vc_enable: p.vc_enable,
+        stop: p.stop_cbfc,
+        max_payload: p.max_payload,
+    });
+    Ok(c)
 }
 
 /// Port list of the standalone block.
 pub fn ports(p: &Params) -> Vec<PortDecl> {
     let mut v = vec![
         PortDecl::stream_in::<CbfcReq>("req", 4).doc("one packet asking for credit (dst, vc, payload)"),
-        PortDecl::stream_in::<CreditMsg>("credit", 8).doc("credit returns (src = the ledger's dst, vc, credits)"),
+        PortDecl::stream_in::<CreditMsg>("credit", 8)
+            .doc("credit returns (src = the ledger's dst, vc, credits); unbound: none come back")
+            .optional(),
         PortDecl::stream_out::<CbfcReq>("grant").doc("granted packets, with the credits charged"),
     ];
     v.extend(CbfcView::ports("", p.view_dsts));
@@ -352,7 +450,11 @@ impl Component for CbfcBlock {
                     return Wake::OnInput;
                 }
                 let l = self.cbfc.ledger(r.dst, r.vc);
-                let cost = self.cbfc.cost(r.payload as u32);
+                let cost = if self.cbfc.stopped() {
+                    0
+                } else {
+                    self.cbfc.cost(r.payload as u32)
+                };
                 if cost > self.cbfc.max_packet_cost() {
                     ctx.violation(format!("{r:?} costs {cost} credits: never sendable"));
                 }

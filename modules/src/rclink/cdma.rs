@@ -1,5 +1,5 @@
-//! A chip's CDMA engines as a traffic source: the AXI write transactions a testbench asks for,
-//! issued at their start cycles into the PAXI core.
+//! A chip's CDMA engines as a traffic source: the AXI write and read transactions a testbench
+//! asks for, issued at their start cycles into the PAXI core.
 //!
 //! ```text
 //!   +------+
@@ -7,10 +7,11 @@
 //!   +------+
 //! ```
 //! Transactions are issued in start order; one per cycle at most; when the PAXI input is full
-//! they wait (back-pressure). Ids are chip-unique, in issue order. Counters: `txns`, `bytes`.
+//! they wait (back-pressure). Ids are chip-unique, in issue order. Counters: `txns`, `bytes`
+//! (written or read), `reads` (transactions that are reads).
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, PortDecl, StreamOut, Wake};
-use hwsim_ports::{ChipId, Txn};
+use hwsim_ports::{ChipId, Txn, TxnOp};
 use serde::{Deserialize, Serialize};
 
 /// One transaction to issue.
@@ -29,6 +30,8 @@ pub struct TxnSpec {
     pub flow: u16,
     /// Injection bandwidth, bytes/ns (0 = unpaced).
     pub bandwidth: f64,
+    /// `write` (default) or `read`.
+    pub op: TxnOp,
 }
 
 /// Parameters.
@@ -41,7 +44,7 @@ pub struct Params {
 
 /// Port list.
 pub fn ports(_p: &Params) -> Vec<PortDecl> {
-    vec![PortDecl::stream_out::<Txn>("txn").doc("AXI write transactions")]
+    vec![PortDecl::stream_out::<Txn>("txn").doc("AXI write and read transactions")]
 }
 
 /// The block.
@@ -51,6 +54,7 @@ pub struct Cdma {
     out: StreamOut<Txn>,
     c_txns: CounterId,
     c_bytes: CounterId,
+    c_reads: CounterId,
 }
 
 /// Binds ports.
@@ -68,6 +72,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         out: b.stream_out("txn")?,
         c_txns: b.counter("txns"),
         c_bytes: b.counter("bytes"),
+        c_reads: b.counter("reads"),
     }))
 }
 
@@ -83,9 +88,13 @@ impl Component for Cdma {
                     cdma: t.cdma,
                     flow: t.flow,
                     milli_bytes_per_ns: (t.bandwidth * 1000.0).round() as u64,
+                    op: t.op,
                 });
                 ctx.count(self.c_txns, 1);
                 ctx.count(self.c_bytes, t.bytes);
+                if t.op == TxnOp::Read {
+                    ctx.count(self.c_reads, 1);
+                }
                 self.next += 1;
             }
         }

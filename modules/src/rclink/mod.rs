@@ -14,6 +14,7 @@ pub mod mac;
 pub mod mac_credit;
 pub mod monitor;
 pub mod paxi;
+pub mod paxi_pack;
 pub mod phylink;
 pub mod psn_check;
 pub mod router;

@@ -181,6 +181,9 @@ pub struct Checked {
     pub accepted_bytes: u64,
     /// What ACK MERGE must hear, if anything.
     pub accepted: Option<RxAccepted>,
+    /// The frame's last packet was accepted: the whole frame is delivered (its earlier packets
+    /// were accepted before it, in PSN order).
+    pub delivered: bool,
 }
 
 /// The PSN check core: windows, credit returns; no ports. `rclink_rx` and the `psn_check` block
@@ -292,6 +295,7 @@ impl PsnCheck {
         let mut c = Checked::default();
         let mut npkts = 0u8;
         let mut immediate_ack = false;
+        let last = f.frame_pkts() - 1;
         for i in f.first_idx..f.first_idx + f.npkts {
             let psn = f.psn_of(i);
             let bytes = f.pkt_bytes(i);
@@ -314,6 +318,7 @@ impl PsnCheck {
                 // ACK MERGE holds; no credit (it used no data buffer), no CNP.
                 if psn == w.epsn {
                     w.epsn = w.epsn.next();
+                    c.delivered |= i == last;
                 }
                 immediate_ack = true;
                 ctrl.push(
@@ -328,6 +333,7 @@ impl PsnCheck {
                 w.epsn = w.epsn.next();
                 c.accepted_bytes += u64::from(bytes);
                 npkts += 1;
+                c.delivered |= i == last;
                 if f.ecn == Ecn::Ce && w.last_cnp.is_none_or(|t| now - t >= self.cnp_interval) {
                     w.last_cnp = Some(now);
                     ctrl.push(
@@ -515,6 +521,7 @@ impl PsnCheckIo {
         core: &mut PsnCheck,
         ctrl: &mut CtrlQueue,
         mut accepted: impl FnMut(RxAccepted),
+        mut delivered: impl FnMut(&DataFrame),
     ) {
         let now = ctx.now();
         let k = &self.counters;
@@ -548,6 +555,9 @@ impl PsnCheckIo {
             }
             if let Some(m) = c.accepted {
                 accepted(m);
+            }
+            if c.delivered {
+                delivered(&f);
             }
         }
     }
@@ -621,7 +631,7 @@ impl Component for PsnCheckBlock {
         let now = ctx.now();
         let q = &mut self.accepted_q;
         self.io
-            .receive(ctx, &mut self.core, &mut self.ctrl_q, |m| q.push_back(m));
+            .receive(ctx, &mut self.core, &mut self.ctrl_q, |m| q.push_back(m), |_| {});
         self.ctrl.drive(ctx, &mut self.ctrl_q);
         self.io.drive_credit(ctx, &mut self.core);
         self.accepted_free = self.accepted.can_push();

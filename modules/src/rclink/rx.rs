@@ -23,6 +23,14 @@
 //! timing is the single block's it replaced — no register at the internal boundary — while the
 //! standalone blocks `psn_check` and `ack_merge` expose the same cores with ports of their own.
 //!
+//! **Delivery** (`deliver: true`, as the system form builds it): every frame whose last packet
+//! is accepted — so the whole frame, in PSN order — is pushed on `deliver` for the chip's PAXI
+//! (one per cycle, in arrival order, in the arrival cycle when the stream has room). Frames PAXI
+//! cannot take yet wait here (the RC Link RX buffer; counter `deliver_peak`). PAXI's `pause`
+//! (its RX VC buffers above the high watermark) holds every credit return of this LG until it
+//! drops: CBFC back-pressure. The seed's signal is per VC (TX_PFC_REQ_O[7:0]); hwsim holds all
+//! of the LG's returns, since one RC Link VC (a QP bank) carries both PAXI REQ and RSP flits.
+//!
 //! **Outputs**: NAKs, FACK ACKs, dup re-ACKs and CNPs from the PSN check and the merged ACKs
 //! share `ctrl`; credit returns go on `credit`. Each stream takes one push per cycle, so
 //! messages generated together queue in generation order (a cycle's arrivals first, in packet
@@ -51,8 +59,10 @@
 //! `data_latency_max`; and `dup_acks` (re-ACKs under `duplicate: ack`). `*_sent` and
 //! `credits_returned` count pushes.
 
-use hwsim_hw::{Binder, BuildResult, Component, Ctx, Out, PortDecl, Wake};
-use hwsim_ports::{ChipId, CreditSize, Ctrl, LgId, Psn};
+use std::collections::VecDeque;
+
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, In, Out, PortDecl, StreamOut, Wake};
+use hwsim_ports::{ChipId, CreditSize, Ctrl, DataFrame, LgId, Psn};
 use serde::{Deserialize, Serialize};
 
 use super::ack_merge::{self, AckMerge, AckMergeView};
@@ -87,6 +97,9 @@ pub struct Params {
     /// What a duplicate gets: `drop` (the seed, default) or `ack` (re-ACK with EPSN, as RDMA
     /// receivers do; docs/spec-findings.md).
     pub duplicate: Duplicate,
+    /// Hand every whole frame accepted to PAXI on a `deliver` stream (the system form sets it;
+    /// off by default, when nothing above the RX is modelled).
+    pub deliver: bool,
 }
 
 impl Default for Params {
@@ -105,6 +118,7 @@ impl Default for Params {
             ack_bytes: pc.ack_bytes,
             cnp_bytes: pc.cnp_bytes,
             duplicate: pc.duplicate,
+            deliver: false,
         }
     }
 }
@@ -141,8 +155,19 @@ const PSN_CHECK: &str = "psn_check.";
 const ACK_MERGE: &str = "ack_merge.";
 
 /// Port list: `data` in; `ctrl`, `credit`, `epsn`, `last_ack` and the modules' state out.
-pub fn ports(_p: &Params) -> Vec<PortDecl> {
+pub fn ports(p: &Params) -> Vec<PortDecl> {
     let mut v = PsnCheckIo::ports();
+    if p.deliver {
+        v.push(
+            PortDecl::stream_out::<DataFrame>("deliver")
+                .doc("whole frames accepted, in PSN order, to PAXI (with `deliver: true`)"),
+        );
+        v.push(
+            PortDecl::input::<u8>("pause")
+                .doc("PAXI RX VC buffer back-pressure (non-zero: hold credit returns)")
+                .optional(),
+        );
+    }
     v.extend([
         PortDecl::stream_out::<Ctrl>("ctrl").doc("ACK / NAK / CNP back to the sender (RSP path)"),
         PortDecl::output::<Psn>("epsn").doc("EPSN of the (src, qp) most recently touched"),
@@ -165,6 +190,12 @@ pub struct RcLinkRx {
     last_ack: Out<Psn>,
     psn_check_view: PsnCheckView,
     ack_merge_view: AckMergeView,
+    /// Frames delivered and not yet pushed on `deliver` (one push per cycle).
+    deliver_q: VecDeque<DataFrame>,
+    deliver: Option<StreamOut<DataFrame>>,
+    /// PAXI's back-pressure (with `deliver`): credit returns wait while it is non-zero.
+    pause: Option<In<u8>>,
+    c_deliver_peak: CounterId,
 }
 
 /// Binds ports; refuses `merge_depth` 0, `poll_cycle` 0 (a poll must come after the packet that
@@ -190,6 +221,14 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         last_ack: b.output("last_ack")?,
         psn_check_view: PsnCheckView::bind(PSN_CHECK, b)?,
         ack_merge_view: AckMergeView::bind(ACK_MERGE, b)?,
+        deliver_q: VecDeque::new(),
+        deliver: if p.deliver {
+            Some(b.stream_out("deliver")?)
+        } else {
+            None
+        },
+        pause: if p.deliver { Some(b.input("pause")?) } else { None },
+        c_deliver_peak: b.counter("deliver_peak"),
     }))
 }
 
@@ -199,8 +238,19 @@ impl Component for RcLinkRx {
         // 1. Arrivals through the PSN check; what it accepts reaches ACK MERGE in the same
         //    cycle (a call, not a stream: the hardware has no register there).
         let merge = &mut self.ack_merge;
-        self.io
-            .receive(ctx, &mut self.psn_check, &mut self.ctrl_q, |m| merge.accept(now, &m));
+        let dq = &mut self.deliver_q;
+        let delivering = self.deliver.is_some();
+        self.io.receive(
+            ctx,
+            &mut self.psn_check,
+            &mut self.ctrl_q,
+            |m| merge.accept(now, &m),
+            |f| {
+                if delivering {
+                    dq.push_back(*f);
+                }
+            },
+        );
         if let Some((_, epsn, _)) = self.psn_check.last_window() {
             self.epsn_out.set(epsn);
         }
@@ -212,15 +262,44 @@ impl Component for RcLinkRx {
                 self.last_ack.set(m.rh.psn());
             }
         }
-        self.io.drive_credit(ctx, &mut self.psn_check);
+        // PAXI's RX VC buffer above its high watermark: credits wait (CBFC back-pressure, the
+        // seed's TX_PFC_REQ_O shared by PFC and CBFC), so the senders stop when theirs run out.
+        let paused = self.pause.as_ref().is_some_and(|p| p.get() != 0);
+        if !paused {
+            self.io.drive_credit(ctx, &mut self.psn_check);
+        }
+        if self.deliver_q.len() as u64 > ctx.counter(self.c_deliver_peak) {
+            let n = self.deliver_q.len() as u64;
+            ctx.set_counter(self.c_deliver_peak, n);
+        }
+        let mut deliver_next = None;
+        if let Some(d) = &self.deliver {
+            let mut pushed = false;
+            if d.can_push() {
+                if let Some(f) = self.deliver_q.pop_front() {
+                    d.push(f);
+                    pushed = true;
+                }
+            }
+            // More next cycle if the stream keeps room; a full stream wakes us when it drains.
+            if !self.deliver_q.is_empty() && d.space() > u32::from(pushed) {
+                deliver_next = Some(now + 1);
+            }
+        }
         self.psn_check_view.show(&self.psn_check);
         self.ack_merge_view.show(&self.ack_merge);
         // 4. Next due work.
         Wake::earliest(
             [
                 self.ctrl.next_due(now, &self.ctrl_q),
-                self.io.next_due(now, &self.psn_check),
+                // While paused, the pause's release (an input change) wakes us.
+                if paused {
+                    None
+                } else {
+                    self.io.next_due(now, &self.psn_check)
+                },
                 self.ack_merge.next_poll(),
+                deliver_next,
             ]
             .into_iter()
             .flatten(),

@@ -68,8 +68,8 @@ use std::num::NonZeroU32;
 use bitvec::prelude::{BitVec, Lsb0};
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{
-    packet_count, split_packets, ChipId, Ctrl, DataFrame, Ecn, FrameDone, HeaderTags, LgId, Opcode, Psn, QpId, Segment,
-    SlotMap, UInt, SLOT_MAP_WORDS,
+    packet_count, split_packets, ChipId, Ctrl, DataFrame, Ecn, FrameDone, HeaderTags, LgId, Opcode, PaxiFlit, Psn,
+    QpId, Segment, SlotMap, UInt, SLOT_MAP_WORDS,
 };
 use serde::{Deserialize, Serialize};
 
@@ -85,6 +85,8 @@ struct FrameRec {
     flow: u32,
     txn: u64,
     frame_seq: u32,
+    /// What PAXI put in the frame (carried to every transmission of it).
+    paxi: PaxiFlit,
     /// Payload bytes of the whole frame.
     bytes: u32,
     /// Packets of the whole frame (= slots held).
@@ -355,6 +357,7 @@ impl SlotFifo {
                     flow: 0,
                     txn: 0,
                     frame_seq: 0,
+                    paxi: PaxiFlit::default(),
                     bytes: 0,
                     npkts: 0,
                     first_psn: Psn::ZERO,
@@ -370,6 +373,7 @@ impl SlotFifo {
         f.flow = flow as u32;
         f.txn = seg.txn;
         f.frame_seq = seg.frame_seq;
+        f.paxi = seg.paxi;
         f.bytes = seg.bytes;
         f.npkts = npkts as u8;
         f.first_psn = first_psn;
@@ -440,6 +444,7 @@ impl SlotFifo {
             ts: hwsim_ports::Rh::timestamp_from_ns(now),
             lost: 0,
             hdr: self.hdr,
+            paxi: f.paxi,
         };
         if !f.queued() {
             self.queues[vc].remove(pos);
@@ -923,6 +928,7 @@ mod tests {
             qp: qp(0),
             bytes,
             lg: 0,
+            ..Default::default()
         }
     }
     fn ctrl(rh: Rh) -> Ctrl {

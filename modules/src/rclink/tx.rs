@@ -62,6 +62,7 @@
 //! search per cycle).
 //!
 //! **Deviations and simplifications** (the modules' headers list their own):
+//! - CBFC's «高级特性» switches are `dyn_uf_limit`, `cbfc_vc_enable` and `stop_cbfc` (see `cbfc`).
 //! - Zero-byte packets cost no credit and bypass the CBFC gate (SPEC: zero-byte packets consume
 //!   and return no credit; charging them would leak credit).
 //! - The rate gate is DCQCN per flow ([`dcqcn`](super::dcqcn)) behind CNP MERGE
@@ -101,7 +102,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::bank_arbiter::{ArbiterView, BankArbiter, Gate};
-use super::cbfc::{Cbfc, CbfcView, MAX_VIEW_DSTS};
+use super::cbfc::{Cbfc, CbfcMode, CbfcView, MAX_VIEW_DSTS};
 use super::cnp_merge::{self, CnpMerge};
 use super::dcqcn::{self, Dcqcn};
 use super::mac_credit::MacCredit;
@@ -134,6 +135,12 @@ pub struct Params {
     pub uf_limit: u32,
     /// INITIAL_CREDIT per (dst, vc), credits, uf_limit+1..=32767 (15-bit counter).
     pub initial_credits: u32,
+    /// dyn_uf_limit_cbfc_en: the CBFC dynamic lower limit (default off; see `cbfc`).
+    pub dyn_uf_limit: bool,
+    /// software_ctrl_cbfc_vc_status: bit v = 0 stops VC bank v (default 0xFF, all run).
+    pub cbfc_vc_enable: u8,
+    /// stop_cbfc_en: CBFC off altogether (default false).
+    pub stop_cbfc: bool,
     /// Weighted-RR weights, frames per turn: banks 0..3, then MUL; each 1..=256.
     pub vc_weights: [u32; NUM_VC],
     /// MAX_RETRY: NAKs/timeouts in a row a flow may take; one more makes the QP fatal.
@@ -189,6 +196,9 @@ impl Default for Params {
             credit_size: 256,
             uf_limit: 1,
             initial_credits: 1024,
+            dyn_uf_limit: false,
+            cbfc_vc_enable: 0xFF,
+            stop_cbfc: false,
             vc_weights: [1, 1, 1, 1, 256],
             max_retry: 15,
             retry_timeout: 50_000,
@@ -604,7 +614,13 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     let slots = SlotFifo::new(p.slots, p.max_payload, p.max_retry, p.retry_timeout)?
         .with_origin(p.chip, p.lg, p.pkt_ovhd as u16)
         .with_header(p.header()?);
-    let cbfc = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.initial_credits)?;
+    let mut cbfc = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.initial_credits)?;
+    cbfc.set_mode(CbfcMode {
+        dyn_uf_limit: p.dyn_uf_limit,
+        vc_enable: p.cbfc_vc_enable,
+        stop: p.stop_cbfc,
+        max_payload: p.max_payload,
+    });
     let arbiter = BankArbiter::new(p.vc_weights)?;
     let mac_credit = MacCredit::new(p.mac_credits, "mac_credits")?;
     let mac_credit_out: Out<UInt<4>> = b.output("mac_credit.available")?;
@@ -954,6 +970,7 @@ mod tests {
             qp: qp(q),
             bytes,
             lg: 0,
+            ..Default::default()
         }
     }
     fn seg(txn: u64, q: u16, bytes: u32) -> Segment {

@@ -1,0 +1,419 @@
+//! The PAXI AR / B TX packing buffer (seed 002 «Buffer 资源全景» PAXI TX: the AR and B buffers,
+//! depth 16, and «AR/B 打包行为详解»): read requests (AR) or write responses (B) bound for one
+//! destination are packed, up to 16, into one flit, sent when any of three triggers fires.
+//!
+//! ```text
+//!   in : stream<Segment> ==>+-----------+==> out : stream<Segment>   (one packed flit each)
+//!   (one AR or B entry:     | paxi_pack |--> fill : u8 (entries held)
+//!    dst, qp, paxi.ost,     +-----------+--> dst  : u16 (their destination)
+//!    bytes = AR length)
+//! ```
+//!
+//! - **Watermark** (`TX_BUF_WM`, `wm`): the entry that brings the buffer to `wm` entries sends it.
+//! - **DA/VC change**: an entry for another destination or QP first sends what is held (entries
+//!   for different targets never share a flit). hwsim keys on (DA, QP): a flit travels on one
+//!   RC Link QP, whose bank is its VC.
+//! - **Timeout** (`TX_BUF_ACC_WT`, `acc_wt` cycles): held entries leave `acc_wt` cycles after the
+//!   first of them came in.
+//! - **Frame length**: a flit never exceeds `max_flit_bytes` (the Ethernet Frame Length
+//!   Register's limit, less headers): an entry that would not fit first sends what is held.
+//!
+//! A flit's payload is `n × entry_bytes`. The seed gives no entry size; hwsim's defaults are
+//! 16 B for an AR (address, length, ID, attributes) and 8 B for a B; the PAXI core sets them.
+//!
+//! Latency: an entry visible at n is packed at n; a flit sent by a trigger at n is visible
+//! downstream at n + 1 (a timeout at first-entry + `acc_wt`). One flit out per cycle; two flits
+//! made in one cycle (a DA change then a watermark of 1) leave on consecutive cycles. `in` is
+//! left waiting while the output has flits queued (the buffer's depth is the back-pressure).
+//!
+//! Counters: `entries`, `flits`, and why each flit left: `flush_wm`, `flush_da_vc`,
+//! `flush_timeout`, `flush_length`; `max_entries` (most in one flit).
+//!
+//! Deviations: none known beyond the entry sizes above; the seed does not say whether a
+//! timeout counts from the first or the latest entry (hwsim: the first, so an entry waits at
+//! most `acc_wt`).
+
+use std::collections::VecDeque;
+
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_ports::{ChipId, FlitKind, PackedEntry, PaxiFlit, QpId, Segment, MAX_PACKED};
+use serde::{Deserialize, Serialize};
+
+/// Why a flit left the buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flush {
+    /// It reached TX_BUF_WM entries.
+    Watermark,
+    /// An entry for another destination or QP came in.
+    DaVc,
+    /// TX_BUF_ACC_WT passed since its first entry.
+    Timeout,
+    /// One more entry would exceed the frame length.
+    Length,
+}
+
+/// Parameters of one packing buffer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// What it packs: `ar` or `b`.
+    pub kind: FlitKind,
+    /// TX_BUF_WM: entries that send the flit at once, 1..=16 (default 16, the depth).
+    pub wm: u8,
+    /// TX_BUF_ACC_WT: cycles from the first held entry to sending, ≥ 1 (default 32; the seed
+    /// leaves it to configuration).
+    pub acc_wt: u64,
+    /// Bytes each entry takes in the flit, 1..=1344 (default 16).
+    pub entry_bytes: u32,
+    /// Most payload bytes in one flit (frame length limit less headers), ≥ `entry_bytes`
+    /// (default 1344, TYPE1's maximum payload).
+    pub max_flit_bytes: u32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            kind: FlitKind::Ar,
+            wm: MAX_PACKED as u8,
+            acc_wt: 32,
+            entry_bytes: 16,
+            max_flit_bytes: 1344,
+        }
+    }
+}
+
+impl Params {
+    /// Refuses values the buffer cannot honour.
+    pub fn check(&self) -> Result<(), String> {
+        if !matches!(self.kind, FlitKind::Ar | FlitKind::B) {
+            return Err(format!("kind {:?}: only `ar` and `b` are packed", self.kind));
+        }
+        if self.wm == 0 || self.wm as usize > MAX_PACKED {
+            return Err(format!("wm {} out of range 1..=16 (the buffer's depth)", self.wm));
+        }
+        if self.acc_wt == 0 || self.acc_wt > 1 << 32 {
+            return Err(format!("acc_wt {} out of range 1..=2^32 cycles", self.acc_wt));
+        }
+        if self.entry_bytes == 0 || self.entry_bytes > 1344 {
+            return Err(format!("entry_bytes {} out of range 1..=1344", self.entry_bytes));
+        }
+        if self.max_flit_bytes < self.entry_bytes || self.max_flit_bytes > 1 << 16 {
+            return Err(format!(
+                "max_flit_bytes {} out of range {}..=65536 (at least one entry)",
+                self.max_flit_bytes, self.entry_bytes
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A packed flit, ready to become a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packed {
+    /// Destination chip.
+    pub dst: ChipId,
+    /// The QP it travels on.
+    pub qp: QpId,
+    /// Kind, `n` and the entries.
+    pub flit: PaxiFlit,
+    /// Payload bytes (`n × entry_bytes`).
+    pub bytes: u32,
+    /// Why it left.
+    pub why: Flush,
+}
+
+/// The packing buffer core (no ports): the PAXI core holds two, the `paxi_pack` block one.
+pub struct Packer {
+    p: Params,
+    /// Destination, QP and arrival cycle of the first held entry.
+    head: Option<(ChipId, QpId, Cycle)>,
+    flit: PaxiFlit,
+    out: VecDeque<Packed>,
+}
+
+impl Packer {
+    /// An empty buffer.
+    pub fn new(p: &Params) -> Result<Packer, String> {
+        p.check()?;
+        Ok(Packer {
+            p: p.clone(),
+            head: None,
+            flit: PaxiFlit {
+                kind: p.kind,
+                ..Default::default()
+            },
+            out: VecDeque::with_capacity(4),
+        })
+    }
+
+    /// Entries held now.
+    pub fn fill(&self) -> u8 {
+        self.flit.n
+    }
+
+    /// The destination of the held entries.
+    pub fn dst(&self) -> Option<ChipId> {
+        self.head.map(|(d, _, _)| d)
+    }
+
+    fn flush(&mut self, why: Flush) {
+        let Some((dst, qp, _)) = self.head.take() else { return };
+        let n = self.flit.n;
+        self.out.push_back(Packed {
+            dst,
+            qp,
+            flit: self.flit,
+            bytes: n as u32 * self.p.entry_bytes,
+            why,
+        });
+        self.flit.n = 0;
+    }
+
+    /// Takes one entry for (`dst`, `qp`) at `now`; the triggers it fires queue flits.
+    pub fn push(&mut self, now: Cycle, dst: ChipId, qp: QpId, e: PackedEntry) {
+        if let Some((d, q, _)) = self.head {
+            if (d, q) != (dst, qp) {
+                self.flush(Flush::DaVc);
+            } else if (self.flit.n as u32 + 1) * self.p.entry_bytes > self.p.max_flit_bytes {
+                self.flush(Flush::Length);
+            }
+        }
+        if self.head.is_none() {
+            self.head = Some((dst, qp, now));
+        }
+        self.flit.entries[self.flit.n as usize] = e;
+        self.flit.n += 1;
+        if self.flit.n >= self.p.wm {
+            self.flush(Flush::Watermark);
+        }
+    }
+
+    /// Sends the held entries if their timeout is due at `now`.
+    pub fn poll(&mut self, now: Cycle) {
+        if self.deadline().is_some_and(|d| d <= now) {
+            self.flush(Flush::Timeout);
+        }
+    }
+
+    /// When the held entries time out.
+    pub fn deadline(&self) -> Option<Cycle> {
+        self.head.map(|(_, _, t)| t.saturating_add(self.p.acc_wt))
+    }
+
+    /// The oldest flit made and not yet taken.
+    pub fn pop(&mut self) -> Option<Packed> {
+        self.out.pop_front()
+    }
+
+    /// Flits waiting to be taken.
+    pub fn queued(&self) -> usize {
+        self.out.len()
+    }
+}
+
+/// Port list of the standalone block.
+pub fn ports(_p: &Params) -> Vec<PortDecl> {
+    vec![
+        PortDecl::stream_in::<Segment>("in", 4).doc("AR or B entries: dst, qp, paxi.ost, bytes (AR length)"),
+        PortDecl::stream_out::<Segment>("out").doc("packed flits: paxi.n entries, bytes = n × entry_bytes"),
+        PortDecl::output::<u8>("fill").doc("entries held"),
+        PortDecl::output::<u16>("dst").doc("destination of the held entries"),
+    ]
+}
+
+/// Counter ids of a packing buffer.
+pub struct PackCounters {
+    entries: CounterId,
+    flits: CounterId,
+    wm: CounterId,
+    da_vc: CounterId,
+    timeout: CounterId,
+    length: CounterId,
+    max_entries: CounterId,
+}
+
+impl PackCounters {
+    /// Binds the counters, each name after `prefix`.
+    pub fn bind(b: &mut Binder, prefix: &str) -> PackCounters {
+        let c = |b: &mut Binder, n: &str| b.counter(&format!("{prefix}{n}"));
+        PackCounters {
+            entries: c(b, "entries"),
+            flits: c(b, "flits"),
+            wm: c(b, "flush_wm"),
+            da_vc: c(b, "flush_da_vc"),
+            timeout: c(b, "flush_timeout"),
+            length: c(b, "flush_length"),
+            max_entries: c(b, "max_entries"),
+        }
+    }
+    /// Counts one entry taken.
+    pub fn entry(&self, ctx: &mut Ctx<'_>) {
+        ctx.count(self.entries, 1);
+    }
+    /// Counts one flit sent.
+    pub fn flit(&self, ctx: &mut Ctx<'_>, f: &Packed) {
+        ctx.count(self.flits, 1);
+        let why = match f.why {
+            Flush::Watermark => self.wm,
+            Flush::DaVc => self.da_vc,
+            Flush::Timeout => self.timeout,
+            Flush::Length => self.length,
+        };
+        ctx.count(why, 1);
+        if f.flit.n as u64 > ctx.counter(self.max_entries) {
+            ctx.set_counter(self.max_entries, f.flit.n as u64);
+        }
+    }
+}
+
+/// The standalone block.
+pub struct PaxiPack {
+    core: Packer,
+    input: StreamIn<Segment>,
+    out: StreamOut<Segment>,
+    fill: Out<u8>,
+    dst: Out<u16>,
+    c: PackCounters,
+    flits: u64,
+}
+
+/// Binds ports; refuses parameters out of range.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    Ok(Box::new(PaxiPack {
+        core: Packer::new(p)?,
+        input: b.stream_in("in")?,
+        out: b.stream_out("out")?,
+        fill: b.output("fill")?,
+        dst: b.output("dst")?,
+        c: PackCounters::bind(b, ""),
+        flits: 0,
+    }))
+}
+
+impl Component for PaxiPack {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
+        self.core.poll(now);
+        // Take entries while no flit waits for the output: the buffer's depth holds them back.
+        while self.core.queued() == 0 {
+            let Some(s) = self.input.pop() else { break };
+            self.c.entry(ctx);
+            self.core.push(now, s.dst, s.qp, PackedEntry::new(s.paxi.ost, s.bytes));
+        }
+        if self.out.can_push() {
+            if let Some(f) = self.core.pop() {
+                self.c.flit(ctx, &f);
+                self.out.push(Segment {
+                    txn: self.flits,
+                    frame_seq: 0,
+                    dst: f.dst,
+                    qp: f.qp,
+                    bytes: f.bytes,
+                    lg: 0,
+                    paxi: f.flit,
+                });
+                self.flits += 1;
+            }
+        }
+        let fill = self.core.fill();
+        if fill != self.fill.get() {
+            self.fill.set(fill);
+        }
+        let d = self.core.dst().unwrap_or(0);
+        if d != self.dst.get() {
+            self.dst.set(d);
+        }
+        let more = self.core.queued() > 0 && self.out.space() > 1;
+        let input_waiting = self.core.queued() == 0 && !self.input.is_empty();
+        Wake::earliest(
+            [self.core.deadline(), (more || input_waiting).then_some(now + 1)]
+                .into_iter()
+                .flatten(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn qp(q: u16) -> QpId {
+        QpId::new(q).unwrap()
+    }
+
+    fn drain(p: &mut Packer) -> Vec<(ChipId, u8, Flush)> {
+        std::iter::from_fn(|| p.pop())
+            .map(|f| (f.dst, f.flit.n, f.why))
+            .collect()
+    }
+
+    #[test]
+    fn sixteen_entries_make_one_flit_at_the_watermark() {
+        let mut p = Packer::new(&Params::default()).unwrap();
+        for i in 0..16 {
+            p.push(i, 1, qp(0), PackedEntry::new(i as u8, 64));
+        }
+        let f = p.pop().unwrap();
+        assert_eq!((f.flit.n, f.bytes, f.why), (16, 256, Flush::Watermark));
+        assert_eq!(f.flit.packed()[15].ost(), 15);
+        assert!(p.pop().is_none() && p.deadline().is_none());
+    }
+
+    #[test]
+    fn a_new_destination_sends_what_is_held() {
+        let mut p = Packer::new(&Params::default()).unwrap();
+        p.push(0, 1, qp(0), PackedEntry::new(0, 64));
+        p.push(1, 1, qp(0), PackedEntry::new(1, 64));
+        p.push(2, 2, qp(0), PackedEntry::new(2, 64));
+        assert_eq!(drain(&mut p), vec![(1, 2, Flush::DaVc)]);
+        // The new entry starts its own timeout.
+        assert_eq!(p.deadline(), Some(2 + 32));
+        p.poll(33);
+        assert!(p.pop().is_none());
+        p.poll(34);
+        assert_eq!(drain(&mut p), vec![(2, 1, Flush::Timeout)]);
+    }
+
+    #[test]
+    fn a_flit_never_exceeds_the_frame_length() {
+        let mut p = Packer::new(&Params {
+            max_flit_bytes: 100,
+            ..Params::default()
+        })
+        .unwrap();
+        for i in 0..7 {
+            p.push(0, 1, qp(0), PackedEntry::new(i, 64));
+        }
+        // 6 × 16 = 96 fits, the 7th would make 112.
+        assert_eq!(drain(&mut p), vec![(1, 6, Flush::Length)]);
+        assert_eq!(p.fill(), 1);
+    }
+
+    #[test]
+    fn parameters_out_of_range_are_refused() {
+        for bad in [
+            Params {
+                wm: 0,
+                ..Params::default()
+            },
+            Params {
+                wm: 17,
+                ..Params::default()
+            },
+            Params {
+                acc_wt: 0,
+                ..Params::default()
+            },
+            Params {
+                max_flit_bytes: 8,
+                ..Params::default()
+            },
+            Params {
+                kind: FlitKind::R,
+                ..Params::default()
+            },
+        ] {
+            assert!(Packer::new(&bad).is_err(), "{bad:?}");
+        }
+    }
+}
