@@ -18,6 +18,9 @@ use crate::yaml::{self, InputError, Value};
 /// Default longest run when neither the testbench nor the command line says.
 pub const DEFAULT_UNTIL: Cycle = 100_000_000;
 
+/// Longest run (`until`, `--until`): 2^62 cycles, so that a time plus a latency never wraps.
+pub const MAX_UNTIL: Cycle = 1 << 62;
+
 /// How to run.
 #[derive(Default)]
 pub struct Options {
@@ -699,9 +702,21 @@ pub fn run_file(path: &Path, opts: Options) -> Result<Report, InputError> {
 pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     let seed = opts.seed.unwrap_or(l.tb.seed);
     let until = opts.until.or(l.tb.until).unwrap_or(DEFAULT_UNTIL);
+    // Every time the model computes is a start or a cycle plus a bounded latency: with the run
+    // ending by 2^62, none of them can pass 2^64 - 1 and wrap.
+    if until > MAX_UNTIL {
+        let msg = format!("until {until} out of range 0..={MAX_UNTIL} cycles (2^62 ns is 146 years)");
+        return Err(match opts.until {
+            Some(_) => InputError::new(Path::new("--until"), msg),
+            None => l.error_at("until", msg),
+        });
+    }
     // A flow that starts at or after the end of the run sends nothing, and nothing would fail.
-    if let Some(f) = l.tb.system.iter().flat_map(|s| &s.traffic).find(|f| f.start >= until) {
-        return Err(l.error_at(
+    let mut traffic = l.tb.system.iter().flat_map(|s| &s.traffic).enumerate();
+    if let Some((i, f)) = traffic.find(|(_, f)| f.start >= until) {
+        return Err(l.item_error(
+            "traffic",
+            i,
             "start",
             format!(
                 "traffic: a flow starts at cycle {}, at or after the end of the run ({until})",
@@ -797,7 +812,14 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
             interrupted = true;
             break;
         }
-        let mut target = sim.now().saturating_add(slice).min(until);
+        // A slice starts at the next event, so a long idle stretch (a flow starting at cycle
+        // 2^60) is crossed in one slice instead of 2^46 empty ones.
+        let from = if opts.no_skip {
+            sim.now()
+        } else {
+            sim.next_event().unwrap_or(sim.now())
+        };
+        let mut target = from.saturating_add(slice).min(until);
         if let Some(p) = &prober {
             target = target.min(p.next());
         }
