@@ -1598,3 +1598,26 @@ fn module_extremes_are_refused_at_their_place() {
         assert_bad_output(&o, &format!("{}:{pos}: ", tb.display()), &parts);
     }
 }
+
+/// A chip's flows are numbered in 16 bits (the PAXI's flow index): the 65 536th flow from one
+/// chip wrapped to flow 0 and ran, its counters mixed with flow 0's. It is refused at the engines
+/// of the flow that goes past.
+#[test]
+fn more_than_65535_flows_from_one_chip_are_refused_at_that_flow() {
+    let dir = temp_dir("extreme_flows");
+    let one = "{pattern: flow, src: [0], dst: 1, bytes: 64, engines: 256}";
+    let list = format!("traffic: [{}]", vec![one; 256].join(", "));
+    let tb = system_tb(&dir, "flows", &[P2P, &list]);
+    // The last item's `engines:` (the line is indented by two).
+    let col = 2 + list.rfind("engines").unwrap() + 1;
+    let o = hwsim(&[Path::new("check"), &tb]);
+    assert_bad_output(
+        &o,
+        &format!("{}:6:{col}: ", tb.display()),
+        &["chip 0 sends more than 65535 flows"],
+    );
+    // One entry fewer (65 280 flows) is accepted.
+    let list = format!("traffic: [{}]", vec![one; 255].join(", "));
+    let tb = system_tb(&dir, "fewer", &[P2P, &list]);
+    assert_code(&hwsim(&[Path::new("check"), &tb]), 0);
+}

@@ -215,7 +215,19 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
         for e in 0..f.engines.max(1) {
             let cdma = f.cdma + e;
             let local = local_flows[src as usize];
-            local_flows[src as usize] += 1;
+            // The PAXI's flow index is 16 bits: a 65 536th flow from one chip would wrap to 0.
+            local_flows[src as usize] = local.checked_add(1).ok_or_else(|| {
+                let i = s.traffic.iter().position(|x| std::ptr::eq(x, f)).unwrap_or(0);
+                l.item_error(
+                    "traffic",
+                    i,
+                    "engines",
+                    format!(
+                        "traffic: chip {src} sends more than {} flows (the PAXI's flow index is 16 bits)",
+                        u16::MAX
+                    ),
+                )
+            })?;
             flows.push(FlowInfo {
                 name: format!("chip{src}->chip{dst} cdma{cdma}"),
                 src,
