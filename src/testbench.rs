@@ -575,7 +575,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
 /// transaction is queued the cycle it issues, so `bytes: 18446744073709551615` asked for 2^52
 /// frames and aborted the run. Charged as in the system form's traffic estimate, at the
 /// smallest MPS of the testbench's PAXIs (nothing is segmented without one).
-fn check_txn_budget(l: &Loaded, blocks: &[BlockKind], nl: &Netlist) -> Result<(), InputError> {
+fn check_txn_budget<'a>(l: &'a Loaded, blocks: &[BlockKind], nl: &Netlist) -> Result<(), InputError> {
     let params = |spec: &crate::schema::InstanceSpec| {
         let kind = registry::find(blocks, &spec.kind)?;
         let base = yaml::merge(&kind.defaults, l.defaults.get(&spec.kind).unwrap_or(&Value::Null));
@@ -592,22 +592,19 @@ fn check_txn_budget(l: &Loaded, blocks: &[BlockKind], nl: &Netlist) -> Result<()
         return Ok(());
     };
     let bytes_of = |v: &Value| v.get("bytes").and_then(Value::as_u64).unwrap_or(0);
-    // (memory, where): the largest contributor is the place to point at.
+    // The largest contributor is the place to point at: a stimulus row (its index) or a cdma.
     let mut total: u64 = 0;
-    let mut worst: Option<(u64, InputError)> = None;
-    let mut charge = |need: u64, place: &dyn Fn(String) -> InputError| {
+    let mut worst: Option<(u64, Result<usize, &str>)> = None;
+    let mut charge = |need: u64, place: Result<usize, &'a str>| {
         total = total.saturating_add(need);
         if worst.as_ref().is_none_or(|(w, _)| need > *w) {
-            worst = Some((need, place(String::new())));
+            worst = Some((need, place));
         }
     };
     let txn = TypeId::of::<hwsim_ports::Txn>();
     for (i, s) in l.tb.stimulus.iter().enumerate() {
-        let is_txn = nl.resolve(&s.port).is_ok_and(|at| nl.port_at(at).1.type_id == txn);
-        if is_txn {
-            charge(crate::system::txn_memory(bytes_of(&s.value), mps, 1), &|m| {
-                l.item_error("stimulus", i, "bytes", m)
-            });
+        if nl.resolve(&s.port).is_ok_and(|at| nl.port_at(at).1.type_id == txn) {
+            charge(crate::system::txn_memory(bytes_of(&s.value), mps, 1), Ok(i));
         }
     }
     for (name, spec) in l.tb.instances.iter().filter(|(_, s)| s.kind == "cdma") {
@@ -619,11 +616,12 @@ fn check_txn_budget(l: &Loaded, blocks: &[BlockKind], nl: &Netlist) -> Result<()
             .flatten()
             .map(|t| crate::system::txn_memory(bytes_of(t), mps, copies))
             .fold(0u64, u64::saturating_add);
-        charge(need, &|m| l.error_at(name, m));
+        charge(need, Err(name.as_str()));
     }
     let what = format!("the transactions a PAXI (MPS {mps}) segments into frames");
     match (crate::system::over_budget(l, total, &what), worst) {
-        (Some(msg), Some((_, e))) => Err(InputError { message: msg, ..e }),
+        (Some(msg), Some((_, Ok(i)))) => Err(l.item_error("stimulus", i, "bytes", msg)),
+        (Some(msg), Some((_, Err(name)))) => Err(l.error_at(name, msg)),
         _ => Ok(()),
     }
 }
