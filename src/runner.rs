@@ -382,7 +382,14 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expects_fatal: bool) ->
 
 /// Checks every `expect:` entry against the elaborated simulation (names, forms, bounds).
 pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
-    for e in &l.tb.expect {
+    for (i, e) in l.tb.expect.iter().enumerate() {
+        // Errors point at this expect's own field, not the first expect naming the same thing.
+        let key = ["port", "counter", "metric"]
+            .into_iter()
+            .zip([&e.port, &e.counter, &e.metric])
+            .find_map(|(k, v)| v.is_some().then_some(k))
+            .unwrap_or("expect");
+        let at = |field: &str, msg: String| l.item_error("expect", i, field, msg);
         let what = [e.port.is_some(), e.counter.is_some(), e.metric.is_some()]
             .iter()
             .filter(|&&b| b)
@@ -394,7 +401,10 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
             .or(e.metric.clone())
             .unwrap_or_else(|| "expect".into());
         if what != 1 {
-            return Err(l.error_at(&label, "each expect names exactly one of `port`, `counter`, `metric`"));
+            return Err(at(
+                key,
+                "each expect names exactly one of `port`, `counter`, `metric`".into(),
+            ));
         }
         if e.port.is_some() {
             let forms = [e.value.is_some(), e.count.is_some(), e.sequence.is_some()]
@@ -402,41 +412,47 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
                 .filter(|&&b| b)
                 .count();
             if forms != 1 {
-                return Err(l.error_at(
-                    &label,
+                return Err(at(
+                    key,
                     format!("expect on `{label}`: give exactly one of `value`, `count`, `sequence`"),
                 ));
             }
             if e.value.is_some() && e.at.is_none() && e.within.is_none() {
-                return Err(l.error_at(&label, format!("expect on `{label}`: `value` needs `at` or `within`")));
+                return Err(at(
+                    "value",
+                    format!("expect on `{label}`: `value` needs `at` or `within`"),
+                ));
             }
             if let Some([a, b]) = e.within {
                 if a > b {
-                    return Err(l.error_at(&label, format!("expect on `{label}`: within [{a}, {b}] is empty")));
+                    return Err(at("within", format!("expect on `{label}`: within [{a}, {b}] is empty")));
                 }
             }
         } else {
             if e.equals.is_none() && e.min.is_none() && e.max.is_none() {
-                return Err(l.error_at(&label, format!("expect on `{label}`: give `equals`, `min` or `max`")));
+                return Err(at(key, format!("expect on `{label}`: give `equals`, `min` or `max`")));
             }
             if let (Some(lo), Some(hi)) = (e.min, e.max) {
                 if lo > hi {
-                    return Err(l.error_at(
-                        &label,
+                    return Err(at(
+                        "min",
                         format!("expect on `{label}`: min {lo} > max {hi} can never hold"),
                     ));
                 }
             }
             if let Some(r) = &e.reduce {
                 if e.counter.is_none() || !["sum", "max", "min"].contains(&r.as_str()) {
-                    return Err(l.error_at(r, format!("reduce: `{r}` needs a counter and is one of sum, max, min")));
+                    return Err(at(
+                        "reduce",
+                        format!("reduce: `{r}` needs a counter and is one of sum, max, min"),
+                    ));
                 }
             }
             if let Some(c) = &e.counter {
                 if !sim.counters().any(|(n, _)| hwsim_hw::glob_match(c, n)) {
                     let known: Vec<&str> = sim.counters().map(|(n, _)| n).take(12).collect();
-                    return Err(l.error_at(
-                        c,
+                    return Err(at(
+                        "counter",
                         format!(
                             "no counter matches `{c}` (counters: {}{})",
                             known.join(", "),
@@ -449,8 +465,8 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
                 // Only results, never the kernel's own work (activations, executed cycles): those
                 // differ between skip and --no-skip by design, and a verdict must not.
                 if !METRICS.contains(&m.as_str()) {
-                    return Err(l.error_at(
-                        m,
+                    return Err(at(
+                        "metric",
                         format!(
                             "unknown metric `{m}` ({}; activations and executed cycles are in --stats)",
                             METRICS.join(", ")
@@ -459,10 +475,16 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
                 }
                 let flow_metric = ["goodput", "latency_max", "latency_mean"].contains(&m.as_str());
                 if flow_metric && l.tb.system.is_none() {
-                    return Err(l.error_at(m, format!("metric `{m}` needs a system-form testbench (flows)")));
+                    return Err(at(
+                        "metric",
+                        format!("metric `{m}` needs a system-form testbench (flows)"),
+                    ));
                 }
                 if metric_value(m, sim, 0, &[]).is_none() && !flow_metric {
-                    return Err(l.error_at(m, format!("metric `{m}` needs a switch (voq_switch) in the testbench")));
+                    return Err(at(
+                        "metric",
+                        format!("metric `{m}` needs a switch (voq_switch) in the testbench"),
+                    ));
                 }
             }
         }

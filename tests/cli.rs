@@ -227,7 +227,7 @@ fn bad_parameter_value() {
 fn bad_expect_on_unknown_counter() {
     assert_bad(
         "unknown_counter.yaml",
-        "9:15",
+        "9:6",
         &["no counter matches `snk.receivd`", "snk.received"],
     );
 }
@@ -1269,7 +1269,7 @@ fn hostile_module_inputs_are_refused_at_their_place() {
                 "{counter: snk.received, equals: 12}",
                 "{counter: snk.received, min: 13, max: 12}",
             ),
-            "12:15",
+            "12:29",
             &["min 13 > max 12"],
         ),
         (
@@ -1372,6 +1372,27 @@ fn an_error_in_one_item_of_a_list_points_at_that_item() {
         let o = hwsim(&[Path::new("run"), &tb]);
         assert_bad_output(&o, &format!("{}:{pos}: ", tb.display()), &[part]);
     }
+    // Two expects on one counter: the second's bad bound, the third's bad reduce.
+    let tb = write(
+        &dir,
+        "expects.yaml",
+        &fifo_tb("expects", 12).replace(
+            "expect:\n",
+            "expect:\n  - {counter: snk.received, min: 1}\n  - {counter: snk.received, min: 5, max: 1}\n",
+        ),
+    );
+    let o = hwsim(&[Path::new("check"), &tb]);
+    assert_bad_output(&o, &format!("{}:13:29: ", tb.display()), &["min 5 > max 1"]);
+    let tb = write(
+        &dir,
+        "reduce.yaml",
+        &fifo_tb("reduce", 12).replace(
+            "expect:\n",
+            "expect:\n  - {counter: snk.received, reduce: sum, min: 1}\n  - {counter: snk.received, reduce: avg, min: 1}\n",
+        ),
+    );
+    let o = hwsim(&[Path::new("check"), &tb]);
+    assert_bad_output(&o, &format!("{}:13:29: ", tb.display()), &["reduce: `avg`"]);
 }
 
 /// An error in a value an include sets is reported in that include, at its line: the last
