@@ -236,7 +236,7 @@ fn flows(sim: &Sim, el: &Elaborated) -> Vec<FlowReport> {
 
 /// Aggregate goodput over all flows: bytes / (last completion − first issue).
 fn aggregate_goodput(flows: &[FlowReport]) -> f64 {
-    let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
+    let bytes = flows.iter().map(|f| f.bytes).fold(0, u64::saturating_add);
     let first = flows
         .iter()
         .filter(|f| f.bytes > 0)
@@ -251,11 +251,13 @@ fn aggregate_goodput(flows: &[FlowReport]) -> f64 {
     }
 }
 
+/// The sum of the counters `glob` matches, saturating (the byte counters of a thousand chips
+/// under a huge --max-memory could pass 2^64 - 1; a wrapped sum would fake the scoreboard).
 fn sum(sim: &Sim, glob: &str) -> u64 {
     sim.counters()
         .filter(|(n, _)| hwsim_hw::glob_match(glob, n))
         .map(|(_, v)| v)
-        .sum()
+        .fold(0, u64::saturating_add)
 }
 
 /// The always-on monitors of a system run (DESIGN.md §5): every transaction completed exactly
@@ -287,7 +289,7 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expects_fatal: bool) ->
     let failed = sum(sim, "*.paxi.txns_failed");
     check(
         "every transaction completed exactly once",
-        issued == done + failed && dup == 0,
+        issued == done.saturating_add(failed) && dup == 0,
         format!("{issued} completed (done or lost), 0 duplicates"),
         format!("{done} done + {failed} lost, {dup} duplicates"),
     );
@@ -346,7 +348,7 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expects_fatal: bool) ->
         if lost == 0 {
             sent == delivered
         } else {
-            delivered <= sent && delivered + lost >= sent
+            delivered <= sent && delivered.saturating_add(lost) >= sent
         },
         if lost == 0 {
             format!("{sent} bytes")
@@ -571,7 +573,7 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
         let (x, how) = match e.reduce.as_deref() {
             Some("max") => (vals.max().unwrap_or(0), "max of "),
             Some("min") => (vals.min().unwrap_or(0), "min of "),
-            _ => (vals.sum::<u64>(), ""),
+            _ => (vals.fold(0, u64::saturating_add), ""),
         };
         return CheckResult {
             first_difference: None,

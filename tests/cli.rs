@@ -1636,3 +1636,20 @@ fn more_than_65535_flows_from_one_chip_are_refused_at_that_flow() {
     let tb = system_tb(&dir, "fewer", &[P2P, &list]);
     assert_code(&hwsim(&[Path::new("check"), &tb]), 0);
 }
+
+/// Counter sums saturate instead of wrapping: two sources of 2^63 bytes each sum to 2^64 - 1
+/// in a check (a wrapped sum was 0, and `min: 1` failed).
+#[test]
+fn counter_sums_saturate() {
+    let dir = temp_dir("extreme_sums");
+    let half = 1u64 << 63;
+    let tb = write(
+        &dir,
+        "sums.yaml",
+        &format!(
+            "name: sums\nuntil: 100\ninstances:\n  c: {{kind: cdma, count: 2, params: {{txns: [{{at: 1, dst: 1, bytes: {half}}}]}}}}\nexpect:\n  - {{counter: \"c*.bytes\", min: 1}}\n  - {{counter: \"c*.bytes\", equals: 18446744073709551615}}\n"
+        ),
+    );
+    let o = run_limited(&tb, &["-v"], 60).expect("ends");
+    assert_code(&o, 0);
+}
