@@ -45,6 +45,21 @@ fn kind<P>(
 where
     P: Serialize + DeserializeOwned + Default + Clone + 'static,
 {
+    checked_kind(name, doc, ports, build, |_| Ok(()))
+}
+
+/// A kind whose port count grows with a parameter: `check` refuses an out-of-range value before
+/// the ports are declared (its message, not a missing port's, is then the error).
+fn checked_kind<P>(
+    name: &'static str,
+    doc: &'static str,
+    ports: fn(&P) -> Vec<PortDecl>,
+    build: fn(&P, &mut Binder) -> BuildResult,
+    check: fn(&P) -> Result<(), String>,
+) -> BlockKind
+where
+    P: Serialize + DeserializeOwned + Default + Clone + 'static,
+{
     let defaults = yaml::to_value(&P::default());
     let default_ports = ports(&P::default());
     BlockKind {
@@ -58,6 +73,7 @@ where
             } else {
                 yaml::from_value(v.clone())?
             };
+            check(&p)?;
             let decls = ports(&p);
             let b: BuildFn = Box::new(move |binder: &mut Binder| build(&p, binder));
             Ok((decls, b))
@@ -187,17 +203,19 @@ pub fn blocks() -> Vec<BlockKind> {
             rc::phylink::ports,
             rc::phylink::build,
         ),
-        kind(
+        checked_kind(
             "router",
             "chip port mux and relay forwarding by route",
             rc::router::ports,
             rc::router::build,
+            rc::router::check,
         ),
-        kind(
+        checked_kind(
             "rate_monitor",
             "peak bytes over any window of cumulative byte signals",
             rc::monitor::ports,
             rc::monitor::build,
+            rc::monitor::check,
         ),
         kind(
             "rclink_tx",

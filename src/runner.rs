@@ -18,6 +18,9 @@ use crate::yaml::{self, InputError, Value};
 /// Default longest run when neither the testbench nor the command line says.
 pub const DEFAULT_UNTIL: Cycle = 100_000_000;
 
+/// Longest run (`until`, `--until`): 2^62 cycles, so that a time plus a latency never wraps.
+pub const MAX_UNTIL: Cycle = 1 << 62;
+
 /// How to run.
 #[derive(Default)]
 pub struct Options {
@@ -233,7 +236,7 @@ fn flows(sim: &Sim, el: &Elaborated) -> Vec<FlowReport> {
 
 /// Aggregate goodput over all flows: bytes / (last completion − first issue).
 fn aggregate_goodput(flows: &[FlowReport]) -> f64 {
-    let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
+    let bytes = flows.iter().map(|f| f.bytes).fold(0, u64::saturating_add);
     let first = flows
         .iter()
         .filter(|f| f.bytes > 0)
@@ -248,11 +251,13 @@ fn aggregate_goodput(flows: &[FlowReport]) -> f64 {
     }
 }
 
+/// The sum of the counters `glob` matches, saturating (the byte counters of a thousand chips
+/// under a huge --max-memory could pass 2^64 - 1; a wrapped sum would fake the scoreboard).
 fn sum(sim: &Sim, glob: &str) -> u64 {
     sim.counters()
         .filter(|(n, _)| hwsim_hw::glob_match(glob, n))
         .map(|(_, v)| v)
-        .sum()
+        .fold(0, u64::saturating_add)
 }
 
 /// The always-on monitors of a system run (DESIGN.md §5): every transaction completed exactly
@@ -284,7 +289,7 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expects_fatal: bool) ->
     let failed = sum(sim, "*.paxi.txns_failed");
     check(
         "every transaction completed exactly once",
-        issued == done + failed && dup == 0,
+        issued == done.saturating_add(failed) && dup == 0,
         format!("{issued} completed (done or lost), 0 duplicates"),
         format!("{done} done + {failed} lost, {dup} duplicates"),
     );
@@ -348,7 +353,7 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expects_fatal: bool) ->
         if lost == 0 {
             sent == delivered
         } else {
-            delivered <= sent && delivered + lost >= sent
+            delivered <= sent && delivered.saturating_add(lost) >= sent
         },
         if lost == 0 {
             format!("{sent} bytes")
@@ -384,7 +389,14 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expects_fatal: bool) ->
 
 /// Checks every `expect:` entry against the elaborated simulation (names, forms, bounds).
 pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
-    for e in &l.tb.expect {
+    for (i, e) in l.tb.expect.iter().enumerate() {
+        // Errors point at this expect's own field, not the first expect naming the same thing.
+        let key = ["port", "counter", "metric"]
+            .into_iter()
+            .zip([&e.port, &e.counter, &e.metric])
+            .find_map(|(k, v)| v.is_some().then_some(k))
+            .unwrap_or("expect");
+        let at = |field: &str, msg: String| l.item_error("expect", i, field, msg);
         let what = [e.port.is_some(), e.counter.is_some(), e.metric.is_some()]
             .iter()
             .filter(|&&b| b)
@@ -396,7 +408,10 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
             .or(e.metric.clone())
             .unwrap_or_else(|| "expect".into());
         if what != 1 {
-            return Err(l.error_at(&label, "each expect names exactly one of `port`, `counter`, `metric`"));
+            return Err(at(
+                key,
+                "each expect names exactly one of `port`, `counter`, `metric`".into(),
+            ));
         }
         if e.port.is_some() {
             let forms = [e.value.is_some(), e.count.is_some(), e.sequence.is_some()]
@@ -404,41 +419,47 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
                 .filter(|&&b| b)
                 .count();
             if forms != 1 {
-                return Err(l.error_at(
-                    &label,
+                return Err(at(
+                    key,
                     format!("expect on `{label}`: give exactly one of `value`, `count`, `sequence`"),
                 ));
             }
             if e.value.is_some() && e.at.is_none() && e.within.is_none() {
-                return Err(l.error_at(&label, format!("expect on `{label}`: `value` needs `at` or `within`")));
+                return Err(at(
+                    "value",
+                    format!("expect on `{label}`: `value` needs `at` or `within`"),
+                ));
             }
             if let Some([a, b]) = e.within {
                 if a > b {
-                    return Err(l.error_at(&label, format!("expect on `{label}`: within [{a}, {b}] is empty")));
+                    return Err(at("within", format!("expect on `{label}`: within [{a}, {b}] is empty")));
                 }
             }
         } else {
             if e.equals.is_none() && e.min.is_none() && e.max.is_none() {
-                return Err(l.error_at(&label, format!("expect on `{label}`: give `equals`, `min` or `max`")));
+                return Err(at(key, format!("expect on `{label}`: give `equals`, `min` or `max`")));
             }
             if let (Some(lo), Some(hi)) = (e.min, e.max) {
                 if lo > hi {
-                    return Err(l.error_at(
-                        &label,
+                    return Err(at(
+                        "min",
                         format!("expect on `{label}`: min {lo} > max {hi} can never hold"),
                     ));
                 }
             }
             if let Some(r) = &e.reduce {
                 if e.counter.is_none() || !["sum", "max", "min"].contains(&r.as_str()) {
-                    return Err(l.error_at(r, format!("reduce: `{r}` needs a counter and is one of sum, max, min")));
+                    return Err(at(
+                        "reduce",
+                        format!("reduce: `{r}` needs a counter and is one of sum, max, min"),
+                    ));
                 }
             }
             if let Some(c) = &e.counter {
                 if !sim.counters().any(|(n, _)| hwsim_hw::glob_match(c, n)) {
                     let known: Vec<&str> = sim.counters().map(|(n, _)| n).take(12).collect();
-                    return Err(l.error_at(
-                        c,
+                    return Err(at(
+                        "counter",
                         format!(
                             "no counter matches `{c}` (counters: {}{})",
                             known.join(", "),
@@ -451,8 +472,8 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
                 // Only results, never the kernel's own work (activations, executed cycles): those
                 // differ between skip and --no-skip by design, and a verdict must not.
                 if !METRICS.contains(&m.as_str()) {
-                    return Err(l.error_at(
-                        m,
+                    return Err(at(
+                        "metric",
                         format!(
                             "unknown metric `{m}` ({}; activations and executed cycles are in --stats)",
                             METRICS.join(", ")
@@ -461,10 +482,16 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
                 }
                 let flow_metric = ["goodput", "latency_max", "latency_mean"].contains(&m.as_str());
                 if flow_metric && l.tb.system.is_none() {
-                    return Err(l.error_at(m, format!("metric `{m}` needs a system-form testbench (flows)")));
+                    return Err(at(
+                        "metric",
+                        format!("metric `{m}` needs a system-form testbench (flows)"),
+                    ));
                 }
                 if metric_value(m, sim, 0, &[]).is_none() && !flow_metric {
-                    return Err(l.error_at(m, format!("metric `{m}` needs a switch (voq_switch) in the testbench")));
+                    return Err(at(
+                        "metric",
+                        format!("metric `{m}` needs a switch (voq_switch) in the testbench"),
+                    ));
                 }
             }
         }
@@ -551,7 +578,7 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
         let (x, how) = match e.reduce.as_deref() {
             Some("max") => (vals.max().unwrap_or(0), "max of "),
             Some("min") => (vals.min().unwrap_or(0), "min of "),
-            _ => (vals.sum::<u64>(), ""),
+            _ => (vals.fold(0, u64::saturating_add), ""),
         };
         return CheckResult {
             first_difference: None,
@@ -704,9 +731,21 @@ pub fn run_file(path: &Path, opts: Options) -> Result<Report, InputError> {
 pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     let seed = opts.seed.unwrap_or(l.tb.seed);
     let until = opts.until.or(l.tb.until).unwrap_or(DEFAULT_UNTIL);
+    // Every time the model computes is a start or a cycle plus a bounded latency: with the run
+    // ending by 2^62, none of them can pass 2^64 - 1 and wrap.
+    if until > MAX_UNTIL {
+        let msg = format!("until {until} out of range 0..={MAX_UNTIL} cycles (2^62 ns is 146 years)");
+        return Err(match opts.until {
+            Some(_) => InputError::new(Path::new("--until"), msg),
+            None => l.error_at("until", msg),
+        });
+    }
     // A flow that starts at or after the end of the run sends nothing, and nothing would fail.
-    if let Some(f) = l.tb.system.iter().flat_map(|s| &s.traffic).find(|f| f.start >= until) {
-        return Err(l.error_at(
+    let mut traffic = l.tb.system.iter().flat_map(|s| &s.traffic).enumerate();
+    if let Some((i, f)) = traffic.find(|(_, f)| f.start >= until) {
+        return Err(l.item_error(
+            "traffic",
+            i,
             "start",
             format!(
                 "traffic: a flow starts at cycle {}, at or after the end of the run ({until})",
@@ -802,7 +841,14 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
             interrupted = true;
             break;
         }
-        let mut target = sim.now().saturating_add(slice).min(until);
+        // A slice starts at the next event, so a long idle stretch (a flow starting at cycle
+        // 2^60) is crossed in one slice instead of 2^46 empty ones.
+        let from = if opts.no_skip {
+            sim.now()
+        } else {
+            sim.next_event().unwrap_or(sim.now())
+        };
+        let mut target = from.saturating_add(slice).min(until);
         if let Some(p) = &prober {
             target = target.min(p.next());
         }

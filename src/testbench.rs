@@ -61,6 +61,37 @@ impl Loaded {
         }
         InputError::at_key(&self.path, &self.text, needle, msg)
     }
+    /// An error about `field` of the `index`-th item of the list under `list:` (a flow of
+    /// `traffic:`, a rule of `faults:`): at that item's `field:` when the testbench writes it (a
+    /// block sequence of `- …` items, or a flow sequence `[{…}, {…}]` on one line or several),
+    /// else at the item's start; an error about a `--set` field is the argument's; else where
+    /// [`Loaded::error_at`] finds `field`, else at `list`.
+    pub fn item_error(&self, list: &str, index: usize, field: &str, msg: impl Into<String>) -> InputError {
+        let msg = msg.into();
+        let set = self
+            .overrides
+            .iter()
+            .rev()
+            .find(|o| o.path.iter().any(|p| p == list) && (o.leaf() == field || mentions(&o.value, field)));
+        if let Some(o) = set {
+            return o.error(msg);
+        }
+        match yaml::locate_in_item(&self.text, list, index, field) {
+            Some((line, col)) => InputError {
+                file: self.path.clone(),
+                line: Some(line),
+                column: Some(col),
+                message: msg,
+            },
+            None => {
+                let e = InputError::at_key(&self.path, &self.text, field, msg);
+                match e.line {
+                    Some(_) => e,
+                    None => InputError::at_key(&self.path, &self.text, list, e.message),
+                }
+            }
+        }
+    }
     /// `e` attributed to the last `--set` whose field or value its message names (an error
     /// found after loading, about an overridden field, is the argument's, not the file's).
     pub fn attribute(&self, e: InputError) -> InputError {
@@ -93,15 +124,19 @@ impl Loaded {
             .find(|o| o.leaf() == needle || mentions(&o.value, needle))
     }
     /// An input error at the parameter a block's message names (`base_latency = …: must be …`,
-    /// ``unknown field `x` ``): in the testbench if it sets it, else in the include that does (a
-    /// preset's typo is fixed in the preset); else at `fallback` in the testbench.
+    /// ``unknown field `x` ``): in the testbench if it sets it, else in the last include that does
+    /// (whose value is in force; a preset's typo is fixed in the preset); else at `fallback` in
+    /// the testbench.
     pub fn error_at_param(&self, fallback: &str, msg: impl Into<String>) -> InputError {
         let msg = msg.into();
         if let Some(o) = field_named(&msg).and_then(|f| self.override_for(f)) {
             return o.error(msg);
         }
         if let Some(field) = field_named(&msg) {
-            for f in &self.files {
+            // The testbench overrides its includes, and a later include an earlier one: the
+            // value in force is the first found in this order.
+            let order = self.files.first().into_iter().chain(self.files.iter().skip(1).rev());
+            for f in order {
                 let text = if f == &self.path {
                     Some(self.text.clone())
                 } else {
@@ -184,10 +219,41 @@ fn read_includes(path: &Path, text: &str, tb: &Testbench) -> Result<Includes, In
             defaults.insert(k, merged);
         }
         if let Some(s) = cfg.system {
+            include_system_keys(file, &ctext, &s)?;
             system_defaults = yaml::merge(&system_defaults, &s);
         }
     }
     Ok((defaults, system_defaults, files))
+}
+
+/// What an include's `system:` may set: the settings merged under the testbench's. A topology,
+/// traffic or faults there would be silently ignored (the testbench's own are the run), so they
+/// are refused at their line in the include.
+fn include_system_keys(file: &Path, text: &str, s: &Value) -> Result<(), InputError> {
+    const KEYS: [&str; 3] = ["chip", "switch", "link"];
+    let Value::Mapping(m) = s else {
+        return Err(InputError::at_key(
+            file,
+            text,
+            "system",
+            "an include's `system:` is a mapping of chip, switch, link settings",
+        ));
+    };
+    for k in m.keys() {
+        let name = yaml::show(k);
+        if !KEYS.contains(&name.as_str()) {
+            return Err(InputError::at_key(
+                file,
+                text,
+                &name,
+                format!(
+                    "`system.{name}` in an include is not used: an include's `system:` sets {} (the testbench gives the topology, traffic and faults)",
+                    KEYS.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// [`load_text`] with `--set` overrides, applied in order after the file parsed (an override's
@@ -494,6 +560,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
             .map_err(|e| elab_error(l, e))?;
     }
 
+    check_txn_budget(l, &blocks, &nl)?;
     let watches = watches(l, &nl, &values)?;
     Ok(Elaborated {
         netlist: nl,
@@ -501,4 +568,60 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
         values,
         system: None,
     })
+}
+
+/// Refuses module-form transactions (a stimulus on a `Txn` port, a `cdma`'s `txns`) whose
+/// frames would need more memory than the budget once a `paxi` segments them: every frame of a
+/// transaction is queued the cycle it issues, so `bytes: 18446744073709551615` asked for 2^52
+/// frames and aborted the run. Charged as in the system form's traffic estimate, at the
+/// smallest MPS of the testbench's PAXIs (nothing is segmented without one).
+fn check_txn_budget<'a>(l: &'a Loaded, blocks: &[BlockKind], nl: &Netlist) -> Result<(), InputError> {
+    let params = |spec: &crate::schema::InstanceSpec| {
+        let kind = registry::find(blocks, &spec.kind)?;
+        let base = yaml::merge(&kind.defaults, l.defaults.get(&spec.kind).unwrap_or(&Value::Null));
+        Some(yaml::merge(&base, &spec.params))
+    };
+    let Some(mps) =
+        l.tb.instances
+            .values()
+            .filter(|s| s.kind == "paxi")
+            .filter_map(|s| params(s)?.get("mps")?.as_u64())
+            .filter(|&m| m > 0)
+            .min()
+    else {
+        return Ok(());
+    };
+    let bytes_of = |v: &Value| v.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+    // The largest contributor is the place to point at: a stimulus row (its index) or a cdma.
+    let mut total: u64 = 0;
+    let mut worst: Option<(u64, Result<usize, &str>)> = None;
+    let mut charge = |need: u64, place: Result<usize, &'a str>| {
+        total = total.saturating_add(need);
+        if worst.as_ref().is_none_or(|(w, _)| need > *w) {
+            worst = Some((need, place));
+        }
+    };
+    let txn = TypeId::of::<hwsim_ports::Txn>();
+    for (i, s) in l.tb.stimulus.iter().enumerate() {
+        if nl.resolve(&s.port).is_ok_and(|at| nl.port_at(at).1.type_id == txn) {
+            charge(crate::system::txn_memory(bytes_of(&s.value), mps, 1), Ok(i));
+        }
+    }
+    for (name, spec) in l.tb.instances.iter().filter(|(_, s)| s.kind == "cdma") {
+        let copies = spec.count.unwrap_or(1) as u64;
+        let txns = params(spec).and_then(|p| p.get("txns").cloned());
+        let need = txns
+            .iter()
+            .filter_map(Value::as_sequence)
+            .flatten()
+            .map(|t| crate::system::txn_memory(bytes_of(t), mps, copies))
+            .fold(0u64, u64::saturating_add);
+        charge(need, Err(name.as_str()));
+    }
+    let what = format!("the transactions a PAXI (MPS {mps}) segments into frames");
+    match (crate::system::over_budget(l, total, &what), worst) {
+        (Some(msg), Some((_, Ok(i)))) => Err(l.item_error("stimulus", i, "bytes", msg)),
+        (Some(msg), Some((_, Err(name)))) => Err(l.error_at(name, msg)),
+        _ => Ok(()),
+    }
 }

@@ -309,6 +309,144 @@ pub fn locate(text: &str, needle: &str) -> Option<(usize, usize)> {
     None
 }
 
+/// Byte offset of the first `key:` written as a key (not in a comment, not the tail of a longer
+/// word, followed by a space or the end of the line).
+fn key_offset(text: &str, key: &str) -> Option<usize> {
+    let pat = format!("{key}:");
+    let mut off = 0;
+    for line in text.split_inclusive('\n') {
+        let code = strip_comment(line.trim_end_matches(['\n', '\r']));
+        let mut from = 0;
+        while let Some(c) = code[from..].find(&pat) {
+            let at = from + c;
+            let before = code[..at].chars().last();
+            let after = code[at + pat.len()..].chars().next();
+            let clean = before.is_none_or(|ch| !ch.is_alphanumeric() && ch != '_' && ch != '.');
+            if clean && after.is_none_or(char::is_whitespace) {
+                return Some(off + at);
+            }
+            from = at + pat.len();
+        }
+        off += line.len();
+    }
+    None
+}
+
+/// Byte ranges of the items of the flow sequence whose `[` is at `open` (items may span lines;
+/// commas inside nested `[]`/`{}`, quotes and comments do not split).
+fn flow_items(text: &str, open: usize) -> Vec<(usize, usize)> {
+    let mut items = Vec::new();
+    let (mut depth, mut quote, mut comment, mut prev_space) = (0usize, None, false, true);
+    let (mut start, mut end): (Option<usize>, usize) = (None, open);
+    for (i, ch) in text[open..].char_indices() {
+        let i = open + i;
+        if comment {
+            comment = ch != '\n';
+            prev_space = true;
+            continue;
+        }
+        match (quote, ch) {
+            (Some(q), _) => quote = (ch != q).then_some(q),
+            (None, '#') if prev_space => {
+                comment = true;
+                continue;
+            }
+            (None, '"' | '\'') => quote = Some(ch),
+            (None, '[' | '{') => depth += 1,
+            (None, ']' | '}') => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    items.extend(start.map(|s| (s, end)));
+                    return items;
+                }
+            }
+            (None, ',') if depth == 1 => {
+                items.extend(start.take().map(|s| (s, end)));
+                prev_space = false;
+                continue;
+            }
+            _ => {}
+        }
+        prev_space = ch.is_whitespace();
+        if ch.is_whitespace() || (depth == 1 && ch == '[' && i == open) {
+            continue;
+        }
+        start.get_or_insert(i);
+        end = i + ch.len_utf8();
+    }
+    items
+}
+
+/// Byte ranges of the items of the sequence under the first `key:`: a block sequence (`- …`
+/// lines, each item up to the next `-` at its indent) or a flow sequence (`[…, …]`, on one line
+/// or several).
+pub fn sequence_items(text: &str, key: &str) -> Option<Vec<(usize, usize)>> {
+    let k = key_offset(text, key)?;
+    let after = k + key.len() + 1;
+    // The first character of the value, past spaces, line ends and comments.
+    let mut value = None;
+    let mut comment = false;
+    for (i, ch) in text[after..].char_indices() {
+        match ch {
+            '\n' => comment = false,
+            _ if comment || ch.is_whitespace() => {}
+            '#' => comment = true,
+            _ => {
+                value = Some((after + i, ch));
+                break;
+            }
+        }
+    }
+    let (v, first) = value?;
+    if first == '[' {
+        return Some(flow_items(text, v));
+    }
+    // A block sequence: lines starting with `-` at the first item's indent, until a line
+    // indented less than the key's line (or as much, not being an item).
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let line_start = text[..k].rfind('\n').map_or(0, |i| i + 1);
+    let base = indent(&text[line_start..k]);
+    let mut items: Vec<(usize, usize)> = Vec::new();
+    let mut item_indent = None;
+    let mut off = line_start;
+    for (n, line) in text[line_start..].split_inclusive('\n').enumerate() {
+        let here = off;
+        off += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        let code = body.trim_start();
+        if n == 0 || code.is_empty() || code.starts_with('#') {
+            continue;
+        }
+        let ind = indent(body);
+        let dash = code.starts_with('-');
+        if ind < base || (ind == base && !dash) {
+            break;
+        }
+        if dash && item_indent.is_none_or(|i| i == ind) {
+            item_indent = Some(ind);
+            items.push((here + ind, here + body.len()));
+        } else if let Some(it) = items.last_mut() {
+            it.1 = here + body.len();
+        }
+    }
+    Some(items)
+}
+
+/// 1-based (line, column) of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (before.matches('\n').count() + 1, offset - line_start + 1)
+}
+
+/// 1-based (line, column) of `field:` in the `index`-th item of the sequence under the first
+/// `key:` (see [`sequence_items`]), else of that item's start; `None` without such an item.
+pub fn locate_in_item(text: &str, key: &str, index: usize, field: &str) -> Option<(usize, usize)> {
+    let &(s, e) = sequence_items(text, key)?.get(index)?;
+    let at = key_offset(&text[s..e], field).map_or(s, |o| s + o);
+    Some(line_col(text, at))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,6 +473,25 @@ mod tests {
         assert!(t.elapsed().as_secs() < 2);
         assert_eq!((e.line, e.column), (Some(1), Some(4 + MAX_FLOW_DEPTH)), "{e}");
         assert!(parse::<Value>(f, "a: '[[[[' # [[[[\nb: [[1]]\n").is_ok());
+    }
+
+    #[test]
+    fn items_of_flow_and_block_sequences_are_located() {
+        let flow = "a:\n  traffic: [{x: 1, dst: 1}, {x: \"a, b]\", dst: 9}]  # dst: 7\n";
+        assert_eq!(locate_in_item(flow, "traffic", 0, "dst"), Some((2, 20)));
+        assert_eq!(locate_in_item(flow, "traffic", 1, "dst"), Some((2, 42)));
+        assert_eq!(locate_in_item(flow, "traffic", 1, "nope"), Some((2, 29)));
+        assert_eq!(locate_in_item(flow, "traffic", 2, "dst"), None);
+        let lines = "traffic: [\n  {dst: 1},   # {dst: 2},\n\n  {y: 2,\n   dst: 3}\n]\nnext: 1\n";
+        assert_eq!(locate_in_item(lines, "traffic", 1, "dst"), Some((5, 4)));
+        assert_eq!(sequence_items(lines, "traffic").map(|v| v.len()), Some(2));
+        let block = "s:\n  traffic:\n  - {dst: 1}\n  - y: 2\n    dst: 3\n  faults:\n    - dst: 4\n";
+        assert_eq!(locate_in_item(block, "traffic", 1, "dst"), Some((5, 5)));
+        assert_eq!(locate_in_item(block, "traffic", 2, "dst"), None);
+        assert_eq!(locate_in_item(block, "faults", 0, "dst"), Some((7, 7)));
+        // `traffic:` inside a comment or a longer key is not the list.
+        let other = "# traffic: [{dst: 0}]\nmy_traffic: [1]\ntraffic: [{dst: 5}]\n";
+        assert_eq!(locate_in_item(other, "traffic", 0, "dst"), Some((3, 12)));
     }
 
     #[test]

@@ -227,7 +227,7 @@ fn bad_parameter_value() {
 fn bad_expect_on_unknown_counter() {
     assert_bad(
         "unknown_counter.yaml",
-        "9:15",
+        "9:6",
         &["no counter matches `snk.receivd`", "snk.received"],
     );
 }
@@ -756,7 +756,7 @@ fn bad_fault_psn_out_of_range() {
 fn bad_fault_on_a_missing_edge() {
     assert_bad(
         "fault_no_edge.yaml",
-        "8:27",
+        "8:20",
         &["fault on link [chip0, chip2]", "no such edge"],
     );
 }
@@ -1269,7 +1269,7 @@ fn hostile_module_inputs_are_refused_at_their_place() {
                 "{counter: snk.received, equals: 12}",
                 "{counter: snk.received, min: 13, max: 12}",
             ),
-            "12:15",
+            "12:29",
             &["min 13 > max 12"],
         ),
         (
@@ -1307,4 +1307,349 @@ fn hostile_module_inputs_are_refused_at_their_place() {
 fn netlist_without_dot_names_the_missing_argument() {
     let o = hwsim(&["netlist", FIFO_TB]);
     assert_bad_output(&o, "", &["--dot"]);
+}
+
+/// An error in one flow (or fault) of a list points at that item's own field, whatever the
+/// list's style: flow style on one line, flow style over several lines, block style; not at the
+/// first item's field of the same name, the list's start or the `system:` line.
+#[test]
+fn an_error_in_one_item_of_a_list_points_at_that_item() {
+    let dir = temp_dir("item_place");
+    let two = |second: &str| format!("traffic: [{{pattern: flow, src: [0], dst: 1, bytes: 64}}, {second}]");
+    let cases: Vec<(Vec<String>, &str, &str)> = vec![
+        // The reproducer of the brief: the second flow's dst.
+        (
+            vec![P2P.into(), two("{pattern: flow, src: [1], dst: 99, bytes: 64}")],
+            "6:85",
+            "dst chip 99 out of range",
+        ),
+        (
+            vec![P2P.into(), two("{pattern: flow, src: [1], dst: 0, bytes: 0}")],
+            "6:93",
+            "must each be ≥ 1",
+        ),
+        // A flow-style list over several lines, a comma and a `#` inside a quoted string.
+        (
+            vec![
+                P2P.into(),
+                "traffic: [".into(),
+                "    {pattern: flow, src: [0], dst: 1, bytes: 64},  # first, dst: 1".into(),
+                "    {pattern: \"flow\", src: [1], dst: 0, bytes: 64, start: 5000000}".into(),
+                "  ]".into(),
+            ],
+            "8:54",
+            "at or after the end of the run",
+        ),
+        // Block style, the bad flow written as a mapping over lines.
+        (
+            vec![
+                P2P.into(),
+                "traffic:".into(),
+                "    - {pattern: flow, src: [0], dst: 1, bytes: 64}".into(),
+                "    - pattern: wavy".into(),
+                "      src: [1]".into(),
+                "      dst: 0".into(),
+                "      bytes: 64".into(),
+            ],
+            "8:9",
+            "unknown traffic pattern `wavy`",
+        ),
+        // The second fault of a flow-style list.
+        (
+            vec![
+                P2P.into(),
+                ONE_FLOW.into(),
+                "faults: [{kind: drop, link: [chip0, chip1], psn: 1, times: 2}, {kind: drop, link: [chip0, chip1], psn: 2, times: 0}]"
+                    .into(),
+            ],
+            "7:109",
+            "times 0",
+        ),
+    ];
+    for (i, (lines, pos, part)) in cases.iter().enumerate() {
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let tb = system_tb(&dir, &format!("case{i}"), &lines);
+        let o = hwsim(&[Path::new("run"), &tb]);
+        assert_bad_output(&o, &format!("{}:{pos}: ", tb.display()), &[part]);
+    }
+    // Two expects on one counter: the second's bad bound, or its bad reduce.
+    let expects = [
+        ("min: 1}", "min: 5, max: 1}", "min 5 > max 1"),
+        ("reduce: sum, min: 1}", "reduce: avg, min: 1}", "reduce: `avg`"),
+    ];
+    for (i, (first, second, part)) in expects.iter().enumerate() {
+        let extra = format!("expect:\n  - {{counter: snk.received, {first}\n  - {{counter: snk.received, {second}\n");
+        let tb = write(
+            &dir,
+            &format!("expects{i}.yaml"),
+            &fifo_tb("expects", 12).replace("expect:\n", &extra),
+        );
+        let o = hwsim(&[Path::new("check"), &tb]);
+        assert_bad_output(&o, &format!("{}:13:29: ", tb.display()), &[part]);
+    }
+}
+
+/// An error in a value an include sets is reported in that include, at its line: the last
+/// include that sets a parameter is the one in force; a topology, traffic or faults in an
+/// include's `system:` (which the run would ignore) are refused there.
+#[test]
+fn an_error_from_an_include_points_at_the_include() {
+    let dir = temp_dir("include_place");
+    let sg = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/sg2262.yaml");
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "system:\n  link:\n    base_latency: 18446744073709551615\n",
+            "3:5",
+            "base_latency",
+        ),
+        (
+            "system:\n  chip:\n    num_link_groups: 9\n",
+            "3:5",
+            "num_link_groups 9 out of range 1..=8",
+        ),
+        (
+            "system:\n  chip:\n    paxi: {bogus: 1}\n",
+            "3:12",
+            "unknown field `bogus`",
+        ),
+        (
+            "description: x\nsystem:\n  traffic:\n    - {pattern: flow, src: [1], dst: 99, bytes: 64}\n",
+            "3:3",
+            "`system.traffic` in an include is not used",
+        ),
+    ];
+    for (i, (inc, pos, part)) in cases.iter().enumerate() {
+        let inc_path = write(&dir, &format!("inc{i}.yaml"), inc);
+        let tb = write(
+            &dir,
+            &format!("tb{i}.yaml"),
+            &format!(
+                "name: tb{i}\ninclude: [{}, {}]\nsystem:\n  {P2P}\n  {ONE_FLOW}\n",
+                sg.display(),
+                inc_path.display()
+            ),
+        );
+        let o = hwsim(&[Path::new("check"), &tb]);
+        assert_bad_output(&o, &format!("{}:{pos}: ", inc_path.display()), &[part]);
+    }
+}
+
+/// A second Ctrl-C exits at once, even where the first is not noticed yet: during the
+/// elaboration of a 32×32 torus (seconds), before the run loop that checks the flag. Without
+/// the second signal the run would go on to elaborate, then stop at cycle 0 with a report.
+#[test]
+fn a_second_sigint_exits_at_once() {
+    let dir = temp_dir("sigint_twice");
+    let tb = system_tb(
+        &dir,
+        "big",
+        &[
+            "topology: {kind: torus, chips: 1024, dims: [32, 32]}",
+            "traffic: [{pattern: flow, src: [0], dst: 1023, bytes: 64}]",
+        ],
+    );
+    let json = dir.join("big.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_hwsim"))
+        .args([Path::new("run"), &tb, Path::new("--json"), &json])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let id = child.id().to_string();
+    // Loading takes milliseconds; the handler is in place before elaboration starts.
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    for _ in 0..2 {
+        assert!(Command::new("kill").args(["-INT", &id]).status().unwrap().success());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let start = std::time::Instant::now();
+    let o = wait_at_most(child, 3).expect("still running 3 s after the second SIGINT");
+    assert!(start.elapsed().as_millis() < 1500, "exits at once");
+    assert_code(&o, 130);
+    assert!(!stdout(&o).contains("interrupted at cycle"), "{}", stdout(&o));
+    assert!(!json.exists(), "no report: it did not go on to run");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Extreme values where a user value meets time, bytes or memory (issue 15; every block's
+// parameters at extremes: tests/extremes.rs).
+
+/// `hwsim run tb extra…` under a 4 GiB address-space limit, if it ends within `secs` seconds: a
+/// regression that sizes an allocation by a parameter then aborts at once instead of filling the
+/// machine's memory, and one that hangs is killed.
+fn run_limited(tb: &Path, extra: &[&str], secs: u64) -> Option<Output> {
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 4194304; exec "$0" run "$@""#)
+        .arg(env!("CARGO_BIN_EXE_hwsim"))
+        .arg(tb)
+        .args(extra)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("RUST_BACKTRACE")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("hwsim runs");
+    wait_at_most(child, secs)
+}
+
+/// A p2p system testbench with one flow of `flow_extra` fields and `until`.
+fn p2p_tb(dir: &Path, name: &str, until: &str, flow_extra: &str) -> PathBuf {
+    let inc = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/sg2262.yaml");
+    write(
+        dir,
+        &format!("{name}.yaml"),
+        &format!(
+            "name: {name}\ninclude: [{}]\nuntil: {until}\nsystem:\n  topology: {{kind: p2p, chips: 2}}\n  traffic: [{{pattern: flow, src: [0], dst: 1, bytes: 64{flow_extra}}}]\n",
+            inc.display()
+        ),
+    )
+}
+
+/// The time axis ends at 2^62 cycles: `until` past it is refused (a start or cycle plus a
+/// latency could wrap past 2^64 - 1 and finish "sooner"), in the file at its line and on the
+/// command line naming `--until`.
+#[test]
+fn until_past_2_62_is_refused() {
+    let dir = temp_dir("extreme_until");
+    for until in ["18446744073709551615", "9223372036854775808", "4611686018427387905"] {
+        let tb = p2p_tb(&dir, "u", until, "");
+        let o = hwsim(&[Path::new("run"), &tb]);
+        assert_bad_output(
+            &o,
+            &format!("{}:3:1: ", tb.display()),
+            &[&format!("until {until} out of range 0..=4611686018427387904")],
+        );
+        let tb = p2p_tb(&dir, "v", "1000000", "");
+        let o = hwsim(&[Path::new("run"), &tb, Path::new("--until"), Path::new(until)]);
+        assert_bad_output(&o, "--until: ", &["out of range"]);
+    }
+    // The last cycle allowed runs.
+    let tb = p2p_tb(&dir, "w", "4611686018427387904", "");
+    let o = run_limited(&tb, &["-q"], 60).expect("ends");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+/// A flow that starts near the end of time is simulated there, at once: the run crosses the
+/// idle stretch in one step instead of 2^48 slices of 16 384 cycles (which took days), and its
+/// times do not wrap (first byte after the start, latency as at cycle 0).
+#[test]
+fn a_flow_starting_near_the_end_of_time_runs_at_once() {
+    let dir = temp_dir("extreme_late_start");
+    let start: u64 = (1 << 62) - 100_000;
+    let json = dir.join("late.json");
+    let tb = p2p_tb(&dir, "late", "4611686018427387904", &format!(", start: {start}"));
+    let o = run_limited(&tb, &["-q", "--json", json.to_str().unwrap()], 60).expect("a late start ends in seconds");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let r = read_json(&json);
+    let flow = &r["flows"][0];
+    assert_eq!(flow["bytes"], 64);
+    let first = flow["first_byte"].as_u64().unwrap();
+    let last = flow["last_byte"].as_u64().unwrap();
+    assert!(first > start && last >= first && last < start + 10_000, "{flow}");
+    // The same flow at cycle 0 has the same latency.
+    let json0 = dir.join("early.json");
+    let tb0 = p2p_tb(&dir, "early", "1000000", "");
+    let o = run_limited(&tb0, &["-q", "--json", json0.to_str().unwrap()], 60).expect("ends");
+    assert_eq!(o.status.code(), Some(0));
+    let r0 = read_json(&json0);
+    assert_eq!(flow["latency_max"], r0["flows"][0]["latency_max"]);
+}
+
+/// Module-form parameters where a user value meets bytes, rates or memory: each refused with
+/// exit 2 naming the field at the instance's (or the stimulus's) line.
+#[test]
+fn module_extremes_are_refused_at_their_place() {
+    let dir = temp_dir("extreme_module");
+    let max = u64::MAX;
+    let cases: Vec<(String, &str, Vec<String>)> = vec![
+        // Two transactions of 2^64 - 1 bytes: the `bytes` counter (and the scoreboard that sums
+        // it) would wrap to a small number.
+        (
+            format!(
+                "instances:\n  cdma: {{kind: cdma, params: {{txns: [{{at: 1, dst: 1, bytes: {max}}}, {{at: 2, dst: 1, bytes: {max}}}]}}}}\n"
+            ),
+            "4:3",
+            vec![format!("bytes = {max}: the transactions' bytes add up past 2^64 - 1")],
+        ),
+        // A rate below the pacing unit rounds to 0, which means unpaced.
+        (
+            "instances:\n  cdma: {kind: cdma, params: {txns: [{at: 1, dst: 1, bytes: 64, bandwidth: 0.0001}]}}\n".into(),
+            "4:3",
+            vec!["bandwidth = 0.0001: must be 0 (unpaced) or in 0.001..=1000000".into()],
+        ),
+        // A PAXI queues every frame of a transaction when it issues it: 2^52 frames.
+        (
+            format!(
+                "instances:\n  paxi: {{kind: paxi, params: {{chip: 0, num_lg: 1, mps: 4096, flows: 1}}}}\nstimulus:\n  - {{at: 0, port: paxi.done0, value: {{txn: 9, frame_seq: 0, bytes: 1}}}}\n  - {{at: 0, port: paxi.txn, value: {{id: 0, dst: 1, bytes: {max}, cdma: 0}}}}\n"
+            ),
+            "7:52",
+            vec!["PAXI (MPS 4096) segments into frames".into(), "GiB budget (--max-memory)".into()],
+        ),
+        // 30 billion ports declared before the parameter was looked at.
+        (
+            "instances:\n  r: {kind: router, params: {chip: 0, num_lg: 1, edges: 4294967295, routes: []}}\n".into(),
+            "4:3",
+            vec!["edges = 4294967295: must be in 0..=65536".into()],
+        ),
+        // An input buffer allocated for `depth` frames: 900 GB.
+        (
+            "instances:\n  cap: {kind: rx_cap, params: {depth: 4294967295}}\nstimulus:\n  - {at: 0, port: cap.in, value: {txn: 1}}\n".into(),
+            "4:3",
+            vec!["depth = 4294967295: must be in 1..=65536".into()],
+        ),
+        // Values first_value, first_value + 1: the second wraps to 0.
+        (
+            format!("instances:\n  p: {{kind: producer, params: {{count: 2, first_value: {max}}}}}\n"),
+            "4:3",
+            vec![format!("first_value = {max}: with count 2 the values go past 2^64 - 1")],
+        ),
+    ];
+    for (i, (body, pos, parts)) in cases.iter().enumerate() {
+        let tb = write(&dir, &format!("m{i}.yaml"), &format!("name: m{i}\nuntil: 100\n{body}"));
+        let o = run_limited(&tb, &[], 60).unwrap_or_else(|| panic!("case {i}: no hang"));
+        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+        assert_bad_output(&o, &format!("{}:{pos}: ", tb.display()), &parts);
+    }
+}
+
+/// A chip's flows are numbered in 16 bits (the PAXI's flow index): the 65 536th flow from one
+/// chip wrapped to flow 0 and ran, its counters mixed with flow 0's. It is refused at the engines
+/// of the flow that goes past.
+#[test]
+fn more_than_65535_flows_from_one_chip_are_refused_at_that_flow() {
+    let dir = temp_dir("extreme_flows");
+    let one = "{pattern: flow, src: [0], dst: 1, bytes: 64, engines: 256}";
+    let list = format!("traffic: [{}]", vec![one; 256].join(", "));
+    let tb = system_tb(&dir, "flows", &[P2P, &list]);
+    // The last item's `engines:` (the line is indented by two).
+    let col = 2 + list.rfind("engines").unwrap() + 1;
+    let o = hwsim(&[Path::new("check"), &tb]);
+    assert_bad_output(
+        &o,
+        &format!("{}:6:{col}: ", tb.display()),
+        &["chip 0 sends more than 65535 flows"],
+    );
+    // One entry fewer (65 280 flows) is accepted.
+    let list = format!("traffic: [{}]", vec![one; 255].join(", "));
+    let tb = system_tb(&dir, "fewer", &[P2P, &list]);
+    assert_code(&hwsim(&[Path::new("check"), &tb]), 0);
+}
+
+/// Counter sums saturate instead of wrapping: two sources of 2^63 bytes each sum to 2^64 - 1
+/// in a check (a wrapped sum was 0, and `min: 1` failed).
+#[test]
+fn counter_sums_saturate() {
+    let dir = temp_dir("extreme_sums");
+    let half = 1u64 << 63;
+    let tb = write(
+        &dir,
+        "sums.yaml",
+        &format!(
+            "name: sums\nuntil: 100\ninstances:\n  c: {{kind: cdma, count: 2, params: {{txns: [{{at: 1, dst: 1, bytes: {half}}}]}}}}\nexpect:\n  - {{counter: \"c*.bytes\", min: 1}}\n  - {{counter: \"c*.bytes\", equals: 18446744073709551615}}\n"
+        ),
+    );
+    let o = run_limited(&tb, &["-v"], 60).expect("ends");
+    assert_code(&o, 0);
 }

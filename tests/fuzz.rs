@@ -27,6 +27,7 @@ fn corpus() -> Vec<(PathBuf, String)> {
 /// Loads and elaborates `text` as the testbench at `path`; bad input must carry a place.
 fn load_and_elaborate(path: &Path, text: String) -> Result<(), TestCaseError> {
     let shown = text.chars().take(2000).collect::<String>();
+    let _watch = Watch::start(&text);
     let mut l = match testbench::load_text(path, text) {
         Ok(l) => l,
         Err(e) => return has_place(&e, &shown),
@@ -40,6 +41,54 @@ fn load_and_elaborate(path: &Path, text: String) -> Result<(), TestCaseError> {
         Ok(()) => Ok(()),
         Err(e) => has_place(&e, &shown),
     }
+}
+
+/// With `HWSIM_FUZZ_WATCH=FILE`, each case's text is written to FILE before it runs (so a case
+/// that aborts the process or is OOM-killed is left there), and a case that took more than a
+/// second or grew the resident set by more than 64 MiB is printed on stderr with both figures.
+struct Watch {
+    t0: std::time::Instant,
+    rss0: u64,
+    text: String,
+}
+
+impl Watch {
+    fn start(text: &str) -> Option<Watch> {
+        let file = std::env::var_os("HWSIM_FUZZ_WATCH")?;
+        std::fs::write(file, text).expect("HWSIM_FUZZ_WATCH is writable");
+        Some(Watch {
+            t0: std::time::Instant::now(),
+            rss0: rss(),
+            text: text.to_string(),
+        })
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let (dt, rss1) = (self.t0.elapsed(), rss());
+        if dt.as_secs() >= 1 || rss1 > self.rss0 + (64 << 20) {
+            eprintln!(
+                "fuzz watch: {:.1} s, RSS {} -> {} MiB, {} bytes of text:\n{}\n---",
+                dt.as_secs_f64(),
+                self.rss0 >> 20,
+                rss1 >> 20,
+                self.text.len(),
+                self.text.chars().take(4000).collect::<String>()
+            );
+        }
+    }
+}
+
+/// Resident set of this process now (VmRSS), bytes.
+fn rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let l = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+            l.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(0, |kb| kb << 10)
 }
 
 /// An exit-2 message names where: a line (and column), or a quoted name (`chip0.lg3`, a field).

@@ -228,6 +228,19 @@ impl Sim {
         self.now
     }
 
+    /// The next cycle at which something is scheduled (`now()` when a component is due now),
+    /// `None` when nothing is. A driver that runs in slices of time starts its slice there, so an
+    /// idle stretch of any length costs one slice.
+    pub fn next_event(&mut self) -> Option<Cycle> {
+        if self.quiescent {
+            return None;
+        }
+        if !self.next_active.is_empty() || self.shared.has_dirty() {
+            return Some(self.now);
+        }
+        self.next_timer().map(|t| t.max(self.now))
+    }
+
     /// Whether the simulation has gone quiet (nothing scheduled).
     pub fn is_quiescent(&self) -> bool {
         self.quiescent

@@ -7,18 +7,25 @@ use crate::yaml::{self, InputError, Value};
 /// The PhyLink fault rules for direction x → y (node names: `chip3`, `sw0`).
 pub(super) fn fault_rules(l: &Loaded, s: &System, x: &str, y: &str) -> Result<Vec<Value>, InputError> {
     let mut v = Vec::new();
-    for f in &s.faults {
+    for (i, f) in s.faults.iter().enumerate() {
         if f.link[0] != x || f.link[1] != y {
             continue;
         }
         let kinds = ["drop", "corrupt", "flap"];
         let whats = ["data", "ack", "nak", "cnp", "credit"];
         if !kinds.contains(&f.kind.as_str()) {
-            return Err(l.error_at(&f.kind, format!("fault kind `{}` (drop, corrupt, flap)", f.kind)));
+            return Err(l.item_error(
+                "faults",
+                i,
+                "kind",
+                format!("fault kind `{}` (drop, corrupt, flap)", f.kind),
+            ));
         }
         if !whats.contains(&f.what.as_str()) {
-            return Err(l.error_at(
-                &f.what,
+            return Err(l.item_error(
+                "faults",
+                i,
+                "what",
                 format!("fault target `{}` (data, ack, nak, cnp, credit)", f.what),
             ));
         }
@@ -28,8 +35,10 @@ pub(super) fn fault_rules(l: &Loaded, s: &System, x: &str, y: &str) -> Result<Ve
             _ => false,
         };
         if !path_ok {
-            return Err(l.error_at(
-                &f.path,
+            return Err(l.item_error(
+                "faults",
+                i,
+                "path",
                 format!(
                     "fault path `{}` does not carry `{}` (req: data; rsp: ack, nak, cnp, credit)",
                     f.path, f.what

@@ -138,18 +138,30 @@ fn check_netlist_budget(l: &Loaded, chips: u16, nlg: u8, edges: usize) -> Result
 
 /// Refuses `need` bytes over the budget, at `key`, saying what needs them.
 fn within_budget(l: &Loaded, key: &str, need: u64, what: &str) -> Result<(), InputError> {
-    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    if need > l.max_memory {
-        return Err(l.error_at(
-            key,
-            format!(
-                "{what}: about {:.1} GiB, over the {:.1} GiB budget (--max-memory)",
-                gib(need),
-                gib(l.max_memory)
-            ),
-        ));
+    match over_budget(l, need, what) {
+        Some(msg) => Err(l.error_at(key, msg)),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The message for `need` bytes over the budget (`what`: what needs them), if they are.
+pub(crate) fn over_budget(l: &Loaded, need: u64, what: &str) -> Option<String> {
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    (need > l.max_memory).then(|| {
+        format!(
+            "{what}: about {:.1} GiB, over the {:.1} GiB budget (--max-memory)",
+            gib(need),
+            gib(l.max_memory)
+        )
+    })
+}
+
+/// Memory for `count` transactions of `bytes` each once a PAXI of `mps` segments them (see
+/// TXN_COST, FRAME_COST), saturating.
+pub(crate) fn txn_memory(bytes: u64, mps: u64, count: u64) -> u64 {
+    let frames = bytes.div_ceil(mps.max(1));
+    let each = frames.saturating_mul(FRAME_COST).saturating_add(TXN_COST);
+    each.saturating_mul(count)
 }
 
 /// Refuses traffic whose transactions and frames would need more memory than the budget: an
@@ -158,9 +170,8 @@ fn within_budget(l: &Loaded, key: &str, need: u64, what: &str) -> Result<(), Inp
 fn check_traffic_budget(l: &Loaded, pairs: &[(u16, u16, &crate::schema::Flow)], mps: u64) -> Result<(), InputError> {
     let mut total: u64 = 0;
     for (_, _, f) in pairs {
-        let frames = f.bytes.div_ceil(mps.max(1));
-        let each = frames.saturating_mul(FRAME_COST).saturating_add(TXN_COST);
-        total = total.saturating_add(each.saturating_mul(f.transactions).saturating_mul(f.engines as u64));
+        let count = f.transactions.saturating_mul(f.engines as u64);
+        total = total.saturating_add(txn_memory(f.bytes, mps, count));
     }
     within_budget(l, "traffic", total, "traffic: its transactions and frames")
 }
@@ -175,11 +186,11 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
     } else {
         chip_v
     })
-    .map_err(|e| l.error_at("chip", format!("system.chip: {e}")))?;
+    .map_err(|e| l.error_at_param("chip", format!("system.chip: {e}")))?;
     let link = yaml::merge(defaults.get("link").unwrap_or(&Value::Null), &s.link);
     let nlg = chip.num_link_groups;
     if nlg == 0 || nlg > 8 {
-        return Err(l.error_at("num_link_groups", format!("num_link_groups {nlg} out of range 1..=8")));
+        return Err(l.error_at_param("chip", format!("num_link_groups {nlg} out of range 1..=8")));
     }
     let (n, nsw, edge_list) = edges(l, s)?;
     check_netlist_budget(l, n, nlg, edge_list.len())?;
@@ -205,7 +216,19 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
         for e in 0..f.engines.max(1) {
             let cdma = f.cdma + e;
             let local = local_flows[src as usize];
-            local_flows[src as usize] += 1;
+            // The PAXI's flow index is 16 bits: a 65 536th flow from one chip would wrap to 0.
+            local_flows[src as usize] = local.checked_add(1).ok_or_else(|| {
+                let i = s.traffic.iter().position(|x| std::ptr::eq(x, f)).unwrap_or(0);
+                l.item_error(
+                    "traffic",
+                    i,
+                    "engines",
+                    format!(
+                        "traffic: chip {src} sends more than {} flows (the PAXI's flow index is 16 bits)",
+                        u16::MAX
+                    ),
+                )
+            })?;
             flows.push(FlowInfo {
                 name: format!("chip{src}->chip{dst} cdma{cdma}"),
                 src,
@@ -418,7 +441,7 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             }
         }
     }
-    for f in &s.faults {
+    for (i, f) in s.faults.iter().enumerate() {
         let ends = [&f.link[0], &f.link[1]].map(|e| parse_node(e, n, nsw));
         let ok = match ends {
             [Some(a), Some(b)] => edge_list.contains(&(a.min(b), a.max(b))),
@@ -434,11 +457,13 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             None
         };
         if let Some((key, msg)) = bad {
-            return Err(l.error_at(key, msg));
+            return Err(l.item_error("faults", i, key, msg));
         }
         if !ok {
-            return Err(l.error_at(
-                &f.link[0],
+            return Err(l.item_error(
+                "faults",
+                i,
+                "link",
                 format!(
                     "fault on link [{}, {}]: no such edge in the topology",
                     f.link[0], f.link[1]

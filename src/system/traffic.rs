@@ -126,8 +126,8 @@ pub(super) fn expand_traffic<'a>(
                 }
             }
             other => {
-                return Err(l.error_at(
-                    other,
+                return Err(at(
+                    "pattern",
                     format!("unknown traffic pattern `{other}` (flow, incast, all_to_all, permutation)"),
                 ));
             }
@@ -145,59 +145,7 @@ pub(super) fn expand_traffic<'a>(
     Ok(pairs)
 }
 
-/// An error about `field` of the `index`-th flow of `traffic:`, at that flow's `field:` in the
-/// testbench when it is written there (a block sequence of `- {...}` or `- key: ...` items), else
-/// at the flow's `-`; else (an override, an include, a flow-style list) where
-/// [`Loaded::error_at`] finds `field`, else at `traffic`.
+/// An error about `field` of the `index`-th flow of `traffic:`, at that flow's own place.
 fn flow_error(l: &Loaded, index: usize, field: &str, msg: String) -> InputError {
-    let e = l.error_at(field, msg);
-    if e.file != l.path {
-        return e;
-    }
-    match locate_in_flow(&l.text, index, field) {
-        Some((line, col)) => InputError {
-            line: Some(line),
-            column: Some(col),
-            ..e
-        },
-        None if e.line.is_none() => l.error_at("traffic", e.message),
-        None => e,
-    }
-}
-
-/// 1-based (line, column) of `field:` in the `index`-th item of the block sequence under the
-/// `traffic:` key, else of that item's `-`.
-fn locate_in_flow(text: &str, index: usize, field: &str) -> Option<(usize, usize)> {
-    let indent = |l: &str| l.len() - l.trim_start().len();
-    let lines: Vec<&str> = text.lines().collect();
-    let t = lines.iter().position(|l| l.trim_start().starts_with("traffic:"))?;
-    let base = indent(lines[t]);
-    // The items: lines starting with `-` at the first item's indent, until the block ends.
-    let mut items: Vec<usize> = Vec::new();
-    let mut end = lines.len();
-    let mut item_indent = None;
-    for (k, l) in lines.iter().enumerate().skip(t + 1) {
-        let code = l.trim_start();
-        if code.is_empty() || code.starts_with('#') {
-            continue;
-        }
-        let ind = indent(l);
-        let dash = code.starts_with('-');
-        if ind < base || (ind == base && !dash) {
-            end = k;
-            break;
-        }
-        if dash && item_indent.is_none_or(|i| i == ind) {
-            item_indent = Some(ind);
-            items.push(k);
-        }
-    }
-    let from = *items.get(index)?;
-    let to = items.get(index + 1).copied().unwrap_or(end);
-    let span = lines[from..to].join("\n");
-    let key = format!("{field}:");
-    match crate::yaml::locate(&span, &key).filter(|_| span.contains(&key)) {
-        Some((line, col)) => Some((from + line, col)),
-        None => Some((from + 1, indent(lines[from]) + 1)),
-    }
+    l.item_error("traffic", index, field, msg)
 }

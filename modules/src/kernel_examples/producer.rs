@@ -58,6 +58,13 @@ pub fn build(p: &Params, b: &mut Binder) -> Result<Box<dyn Component>, String> {
     if p.interval == 0 {
         return Err("interval must be ≥ 1".into());
     }
+    // The values first_value .. first_value + count - 1 must not wrap.
+    if p.count > 0 && p.first_value.checked_add(p.count - 1).is_none() {
+        return Err(format!(
+            "first_value = {}: with count {} the values go past 2^64 - 1",
+            p.first_value, p.count
+        ));
+    }
     Ok(Box::new(Producer {
         p: p.clone(),
         out: b.stream_out("out")?,
@@ -85,7 +92,9 @@ impl Component for Producer {
         ctx.count(self.c_sent, 1);
         ctx.count(self.c_stall, now - self.due);
         self.sent += 1;
-        self.due = (self.p.start + self.sent * self.p.interval).max(now + 1);
+        // A due time past the end of time is never (it saturates instead of wrapping).
+        let offset = self.sent.saturating_mul(self.p.interval);
+        self.due = self.p.start.saturating_add(offset).max(now + 1);
         if self.sent >= self.p.count {
             Wake::OnInput
         } else {

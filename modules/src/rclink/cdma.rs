@@ -34,6 +34,11 @@ pub struct TxnSpec {
     pub op: TxnOp,
 }
 
+/// Smallest nonzero `bandwidth`, bytes/ns (1 milli-byte per ns, the pacing unit).
+pub const MIN_BANDWIDTH: f64 = 0.001;
+/// Largest `bandwidth`, bytes/ns.
+pub const MAX_BANDWIDTH: f64 = 1e6;
+
 /// Parameters.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -60,10 +65,23 @@ pub struct Cdma {
 /// Binds ports.
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     let mut txns = p.txns.clone();
+    let mut total: u64 = 0;
     for t in &txns {
-        if t.bandwidth < 0.0 || !t.bandwidth.is_finite() {
-            return Err(format!("bandwidth {} must be ≥ 0", t.bandwidth));
+        // Paced in milli-bytes per ns: below 0.001 the rate would round to 0, which means
+        // unpaced, the opposite of what was asked.
+        if !(t.bandwidth == 0.0 || (MIN_BANDWIDTH..=MAX_BANDWIDTH).contains(&t.bandwidth)) {
+            return Err(format!(
+                "bandwidth = {}: must be 0 (unpaced) or in {MIN_BANDWIDTH}..={MAX_BANDWIDTH} B/ns",
+                t.bandwidth
+            ));
         }
+        // The `bytes` counter (and the scoreboard that sums it) must not wrap.
+        total = total.checked_add(t.bytes).ok_or_else(|| {
+            format!(
+                "bytes = {}: the transactions' bytes add up past 2^64 - 1 (the `bytes` counter would wrap)",
+                t.bytes
+            )
+        })?;
     }
     txns.sort_by_key(|t| t.at);
     Ok(Box::new(Cdma {

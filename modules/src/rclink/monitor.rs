@@ -57,14 +57,20 @@ pub struct RateMonitor {
     c_total: CounterId,
 }
 
-/// Binds ports.
-pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+/// Refuses parameters out of range (before the ports are declared: their number is `inputs`).
+pub fn check(p: &Params) -> Result<(), String> {
     if p.window == 0 || p.inputs == 0 {
         return Err("window and inputs must be ≥ 1".into());
     }
     if p.inputs > MAX_INPUTS {
         return Err(format!("inputs = {}: must be in 1..={MAX_INPUTS}", p.inputs));
     }
+    Ok(())
+}
+
+/// Binds ports.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    check(p)?;
     let inputs = (0..p.inputs)
         .map(|i| b.input(&format!("b{i}")))
         .collect::<Result<_, _>>()?;

@@ -53,9 +53,15 @@ impl Default for Params {
     }
 }
 
-/// Port list.
+/// Most edges one router takes: a node id is 16 bits, so no chip has more neighbours. The bound
+/// keeps a typo such as `edges: 4294967295` from declaring 30 billion ports (tens of GiB) before
+/// `build` can refuse it.
+pub const MAX_EDGES: u32 = 1 << 16;
+
+/// Port list (no edge ports past [`MAX_EDGES`]: `build` then refuses the parameter by name).
 pub fn ports(p: &Params) -> Vec<PortDecl> {
     let mut v = Vec::new();
+    let edges = if p.edges > MAX_EDGES { 0 } else { p.edges };
     for k in 0..p.num_lg {
         v.push(PortDecl::stream_in::<DataFrame>(&format!("lg{k}_tx"), 2).doc("frames from MAC k"));
         v.push(PortDecl::stream_in::<Ctrl>(&format!("lg{k}_ctrl"), 4).doc("ACK/NAK/CNP from RX k"));
@@ -64,7 +70,7 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         v.push(PortDecl::stream_out::<Ctrl>(&format!("lg{k}_ack")).doc("ACK/NAK/CNP to TX k"));
         v.push(PortDecl::stream_out::<CreditMsg>(&format!("lg{k}_credit")).doc("credit returns to TX k"));
     }
-    for e in 0..p.edges {
+    for e in 0..edges {
         v.push(PortDecl::stream_in::<DataFrame>(&format!("e{e}_req_in"), 4).doc("frames arriving on edge e"));
         v.push(PortDecl::stream_in::<Ctrl>(&format!("e{e}_rsp_in"), 4).doc("control arriving on edge e"));
         v.push(PortDecl::stream_in::<CreditMsg>(&format!("e{e}_cr_in"), 4).doc("credits arriving on edge e"));
@@ -211,14 +217,24 @@ pub struct Router {
     c_credit: CounterId,
 }
 
-/// Binds ports.
-pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+/// Refuses parameters out of range (before the ports are declared: their number grows with
+/// `edges`).
+pub fn check(p: &Params) -> Result<(), String> {
     if p.num_lg == 0 || p.num_lg > 8 {
         return Err(format!("num_lg {} out of range 1..=8", p.num_lg));
+    }
+    if p.edges > MAX_EDGES {
+        return Err(format!("edges = {}: must be in 0..={MAX_EDGES}", p.edges));
     }
     if let Some(bad) = p.routes.iter().flatten().find(|&&e| e >= p.edges) {
         return Err(format!("route to edge {bad}, but the chip has {} edges", p.edges));
     }
+    Ok(())
+}
+
+/// Binds ports.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    check(p)?;
     let mut data = Class {
         inputs: vec![],
         outputs: vec![],

@@ -67,9 +67,13 @@ pub struct Params {
     /// Receive line rate of the LG (`LINE_RATE_PER_LG_BYTES_PER_NS`), default 50 B/ns. YAML: `50`
     /// or `{bytes: 25, ns: 2}`.
     pub line_rate: ByteRate,
-    /// Input buffer in frames (≥ 1), default 8.
+    /// Input buffer in frames (1..=[`MAX_DEPTH`]), default 8.
     pub depth: u32,
 }
+
+/// Largest `depth`: the input buffer and the queues behind it are allocated at build for a full
+/// buffer, so `depth: 4294967295` asked for 900 GB and aborted.
+pub const MAX_DEPTH: u32 = 1 << 16;
 
 impl Default for Params {
     fn default() -> Self {
@@ -127,10 +131,10 @@ pub struct RxCap {
     c_backlog_peak: CounterId,
 }
 
-/// Binds ports; refuses `depth` 0.
+/// Binds ports; refuses `depth` outside 1..=[`MAX_DEPTH`].
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
-    if p.depth == 0 {
-        return Err("depth must be ≥ 1".into());
+    if p.depth == 0 || p.depth > MAX_DEPTH {
+        return Err(format!("depth = {}: must be in 1..={MAX_DEPTH}", p.depth));
     }
     Ok(Box::new(RxCap {
         input: b.stream_in("in")?,
