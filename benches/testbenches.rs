@@ -2,7 +2,14 @@
 //!
 //! - `testbenches/w3_pipeline_100`: tb/perf/w3_pipeline_100.yaml cut to 20 000 cycles
 //!   (throughput in component activations);
-//! - `testbenches/fifo_backpressure`: tb/modules/fifo_backpressure.yaml as written.
+//! - `testbenches/fifo_backpressure`: tb/modules/fifo_backpressure.yaml as written;
+//! - `testbenches/w1_switch16_l05`, `…_l09`: the W1 switch (tb/perf/w1_*.yaml) cut to 50 000
+//!   cycles (throughput in simulated cycles);
+//! - `testbenches/w2_sparse_1e4`: W2 at load 10^-4 as written, 10^7 cycles (event skip);
+//! - `testbenches/w4_system_a2a`: W4 (8 chips all-to-all on one switch) cut to its first
+//!   50 µs (50 000 cycles; the whole 1 ms takes seconds: `hwsim tb/perf/w4_system_a2a.yaml
+//!   --stats`);
+//! - the system testbenches go_back_n, a1, a7 as written.
 //!
 //! CI only builds these (`cargo bench --no-run`); run them with `cargo bench --bench testbenches`.
 
@@ -15,6 +22,15 @@ use hwsim::runner::{run_file, Options, Report};
 
 fn tb(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// The file name without `.yaml`: the bench's name.
+fn label(name: &str) -> String {
+    name.rsplit('/')
+        .next()
+        .unwrap_or(name)
+        .trim_end_matches(".yaml")
+        .to_string()
 }
 
 fn run(path: &Path, until: Option<u64>) -> Report {
@@ -44,6 +60,22 @@ fn bench_testbenches(c: &mut Criterion) {
     g.throughput(Throughput::Elements(first.stats.activations));
     g.bench_function("fifo_backpressure", |b| b.iter(|| black_box(run(&fifo, None))));
 
+    // Issue 13's workloads, cut where a whole run would take seconds (throughput in simulated
+    // cycles; a cut run is compared, not checked: its verdict may fail).
+    for (name, until) in [
+        ("tb/perf/w1_switch16_l05.yaml", Some(50_000)),
+        ("tb/perf/w1_switch16_l09.yaml", Some(50_000)),
+        ("tb/perf/w2_sparse_1e4.yaml", None),
+        ("tb/perf/w4_system_a2a.yaml", Some(50_000)),
+    ] {
+        let path = tb(name);
+        let first = run(&path, until);
+        assert!(first.error.is_none(), "{}", first.render(false, true));
+        assert!(until.is_some() || first.passed, "{}", first.render(true, true));
+        g.throughput(Throughput::Elements(first.cycles));
+        g.bench_function(label(name), |b| b.iter(|| black_box(run(&path, until))));
+    }
+
     // System testbenches: the chip-to-chip model end to end (throughput in simulated cycles).
     for name in [
         "tb/go_back_n.yaml",
@@ -54,13 +86,7 @@ fn bench_testbenches(c: &mut Criterion) {
         let first = run(&path, None);
         assert!(first.passed, "{}", first.render(true, true));
         g.throughput(Throughput::Elements(first.cycles));
-        let label = name
-            .rsplit('/')
-            .next()
-            .unwrap_or(name)
-            .trim_end_matches(".yaml")
-            .to_string();
-        g.bench_function(label, |b| b.iter(|| black_box(run(&path, None))));
+        g.bench_function(label(name), |b| b.iter(|| black_box(run(&path, None))));
     }
     g.finish();
 }

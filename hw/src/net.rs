@@ -241,9 +241,17 @@ impl<T: SignalValue> Out<T> {
 // Streams
 
 /// A bounded stream net.
+///
+/// A push goes straight to the back of `items`, flagged `pending` until the commit: the
+/// consumer sees only the messages before it, so a push at n is still visible only at n + 1,
+/// and the commit moves no message. (It used to hold the push aside in an `Option<T>` and move
+/// it in, cloning it once more for the trace: those moves of a freshly written message, through
+/// the stack, were half of a commit's time on the switch workloads.)
 pub struct StreamNet<T: Value> {
+    /// The committed messages not yet popped, then this cycle's push while `pending`.
     items: RefCell<VecDeque<T>>,
-    pending: RefCell<Option<T>>,
+    /// Whether the back of `items` is this cycle's push (not yet visible to the consumer).
+    pending: Cell<bool>,
     /// Occupancy as committed at the end of the previous cycle: what the producer sees.
     committed_len: Cell<u32>,
     popped: Cell<u32>,
@@ -251,10 +259,14 @@ pub struct StreamNet<T: Value> {
     dirty: Cell<bool>,
     /// Cycle of the last committed push (`valid` is high at exactly that cycle).
     pushed_at: Cell<Cycle>,
-    last: RefCell<Option<T>>,
+    /// The last message pushed, once a pop has left the stream empty (otherwise it is the back
+    /// of `items`): the data lines of the trace hold it.
+    last_out: RefCell<Option<T>>,
     pushes: Cell<u64>,
     id: u32,
     shared: Rc<NetShared>,
+    /// Whether `log` records (a flag read on every commit, the log itself rarely).
+    logging: Cell<bool>,
     log: RefCell<Option<Vec<(Cycle, T)>>>,
 }
 
@@ -264,16 +276,17 @@ impl<T: Value> StreamNet<T> {
             // The capacity is a bound, not a preallocation: a deep stream (a user's
             // `depth: 4294967295`) grows only as messages actually queue.
             items: RefCell::new(VecDeque::with_capacity((capacity as usize).min(1024) + 1)),
-            pending: RefCell::new(None),
+            pending: Cell::new(false),
             committed_len: Cell::new(0),
             popped: Cell::new(0),
             capacity,
             dirty: Cell::new(false),
             pushed_at: Cell::new(Cycle::MAX),
-            last: RefCell::new(None),
+            last_out: RefCell::new(None),
             pushes: Cell::new(0),
             id,
             shared,
+            logging: Cell::new(false),
             log: RefCell::new(None),
         })
     }
@@ -283,6 +296,11 @@ impl<T: Value> StreamNet<T> {
             self.dirty.set(true);
             self.shared.mark(self.id);
         }
+    }
+    /// Messages the consumer may pop now: the queue without this cycle's push.
+    #[inline]
+    fn visible(&self, q: &VecDeque<T>) -> usize {
+        q.len() - self.pending.get() as usize
     }
     /// Capacity in messages.
     pub fn capacity(&self) -> u32 {
@@ -300,18 +318,25 @@ impl<T: Value> StreamNet<T> {
     pub fn log(&self) -> Ref<'_, Option<Vec<(Cycle, T)>>> {
         self.log.borrow()
     }
+    #[cold]
+    #[inline(never)]
+    fn record(&self, now: Cycle) {
+        let v = self.items.borrow().back().cloned();
+        if let (Some(log), Some(v)) = (self.log.borrow_mut().as_mut(), v) {
+            log.push((now, v));
+        }
+    }
 }
 
 impl<T: Value> NetDyn for StreamNet<T> {
+    #[inline]
     fn commit(&self, now: Cycle) -> u8 {
         self.dirty.set(false);
         let mut flags = 0;
-        if let Some(v) = self.pending.borrow_mut().take() {
-            if let Some(log) = self.log.borrow_mut().as_mut() {
-                log.push((now, v.clone()));
+        if self.pending.replace(false) {
+            if self.logging.get() {
+                self.record(now);
             }
-            *self.last.borrow_mut() = Some(v.clone());
-            self.items.borrow_mut().push_back(v);
             self.pushed_at.set(now);
             self.pushes.set(self.pushes.get() + 1);
             flags |= CHANGED;
@@ -334,7 +359,9 @@ impl<T: Value> NetDyn for StreamNet<T> {
         // `pushed_at` starts at Cycle::MAX (never), which is also the reset-sample time.
         out[0] = TraceValue::Bits((now != Cycle::MAX && self.pushed_at.get() == now) as u64);
         // Data lines hold the last message, as an RTL data bus holds after valid falls.
-        if let Some(v) = self.last.borrow().as_ref() {
+        let items = self.items.borrow();
+        let last_out = self.last_out.borrow();
+        if let Some(v) = items.back().or(last_out.as_ref()) {
             v.sample(&mut out[1..n - 1]);
         } else {
             let mut slots = out[1..n - 1].iter_mut();
@@ -355,6 +382,7 @@ impl<T: Value> NetDyn for StreamNet<T> {
         if l.is_none() {
             *l = Some(Vec::new());
         }
+        self.logging.set(true);
     }
     fn value_type(&self) -> &'static str {
         std::any::type_name::<T>()
@@ -374,27 +402,40 @@ impl<T: Value> StreamIn<T> {
     /// The head message, if any (pushed at an earlier cycle).
     #[inline]
     pub fn peek(&self) -> Option<Ref<'_, T>> {
-        Ref::filter_map(self.0.items.borrow(), |q| q.front()).ok()
+        let pending = self.0.pending.get() as usize;
+        Ref::filter_map(
+            self.0.items.borrow(),
+            |q| if q.len() > pending { q.front() } else { None },
+        )
+        .ok()
     }
     /// Removes and returns the head message; its space is visible to the producer next cycle.
     #[inline]
     pub fn pop(&self) -> Option<T> {
-        let v = self.0.items.borrow_mut().pop_front();
-        if v.is_some() {
-            self.0.popped.set(self.0.popped.get() + 1);
-            self.0.mark();
+        let net = &*self.0;
+        let mut q = net.items.borrow_mut();
+        if net.visible(&q) == 0 {
+            return None;
         }
+        if q.len() == 1 {
+            // The stream empties: keep the message for the trace's data lines (copied from
+            // where it has long been, not from a fresh temporary).
+            *net.last_out.borrow_mut() = q.front().cloned();
+        }
+        let v = q.pop_front();
+        net.popped.set(net.popped.get() + 1);
+        net.mark();
         v
     }
     /// Messages available now (after this cycle's pops).
     #[inline]
     pub fn len(&self) -> usize {
-        self.0.items.borrow().len()
+        self.0.visible(&self.0.items.borrow())
     }
     /// Whether no message is available.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.0.items.borrow().is_empty()
+        self.len() == 0
     }
     /// Capacity in messages.
     pub fn capacity(&self) -> u32 {
@@ -410,13 +451,14 @@ impl<T: Value> StreamOut<T> {
     /// no push yet this cycle.
     #[inline]
     pub fn can_push(&self) -> bool {
-        self.0.committed_len.get() < self.0.capacity && self.0.pending.borrow().is_none()
+        self.0.committed_len.get() < self.0.capacity && !self.0.pending.get()
     }
     /// Pushes `v` if [`can_push`](Self::can_push), else hands it back.
     #[inline]
     pub fn try_push(&self, v: T) -> Result<(), T> {
         if self.can_push() {
-            *self.0.pending.borrow_mut() = Some(v);
+            self.0.items.borrow_mut().push_back(v);
+            self.0.pending.set(true);
             self.0.mark();
             Ok(())
         } else {
@@ -427,7 +469,7 @@ impl<T: Value> StreamOut<T> {
     /// the message is dropped and the run stops with an error naming this stream.
     pub fn push(&self, v: T) {
         if let Err(v) = self.try_push(v) {
-            let why = if self.0.pending.borrow().is_some() {
+            let why = if self.0.pending.get() {
                 "second push in one cycle".to_string()
             } else {
                 format!("push into a full stream (capacity {})", self.0.capacity)

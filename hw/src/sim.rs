@@ -14,6 +14,7 @@
 //! Per cycle the kernel allocates nothing: the active lists, the dirty list and the trace list are
 //! reused buffers.
 
+use std::cell::OnceCell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::io::Write;
@@ -56,6 +57,10 @@ pub struct Sim {
     kinds: Vec<String>,
     counters: Vec<u64>,
     counter_names: Vec<String>,
+    /// Counter indices sorted by name (stable: the first of equal names first), built on the
+    /// first [`Sim::counter`] lookup: a report looks up a few counters per flow, and a linear
+    /// scan per lookup was quadratic (minutes for a 256-chip all-to-all's 65 280 flows).
+    counter_index: OnceCell<Vec<u32>>,
     counter_base: Vec<u32>,
     counter_len: Vec<u32>,
     rngs: Vec<Rng>,
@@ -185,6 +190,7 @@ impl Sim {
             kinds,
             counters,
             counter_names,
+            counter_index: OnceCell::new(),
             counter_base,
             counter_len,
             rngs,
@@ -279,10 +285,14 @@ impl Sim {
 
     /// A counter by full name.
     pub fn counter(&self, name: &str) -> Option<u64> {
-        self.counter_names
-            .iter()
-            .position(|n| n == name)
-            .map(|i| self.counters[i])
+        let index = self.counter_index.get_or_init(|| {
+            let mut v: Vec<u32> = (0..self.counter_names.len() as u32).collect();
+            v.sort_by(|&a, &b| self.counter_names[a as usize].cmp(&self.counter_names[b as usize]));
+            v
+        });
+        let at = index.partition_point(|&i| self.counter_names[i as usize].as_str() < name);
+        let &i = index.get(at)?;
+        (self.counter_names[i as usize] == name).then(|| self.counters[i as usize])
     }
 
     /// Counters of one component: `(name without path, value)`.

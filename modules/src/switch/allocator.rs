@@ -39,11 +39,16 @@ impl AllocatorKind {
     }
 }
 
-/// One slot's requests: `req[i]` has bit o set when input i holds a cell for output o.
+/// One slot's requests: `req[i]` has bit o set when input i holds a cell for output o, and
+/// `col[o]` is the same matrix seen from the outputs (bit i set when input i asks for o). A
+/// switch that keeps its queues' occupancy both ways fills both; one that writes only the rows
+/// calls [`fill_columns`](Requests::fill_columns).
 #[derive(Clone, Debug)]
 pub struct Requests {
     /// Per input, the outputs requested.
     pub req: [u64; MAX_SWITCH_PORTS],
+    /// Per output, the inputs requesting it: the transpose of `req`.
+    pub col: [u64; MAX_SWITCH_PORTS],
     /// Ports in use (N).
     pub ports: usize,
 }
@@ -53,8 +58,31 @@ impl Requests {
     pub fn new(ports: usize) -> Requests {
         Requests {
             req: [0; MAX_SWITCH_PORTS],
+            col: [0; MAX_SWITCH_PORTS],
             ports,
         }
+    }
+    /// Sets `col` to the transpose of `req`.
+    pub fn fill_columns(&mut self) {
+        self.col = [0; MAX_SWITCH_PORTS];
+        for i in 0..self.ports {
+            let mut outs = self.req[i];
+            while outs != 0 {
+                let o = outs.trailing_zeros() as usize;
+                outs &= outs - 1;
+                self.col[o] |= 1 << i;
+            }
+        }
+    }
+    /// Whether `col` is the transpose of `req` (for debug assertions).
+    pub fn columns_agree(&self) -> bool {
+        (0..self.ports).all(|o| {
+            let mut c = 0u64;
+            for i in 0..self.ports {
+                c |= (self.req[i] >> o & 1) << i;
+            }
+            c == self.col[o]
+        })
     }
 }
 
@@ -88,7 +116,8 @@ impl Matching {
     }
 }
 
-/// A crossbar allocator: holds its own state (pointers) between slots.
+/// A crossbar allocator: holds its own state (pointers) between slots. Its pointers move only
+/// for ports it matches in that slot (a switch drives its pointer waves from the matches alone).
 pub trait Allocator {
     /// Computes this slot's matching into `m` (cleared first). `rng` is the switch's stream (PIM
     /// draws from it; the others ignore it).
@@ -152,17 +181,13 @@ pub fn all_ports(n: usize) -> u64 {
 /// for the outputs in `free_out` (the grant step of iSLIP and PIM reads it).
 #[inline]
 pub fn columns(r: &Requests, free_in: u64, free_out: u64) -> [u64; MAX_SWITCH_PORTS] {
+    debug_assert!(r.columns_agree(), "Requests.col is not the transpose of req");
     let mut col = [0u64; MAX_SWITCH_PORTS];
-    let mut ins = free_in;
-    while ins != 0 {
-        let i = ins.trailing_zeros() as usize;
-        ins &= ins - 1;
-        let mut outs = r.req[i] & free_out;
-        while outs != 0 {
-            let o = outs.trailing_zeros() as usize;
-            outs &= outs - 1;
-            col[o] |= 1 << i;
-        }
+    let mut outs = free_out;
+    while outs != 0 {
+        let o = outs.trailing_zeros() as usize;
+        outs &= outs - 1;
+        col[o] = r.col[o] & free_in;
     }
     col
 }

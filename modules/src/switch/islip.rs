@@ -13,7 +13,7 @@
 use hwsim_hw::Rng;
 use hwsim_ports::MAX_SWITCH_PORTS;
 
-use super::allocator::{all_ports, columns, first_from, Allocator, Matching, Requests};
+use super::allocator::{all_ports, first_from, Allocator, Matching, Requests};
 
 /// iSLIP state: the pointers.
 #[derive(Clone, Debug)]
@@ -21,6 +21,8 @@ pub struct Islip {
     iterations: usize,
     grant: [u8; MAX_SWITCH_PORTS],
     accept: [u8; MAX_SWITCH_PORTS],
+    /// Scratch of one iteration: the outputs granting each input.
+    granted: [u64; MAX_SWITCH_PORTS],
 }
 
 impl Islip {
@@ -33,41 +35,42 @@ impl Islip {
             iterations,
             grant: [0; MAX_SWITCH_PORTS],
             accept: [0; MAX_SWITCH_PORTS],
+            granted: [0; MAX_SWITCH_PORTS],
         })
     }
 }
 
 impl Allocator for Islip {
     fn allocate(&mut self, r: &Requests, _rng: &mut Rng, m: &mut Matching) {
+        debug_assert!(r.columns_agree(), "Requests.col is not the transpose of req");
         m.clear();
         let n = r.ports;
         let all = all_ports(n);
         let mut free_in = all;
         let mut free_out = all;
         for it in 0..self.iterations {
-            // Requests, seen from the outputs: col[o] = unmatched inputs asking for o.
-            let col = columns(r, free_in, free_out);
-            // Grants: each unmatched output picks from its pointer; granted[i] = outputs granting i.
-            let mut granted = [0u64; MAX_SWITCH_PORTS];
-            let mut any = false;
+            // Grants: each unmatched output picks, from its pointer, among the unmatched inputs
+            // asking for it (the requests seen from the outputs, `r.col`). `granted[i]` = the
+            // outputs granting input i, valid for the inputs in `got` (so nothing is cleared).
+            let mut got = 0u64;
             let mut outs = free_out;
             while outs != 0 {
                 let o = outs.trailing_zeros() as usize;
                 outs &= outs - 1;
-                if let Some(i) = first_from(col[o], self.grant[o] as usize, n) {
-                    granted[i] |= 1 << o;
-                    any = true;
+                if let Some(i) = first_from(r.col[o] & free_in, self.grant[o] as usize, n) {
+                    let g = if got & 1 << i == 0 { 0 } else { self.granted[i] };
+                    self.granted[i] = g | 1 << o;
+                    got |= 1 << i;
                 }
             }
-            if !any {
+            if got == 0 {
                 break;
             }
             // Accepts: each input picks from its pointer among the grants it got.
-            let mut ins = free_in;
-            while ins != 0 {
-                let i = ins.trailing_zeros() as usize;
-                ins &= ins - 1;
-                if let Some(o) = first_from(granted[i], self.accept[i] as usize, n) {
+            while got != 0 {
+                let i = got.trailing_zeros() as usize;
+                got &= got - 1;
+                if let Some(o) = first_from(self.granted[i], self.accept[i] as usize, n) {
                     m.set(i, o);
                     free_in &= !(1 << i);
                     free_out &= !(1 << o);
@@ -96,6 +99,7 @@ mod tests {
     fn req(n: usize, rows: &[u64]) -> Requests {
         let mut r = Requests::new(n);
         r.req[..rows.len()].copy_from_slice(rows);
+        r.fill_columns();
         r
     }
 

@@ -731,6 +731,7 @@ impl L2Switch {
             if !any {
                 continue;
             }
+            v.req.fill_columns();
             v.alloc[l].allocate(&v.req, ctx.rng(), &mut v.m);
             if l == PFC_LEVEL {
                 // The pointers move only when the level's allocator runs.

@@ -72,6 +72,7 @@ mod tests {
         for i in 0..8 {
             r.req[i] = 0xFF;
         }
+        r.fill_columns();
         let run = |seed| {
             let mut p = Pim::new(1).unwrap();
             let mut rng = Rng::from_seed(seed);

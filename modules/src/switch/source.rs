@@ -100,6 +100,68 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         .collect()
 }
 
+/// The gap for a uniform draw `u` in (0, 1]: 1 + ⌊ln u / ln(1 − load)⌋, Geometric(load).
+fn geometric(u: f64, ln_q: f64) -> u64 {
+    1 + (u.ln() / ln_q).floor() as u64
+}
+
+/// Short gaps without a logarithm. [`geometric`] falls as `u` grows, so gap k is the `u` in
+/// [U_k, U_(k−1)), where U_k, the least `u` whose gap is at most k, is found once by bisection
+/// over the f64 bit patterns (which order positive values) with `geometric` itself. A draw
+/// within 10⁻⁹ (relative) of a bound is left to `geometric`: rounding moves ln u / ln q by
+/// ~10⁻¹⁵, so everywhere else the table gives exactly what `geometric` would, and the run's
+/// results do not depend on it.
+struct GapTable {
+    /// Per k = 1..=GAPS: U_k (1 + 10⁻⁹), at or above which the gap is k (or less).
+    sure: [f64; GapTable::GAPS],
+    /// Per k: U_k (1 − 10⁻⁹), below which the gap is above k.
+    above: [f64; GapTable::GAPS],
+}
+
+impl GapTable {
+    const GAPS: usize = 16;
+
+    /// A table when gaps are mostly short (load ≥ 1/4: more than 99 % of gaps are ≤ 16);
+    /// otherwise scanning it would cost more than the logarithm it saves.
+    fn new(load: f64) -> Option<GapTable> {
+        if !(0.25..1.0).contains(&load) {
+            return None;
+        }
+        let ln_q = (1.0 - load).ln();
+        let (mut sure, mut above) = ([0.0; Self::GAPS], [0.0; Self::GAPS]);
+        for k in 1..=Self::GAPS {
+            // geometric(1.0) = 1 ≤ k; bits 0 (u = 0) is never drawn and never evaluated.
+            let (mut lo, mut hi) = (0u64, 1.0f64.to_bits());
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if geometric(f64::from_bits(mid), ln_q) <= k as u64 {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            let u_k = f64::from_bits(hi);
+            sure[k - 1] = u_k * (1.0 + 1e-9);
+            above[k - 1] = u_k * (1.0 - 1e-9);
+        }
+        Some(GapTable { sure, above })
+    }
+
+    /// The gap for `u`, when it is sure.
+    #[inline]
+    fn gap(&self, u: f64) -> Option<u64> {
+        for k in 0..Self::GAPS {
+            if u >= self.sure[k] {
+                return Some(k as u64 + 1);
+            }
+            if u >= self.above[k] {
+                return None;
+            }
+        }
+        None
+    }
+}
+
 /// The block.
 pub struct CellSource {
     p: Params,
@@ -109,6 +171,8 @@ pub struct CellSource {
     seq: Vec<u32>,
     /// ln(1 − load), for the geometric gaps.
     ln_q: f64,
+    /// Where the short gaps start (see [`GapTable`]); `None` at light load.
+    table: Option<GapTable>,
     c_cells: CounterId,
     c_blocked: CounterId,
     started: bool,
@@ -125,6 +189,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         next: vec![Cycle::MAX; n],
         seq: vec![0; n],
         ln_q: (1.0 - p.load).ln(),
+        table: GapTable::new(p.load),
         c_cells: b.counter("cells"),
         c_blocked: b.counter("blocked"),
         started: false,
@@ -143,7 +208,10 @@ impl CellSource {
         }
         // 1 − U is in (0, 1], so the log is finite.
         let u = 1.0 - ctx.rng().next_f64();
-        Some(1 + (u.ln() / self.ln_q).floor() as u64)
+        if let Some(g) = self.table.as_ref().and_then(|t| t.gap(u)) {
+            return Some(g);
+        }
+        Some(geometric(u, self.ln_q))
     }
 
     fn destination(&self, ctx: &mut Ctx<'_>, i: usize) -> u8 {
@@ -161,6 +229,7 @@ impl CellSource {
         }
     }
 
+    #[inline]
     fn schedule(&mut self, ctx: &mut Ctx<'_>, i: usize, from: Cycle) {
         self.next[i] = match self.gap(ctx) {
             Some(g) => {
@@ -186,6 +255,9 @@ impl Component for CellSource {
                 self.schedule(ctx, i, 0);
             }
         }
+        // Arrivals due now, and the earliest next one (counted once per tick).
+        let (mut cells, mut blocked) = (0, 0);
+        let mut earliest = Cycle::MAX;
         for i in 0..self.next.len() {
             if self.next[i] <= now {
                 let cell = Cell {
@@ -199,13 +271,57 @@ impl Component for CellSource {
                 };
                 self.seq[i] = self.seq[i].wrapping_add(1);
                 if self.out[i].try_push(cell).is_ok() {
-                    ctx.count(self.c_cells, 1);
+                    cells += 1;
                 } else {
-                    ctx.count(self.c_blocked, 1);
+                    blocked += 1;
                 }
                 self.schedule(ctx, i, now);
             }
+            earliest = earliest.min(self.next[i]);
         }
-        Wake::earliest(self.next.iter().copied().filter(|&t| t != Cycle::MAX))
+        ctx.count(self.c_cells, cells);
+        ctx.count(self.c_blocked, blocked);
+        if earliest == Cycle::MAX {
+            Wake::OnInput
+        } else {
+            Wake::At(earliest)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hwsim_hw::Rng;
+
+    /// The table gives the logarithm's gap for every draw it answers: random draws, and draws
+    /// at and next to each bound.
+    #[test]
+    fn gap_table_agrees_with_the_logarithm() {
+        for load in [0.25, 0.5, 0.75, 0.9, 0.99, 0.999_999] {
+            let t = GapTable::new(load).expect("a table at this load");
+            let ln_q = (1.0 - load).ln();
+            let mut rng = Rng::from_seed(9);
+            let mut draws: Vec<f64> = (0..200_000).map(|_| 1.0 - rng.next_f64()).collect();
+            for k in 0..GapTable::GAPS {
+                for b in [t.sure[k], t.above[k], t.sure[k] / (1.0 + 1e-9)] {
+                    let bits = b.to_bits();
+                    draws.extend(
+                        (bits - 3..=bits + 3)
+                            .map(f64::from_bits)
+                            .filter(|u| *u > 0.0 && *u <= 1.0),
+                    );
+                }
+            }
+            let mut answered = 0;
+            for u in draws {
+                if let Some(g) = t.gap(u) {
+                    assert_eq!(g, geometric(u, ln_q), "load {load}, u {u:e}");
+                    answered += 1;
+                }
+            }
+            assert!(answered > 190_000, "load {load}: {answered} answered");
+        }
+        assert!(GapTable::new(0.1).is_none() && GapTable::new(1.0).is_none());
     }
 }

@@ -57,7 +57,7 @@ use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortD
 use hwsim_ports::{Cell, UInt, MAX_SWITCH_PORTS};
 use serde::{Deserialize, Serialize};
 
-use super::allocator::{Allocator, AllocatorKind, Matching, Requests};
+use super::allocator::{all_ports, Allocator, AllocatorKind, Matching, Requests};
 
 /// Histogram bins of the delay (1 cycle each); the last one holds everything above.
 const DELAY_BINS: usize = 4096;
@@ -131,19 +131,26 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     v
 }
 
+/// What a tick adds up per cell: counts (`Counts<u64>`, a tick's tally) and the counters they
+/// go to (`Counts<CounterId>`).
+#[derive(Default)]
+struct Counts<T> {
+    arrivals: T,
+    transfers: T,
+    delivered: T,
+    delay_sum: T,
+    delay_max: T,
+    /// Per priority class 0..3: measured cells delivered and their worst delay.
+    delivered_p: [T; 4],
+    delay_max_p: [T; 4],
+}
+
 struct Counters {
-    arrivals: CounterId,
+    cells: Counts<CounterId>,
     drops: CounterId,
-    transfers: CounterId,
-    delivered: CounterId,
-    delay_sum: CounterId,
-    delay_max: CounterId,
     delay_p99: CounterId,
     throughput_ppm: CounterId,
     voq_peak: CounterId,
-    /// Per priority class 0..3: measured cells delivered and their worst delay.
-    delivered_p: [CounterId; 4],
-    delay_max_p: [CounterId; 4],
 }
 
 /// The block.
@@ -167,6 +174,9 @@ pub struct VoqSwitch {
     queues: Vec<VecDeque<Cell>>,
     /// Per level and input, the outputs whose VOQ is non-empty (bit o), at `l * 64 + i`.
     nonempty: Vec<u64>,
+    /// The same seen from the outputs: per level and output, the inputs whose VOQ for it is
+    /// non-empty (bit i), at `l * 64 + o`.
+    nonempty_col: Vec<u64>,
     per_input: Vec<u32>,
     total: u32,
     peak: u32,
@@ -236,6 +246,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
             .collect::<Result<_, _>>()?,
         queues: (0..levels * n * n).map(|_| VecDeque::new()).collect(),
         nonempty: vec![0; levels * MAX_SWITCH_PORTS],
+        nonempty_col: vec![0; levels * MAX_SWITCH_PORTS],
         per_input: vec![0; n],
         total: 0,
         peak: 0,
@@ -244,18 +255,29 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         hist: vec![0; DELAY_BINS],
         measured: 0,
         window_transfers: 0,
-        c: Counters {
-            arrivals: b.counter("arrivals"),
-            drops: b.counter("drops"),
-            transfers: b.counter("transfers"),
-            delivered: b.counter("delivered"),
-            delay_sum: b.counter("delay_sum"),
-            delay_max: b.counter("delay_max"),
-            delay_p99: b.counter("delay_p99"),
-            throughput_ppm: b.counter("throughput_ppm"),
-            voq_peak: b.counter("voq_peak"),
-            delivered_p: [0, 1, 2, 3].map(|k| b.counter(&format!("delivered_p{k}"))),
-            delay_max_p: [0, 1, 2, 3].map(|k| b.counter(&format!("delay_max_p{k}"))),
+        c: {
+            // Registered in the order the counters have always been listed.
+            let (arrivals, drops) = (b.counter("arrivals"), b.counter("drops"));
+            let (transfers, delivered) = (b.counter("transfers"), b.counter("delivered"));
+            let (delay_sum, delay_max) = (b.counter("delay_sum"), b.counter("delay_max"));
+            let (delay_p99, throughput_ppm) = (b.counter("delay_p99"), b.counter("throughput_ppm"));
+            let voq_peak = b.counter("voq_peak");
+            let cells = Counts {
+                arrivals,
+                transfers,
+                delivered,
+                delay_sum,
+                delay_max,
+                delivered_p: [0, 1, 2, 3].map(|k| b.counter(&format!("delivered_p{k}"))),
+                delay_max_p: [0, 1, 2, 3].map(|k| b.counter(&format!("delay_max_p{k}"))),
+            };
+            Counters {
+                cells,
+                drops,
+                delay_p99,
+                throughput_ppm,
+                voq_peak,
+            }
         },
         voq_total: b.output("voq_total")?,
         matches: b.output("matches")?,
@@ -278,12 +300,12 @@ impl VoqSwitch {
         }
     }
 
-    fn arrive(&mut self, ctx: &mut Ctx<'_>, i: usize, cell: Cell) {
-        ctx.count(self.c.arrivals, 1);
+    /// A cell arriving at input i joins its VOQ, or is dropped; whether it joined.
+    fn arrive(&mut self, ctx: &mut Ctx<'_>, i: usize, cell: Cell) -> bool {
         let o = cell.dst as usize;
         if o >= self.n || cell.src as usize != i {
             ctx.violation(format!("cell {cell:?} on input {i} of a {}-port switch", self.n));
-            return;
+            return false;
         }
         let l = (cell.prio as usize).min(self.levels - 1);
         let q = self.queue_of(l, i, o);
@@ -297,11 +319,12 @@ impl VoqSwitch {
         };
         if !admitted {
             ctx.count(self.c.drops, 1);
-            return;
+            return false;
         }
         self.queues[q].push_back(cell);
         if !self.fifo {
             self.nonempty[l * MAX_SWITCH_PORTS + i] |= 1 << o;
+            self.nonempty_col[l * MAX_SWITCH_PORTS + o] |= 1 << i;
         }
         self.per_input[i] += 1;
         self.total += 1;
@@ -309,10 +332,12 @@ impl VoqSwitch {
             self.peak = self.total;
             ctx.set_counter(self.c.voq_peak, self.peak as u64);
         }
+        true
     }
 
-    fn deliver(&mut self, ctx: &mut Ctx<'_>, cell: &Cell, now: Cycle) {
-        ctx.count(self.c.transfers, 1);
+    /// Accounts a cell crossing the crossbar at `now` into this tick's tally.
+    #[inline]
+    fn deliver(&mut self, t: &mut Counts<u64>, cell: &Cell, now: Cycle) {
         if now >= self.warmup {
             // Throughput counts departures in the window, whenever the cell was born: under
             // saturation the queues hold cells for thousands of slots.
@@ -324,15 +349,37 @@ impl VoqSwitch {
         let d = now - cell.born;
         self.measured += 1;
         self.hist[(d as usize).min(DELAY_BINS - 1)] += 1;
-        ctx.count(self.c.delivered, 1);
-        ctx.count(self.c.delay_sum, d);
-        if d > ctx.counter(self.c.delay_max) {
-            ctx.set_counter(self.c.delay_max, d);
-        }
+        t.delivered += 1;
+        t.delay_sum += d;
+        t.delay_max = t.delay_max.max(d);
         let k = (cell.prio & 3) as usize;
-        ctx.count(self.c.delivered_p[k], 1);
-        if d > ctx.counter(self.c.delay_max_p[k]) {
-            ctx.set_counter(self.c.delay_max_p[k], d);
+        t.delivered_p[k] += 1;
+        t.delay_max_p[k] = t.delay_max_p[k].max(d);
+    }
+
+    /// Adds a tick's tally to the counters (once per tick rather than once per cell).
+    fn flush(&self, ctx: &mut Ctx<'_>, t: &Counts<u64>) {
+        let c = &self.c.cells;
+        ctx.count(c.arrivals, t.arrivals);
+        if t.transfers == 0 {
+            return;
+        }
+        ctx.count(c.transfers, t.transfers);
+        if t.delivered == 0 {
+            return;
+        }
+        ctx.count(c.delivered, t.delivered);
+        ctx.count(c.delay_sum, t.delay_sum);
+        if t.delay_max > ctx.counter(c.delay_max) {
+            ctx.set_counter(c.delay_max, t.delay_max);
+        }
+        for k in 0..4 {
+            if t.delivered_p[k] > 0 {
+                ctx.count(c.delivered_p[k], t.delivered_p[k]);
+                if t.delay_max_p[k] > ctx.counter(c.delay_max_p[k]) {
+                    ctx.set_counter(c.delay_max_p[k], t.delay_max_p[k]);
+                }
+            }
         }
     }
 }
@@ -340,26 +387,38 @@ impl VoqSwitch {
 impl Component for VoqSwitch {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
+        let mut t = Counts::<u64>::default();
+        // Inputs whose queued cells changed this slot (their `depth_in` is driven at the end).
+        let mut touched = 0u64;
         for i in 0..self.n {
-            if let Some(cell) = self.input[i].pop() {
-                self.arrive(ctx, i, cell);
+            // Copied from the stream's buffer, then popped: moving the popped `Option<Cell>`
+            // instead went through stack temporaries whose reloads stalled (W1's profile).
+            let Some(cell) = self.input[i].peek().map(|c| *c) else {
+                continue;
+            };
+            self.input[i].pop();
+            t.arrivals += 1;
+            if self.arrive(ctx, i, cell) {
+                touched |= 1 << i;
             }
         }
+        self.m.clear();
         if self.total > 0 {
             // Requests: non-empty VOQs towards outputs that can take a cell this slot.
             let mut room = 0u64;
-            for o in 0..self.n {
-                if self.out[o].can_push() {
+            for (o, out) in self.out.iter().enumerate() {
+                if out.can_push() {
                     room |= 1 << o;
                 }
             }
             // Strict priority: the top level allocates first, each lower level among the inputs
             // and outputs still free.
-            self.m.clear();
             let mut free_out = room;
+            let mut free_in = all_ports(self.n);
             for l in (0..self.levels).rev() {
+                let mut any = 0;
                 for i in 0..self.n {
-                    self.req.req[i] = if self.m.out_of[i].is_some() {
+                    let r = if free_in & 1 << i == 0 {
                         0
                     } else if self.fifo {
                         self.queues[self.queue_of(l, i, 0)]
@@ -368,9 +427,22 @@ impl Component for VoqSwitch {
                     } else {
                         self.nonempty[l * MAX_SWITCH_PORTS + i] & free_out
                     };
+                    self.req.req[i] = r;
+                    any |= r;
                 }
-                if self.req.req[..self.n].iter().all(|&r| r == 0) {
+                if any == 0 {
                     continue;
+                }
+                if self.fifo {
+                    self.req.fill_columns();
+                } else {
+                    for o in 0..self.n {
+                        self.req.col[o] = if free_out & 1 << o == 0 {
+                            0
+                        } else {
+                            self.nonempty_col[l * MAX_SWITCH_PORTS + o] & free_in
+                        };
+                    }
                 }
                 self.alloc[l].allocate(&self.req, ctx.rng(), &mut self.m_level);
                 for i in 0..self.n {
@@ -378,26 +450,35 @@ impl Component for VoqSwitch {
                     let o = o as usize;
                     self.m.set(i, o);
                     free_out &= !(1 << o);
+                    free_in &= !(1 << i);
+                    touched |= 1 << i;
+                    if l == 0 {
+                        // An allocator's pointers move only for the ports it matched.
+                        self.aptr[i].update(UInt::wrap(self.alloc[0].accept_ptr(i) as u64));
+                        self.gptr[o].update(UInt::wrap(self.alloc[0].grant_ptr(o) as u64));
+                    }
                     let q = self.queue_of(l, i, o);
-                    let cell = self.queues[q].pop_front().expect("requested queue is non-empty");
+                    let cell = *self.queues[q].front().expect("requested queue is non-empty");
+                    self.queues[q].pop_front();
                     if !self.fifo && self.queues[q].is_empty() {
                         self.nonempty[l * MAX_SWITCH_PORTS + i] &= !(1 << o);
+                        self.nonempty_col[l * MAX_SWITCH_PORTS + o] &= !(1 << i);
                     }
                     self.per_input[i] -= 1;
                     self.total -= 1;
-                    self.deliver(ctx, &cell, now);
+                    t.transfers += 1;
+                    self.deliver(&mut t, &cell, now);
                     self.out[o].push(cell);
                 }
             }
-        } else {
-            self.m.clear();
         }
+        self.flush(ctx, &t);
         self.matches.update(UInt::wrap(self.m.size as u64));
         self.voq_total.update(UInt::wrap(self.total as u64));
-        for i in 0..self.n {
+        while touched != 0 {
+            let i = touched.trailing_zeros() as usize;
+            touched &= touched - 1;
             self.depth_in[i].update(UInt::wrap(self.per_input[i] as u64));
-            self.aptr[i].update(UInt::wrap(self.alloc[0].accept_ptr(i) as u64));
-            self.gptr[i].update(UInt::wrap(self.alloc[0].grant_ptr(i) as u64));
         }
         // One more slot after the last transfer, to show `matches` back at 0.
         Wake::next_cycle_if(self.total > 0 || self.m.size > 0)
