@@ -49,9 +49,11 @@
 //! side takes every frame as it arrives and the buffers stay empty.
 //!
 //! **Dispatch** is push, not polling: a ready segment goes to its LG as soon as the LG's slot
-//! FIFO input has room (and, for AW+W, a W OST entry is free); otherwise it waits in its LG's
-//! queue here and is pushed the cycle room appears. Among LGs that can take one, the oldest
-//! segment goes first. ITLV per segment: `hash` (default) lg = splitmix64 mix of (txn, burst,
+//! FIFO input has room (and, for AW+W, a W OST entry is free); otherwise it waits in one of its
+//! LG's two queues here — AW+W bursts, and AR/R/B flits, so that a B never waits behind a write
+//! that waits for a W OST entry, which only Bs free (with one queue, all-to-all traffic
+//! deadlocked: every chip's OST full, every B stuck) — and is pushed the cycle room appears.
+//! Among the queues that can push, the oldest segment goes first. ITLV per segment: `hash` (default) lg = splitmix64 mix of (txn, burst,
 //! qp) mod num_lg; `round_robin` (a chip-level counter, for debugging: it phase-locks); `qp`
 //! (one LG per QP). Flits (AR, R, B) hash their flit number.
 //!
@@ -380,7 +382,10 @@ pub struct Paxi {
     r_bufs_sig: Out<u16>,
     r_beat_sig: Out<u8>,
     r_sent_sig: Out<u8>,
-    /// Per LG: (ready cycle, chip-wide segment number, segment), in (ready, number) order.
+    /// Per LG k, two queues: `2k` AW+W bursts (which wait for a W OST entry), `2k + 1` AR, R
+    /// and B flits (which never do: the AR, R and B buffers are PAXI's own, and a B must not
+    /// wait behind a write that waits for a B). Entries (ready cycle, chip-wide segment number,
+    /// segment), in (ready, number) order.
     queues: Vec<VecDeque<(Cycle, u64, Segment)>>,
     /// Segments created so far (their order).
     seq: u64,
@@ -571,7 +576,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         r_bufs_sig: b.output("r_bufs")?,
         r_beat_sig: b.output("r_beat")?,
         r_sent_sig: b.output("r_sent")?,
-        queues: (0..p.num_lg).map(|_| VecDeque::new()).collect(),
+        queues: (0..2 * p.num_lg as usize).map(|_| VecDeque::new()).collect(),
         seq: 0,
         flits: 0,
         txns: BTreeMap::new(),
@@ -630,7 +635,8 @@ impl Paxi {
     /// Queues `seg` on its LG in (ready, age) order: a frame paced for later must not hold back
     /// another one that is ready now (no head-of-line blocking).
     fn enqueue(&mut self, ready: Cycle, seg: Segment) {
-        let q = &mut self.queues[seg.lg as usize];
+        let flit = usize::from(seg.paxi.kind != FlitKind::WData);
+        let q = &mut self.queues[2 * seg.lg as usize + flit];
         let at = q.partition_point(|&(r, n, _)| (r, n) <= (ready, self.seq));
         q.insert(at, (ready, self.seq, seg));
         self.seq += 1;
@@ -1095,19 +1101,21 @@ impl Component for Paxi {
         loop {
             let w_room = !self.w_free.is_empty();
             let mut best: Option<(u64, usize)> = None;
-            for k in 0..self.queues.len() {
+            for qi in 0..self.queues.len() {
+                let k = qi / 2;
                 if pushed & (1 << k) != 0 || !self.seg_out[k].can_push() {
                     continue;
                 }
-                if let Some(&(ready, seq, s)) = self.queues[k].front() {
+                if let Some(&(ready, seq, s)) = self.queues[qi].front() {
                     let ok = w_room || s.paxi.kind != FlitKind::WData;
                     if ok && ready <= now && best.is_none_or(|(b, _)| seq < b) {
-                        best = Some((seq, k));
+                        best = Some((seq, qi));
                     }
                 }
             }
-            let Some((_, k)) = best else { break };
-            let (_, _, mut seg) = self.queues[k].pop_front().expect("front");
+            let Some((_, qi)) = best else { break };
+            let k = qi / 2;
+            let (_, _, mut seg) = self.queues[qi].pop_front().expect("front");
             if seg.paxi.kind == FlitKind::WData {
                 let i = self.w_free.pop().expect("room checked");
                 seg.paxi.ost = i;
@@ -1125,8 +1133,9 @@ impl Component for Paxi {
         }
         let w_room = !self.w_free.is_empty();
         let mut next = Cycle::MAX;
-        for k in 0..self.queues.len() {
-            if let Some(&(ready, _, s)) = self.queues[k].front() {
+        for qi in 0..self.queues.len() {
+            let k = qi / 2;
+            if let Some(&(ready, _, s)) = self.queues[qi].front() {
                 if ready > now {
                     next = next.min(ready);
                 } else if (w_room || s.paxi.kind != FlitKind::WData)
