@@ -263,7 +263,18 @@ fn sum(sim: &Sim, glob: &str) -> u64 {
 /// The always-on monitors of a system run (DESIGN.md §5): every transaction completed exactly
 /// once, no slot leaked, every CBFC credit home, no reordering on a lossless network, and the run
 /// finished its work.
-fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expects_fatal: bool) -> Vec<CheckResult> {
+/// Failures a testbench says it expects (by an `expect` on their counter), so the monitors let
+/// them pass.
+#[derive(Clone, Copy)]
+struct Expected {
+    /// QP fatal (`diag_max_retry_hit`).
+    fatal: bool,
+    /// Multicast timeouts (`mul_timeouts`).
+    mul_timeout: bool,
+}
+
+fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expected: Expected) -> Vec<CheckResult> {
+    let expects_fatal = expected.fatal;
     let Some(info) = &el.system else { return Vec::new() };
     let mut v = Vec::new();
     let mut check = |name: &str, passed: bool, expected: String, actual: String| {
@@ -325,6 +336,34 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expects_fatal: bool) ->
             format!("{}; {}", fatal.join("; "), lost_txns.join("; "))
         },
     );
+    // TYPE2 has no retransmission: a multicast burst whose group did not answer in full by the
+    // multicast timeout is lost, and the run fails unless the testbench expects it.
+    let timeouts: Vec<String> = sim
+        .counters()
+        .filter(|(n, v)| n.ends_with(".paxi.mul_timeouts") && *v > 0)
+        .map(|(n, v)| {
+            format!(
+                "{}: {v} multicast burst(s) timed out",
+                n.trim_end_matches(".mul_timeouts")
+            )
+        })
+        .collect();
+    if !timeouts.is_empty() || sum(sim, "*.cdma.multicasts") > 0 {
+        check(
+            "multicast timeouts (a group member never answered)",
+            timeouts.is_empty() || expected.mul_timeout,
+            if expected.mul_timeout {
+                "as the testbench expects".into()
+            } else {
+                "none".into()
+            },
+            if timeouts.is_empty() {
+                "none".into()
+            } else {
+                timeouts.join("; ")
+            },
+        );
+    }
     if quiescent {
         let slots = sum(sim, "*.tx.slots_in_use");
         check(
@@ -342,12 +381,15 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expects_fatal: bool) ->
         );
     }
     // Delivered at the AXI side: write data at the completers' slaves, read data back at the
-    // requesters (PAXI counts whole frames the RX accepted in PSN order).
+    // requesters (PAXI counts whole frames the RX accepted in PSN order); a multicast write's
+    // bytes once per group member.
     let (sent, delivered) = (
-        sum(sim, "*.cdma.bytes"),
-        sum(sim, "*.paxi.wdata_bytes_in") + sum(sim, "*.paxi.rdata_bytes_in"),
+        sum(sim, "*.cdma.bytes")
+            .saturating_sub(sum(sim, "*.cdma.multicast_bytes"))
+            .saturating_add(sum(sim, "*.paxi.mul_copy_bytes")),
+        sum(sim, "*.paxi.wdata_bytes_in") + sum(sim, "*.paxi.rdata_bytes_in") + sum(sim, "*.paxi.mul_bytes_in"),
     );
-    let lost = sum(sim, "*.paxi.bytes_failed");
+    let lost = sum(sim, "*.paxi.bytes_failed").saturating_add(sum(sim, "*.paxi.mul_copy_bytes_failed"));
     check(
         "scoreboard: every byte delivered exactly once, in PSN order",
         if lost == 0 {
@@ -903,11 +945,16 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
             .map(|e| evaluate(e, &sim, &el, end, &flow_reports))
             .collect();
     if error.is_none() {
-        let expects_fatal =
+        let expects = |what: &str| {
             l.tb.expect
                 .iter()
-                .any(|e| e.counter.as_deref().is_some_and(|c| c.contains("diag_max_retry_hit")));
-        checks.extend(monitors(&sim, &el, sim.is_quiescent(), expects_fatal));
+                .any(|e| e.counter.as_deref().is_some_and(|c| c.contains(what)))
+        };
+        let expected = Expected {
+            fatal: expects("diag_max_retry_hit"),
+            mul_timeout: expects("mul_timeouts"),
+        };
+        checks.extend(monitors(&sim, &el, sim.is_quiescent(), expected));
     }
     let error_text = error.map(|e| e.to_string());
     if let Some(e) = &error_text {

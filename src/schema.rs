@@ -254,7 +254,8 @@ pub struct Topology {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Flow {
-    /// `flow` (src → dst), `all_to_all`, `incast` (srcs → dst), `permutation`.
+    /// `flow` (src → dst), `all_to_all`, `incast` (srcs → dst), `permutation`, `multicast`
+    /// (each src → its `group`).
     #[serde(default = "flow_kind")]
     pub pattern: String,
     /// Source chip(s).
@@ -284,6 +285,10 @@ pub struct Flow {
     pub op: String,
     /// With `op: mixed`: the share of transactions that are reads, 0..=1 (default 0.5).
     pub read_ratio: Option<f64>,
+    /// With `pattern: multicast`: the member chips of the group each source writes to (TYPE2:
+    /// one copy to every member, replicated by the switches or the chips' MACs on the way).
+    #[serde(default)]
+    pub group: Vec<u32>,
 }
 
 fn write_op() -> String {

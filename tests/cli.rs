@@ -135,6 +135,16 @@ fn bad_traffic_cdma_out_of_range() {
 }
 
 #[test]
+fn bad_multicast_traffic_names_the_field() {
+    assert_bad(
+        "traffic_multicast_member_src.yaml",
+        "8:28",
+        &["chip 2 multicasts to a group it is in"],
+    );
+    assert_bad("traffic_multicast_read.yaml", "11:7", &["a multicast is a write"]);
+}
+
+#[test]
 fn bad_traffic_dst_out_of_range() {
     assert_bad("traffic_dst_range.yaml", "13:7", &["dst chip 7 out of range 0..2"]);
 }

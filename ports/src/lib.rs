@@ -38,7 +38,7 @@ pub use frame::{
     VLAN_TAG_BYTES,
 };
 pub use link::{Ecn, MacAddr, Tos, TrafficClass, VlanTag};
-pub use msg::{ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Segment, Txn, TxnOp};
+pub use msg::{mcast_group, ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Segment, Txn, TxnOp, MCAST_BIT};
 pub use paxi::{FlitKind, PackedEntry, PaxiFlit, MAX_PACKED};
 pub use psn::Psn;
 pub use qp::{QpId, VcBank};

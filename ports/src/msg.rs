@@ -28,13 +28,27 @@ pub type ChipId = u16;
 /// A link group index within a chip (0..num_link_groups ≤ 8).
 pub type LgId = u8;
 
+/// The top bit of a destination marks a multicast group address (TYPE2): `MCAST_BIT | g` names
+/// group g (0..32 768). Chip ids stay below 4096, so the two never meet; the switches and the
+/// chips' routers look the group up in their multicast tables.
+pub const MCAST_BIT: ChipId = 0x8000;
+
+/// The multicast group a destination names, if it is a group address.
+pub const fn mcast_group(dst: ChipId) -> Option<u16> {
+    if dst & MCAST_BIT != 0 {
+        Some(dst & !MCAST_BIT)
+    } else {
+        None
+    }
+}
+
 /// An AXI write transaction from a CDMA engine.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Txn {
     /// Chip-unique transaction id.
     pub id: u64,
-    /// Destination chip.
+    /// Destination chip, or a multicast group address ([`MCAST_BIT`] | group).
     pub dst: ChipId,
     /// Bytes to write.
     pub bytes: u64,
@@ -58,6 +72,9 @@ pub enum TxnOp {
     Write,
     /// AR requests to `dst`; the R data it returns completes it.
     Read,
+    /// A multicast write (RC Link TYPE2) to the group `dst` names ([`MCAST_BIT`] | group): one
+    /// copy of each burst to every member; the B of the slowest member completes it.
+    Multicast,
 }
 
 impl Trace for Txn {

@@ -45,7 +45,9 @@ impl FlitKind {
     }
 }
 
-/// One packed AR or B entry: bits 0..8 the OST index, bits 8..21 the burst bytes (AR; 0 for B).
+/// One packed AR or B entry: bits 0..8 the OST index, bits 8..21 the burst bytes (AR; 0 for B),
+/// bit 21 set on a B that answers a multicast burst (its index is the requester's MUL OST entry,
+/// not a W OST entry).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PackedEntry(u32);
 
@@ -54,6 +56,14 @@ impl PackedEntry {
     /// truncated, as the register would (callers check the MPS first).
     pub const fn new(ost: u8, bytes: u32) -> PackedEntry {
         PackedEntry(ost as u32 | (bytes & 0x1FFF) << 8)
+    }
+    /// A B entry answering multicast OST entry `ost`.
+    pub const fn mul_b(ost: u8) -> PackedEntry {
+        PackedEntry(ost as u32 | 1 << 21)
+    }
+    /// A B for a multicast burst.
+    pub const fn is_mul(self) -> bool {
+        self.0 & 1 << 21 != 0
     }
     /// The OST index.
     pub const fn ost(self) -> u8 {
@@ -122,6 +132,10 @@ mod tests {
         // 13 bits hold 4096 (0x1000) but not 8192: the register keeps the low bits.
         assert_eq!(PackedEntry::new(1, 8192).bytes(), 0);
         assert_eq!(PackedEntry::new(7, 0).bytes(), 0);
+        // The multicast flag is its own bit: neither the index nor the length sees it.
+        let m = PackedEntry::mul_b(15);
+        assert_eq!((m.ost(), m.bytes(), m.is_mul()), (15, 0, true));
+        assert!(!PackedEntry::new(255, 4096).is_mul());
     }
 
     #[test]

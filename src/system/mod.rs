@@ -92,7 +92,7 @@ mod traffic;
 
 use assembly::make;
 use faults::fault_rules;
-use topology::{edges, node_name, parse_node, routes};
+use topology::{edges, mcast_trees, node_name, parse_node, routes};
 use traffic::expand_traffic;
 
 /// Memory a transaction costs at elaboration and in the PAXI (its parameters, its record and
@@ -207,7 +207,23 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
     let route = routes(total, n, &edge_list, &per_chip);
 
     // Traffic → per chip transactions and flows.
-    let pairs = expand_traffic(l, s, n, seed)?;
+    let (pairs, groups) = expand_traffic(l, s, n, seed)?;
+    // Multicast: every group's tree, per node; and the member lists the sources' PAXI and TX
+    // need (their B count and CBFC ledgers). Nothing is added to a system without multicast.
+    let trees = mcast_trees(&groups, &route, &per_chip);
+    let members_v = Value::Sequence(
+        groups
+            .iter()
+            .map(|(_, m)| Value::Sequence(m.iter().map(|&c| Value::from(c as u64)).collect()))
+            .collect(),
+    );
+    let with_groups = |v: &Value| {
+        if groups.is_empty() {
+            v.clone()
+        } else {
+            set(v, "groups", members_v.clone())
+        }
+    };
     check_traffic_budget(l, &pairs, get_u64(&chip.paxi, "mps").unwrap_or(1344))?;
     let mut txns: Vec<Vec<Value>> = vec![Vec::new(); n as usize];
     let mut local_flows = vec![0u16; n as usize];
@@ -229,14 +245,20 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
                     ),
                 )
             })?;
+            let multicast = hwsim_ports::mcast_group(dst);
             flows.push(FlowInfo {
-                name: format!("chip{src}->chip{dst} cdma{cdma}"),
+                name: match multicast {
+                    Some(g) => format!("chip{src}->group{g} cdma{cdma}"),
+                    None => format!("chip{src}->chip{dst} cdma{cdma}"),
+                },
                 src,
                 local,
             });
             for i in 0..f.transactions {
                 let mut m = yaml::Mapping::new();
-                if f.is_read(i) {
+                if multicast.is_some() {
+                    m.insert("op".into(), "multicast".into());
+                } else if f.is_read(i) {
                     m.insert("op".into(), "read".into());
                 }
                 m.insert("at".into(), f.start.into());
@@ -258,16 +280,20 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
     let mac_credits = get_u64(&chip.tx, "mac_credits").unwrap_or(1);
     let mac = set(&chip.mac, "credits", mac_credits);
 
+    // PFC mode (the switches run PFC): the chips send PFC from their PAXI RX watermarks rather
+    // than holding CBFC credits (the seed's TX_PFC_REQ_O serves one mode or the other).
+    let switch_cfg = yaml::merge(defaults.get("switch").unwrap_or(&Value::Null), &s.switch);
+    let pfc_mode = nsw > 0 && switch_cfg.get("pfc").and_then(Value::as_bool).unwrap_or(false);
     for c in 0..n {
         let p = format!("chip{c}");
         let mut cdma = yaml::Mapping::new();
         cdma.insert("txns".into(), Value::Sequence(txns[c as usize].clone()));
         make(&blocks, l, &mut nl, &format!("{p}.cdma"), "cdma", &Value::Mapping(cdma))?;
-        let paxi = set(
+        let paxi = with_groups(&set(
             &set(&set(&chip.paxi, "chip", c as u64), "num_lg", nlg as u64),
             "flows",
             local_flows[c as usize].max(1) as u64,
-        );
+        ));
         make(&blocks, l, &mut nl, &format!("{p}.paxi"), "paxi", &paxi)?;
         let mut router = yaml::Mapping::new();
         router.insert("chip".into(), (c as u64).into());
@@ -282,6 +308,24 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
                     .collect(),
             ),
         );
+        if !groups.is_empty() {
+            let table = trees[c as usize]
+                .iter()
+                .map(|h| {
+                    let mut m = yaml::Mapping::new();
+                    m.insert("local".into(), h.local.into());
+                    m.insert(
+                        "edges".into(),
+                        Value::Sequence(h.edges.iter().map(|&e| Value::from(e as u64)).collect()),
+                    );
+                    Value::Mapping(m)
+                })
+                .collect();
+            router.insert("mcast".into(), Value::Sequence(table));
+        }
+        if pfc_mode {
+            router.insert("pfc".into(), true.into());
+        }
         make(
             &blocks,
             l,
@@ -315,11 +359,11 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             let g = format!("{p}.lg{k}");
             // Credits per destination on the waves: every chip's, up to 64 (a signal each per
             // LG; a larger fabric would spend more on them than on the model).
-            let tx = set(
+            let tx = with_groups(&set(
                 &set(&set(&chip.tx, "chip", c as u64), "lg", k as u64),
                 "view_dsts",
                 (n as u64).min(64),
-            );
+            ));
             make(&blocks, l, &mut nl, &format!("{g}.tx"), "rclink_tx", &tx)?;
             make(&blocks, l, &mut nl, &format!("{g}.mac"), "mac_tx", &mac)?;
             make(&blocks, l, &mut nl, &format!("{g}.rxcap"), "rx_cap", &chip.rx_cap)?;
@@ -346,7 +390,13 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
                 (format!("{p}.router.lg{k}_rx"), format!("{g}.rxcap.in")),
                 (format!("{g}.rxcap.out"), format!("{g}.rx.data")),
                 (format!("{g}.rx.deliver"), format!("{p}.paxi.rx{k}")),
-                (format!("{p}.paxi.rx_pause"), format!("{g}.rx.pause")),
+                // The PAXI RX watermark signal: CBFC mode holds every LG's credit returns, PFC
+                // mode has the router send PFC (one connection, at LG 0's turn).
+                if pfc_mode {
+                    (format!("{p}.paxi.rx_pause"), format!("{p}.router.pause"))
+                } else {
+                    (format!("{p}.paxi.rx_pause"), format!("{g}.rx.pause"))
+                },
                 (format!("{g}.rx.ctrl"), format!("{p}.router.lg{k}_ctrl")),
                 (format!("{g}.rx.credit"), format!("{p}.router.lg{k}_cr")),
                 (format!("{p}.router.lg{k}_ack"), format!("{g}.tx.ctrl")),
@@ -355,6 +405,9 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
                 (format!("{g}.rxcap.wire_total"), format!("{p}.rx_monitor.b{k}")),
             ];
             for (a, b) in conns {
+                if k > 0 && b.ends_with(".router.pause") {
+                    continue;
+                }
                 nl.connect(&a, &b, None).map_err(|e| elab_error(l, e))?;
             }
         }
@@ -363,7 +416,6 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
     // Switches: one `l2_switch` each, a port per edge, routes by destination chip: one port, or
     // the equal-cost ports the switch spreads flows over (ECMP, hashed with the switch's index
     // as salt so that two levels do not pick alike).
-    let switch_cfg = yaml::merge(defaults.get("switch").unwrap_or(&Value::Null), &s.switch);
     for j in 0..nsw {
         let node = (n + j) as usize;
         let routes_v = Value::Sequence(
@@ -376,7 +428,7 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
                 })
                 .collect(),
         );
-        let params = set(
+        let mut params = set(
             &set(
                 &set(&switch_cfg, "ports", per_chip[node].len() as u64),
                 "routes",
@@ -385,9 +437,15 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             "ecmp_salt",
             j as u64,
         );
+        if !groups.is_empty() {
+            let table = trees[node]
+                .iter()
+                .map(|h| Value::Sequence(h.edges.iter().map(|&e| Value::from(e as u64)).collect()))
+                .collect();
+            params = set(&params, "mcast", Value::Sequence(table));
+        }
         make(&blocks, l, &mut nl, &format!("sw{j}"), "l2_switch", &params)?;
     }
-    let pfc_mode = nsw > 0 && switch_cfg.get("pfc").and_then(Value::as_bool).unwrap_or(false);
     // A node's ports: a chip's router edges, a switch's ports.
     let port = |x: u16, e: usize, cls: &str| {
         if x < n {
@@ -429,13 +487,11 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
                 nl.connect(&format!("{path}.{port_out}"), &port(y, ey, cls_in), None)
                     .map_err(|e| elab_error(l, e))?;
             }
-            // PFC mode: the switches' PAUSE frames cross the same edge; chips and switches both
-            // honour them (a chip does not send PFC: its RX buffer watermarks are not modelled).
+            // PFC mode: PAUSE frames cross the same edge; chips and switches both send them
+            // (a chip from its PAXI RX watermarks) and both honour them.
             if pfc_mode {
-                if x >= n {
-                    nl.connect(&port(x, ex, "pfc_out"), &format!("{path}.pfc_in"), None)
-                        .map_err(|e| elab_error(l, e))?;
-                }
+                nl.connect(&port(x, ex, "pfc_out"), &format!("{path}.pfc_in"), None)
+                    .map_err(|e| elab_error(l, e))?;
                 nl.connect(&format!("{path}.pfc_out"), &port(y, ey, "pfc_in"), None)
                     .map_err(|e| elab_error(l, e))?;
             }

@@ -238,3 +238,44 @@ pub(super) fn routes(total: u16, chips: u16, e: &[(u16, u16)], per_chip: &[Vec<(
     }
     r
 }
+
+/// One node's share of a multicast tree: whether it is a member (the copy is delivered here)
+/// and the edges (in the node's edge order) a copy leaves on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct McastHop {
+    pub local: bool,
+    pub edges: Vec<u32>,
+}
+
+/// The multicast trees, per node and group: for each group (source, members), the union of the
+/// unicast paths from the source to every member (the first equal-cost next hop at each node,
+/// so the tree is the one unicast routing would take, and no edge carries a group's frame
+/// twice). Each node of a path forwards on its edge of the path; each member delivers locally.
+pub(super) fn mcast_trees(
+    groups: &[(u16, Vec<u16>)],
+    route: &[Vec<Vec<u32>>],
+    per_chip: &[Vec<(u16, usize)>],
+) -> Vec<Vec<McastHop>> {
+    let mut t = vec![vec![McastHop::default(); groups.len()]; per_chip.len()];
+    for (g, (src, members)) in groups.iter().enumerate() {
+        for &m in members {
+            let mut x = *src;
+            // A shortest path has fewer hops than nodes; the bound only guards the loop.
+            for _ in 0..per_chip.len() {
+                if x == m {
+                    break;
+                }
+                let Some(&e) = route[x as usize][m as usize].first() else {
+                    break;
+                };
+                let hop = &mut t[x as usize][g];
+                if !hop.edges.contains(&e) {
+                    hop.edges.push(e);
+                }
+                x = per_chip[x as usize][e as usize].0;
+            }
+            t[m as usize][g].local = true;
+        }
+    }
+    t
+}

@@ -1,19 +1,20 @@
-//! Traffic expansion: the testbench's patterns (flow, incast, all_to_all, permutation) into
-//! (source, destination, flow) pairs.
+//! Traffic expansion: the testbench's patterns (flow, incast, all_to_all, permutation,
+//! multicast) into (source, destination, flow) pairs; a multicast source's destination is the
+//! group address (`MCAST_BIT | g`) of its group, listed in `groups` as (source, members).
 
-use hwsim_ports::QpId;
+use hwsim_ports::{QpId, MCAST_BIT};
 
 use crate::schema::{Flow, System};
 use crate::testbench::Loaded;
 use crate::yaml::InputError;
 
-pub(super) fn expand_traffic<'a>(
-    l: &Loaded,
-    s: &'a System,
-    n: u16,
-    seed: u64,
-) -> Result<Vec<(u16, u16, &'a Flow)>, InputError> {
+/// Traffic: (source, destination, flow) pairs, and the multicast groups by id (source,
+/// members).
+pub(super) type Expanded<'a> = (Vec<(u16, u16, &'a Flow)>, Vec<(u16, Vec<u16>)>);
+
+pub(super) fn expand_traffic<'a>(l: &Loaded, s: &'a System, n: u16, seed: u64) -> Result<Expanded<'a>, InputError> {
     let mut pairs = Vec::new();
+    let mut groups: Vec<(u16, Vec<u16>)> = Vec::new();
     for (i, f) in s.traffic.iter().enumerate() {
         let at = |field: &str, msg: String| flow_error(l, i, field, msg);
         // A flow of nothing would pass every check without a byte on the wire.
@@ -56,6 +57,18 @@ pub(super) fn expand_traffic<'a>(
             return Err(at(
                 "bandwidth",
                 format!("traffic: bandwidth {b:?} B/ns out of range 0.001..=1000000"),
+            ));
+        }
+        if f.pattern != "multicast" && !f.group.is_empty() {
+            return Err(at(
+                "group",
+                "traffic: `group` applies to `pattern: multicast` only".into(),
+            ));
+        }
+        if f.pattern == "multicast" && f.op != "write" {
+            return Err(at(
+                "op",
+                "traffic: a multicast is a write (TYPE2 carries no reads)".into(),
             ));
         }
         match (f.op.as_str(), f.read_ratio) {
@@ -125,10 +138,50 @@ pub(super) fn expand_traffic<'a>(
                     pairs.push((a as u16, b, f));
                 }
             }
+            "multicast" => {
+                if f.src.is_empty() {
+                    return Err(at("pattern", "traffic: `src` is required".into()));
+                }
+                if f.dst.is_some() {
+                    return Err(at("dst", "traffic: a multicast names its `group`, not a `dst`".into()));
+                }
+                if f.group.is_empty() {
+                    return Err(at(
+                        "group",
+                        "traffic: a multicast needs a `group` of member chips".into(),
+                    ));
+                }
+                let mut members = Vec::with_capacity(f.group.len());
+                for &m in &f.group {
+                    let m = check(m, "group")?;
+                    if members.contains(&m) {
+                        return Err(at("group", format!("traffic: chip {m} is in the group twice")));
+                    }
+                    members.push(m);
+                }
+                for &c in &f.src {
+                    let c = check(c, "src")?;
+                    if members.contains(&c) {
+                        return Err(at("src", format!("traffic: chip {c} multicasts to a group it is in")));
+                    }
+                    // One group id per (source, members): its tree is rooted at the source.
+                    let g = match groups.iter().position(|(s, m)| *s == c && *m == members) {
+                        Some(g) => g,
+                        None => {
+                            groups.push((c, members.clone()));
+                            groups.len() - 1
+                        }
+                    };
+                    if g >= MCAST_BIT as usize {
+                        return Err(at("group", "traffic: more than 32768 multicast groups".into()));
+                    }
+                    pairs.push((c, MCAST_BIT | g as u16, f));
+                }
+            }
             other => {
                 return Err(at(
                     "pattern",
-                    format!("unknown traffic pattern `{other}` (flow, incast, all_to_all, permutation)"),
+                    format!("unknown traffic pattern `{other}` (flow, incast, all_to_all, permutation, multicast)"),
                 ));
             }
         }
@@ -142,7 +195,7 @@ pub(super) fn expand_traffic<'a>(
             l.error_at("system", "system testbench has no traffic")
         });
     }
-    Ok(pairs)
+    Ok((pairs, groups))
 }
 
 /// An error about `field` of the `index`-th flow of `traffic:`, at that flow's own place.

@@ -8,7 +8,8 @@
 //! ```
 //! Transactions are issued in start order; one per cycle at most; when the PAXI input is full
 //! they wait (back-pressure). Ids are chip-unique, in issue order. Counters: `txns`, `bytes`
-//! (written or read), `reads` (transactions that are reads).
+//! (written or read; a multicast write's bytes once, not per member), `reads` (transactions that
+//! are reads), `multicasts` (multicast writes) and `multicast_bytes` (their bytes, once).
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, PortDecl, StreamOut, Wake};
 use hwsim_ports::{ChipId, Txn, TxnOp};
@@ -20,7 +21,7 @@ use serde::{Deserialize, Serialize};
 pub struct TxnSpec {
     /// Start cycle.
     pub at: u64,
-    /// Destination chip.
+    /// Destination chip, or a multicast group address (`0x8000 | group`, with `op: multicast`).
     pub dst: ChipId,
     /// Bytes.
     pub bytes: u64,
@@ -30,7 +31,7 @@ pub struct TxnSpec {
     pub flow: u16,
     /// Injection bandwidth, bytes/ns (0 = unpaced).
     pub bandwidth: f64,
-    /// `write` (default) or `read`.
+    /// `write` (default), `read` or `multicast`.
     pub op: TxnOp,
 }
 
@@ -60,6 +61,8 @@ pub struct Cdma {
     c_txns: CounterId,
     c_bytes: CounterId,
     c_reads: CounterId,
+    c_multicasts: CounterId,
+    c_mul_bytes: CounterId,
 }
 
 /// Binds ports.
@@ -91,6 +94,8 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         c_txns: b.counter("txns"),
         c_bytes: b.counter("bytes"),
         c_reads: b.counter("reads"),
+        c_multicasts: b.counter("multicasts"),
+        c_mul_bytes: b.counter("multicast_bytes"),
     }))
 }
 
@@ -110,8 +115,13 @@ impl Component for Cdma {
                 });
                 ctx.count(self.c_txns, 1);
                 ctx.count(self.c_bytes, t.bytes);
-                if t.op == TxnOp::Read {
-                    ctx.count(self.c_reads, 1);
+                match t.op {
+                    TxnOp::Read => ctx.count(self.c_reads, 1),
+                    TxnOp::Multicast => {
+                        ctx.count(self.c_multicasts, 1);
+                        ctx.count(self.c_mul_bytes, t.bytes);
+                    }
+                    TxnOp::Write => {}
                 }
                 self.next += 1;
             }

@@ -5,8 +5,8 @@
 //! ```text
 //!   txn : stream<Txn> ==>+--------------------------+==> seg{k} : stream<Segment>   (k = 0..num_lg)
 //!                        |  PAXI core               |<== done{k} : stream<FrameDone> (ACKed frames)
-//!   rx{k} : stream  ====>|  requester  |  completer |--> ost, r_ost : u16 (W / R OST in use)
-//!     <DataFrame>        |  W/R OST    |  AXI slave |--> ar_fill, b_fill : u8 (packing buffers)
+//!   rx{k} : stream  ====>|  requester  |  completer |--> ost, r_ost, mul_ost : u16 (OST in use)
+//!     <DataFrame>        |W/R/MUL OST  |  AXI slave |--> ar_fill, b_fill : u8 (packing buffers)
 //!   (frames delivered    |  AR packer  |  R buffers |--> r_bufs : u16, r_beat, r_sent : u8
 //!    by LG k's RX)       |             |  B packer  |
 //!                        +--------------------------+
@@ -23,11 +23,20 @@
 //!   (`r_ost`, ≤ 256) and goes as an AR entry (index, length) into the AR packing buffer; the
 //!   packed flit (up to 16 AR, [`paxi_pack`](super::paxi_pack)) becomes a segment ready
 //!   `tx_latency` later. The burst is done when its R data returns; the entry is freed then.
+//! - Multicast (TYPE2, seed 002 «多播写请求流程»; `op: multicast`, `dst` = `MCAST_BIT | g`):
+//!   burst i is ready like a write's; it takes a MUL OST entry (`mul_ost`, 16: «TYPE2 OST»)
+//!   when pushed to its LG and goes as one `Mul` segment, which the RC Link TX sends as a TYPE2
+//!   frame (no slot, no Go-Back-N). Every member of `groups[g]` answers with a B (flagged as a
+//!   multicast B); the burst is done at the last one, so its latency is the slowest member's
+//!   («B 响应延迟 = max»). A burst not answered in full `mul_timeout` cycles after it left
+//!   (0x03d0_9000 = 64 M by default) is given up and its transaction counted lost
+//!   (`mul_timeouts`; TYPE2 resends nothing); a B after that is stale.
 //! - A transaction completes when its last burst is done; its latency is from issue.
 //!
 //! **Completer** (the AXI slave side of the frames `rx{k}` delivers, whole and in PSN order):
 //! - AW+W: the burst's bytes reach the slave; its B is ready `slave_latency` later and goes into
-//!   the B packing buffer (up to 16 B per flit) for the requester.
+//!   the B packing buffer (up to 16 B per flit) for the requester. A multicast copy (`Mul`)
+//!   likewise, always (TYPE2 has no ACK to complete it), with its B flagged multicast.
 //! - AR flit: each AR gets an R buffer (`r_bufs` of them, «R: OST 个空间»; ARs beyond wait in
 //!   order). From `slave_latency` after the AR's arrival, the slave returns read data in beats of
 //!   `beat_bytes`, `slave_bytes_per_cycle` per cycle, one beat per read in turn (interleaved, as
@@ -43,7 +52,8 @@
 //! (`rx_req_frames` 32, `rx_rsp_frames` 32, `rx_mul_frames` 8, `rx_rtt_frames` 25); at the
 //! high watermark N + 1 RTT its bit of `rx_pause` goes up, and at the low watermark
 //! (`rx_xon_frames`, default N) down. The system connects `rx_pause` to every LG's RX, which
-//! holds its CBFC credit returns while it is up, so the senders stop as their credits run out.
+//! holds its CBFC credit returns while it is up, so the senders stop as their credits run out
+//! (in PFC mode: to the router, which sends PFC XOFF / XON).
 //! A buffer at capacity takes no more: frames wait in the RX (`rx{k}` left unread;
 //! `rx_*_held_back` counts the cycles). With `rx_axi_bytes_per_cycle` 0 (the default) the AXI
 //! side takes every frame as it arrives and the buffers stay empty.
@@ -73,22 +83,32 @@
 //! R at this chip's AXI side), `ar_in`, `r_frames_sent`, `r_out_of_order` (R frames sent while
 //! an earlier AR's data was still being read), `r_bufs_peak`, `rsp_frames_acked`; the packing
 //! buffers' `ar_*` and `b_*` (`entries`, `flits`, `flush_wm`, `flush_da_vc`, `flush_timeout`,
-//! `flush_length`, `max_entries`); the RX VC buffers' `rx_{req,rsp,mul}_peak` (frames),
+//! `flush_length`, `max_entries`); multicast `multicasts_done`, `mul_lat_sum`, `mul_lat_max`,
+//! `mul_timeouts`, `mul_ost_peak`, `mul_b_received`, `mul_copy_bytes` (bytes × members issued),
+//! `mul_copy_bytes_failed` (bytes × members not answered, at a timeout), and at a member
+//! `mul_bytes_in`; the RX VC buffers' `rx_{req,rsp,mul}_peak` (frames),
 //! `_xoff` (times back-pressure went up), `_paused_cycles`, `_held_back`; per flow f: `flow{f}_txns`, `flow{f}_bytes`,
 //! `flow{f}_lat_sum`, `flow{f}_lat_max`, `flow{f}_first`, `flow{f}_last`.
 //!
 //! **Deviations**: the AXI slave is a latency and a bandwidth (no memory model); a write's B
 //! leaves `slave_latency` after its data arrives. The AR and B entry sizes (16 B, 8 B) are
 //! hwsim's (the seed gives none). An R or B flit lost to a fatal QP leaves its transaction
-//! waiting (the run ends with work pending and the QP fatal reported). Back-pressure is CBFC
-//! only (PFC mode's XOFF from a chip is not modelled) and holds all of an LG's credit returns
-//! (see `rclink_rx`). TYPE2 multicast and CBFC per VC are not modelled yet.
+//! waiting (the run ends with work pending and the QP fatal reported). In CBFC mode the
+//! back-pressure holds all of an LG's credit returns (see `rclink_rx`); in PFC mode the system
+//! wires `rx_pause` to the chip's router instead, which sends XOFF / XON for the REQ data
+//! priority to its neighbours (see `router`), whichever buffer crossed its watermark. A multicast B is one B entry with a flag bit (the seed gives no B
+//! format for it). The MUL channel's weight against REQ/RSP (0x0100 vs 0x0008) is the RC Link
+//! TX's MUL VC weight (`rclink_tx.vc_weights[4]`), not a PAXI arbiter: here the oldest ready
+//! segment of any queue goes first. CBFC on the ACK+CNP VC is not modelled (control messages
+//! bypass CBFC).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use hwsim_hw::rng::splitmix64;
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
-use hwsim_ports::{ChipId, DataFrame, FlitKind, FrameDone, PackedEntry, PaxiFlit, QpId, Segment, Txn, TxnOp};
+use hwsim_ports::{
+    mcast_group, ChipId, DataFrame, FlitKind, FrameDone, PackedEntry, PaxiFlit, QpId, Segment, Txn, TxnOp,
+};
 use serde::{Deserialize, Serialize};
 
 use super::paxi_pack::{self, PackCounters, Packer};
@@ -161,6 +181,15 @@ pub struct Params {
     /// independent: «每个通道独立握手»); 0 (default) = the AXI side takes every frame the cycle
     /// it arrives, so the buffers never fill.
     pub rx_axi_bytes_per_cycle: u32,
+    /// Multicast groups (TYPE2), by group id: each group's member chips. The system builder
+    /// fills it from the traffic; a multicast transaction names its group as
+    /// `MCAST_BIT | group`.
+    pub groups: Vec<Vec<ChipId>>,
+    /// MUL OST: multicast bursts outstanding chip-wide, 1..=256 (seed 002: TYPE2 OST 16).
+    pub mul_ost: u32,
+    /// Multicast timeout, cycles (seed 002 «多播超时»: 0x03d0_9000 = 64 000 000): a burst whose
+    /// group has not answered in full by then is given up and its transaction reported lost.
+    pub mul_timeout: u64,
 }
 
 impl Default for Params {
@@ -191,9 +220,15 @@ impl Default for Params {
             rx_rtt_frames: 25,
             rx_xon_frames: None,
             rx_axi_bytes_per_cycle: 0,
+            groups: Vec::new(),
+            mul_ost: 16,
+            mul_timeout: MUL_TIMEOUT,
         }
     }
 }
+
+/// The seed's multicast timeout, cycles (0x03d0_9000).
+pub const MUL_TIMEOUT: u64 = 0x03d0_9000;
 
 /// Port list.
 pub fn ports(p: &Params) -> Vec<PortDecl> {
@@ -215,6 +250,9 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     }
     v.push(PortDecl::output::<u16>("ost").doc("W OST entries in use"));
     v.push(PortDecl::output::<u16>("r_ost").doc("R OST entries in use"));
+    v.push(
+        PortDecl::output::<u16>("mul_ost").doc("MUL OST entries in use (multicast bursts awaiting their group's B)"),
+    );
     v.push(PortDecl::output::<u8>("ar_fill").doc("AR entries held in the AR packing buffer"));
     v.push(PortDecl::output::<u8>("b_fill").doc("B entries held in the B packing buffer"));
     v.push(PortDecl::output::<u16>("r_bufs").doc("R buffers being filled (completer)"));
@@ -298,6 +336,18 @@ struct REntry {
     bytes: u32,
 }
 
+/// A MUL OST entry: a multicast burst waiting for the B of every member of its group.
+#[derive(Clone, Copy)]
+struct MEntry {
+    txn: u64,
+    seq: u32,
+    bytes: u32,
+    /// Members whose B has not come back.
+    left: u32,
+    /// The cycle it is given up at (`mul_timeout` after it left).
+    deadline: Cycle,
+}
+
 /// A read burst waiting for an R OST entry.
 struct ReadBurst {
     ready: Cycle,
@@ -366,6 +416,15 @@ struct Counters {
     r_ooo: CounterId,
     r_bufs_peak: CounterId,
     rsp_acked: CounterId,
+    mul_done: CounterId,
+    mul_lat_sum: CounterId,
+    mul_lat_max: CounterId,
+    mul_timeouts: CounterId,
+    mul_ost_peak: CounterId,
+    mul_b: CounterId,
+    mul_in: CounterId,
+    mul_copy: CounterId,
+    mul_copy_failed: CounterId,
 }
 
 /// The block.
@@ -377,15 +436,17 @@ pub struct Paxi {
     rx_in: Vec<StreamIn<DataFrame>>,
     ost_sig: Out<u16>,
     r_ost_sig: Out<u16>,
+    mul_ost_sig: Out<u16>,
     ar_fill_sig: Out<u8>,
     b_fill_sig: Out<u8>,
     r_bufs_sig: Out<u16>,
     r_beat_sig: Out<u8>,
     r_sent_sig: Out<u8>,
-    /// Per LG k, two queues: `2k` AW+W bursts (which wait for a W OST entry), `2k + 1` AR, R
-    /// and B flits (which never do: the AR, R and B buffers are PAXI's own, and a B must not
-    /// wait behind a write that waits for a B). Entries (ready cycle, chip-wide segment number,
-    /// segment), in (ready, number) order.
+    /// Per LG k, three queues: `3k` AW+W bursts (which wait for a W OST entry), `3k + 1` AR,
+    /// R and B flits (which never do: the AR, R and B buffers are PAXI's own, and a B must not
+    /// wait behind a write that waits for a B), `3k + 2` multicast bursts (which wait for a
+    /// MUL OST entry). Entries (ready cycle, chip-wide segment number, segment), in (ready,
+    /// number) order.
     queues: Vec<VecDeque<(Cycle, u64, Segment)>>,
     /// Segments created so far (their order).
     seq: u64,
@@ -399,6 +460,9 @@ pub struct Paxi {
     /// R OST table by index and its free indices.
     r_tab: Vec<Option<REntry>>,
     r_free: Vec<u8>,
+    /// MUL OST table by index and its free indices.
+    m_tab: Vec<Option<MEntry>>,
+    m_free: Vec<u8>,
     /// Read bursts in issue order, waiting for their ready cycle and an R OST entry.
     reads: VecDeque<ReadBurst>,
     /// AR flits in flight: their entries, so a flit lost to a fatal QP fails its reads.
@@ -407,8 +471,8 @@ pub struct Paxi {
     b_pack: Packer,
     ar_c: PackCounters,
     b_c: PackCounters,
-    /// Completer: B responses (due, requester, qp, W OST index), due order.
-    b_due: VecDeque<(Cycle, ChipId, QpId, u8)>,
+    /// Completer: B responses (due, requester, qp, the B entry), due order.
+    b_due: VecDeque<(Cycle, ChipId, QpId, PackedEntry)>,
     /// Completer: reads being filled (at most `r_bufs`, arrival order) and those waiting.
     r_jobs: Vec<RJob>,
     r_wait: VecDeque<RJob>,
@@ -435,6 +499,21 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     }
     if p.r_ost == 0 || p.r_ost > 256 {
         return Err(format!("r_ost {} out of range 1..=256 (an 8-bit index)", p.r_ost));
+    }
+    if p.mul_ost == 0 || p.mul_ost > 256 {
+        return Err(format!("mul_ost {} out of range 1..=256 (an 8-bit index)", p.mul_ost));
+    }
+    if p.mul_timeout == 0 || p.mul_timeout > 1 << 40 {
+        return Err(format!("mul_timeout = {}: must be in 1..=2^40 cycles", p.mul_timeout));
+    }
+    if p.groups.len() > 1 << 15 {
+        return Err(format!(
+            "groups: {} groups, at most 32768 (a 15-bit group id)",
+            p.groups.len()
+        ));
+    }
+    if let Some(g) = p.groups.iter().position(|g| g.is_empty()) {
+        return Err(format!("groups[{g}]: a group needs at least one member"));
     }
     if p.tx_latency > 1_000_000 {
         return Err(format!("tx_latency = {}: must be in 0..=1000000 ns", p.tx_latency));
@@ -563,6 +642,15 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         r_ooo: b.counter("r_out_of_order"),
         r_bufs_peak: b.counter("r_bufs_peak"),
         rsp_acked: b.counter("rsp_frames_acked"),
+        mul_done: b.counter("multicasts_done"),
+        mul_lat_sum: b.counter("mul_lat_sum"),
+        mul_lat_max: b.counter("mul_lat_max"),
+        mul_timeouts: b.counter("mul_timeouts"),
+        mul_ost_peak: b.counter("mul_ost_peak"),
+        mul_b: b.counter("mul_b_received"),
+        mul_in: b.counter("mul_bytes_in"),
+        mul_copy: b.counter("mul_copy_bytes"),
+        mul_copy_failed: b.counter("mul_copy_bytes_failed"),
     };
     Ok(Box::new(Paxi {
         txn_in: b.stream_in("txn")?,
@@ -571,12 +659,13 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         rx_in,
         ost_sig: b.output("ost")?,
         r_ost_sig: b.output("r_ost")?,
+        mul_ost_sig: b.output("mul_ost")?,
         ar_fill_sig: b.output("ar_fill")?,
         b_fill_sig: b.output("b_fill")?,
         r_bufs_sig: b.output("r_bufs")?,
         r_beat_sig: b.output("r_beat")?,
         r_sent_sig: b.output("r_sent")?,
-        queues: (0..2 * p.num_lg as usize).map(|_| VecDeque::new()).collect(),
+        queues: (0..3 * p.num_lg as usize).map(|_| VecDeque::new()).collect(),
         seq: 0,
         flits: 0,
         txns: BTreeMap::new(),
@@ -586,6 +675,8 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         w_index: HashMap::with_capacity(p.w_ost as usize),
         r_tab: vec![None; p.r_ost as usize],
         r_free: (0..p.r_ost).rev().map(|i| i as u8).collect(),
+        m_tab: vec![None; p.mul_ost as usize],
+        m_free: (0..p.mul_ost).rev().map(|i| i as u8).collect(),
         reads: VecDeque::new(),
         ar_flits: BTreeMap::new(),
         ar_pack,
@@ -635,8 +726,12 @@ impl Paxi {
     /// Queues `seg` on its LG in (ready, age) order: a frame paced for later must not hold back
     /// another one that is ready now (no head-of-line blocking).
     fn enqueue(&mut self, ready: Cycle, seg: Segment) {
-        let flit = usize::from(seg.paxi.kind != FlitKind::WData);
-        let q = &mut self.queues[2 * seg.lg as usize + flit];
+        let class = match seg.paxi.kind {
+            FlitKind::WData => 0,
+            FlitKind::Mul => 2,
+            _ => 1,
+        };
+        let q = &mut self.queues[3 * seg.lg as usize + class];
         let at = q.partition_point(|&(r, n, _)| (r, n) <= (ready, self.seq));
         q.insert(at, (ready, self.seq, seg));
         self.seq += 1;
@@ -666,9 +761,23 @@ impl Paxi {
         if t.id & FLIT_BIT != 0 {
             return Err(format!("transaction id {} out of range (below 2^63)", t.id));
         }
+        let members = match (t.op, mcast_group(t.dst)) {
+            (TxnOp::Multicast, Some(g)) => match self.p.groups.get(g as usize) {
+                Some(m) => m.len() as u64,
+                None => return Err(format!("transaction {}: multicast group {g} is not in `groups`", t.id)),
+            },
+            (TxnOp::Multicast, None) => {
+                return Err(format!(
+                    "transaction {}: a multicast to chip {}, not to a group address",
+                    t.id, t.dst
+                ))
+            }
+            (_, Some(g)) => return Err(format!("transaction {}: a {:?} to multicast group {g}", t.id, t.op)),
+            _ => 0,
+        };
         let mps = self.p.mps as u64;
         let bursts = t.bytes.div_ceil(mps).max(1);
-        let pipeline = if t.op == TxnOp::Write { self.p.tx_latency } else { 0 };
+        let pipeline = if t.op == TxnOp::Read { 0 } else { self.p.tx_latency };
         for i in 0..bursts {
             let bytes = (t.bytes - i * mps).min(mps) as u32;
             // Saturating: `bytes` is bounded only by the memory budget (`--max-memory` can be
@@ -684,8 +793,13 @@ impl Paxi {
             });
             let seq = i as u32;
             match t.op {
-                TxnOp::Write => {
+                TxnOp::Write | TxnOp::Multicast => {
                     let lg = self.lg_for(t.id, seq, qp);
+                    let kind = if t.op == TxnOp::Write {
+                        FlitKind::WData
+                    } else {
+                        FlitKind::Mul
+                    };
                     let seg = Segment {
                         txn: t.id,
                         frame_seq: seq,
@@ -693,7 +807,7 @@ impl Paxi {
                         qp,
                         bytes,
                         lg,
-                        paxi: PaxiFlit::data(FlitKind::WData, 0),
+                        paxi: PaxiFlit::data(kind, 0),
                     };
                     self.enqueue(ready, seg);
                 }
@@ -726,6 +840,7 @@ impl Paxi {
             return Err(format!("transaction id {} issued twice", t.id));
         }
         ctx.count(self.c.issued, 1);
+        ctx.count(self.c.mul_copy, t.bytes.saturating_mul(members));
         set_first(ctx, self.c.first);
         if let Some(f) = self.flows.get(t.flow as usize) {
             let first = f.first;
@@ -776,6 +891,7 @@ impl Paxi {
                 ctx.count(c.read_bytes, t.bytes);
                 (c.reads_done, c.read_lat_sum, c.read_lat_max)
             }
+            TxnOp::Multicast => (c.mul_done, c.mul_lat_sum, c.mul_lat_max),
         };
         ctx.count(n, 1);
         ctx.count(sum, lat);
@@ -841,13 +957,22 @@ impl Paxi {
     fn deliver(&mut self, ctx: &mut Ctx<'_>, f: DataFrame) {
         let now = ctx.now();
         match f.paxi.kind {
-            FlitKind::WData | FlitKind::Mul => {
+            FlitKind::WData => {
                 ctx.count(self.c.wdata_in, f.frame_bytes as u64);
                 set_first(ctx, self.c.w_in_first);
-                if self.p.b_response && f.paxi.kind == FlitKind::WData {
+                if self.p.b_response {
                     let due = now.saturating_add(self.p.slave_latency);
-                    self.b_due.push_back((due, f.src, f.qp, f.paxi.ost));
+                    self.b_due
+                        .push_back((due, f.src, f.qp, PackedEntry::new(f.paxi.ost, 0)));
                 }
+            }
+            FlitKind::Mul => {
+                // A multicast copy: no ACK exists for TYPE2, so its B is always sent (whatever
+                // `b_response` says), back to the source on the RSP side of TYPE1.
+                ctx.count(self.c.mul_in, f.frame_bytes as u64);
+                set_first(ctx, self.c.w_in_first);
+                let due = now.saturating_add(self.p.slave_latency);
+                self.b_due.push_back((due, f.src, f.qp, PackedEntry::mul_b(f.paxi.ost)));
             }
             FlitKind::Ar => {
                 set_first(ctx, self.c.ar_in_first);
@@ -890,6 +1015,10 @@ impl Paxi {
                 for e in f.paxi.packed() {
                     ctx.count(self.c.b_received, 1);
                     let i = e.ost();
+                    if e.is_mul() {
+                        self.mul_b(ctx, i);
+                        continue;
+                    }
                     match self.w_tab.get_mut(i as usize).and_then(|x| x.as_mut()) {
                         Some(w) if !w.responded => {
                             w.responded = true;
@@ -903,6 +1032,41 @@ impl Paxi {
                     }
                 }
             }
+        }
+    }
+
+    /// A member's B for MUL OST entry `i`: the last of the group completes the burst (so its
+    /// latency is the slowest member's, seed 002 «B 响应延迟 = max»).
+    fn mul_b(&mut self, ctx: &mut Ctx<'_>, i: u8) {
+        ctx.count(self.c.mul_b, 1);
+        match self.m_tab.get_mut(i as usize).and_then(|x| x.as_mut()) {
+            Some(m) if m.left > 0 => {
+                m.left -= 1;
+                if m.left == 0 {
+                    let (txn, seq) = (m.txn, m.seq);
+                    self.m_tab[i as usize] = None;
+                    self.m_free.push(i);
+                    self.burst_done(ctx, txn, seq, false);
+                }
+            }
+            // Late (its burst timed out) or never sent.
+            _ => ctx.count(self.c.b_stale, 1),
+        }
+    }
+
+    /// Multicast bursts whose group has not answered by their deadline: given up, their
+    /// transaction lost (TYPE2 has no retransmission).
+    fn mul_expire(&mut self, ctx: &mut Ctx<'_>, now: Cycle) {
+        for i in 0..self.m_tab.len() {
+            let Some(m) = self.m_tab[i] else { continue };
+            if m.deadline > now {
+                continue;
+            }
+            self.m_tab[i] = None;
+            self.m_free.push(i as u8);
+            ctx.count(self.c.mul_timeouts, 1);
+            ctx.count(self.c.mul_copy_failed, u64::from(m.bytes) * u64::from(m.left));
+            self.burst_done(ctx, m.txn, m.seq, true);
         }
     }
 
@@ -946,9 +1110,9 @@ impl Paxi {
     /// turn; full buffers out as R frames.
     fn slave(&mut self, ctx: &mut Ctx<'_>, now: Cycle) {
         while self.b_due.front().is_some_and(|&(due, ..)| due <= now) {
-            let (_, src, qp, ost) = self.b_due.pop_front().expect("front");
+            let (_, src, qp, e) = self.b_due.pop_front().expect("front");
             self.b_c.entry(ctx);
-            self.b_pack.push(now, src, qp, PackedEntry::new(ost, 0));
+            self.b_pack.push(now, src, qp, e);
         }
         self.b_pack.poll(now);
         self.take_packed(ctx, now, false);
@@ -1067,6 +1231,16 @@ impl Paxi {
         }
     }
 
+    /// Whether a segment of `kind` can take its OST entry now (AW+W: W OST; multicast: MUL
+    /// OST; flits need none).
+    fn has_ost(&self, kind: FlitKind) -> bool {
+        match kind {
+            FlitKind::WData => !self.w_free.is_empty(),
+            FlitKind::Mul => !self.m_free.is_empty(),
+            _ => true,
+        }
+    }
+
     /// When the slave next has work: a B due, a read starting, or beats to move next cycle.
     fn slave_next(&self, now: Cycle) -> Option<Cycle> {
         let b = self.b_due.front().map(|&(d, ..)| d);
@@ -1084,6 +1258,7 @@ impl Component for Paxi {
             }
         }
         self.receive(ctx, now);
+        self.mul_expire(ctx, now);
         while let Some(t) = self.txn_in.pop() {
             if let Err(e) = self.issue(ctx, t) {
                 ctx.violation(e);
@@ -1099,23 +1274,33 @@ impl Component for Paxi {
         // starve the rest.
         let mut pushed = 0u32;
         loop {
-            let w_room = !self.w_free.is_empty();
             let mut best: Option<(u64, usize)> = None;
             for qi in 0..self.queues.len() {
-                let k = qi / 2;
+                let k = qi / 3;
                 if pushed & (1 << k) != 0 || !self.seg_out[k].can_push() {
                     continue;
                 }
                 if let Some(&(ready, seq, s)) = self.queues[qi].front() {
-                    let ok = w_room || s.paxi.kind != FlitKind::WData;
-                    if ok && ready <= now && best.is_none_or(|(b, _)| seq < b) {
+                    if self.has_ost(s.paxi.kind) && ready <= now && best.is_none_or(|(b, _)| seq < b) {
                         best = Some((seq, qi));
                     }
                 }
             }
             let Some((_, qi)) = best else { break };
-            let k = qi / 2;
+            let k = qi / 3;
             let (_, _, mut seg) = self.queues[qi].pop_front().expect("front");
+            if seg.paxi.kind == FlitKind::Mul {
+                let i = self.m_free.pop().expect("room checked");
+                seg.paxi.ost = i;
+                let g = mcast_group(seg.dst).expect("checked at issue") as usize;
+                self.m_tab[i as usize] = Some(MEntry {
+                    txn: seg.txn,
+                    seq: seg.frame_seq,
+                    bytes: seg.bytes,
+                    left: self.p.groups[g].len() as u32,
+                    deadline: now.saturating_add(self.p.mul_timeout),
+                });
+            }
             if seg.paxi.kind == FlitKind::WData {
                 let i = self.w_free.pop().expect("room checked");
                 seg.paxi.ost = i;
@@ -1131,16 +1316,13 @@ impl Component for Paxi {
             pushed |= 1 << k;
             ctx.count(self.c.segments, 1);
         }
-        let w_room = !self.w_free.is_empty();
         let mut next = Cycle::MAX;
         for qi in 0..self.queues.len() {
-            let k = qi / 2;
+            let k = qi / 3;
             if let Some(&(ready, _, s)) = self.queues[qi].front() {
                 if ready > now {
                     next = next.min(ready);
-                } else if (w_room || s.paxi.kind != FlitKind::WData)
-                    && self.seg_out[k].space() > u32::from(pushed & (1 << k) != 0)
-                {
+                } else if self.has_ost(s.paxi.kind) && self.seg_out[k].space() > u32::from(pushed & (1 << k) != 0) {
                     next = next.min(now + 1);
                 }
                 // Otherwise the LG's pop or a completion (freeing OST) wakes us.
@@ -1169,6 +1351,14 @@ impl Component for Paxi {
         let r_used = (self.p.r_ost as usize - self.r_free.len()) as u16;
         if r_used != self.r_ost_sig.get() {
             self.r_ost_sig.set(r_used);
+        }
+        let m_used = (self.p.mul_ost as usize - self.m_free.len()) as u16;
+        if m_used != self.mul_ost_sig.get() {
+            self.mul_ost_sig.set(m_used);
+        }
+        set_max(ctx, self.c.mul_ost_peak, m_used as u64);
+        if let Some(d) = self.m_tab.iter().flatten().map(|m| m.deadline).min() {
+            next = next.min(d.max(now + 1));
         }
         let (af, bf) = (self.ar_pack.fill(), self.b_pack.fill());
         if af != self.ar_fill_sig.get() {

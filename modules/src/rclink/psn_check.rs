@@ -34,6 +34,12 @@
 //! All three data paths return credit («三条路径都返还 credit»): the packet used receive buffer
 //! whatever its PSN, and a path that kept it would leak credit until the sender deadlocks.
 //!
+//! **TYPE2** (a multicast copy, PAXI kind `Mul`; seed 002: TYPE2 has no Go-Back-N): no window,
+//! no check, no ACK, no CNP. Each packet's credit returns on the TYPE2 VC (`CreditMsg.vc` 4),
+//! lost ones too; the frame is delivered when its last packet arrives and none before it went
+//! missing (its packets arrive back to back from one source), otherwise it is dropped
+//! (`type2_dropped`). `type2_frames` counts the TYPE2 frames delivered.
+//!
 //! **To ACK MERGE**: one [`RxAccepted`] per arrival that accepted data packets or was answered
 //! at once (FACK, dup re-ACK): `{src, qp, epsn after the arrival, npkts accepted, immediate_ack}`.
 //!
@@ -93,11 +99,13 @@ use std::collections::{BTreeMap, VecDeque};
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{
-    cbfc_cost, ChipId, CreditCount, CreditMsg, CreditSize, DataFrame, Ecn, LgId, Psn, QpId, Rh, RxAccepted,
+    cbfc_cost, mcast_group, ChipId, CreditCount, CreditMsg, CreditSize, DataFrame, Ecn, FlitKind, LgId, Psn, QpId, Rh,
+    RxAccepted,
 };
 use serde::{Deserialize, Serialize};
 
 use super::rx_ctrl::{CtrlKind, CtrlPort, CtrlQueue, RxSource};
+use super::tx::TYPE2_VC;
 
 /// What the PSN check does with a duplicate (a PSN before EPSN).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -184,6 +192,10 @@ pub struct Checked {
     /// The frame's last packet was accepted: the whole frame is delivered (its earlier packets
     /// were accepted before it, in PSN order).
     pub delivered: bool,
+    /// A TYPE2 (multicast) frame: no PSN check, no ACK.
+    pub type2: bool,
+    /// A TYPE2 frame ended here with a packet missing: it is lost (no retransmission).
+    pub type2_broken: bool,
 }
 
 /// The PSN check core: windows, credit returns; no ports. `rclink_rx` and the `psn_check` block
@@ -199,6 +211,10 @@ pub struct PsnCheck {
     duplicate: Duplicate,
     /// Windows by (src, qp); an entry is created once per window, never per packet.
     windows: BTreeMap<(ChipId, QpId), Window>,
+    /// TYPE2 reassembly per source: the next packet index expected of the frame arriving, and
+    /// whether every packet of it so far arrived (a frame's packets arrive back to back: the
+    /// sender's MAC sends it whole and the switches forward it whole).
+    type2: BTreeMap<ChipId, (u8, bool)>,
     /// Credit returns (due cycle, message), due cycles non-decreasing; entries of the same due
     /// cycle and (dst, vc) are summed.
     credits: VecDeque<(Cycle, CreditMsg)>,
@@ -210,7 +226,9 @@ pub struct PsnCheck {
 
 /// Why a frame cannot be checked, if it cannot.
 fn malformed(f: &DataFrame, chip: ChipId, lg: LgId) -> Option<String> {
-    if f.dst != chip || f.lg != lg {
+    // A TYPE2 copy keeps its group address: the routers delivered it here as a member.
+    let member = f.paxi.kind == FlitKind::Mul && mcast_group(f.dst).is_some();
+    if (f.dst != chip && !member) || f.lg != lg {
         return Some(format!(
             "frame for chip {} lg {} reached the RX of chip {chip} lg {lg}",
             f.dst, f.lg
@@ -249,6 +267,7 @@ impl PsnCheck {
             cnp_bytes: p.cnp_bytes,
             duplicate: p.duplicate,
             windows: BTreeMap::new(),
+            type2: BTreeMap::new(),
             credits: VecDeque::with_capacity(64),
             credits_due: 0,
             last: None,
@@ -287,6 +306,9 @@ impl PsnCheck {
     pub fn receive(&mut self, now: Cycle, f: &DataFrame, ctrl: &mut CtrlQueue) -> Result<Checked, String> {
         if let Some(why) = malformed(f, self.src.chip, self.src.lg) {
             return Err(format!("{why}: {f:?}"));
+        }
+        if f.paxi.kind == FlitKind::Mul {
+            return Ok(self.receive_type2(now, f));
         }
         let key = (f.src, f.qp);
         let mut w = *self.windows.entry(key).or_default();
@@ -375,6 +397,47 @@ impl PsnCheck {
             ts: f.ts,
         });
         Ok(c)
+    }
+
+    /// A TYPE2 (multicast) frame (seed 002: «TYPE2 无 Go-Back-N 重传, 可靠性依赖 FEC»): no PSN,
+    /// no window, no ACK, no CNP. Every packet returns its credit on the TYPE2 VC; the frame
+    /// is delivered only whole — a lost packet loses the frame here (no retransmission), and
+    /// the sender's multicast timeout reports it.
+    fn receive_type2(&mut self, now: Cycle, f: &DataFrame) -> Checked {
+        let due = now + self.credit_return_delay;
+        let mut c = Checked {
+            type2: true,
+            ..Checked::default()
+        };
+        let last = f.frame_pkts() - 1;
+        let st = self.type2.entry(f.src).or_insert((0, true));
+        let mut credits = 0;
+        for i in f.first_idx..f.first_idx + f.npkts {
+            let bytes = f.pkt_bytes(i);
+            let lost = f
+                .lost
+                .checked_shr(u32::from(i - f.first_idx))
+                .is_some_and(|b| b & 1 != 0);
+            credits += cbfc_cost(bytes, self.pkt_ovhd, self.credit_size) * u32::from(bytes > 0);
+            if i == 0 {
+                *st = (0, true);
+            }
+            // A packet missing before this one breaks the frame.
+            st.1 &= i == st.0 && !lost;
+            st.0 = i.saturating_add(1);
+            if lost {
+                c.lost += 1;
+            } else {
+                c.pkts += 1;
+                c.accepted_bytes += u64::from(bytes);
+            }
+            c.delivered = i == last && st.1;
+            c.type2_broken = i == last && !st.1;
+        }
+        if credits > 0 {
+            self.add_credit(due, f.src, TYPE2_VC, credits);
+        }
+        c
     }
 
     /// The oldest credit return if it is due at `now`.
@@ -470,6 +533,8 @@ struct Counters {
     credits: CounterId,
     first_byte: CounterId,
     last_byte: CounterId,
+    type2_frames: CounterId,
+    type2_dropped: CounterId,
 }
 
 /// The PSN check's data input and credit output with its counters, shared by the standalone
@@ -508,6 +573,8 @@ impl PsnCheckIo {
                 credits: b.counter("credits_returned"),
                 first_byte: b.counter("first_byte_at"),
                 last_byte: b.counter("last_byte_at"),
+                type2_frames: b.counter("type2_frames"),
+                type2_dropped: b.counter("type2_dropped"),
             },
             credit_free: false,
         })
@@ -543,6 +610,12 @@ impl PsnCheckIo {
                 }
             };
             ctx.count(k.lost, c.lost.into());
+            if c.delivered && c.type2 {
+                ctx.count(k.type2_frames, 1);
+            }
+            if c.type2_broken {
+                ctx.count(k.type2_dropped, 1);
+            }
             ctx.count(k.rx_pkts, c.pkts.into());
             ctx.count(k.dup, c.dup.into());
             ctx.count(k.ooo, c.ooo.into());
@@ -707,6 +780,47 @@ mod tests {
         assert_eq!(c.pop_credit(1), None);
         assert_eq!(c.pop_credit(2).map(|m| (m.dst, m.vc, m.credits)), Some((3, 1, 19)));
         assert_eq!(c.credits_due(), 0);
+    }
+
+    /// Packet `i` of a TYPE2 copy of 4096 B from chip 3 to group 0, as the RX cap delivers
+    /// them (one packet per arrival), `lost` if the wire lost it.
+    fn t2_pkt(i: u8, lost: bool) -> DataFrame {
+        DataFrame {
+            dst: hwsim_ports::MCAST_BIT,
+            first_idx: i,
+            npkts: 1,
+            lost: lost as u8,
+            paxi: hwsim_ports::PaxiFlit::data(FlitKind::Mul, 9),
+            ..frame(3, 5, 0, 4096)
+        }
+    }
+
+    #[test]
+    fn core_type2_delivers_whole_copies_without_a_check_and_returns_credit_on_vc4() {
+        let (mut c, mut q) = core_with(Params::default());
+        let mut delivered = Vec::new();
+        for i in 0..4 {
+            let r = c.receive(1, &t2_pkt(i, false), &mut q).unwrap();
+            assert_eq!(r.accepted, None, "no ACK MERGE: TYPE2 is never ACKed");
+            delivered.push(r.delivered);
+        }
+        assert_eq!(delivered, [false, false, false, true], "delivered at its last packet");
+        assert!(q.is_empty(), "no ACK, NAK or CNP");
+        assert_eq!(c.epsn(3, qp(5)), psn(0), "no PSN window touched");
+        assert_eq!(c.pop_credit(2).map(|m| (m.dst, m.vc, m.credits)), Some((3, 4, 19)));
+        // A copy with its second packet lost: dropped at its end, its credits still returned.
+        let mut broken = Vec::new();
+        for i in 0..4 {
+            let r = c.receive(5, &t2_pkt(i, i == 1), &mut q).unwrap();
+            broken.push((r.delivered, r.type2_broken));
+        }
+        assert_eq!(broken, [(false, false), (false, false), (false, false), (false, true)]);
+        assert_eq!(c.pop_credit(6).map(|m| (m.vc, m.credits)), Some((4, 19)));
+        // The next copy starts afresh.
+        let r: Vec<bool> = (0..4)
+            .map(|i| c.receive(7, &t2_pkt(i, false), &mut q).unwrap().delivered)
+            .collect();
+        assert_eq!(r, [false, false, false, true]);
     }
 
     #[test]

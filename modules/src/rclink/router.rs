@@ -19,13 +19,26 @@
 //! PFC (seed 003 «PFC 模式»; wired only when the switches run PFC): an XOFF arriving on
 //! `e{e}_pfc_in` for the REQ data priority (2) stops data leaving on edge e until the XON; the
 //! blocked frames wait in their input streams, so the back-pressure reaches the MAC and the TX
-//! (control and credits are other priorities and keep flowing). The chip does not send PFC
-//! itself: its RX buffer watermarks belong to the PAXI RX buffers, not modelled yet.
-//! Counters: `data_local`, `data_forwarded`, `ctrl_msgs`, `credit_msgs`, `pfc_pauses` (XOFFs
-//! received), `pfc_paused_cycles` (edge-cycles spent paused, counted at each XON).
+//! (control and credits are other priorities and keep flowing). With `pfc` the chip sends PFC
+//! too (seed 002 «PFC 行为»; TX_PFC_REQ_O, the PAXI RX VC buffers' watermark signal that CBFC
+//! mode uses to hold credits): when `pause` (the PAXI's `rx_pause`) goes non-zero, an XOFF for
+//! the REQ data priority leaves on every edge in that cycle (one per edge stream; a full one
+//! sends it as soon as it drains), and the XON when it is back to zero. The chip names the one
+//! priority the switches pause, whichever PAXI buffer (REQ, RSP, MUL) is full.
+//! **Multicast** (TYPE2, seed 002 «多播写请求流程», «多播双重流控»: the MAC replicates): a data
+//! frame to a group address (`MCAST_BIT | g`) goes to every output of `mcast[g]`: this chip's
+//! LG (the frame's `lg`) when the chip is a member, and each edge of the group's tree. The
+//! copies leave in one cycle, when every one of those outputs can take one; until then the
+//! frame waits at its input (the replication buffer, whose occupancy the TX's multicast MAC
+//! credits bound). The same holds on a relay chip, so a group spread over a mesh gets one copy
+//! per tree edge, never two on one edge.
+//!
+//! Counters: `data_local`, `data_forwarded`, `ctrl_msgs`, `credit_msgs`, `mcast_copies` (copies
+//! beyond the first), `pfc_pauses` (XOFFs received), `pfc_paused_cycles` (edge-cycles spent
+//! paused, counted at each XON), `pfc_xoff_sent`, `pfc_xon_sent` (frames, per edge).
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, PortDecl, StreamIn, StreamOut, Value, Wake};
-use hwsim_ports::{ChipId, CreditMsg, Ctrl, DataFrame, LgId, PfcChange, PfcFrame, PfcPause};
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, In, PortDecl, StreamIn, StreamOut, Value, Wake};
+use hwsim_ports::{mcast_group, ChipId, CreditMsg, Ctrl, DataFrame, LgId, PfcChange, PfcFrame, PfcPause};
 use serde::{Deserialize, Serialize};
 
 /// Parameters.
@@ -40,6 +53,24 @@ pub struct Params {
     pub edges: u32,
     /// Next-hop edge per destination chip (index = chip id); `null` = unreachable or self.
     pub routes: Vec<Option<u32>>,
+    /// Multicast table by group id (TYPE2 frames to `MCAST_BIT | group`): whether this chip
+    /// is a member (the frame goes to its LG's RX too) and the edges a copy leaves on. The
+    /// system builder fills it from the group's source-rooted shortest-path tree.
+    pub mcast: Vec<McastRoute>,
+    /// PFC mode (the system sets it when the switches run PFC): the chip sends PFC itself, an
+    /// XOFF for the REQ data priority on every edge while its PAXI RX VC buffers are above
+    /// their high watermark (`pause`), the XON when they are back at the low one.
+    pub pfc: bool,
+}
+
+/// Where a multicast group's frames go from this chip.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McastRoute {
+    /// This chip is a member: a copy goes to the frame's LG here.
+    pub local: bool,
+    /// Edges a copy leaves on.
+    pub edges: Vec<u32>,
 }
 
 impl Default for Params {
@@ -49,6 +80,8 @@ impl Default for Params {
             num_lg: 8,
             edges: 1,
             routes: vec![None, Some(0)],
+            mcast: Vec::new(),
+            pfc: false,
         }
     }
 }
@@ -82,6 +115,18 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
                 .optional()
                 .doc("PFC frames from the neighbour on edge e (PFC mode)"),
         );
+        if p.pfc {
+            v.push(
+                PortDecl::stream_out::<PfcFrame>(&format!("e{e}_pfc_out"))
+                    .doc("PFC frames to the neighbour on edge e: this chip's XOFF / XON (PFC mode)"),
+            );
+        }
+    }
+    if p.pfc {
+        v.push(
+            PortDecl::input::<u8>("pause")
+                .doc("PAXI RX VC buffers above their high watermark (PFC mode: XOFF to the neighbours)"),
+        );
     }
     v
 }
@@ -90,10 +135,17 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
 trait Routed {
     fn dst(&self) -> ChipId;
     fn lg(&self) -> LgId;
+    /// The multicast group it is addressed to, if any (data frames only).
+    fn group(&self) -> Option<u16> {
+        None
+    }
 }
 impl Routed for DataFrame {
     fn dst(&self) -> ChipId {
         self.dst
+    }
+    fn group(&self) -> Option<u16> {
+        mcast_group(self.dst)
     }
     fn lg(&self) -> LgId {
         self.lg
@@ -123,6 +175,8 @@ struct Class<T: Value + Routed> {
     used: Vec<bool>,
     /// Outputs closed by a PFC pause (edges of the data class only).
     paused: Vec<bool>,
+    /// Scratch: the outputs of the message being moved (more than one for a multicast copy).
+    targets: Vec<usize>,
 }
 
 /// Outcome of one pass over a class.
@@ -131,12 +185,46 @@ struct Pass {
     local: u64,
     forwarded: u64,
     moved: u64,
+    /// Extra copies made of multicast frames (one message out to n outputs: n − 1).
+    copies: u64,
     more: bool,
     problem: Option<String>,
 }
 
 impl<T: Value + Routed> Class<T> {
-    fn target(&self, m: &T, me: ChipId, num_lg: usize, routes: &[Option<u32>]) -> Result<usize, String> {
+    /// Every output `m` goes to, into `out`: one, or for a multicast frame the group's table
+    /// entry (this chip's LG if a member, and the tree's edges).
+    fn targets(
+        m: &T,
+        me: ChipId,
+        num_lg: usize,
+        routes: &[Option<u32>],
+        mcast: &[McastRoute],
+        out: &mut Vec<usize>,
+    ) -> Result<(), String> {
+        out.clear();
+        let Some(g) = m.group() else {
+            out.push(Self::target(m, me, num_lg, routes)?);
+            return Ok(());
+        };
+        let Some(r) = mcast.get(g as usize) else {
+            return Err(format!("multicast group {g} is not in this chip's table: {m:?}"));
+        };
+        if r.local {
+            let k = m.lg() as usize;
+            if k >= num_lg {
+                return Err(format!("message for LG {k}, chip has {num_lg}: {m:?}"));
+            }
+            out.push(k);
+        }
+        out.extend(r.edges.iter().map(|&e| num_lg + e as usize));
+        if out.is_empty() {
+            return Err(format!("multicast group {g} has no way on from chip {me}: {m:?}"));
+        }
+        Ok(())
+    }
+
+    fn target(m: &T, me: ChipId, num_lg: usize, routes: &[Option<u32>]) -> Result<usize, String> {
         if m.dst() == me {
             let k = m.lg() as usize;
             if k >= num_lg {
@@ -151,13 +239,14 @@ impl<T: Value + Routed> Class<T> {
         }
     }
 
-    fn pass(&mut self, now: u64, me: ChipId, num_lg: usize, routes: &[Option<u32>]) -> Pass {
+    fn pass(&mut self, now: u64, me: ChipId, num_lg: usize, routes: &[Option<u32>], mcast: &[McastRoute]) -> Pass {
         let mut r = Pass::default();
         self.used.iter_mut().for_each(|u| *u = false);
         let n = self.inputs.len();
         if n == 0 {
             return r;
         }
+        let mut t = std::mem::take(&mut self.targets);
         // Rotate the service order with time, so every input gets first pick in turn.
         let start = (now % n as u64) as usize;
         for i in 0..n {
@@ -165,36 +254,42 @@ impl<T: Value + Routed> Class<T> {
             let Some(head) = self.inputs[ii].peek().map(|m| m.clone()) else {
                 continue;
             };
-            let o = match self.target(&head, me, num_lg, routes) {
-                Ok(o) => o,
-                Err(e) => {
-                    r.problem.get_or_insert(e);
-                    continue;
-                }
-            };
-            if !self.used[o] && !self.paused[o] && self.outputs[o].can_push() {
-                let m = self.inputs[ii].pop().expect("peeked");
-                self.outputs[o].push(m);
-                self.used[o] = true;
-                r.moved += 1;
-                if o < num_lg {
-                    r.local += 1;
-                } else {
-                    r.forwarded += 1;
-                }
+            if let Err(e) = Self::targets(&head, me, num_lg, routes, mcast, &mut t) {
+                r.problem.get_or_insert(e);
+                continue;
             }
-        }
-        // More to do next cycle if some input still holds a message whose output will have room.
-        for inp in &self.inputs {
-            if let Some(m) = inp.peek() {
-                if let Ok(o) = self.target(&*m, me, num_lg, routes) {
-                    let room = self.outputs[o].space() as usize;
-                    if !self.paused[o] && room > usize::from(self.used[o]) {
-                        r.more = true;
+            // A multicast frame's copies leave together, when every output of its tree can
+            // take one (the MAC's replication buffer holds it until then).
+            if t.iter()
+                .all(|&o| !self.used[o] && !self.paused[o] && self.outputs[o].can_push())
+            {
+                let m = self.inputs[ii].pop().expect("peeked");
+                for &o in &t {
+                    self.outputs[o].push(m.clone());
+                    self.used[o] = true;
+                    if o < num_lg {
+                        r.local += 1;
+                    } else {
+                        r.forwarded += 1;
                     }
                 }
+                r.moved += 1;
+                r.copies += t.len() as u64 - 1;
             }
         }
+        // More to do next cycle if some input still holds a message whose outputs will have
+        // room.
+        for inp in &self.inputs {
+            if let Some(m) = inp.peek() {
+                if Self::targets(&*m, me, num_lg, routes, mcast, &mut t).is_ok()
+                    && t.iter()
+                        .all(|&o| !self.paused[o] && self.outputs[o].space() as usize > usize::from(self.used[o]))
+                {
+                    r.more = true;
+                }
+            }
+        }
+        self.targets = t;
         r
     }
 }
@@ -204,17 +299,27 @@ pub struct Router {
     chip: ChipId,
     num_lg: usize,
     routes: Vec<Option<u32>>,
+    mcast: Vec<McastRoute>,
     data: Class<DataFrame>,
     ctrl: Class<Ctrl>,
     credit: Class<CreditMsg>,
     pfc_in: Vec<StreamIn<PfcFrame>>,
     pauses: Vec<PfcPause>,
+    /// PFC mode: the PAXI's back-pressure, the PFC frames out, the state last announced
+    /// (XOFF in force) and, per edge, a frame still to send (its stream was full).
+    pause_in: Option<In<u8>>,
+    pfc_out: Vec<StreamOut<PfcFrame>>,
+    xoff: bool,
+    pfc_pending: Vec<Option<bool>>,
+    c_xoff_sent: CounterId,
+    c_xon_sent: CounterId,
     c_pauses: CounterId,
     c_paused: CounterId,
     c_local: CounterId,
     c_fwd: CounterId,
     c_ctrl: CounterId,
     c_credit: CounterId,
+    c_copies: CounterId,
 }
 
 /// Refuses parameters out of range (before the ports are declared: their number grows with
@@ -229,6 +334,14 @@ pub fn check(p: &Params) -> Result<(), String> {
     if let Some(bad) = p.routes.iter().flatten().find(|&&e| e >= p.edges) {
         return Err(format!("route to edge {bad}, but the chip has {} edges", p.edges));
     }
+    if p.mcast.len() > 1 << 15 {
+        return Err(format!("mcast: {} groups, at most 32768", p.mcast.len()));
+    }
+    for (g, r) in p.mcast.iter().enumerate() {
+        if let Some(bad) = r.edges.iter().find(|&&e| e >= p.edges) {
+            return Err(format!("mcast[{g}]: edge {bad}, but the chip has {} edges", p.edges));
+        }
+    }
     Ok(())
 }
 
@@ -240,18 +353,21 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         outputs: vec![],
         used: vec![],
         paused: vec![],
+        targets: Vec::new(),
     };
     let mut ctrl = Class {
         inputs: vec![],
         outputs: vec![],
         used: vec![],
         paused: vec![],
+        targets: Vec::new(),
     };
     let mut credit = Class {
         inputs: vec![],
         outputs: vec![],
         used: vec![],
         paused: vec![],
+        targets: Vec::new(),
     };
     for k in 0..p.num_lg {
         data.inputs.push(b.stream_in(&format!("lg{k}_tx"))?);
@@ -262,8 +378,12 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         credit.outputs.push(b.stream_out(&format!("lg{k}_credit"))?);
     }
     let mut pfc_in = Vec::new();
+    let mut pfc_out = Vec::new();
     for e in 0..p.edges {
         pfc_in.push(b.stream_in(&format!("e{e}_pfc_in"))?);
+        if p.pfc {
+            pfc_out.push(b.stream_out(&format!("e{e}_pfc_out"))?);
+        }
         data.inputs.push(b.stream_in(&format!("e{e}_req_in"))?);
         ctrl.inputs.push(b.stream_in(&format!("e{e}_rsp_in"))?);
         credit.inputs.push(b.stream_in(&format!("e{e}_cr_in"))?);
@@ -282,17 +402,25 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         chip: p.chip,
         num_lg: p.num_lg as usize,
         routes: p.routes.clone(),
+        mcast: p.mcast.clone(),
         data,
         ctrl,
         credit,
         pfc_in,
         pauses: vec![PfcPause::default(); p.edges as usize],
+        pause_in: if p.pfc { Some(b.input("pause")?) } else { None },
+        pfc_pending: vec![None; pfc_out.len()],
+        pfc_out,
+        xoff: false,
+        c_xoff_sent: b.counter("pfc_xoff_sent"),
+        c_xon_sent: b.counter("pfc_xon_sent"),
         c_pauses: b.counter("pfc_pauses"),
         c_paused: b.counter("pfc_paused_cycles"),
         c_local: b.counter("data_local"),
         c_fwd: b.counter("data_forwarded"),
         c_ctrl: b.counter("ctrl_msgs"),
         c_credit: b.counter("credit_msgs"),
+        c_copies: b.counter("mcast_copies"),
     }))
 }
 
@@ -310,17 +438,43 @@ impl Component for Router {
                 self.data.paused[self.num_lg + e] = self.pauses[e].is_paused();
             }
         }
-        let d = self.data.pass(now, self.chip, self.num_lg, &self.routes);
-        let c = self.ctrl.pass(now, self.chip, self.num_lg, &self.routes);
-        let r = self.credit.pass(now, self.chip, self.num_lg, &self.routes);
+        // PFC mode: the PAXI RX VC buffers crossed a watermark: XOFF / XON to every neighbour.
+        let mut pfc_more = false;
+        if let Some(p) = &self.pause_in {
+            let want = p.get() != 0;
+            if want != self.xoff {
+                self.xoff = want;
+                self.pfc_pending.iter_mut().for_each(|x| *x = Some(want));
+            }
+            for (e, out) in self.pfc_out.iter().enumerate() {
+                let Some(pause) = self.pfc_pending[e] else { continue };
+                if out.can_push() {
+                    out.push(PfcFrame {
+                        prio_mask: 1 << PfcFrame::REQ_DATA_PRIO,
+                        pause,
+                    });
+                    self.pfc_pending[e] = None;
+                    ctx.count(if pause { self.c_xoff_sent } else { self.c_xon_sent }, 1);
+                } else {
+                    // A full stream wakes us when it drains.
+                    pfc_more |= out.space() > 0;
+                }
+            }
+        }
+        let d = self.data.pass(now, self.chip, self.num_lg, &self.routes, &self.mcast);
+        let c = self.ctrl.pass(now, self.chip, self.num_lg, &self.routes, &[]);
+        let r = self.credit.pass(now, self.chip, self.num_lg, &self.routes, &[]);
         ctx.count(self.c_local, d.local);
         ctx.count(self.c_fwd, d.forwarded);
+        if d.copies > 0 {
+            ctx.count(self.c_copies, d.copies);
+        }
         ctx.count(self.c_ctrl, c.moved);
         ctx.count(self.c_credit, r.moved);
         if let Some(p) = d.problem.or(c.problem).or(r.problem) {
             ctx.violation(p);
         }
-        if d.more || c.more || r.more {
+        if d.more || c.more || r.more || pfc_more {
             Wake::NextCycle
         } else {
             Wake::OnInput

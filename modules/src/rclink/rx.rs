@@ -31,6 +31,11 @@
 //! drops: CBFC back-pressure. The seed's signal is per VC (TX_PFC_REQ_O[7:0]); hwsim holds all
 //! of the LG's returns, since one RC Link VC (a QP bank) carries both PAXI REQ and RSP flits.
 //!
+//! **TYPE2** (multicast copies, seed 002 «TYPE2 无 Go-Back-N 重传»): no PSN check, no ACK, no
+//! CNP; each packet returns its credit on the TYPE2 VC (4); a frame all of whose packets
+//! arrived is delivered to PAXI, one with a packet missing is dropped (`type2_dropped`; the
+//! sender's multicast timeout reports it). `type2_frames` counts those delivered.
+//!
 //! **Outputs**: NAKs, FACK ACKs, dup re-ACKs and CNPs from the PSN check and the merged ACKs
 //! share `ctrl`; credit returns go on `credit`. Each stream takes one push per cycle, so
 //! messages generated together queue in generation order (a cycle's arrivals first, in packet

@@ -68,8 +68,8 @@ use std::num::NonZeroU32;
 use bitvec::prelude::{BitVec, Lsb0};
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{
-    packet_count, split_packets, ChipId, Ctrl, DataFrame, Ecn, FrameDone, HeaderTags, LgId, Opcode, PaxiFlit, Psn,
-    QpId, Segment, SlotMap, UInt, SLOT_MAP_WORDS,
+    packet_count, split_packets, ChipId, Ctrl, DataFrame, Ecn, FlitKind, FrameDone, HeaderTags, LgId, Opcode, PaxiFlit,
+    Psn, QpId, Segment, SlotMap, UInt, SLOT_MAP_WORDS,
 };
 use serde::{Deserialize, Serialize};
 
@@ -820,6 +820,12 @@ pub fn accept_segments(
             ctx.violation(format!("segment {seg:?}: {why}"));
             continue;
         }
+        // A TYPE2 (multicast) segment takes no slot: it has no PSN and no Go-Back-N. The
+        // caller (`rclink_tx`) takes it into its own TYPE2 queue; it stops the slot FIFO's
+        // intake here so segments keep their order.
+        if seg.paxi.kind == FlitKind::Mul {
+            return;
+        }
         match s.accept(ctx, c, &seg) {
             Ok(()) | Err(Refusal::Failed) => {
                 seg_in.pop();
@@ -875,6 +881,8 @@ impl Component for SlotFifoBlock {
             |seg, n| {
                 if seg.lg != lg {
                     Some(format!("for LG {}, this is LG {lg}", seg.lg))
+                } else if seg.paxi.kind == FlitKind::Mul {
+                    Some("a TYPE2 (multicast) segment: the slot FIFO holds TYPE1 only (rclink_tx takes TYPE2)".into())
                 } else if n > u8::MAX as u32 || n > slots {
                     Some(format!(
                         "{n} packets never fit (slots = {slots}, at most 255 per frame)"

@@ -38,6 +38,23 @@
 //! credit back, two cycles before its serializer frees (see `mac_tx`), so the next frame is chosen
 //! then — not while the previous one is still being serialized — and CBFC is charged then.
 //!
+//! **TYPE2 (multicast)** (seed 002 «多播双重流控», «RC Link 资源» TYPE2 column): a segment whose
+//! PAXI kind is `Mul` takes no slot and gets no PSN (no Go-Back-N: reliability is FEC's). It
+//! waits in the TYPE2 queue (`type2_queue`, 16) and is sent whole, as one frame to its group
+//! address, when both gates pass: every member's TYPE2 CBFC ledger (`type2_credits` 2048 each,
+//! the same per-packet rule and credit size as TYPE1, returns on `CreditMsg.vc` 4) admits all
+//! its packets, and a multicast MAC TX credit is free (`mul_mac_credits`: TYPE2 frames in the
+//! MAC's replication buffer; back when the MAC returns that frame's MAC2TX credit — the MAC
+//! frees frames in order). TYPE2 is the arbiter's fifth VC (MUL, weight `vc_weights[4]`, 256):
+//! while TYPE1 has frames queued, TYPE2 sends up to that many frames in a row, then TYPE1 gets
+//! one grant. Its frames carry `type2_priority` (0, seed 003's TYPE2 class) in their header,
+//! are never ECN-capable (TYPE2 has its own rate limit, SET_TYPE2_RATE, not DCQCN; not
+//! modelled), and report no `FrameDone` (nothing ACKs them: PAXI completes them by B).
+//! Counters `type2_frames_sent`, `type2_payload_bytes_sent`, `type2_credit_block`,
+//! `type2_mac_block`, `type2_queue_peak` (the frames also count in `frames_sent` and the byte
+//! counters; `credits_outstanding` includes the TYPE2 ledgers); waves `type2.queue`,
+//! `type2.mac_credit`.
+//!
 //! **Counters**: `diag_arb_calls`, `diag_arb_tx_busy` (rounds skipped for want of a MAC credit),
 //! `diag_credit_block`, `diag_rate_block`, `diag_slot_full`, `diag_nak_processed`,
 //! `diag_max_retry_hit`, `diag_nak_retransmit_total`, `diag_timeout`,
@@ -93,8 +110,8 @@
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{
-    ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, FrameFormat, FrameLayout, HeaderTags, LgId, Opcode, QpId, Segment,
-    UInt,
+    mcast_group, ChipId, CreditMsg, Ctrl, DataFrame, Ecn, FlitKind, FrameDone, FrameFormat, FrameLayout, HeaderTags,
+    LgId, Opcode, Psn, QpId, Rh, Segment, UInt,
 };
 use serde::{Deserialize, Serialize};
 
@@ -170,6 +187,19 @@ pub struct Params {
     /// Flows (dst, qp) whose DCQCN state gets counters of their own,
     /// `flow_d{dst}_q{qp}_{rate_milli, rate_min_milli, state, cuts, recovered_at}`; at most 64.
     pub report_flows: Vec<FlowKey>,
+    /// Multicast groups (TYPE2) by group id: the member chips, each with a TYPE2 CBFC ledger
+    /// here. The system builder fills it from the traffic.
+    pub groups: Vec<Vec<ChipId>>,
+    /// Initial TYPE2 CBFC credits per member, uf_limit+1..=32767 (seed 002 «RC Link 资源»:
+    /// 2048).
+    pub type2_credits: u32,
+    /// Multicast MAC TX credits, frames, 1..=64: TYPE2 frames the MAC's replication buffer may
+    /// hold (seed 002 «多播双重流控»; the seed gives no size, 4 is hwsim's).
+    pub mul_mac_credits: u32,
+    /// TYPE2 frames waiting here for their gates, 1..=256 (default 16, the TYPE2 OST).
+    pub type2_queue: u32,
+    /// Header priority of TYPE2 frames, 0..=7 (seed 003's mapping: 0 for TYPE2/TYPE3).
+    pub type2_priority: u8,
 }
 
 /// A flow named in `report_flows`: destination chip and QP id (0..=1023).
@@ -211,6 +241,11 @@ impl Default for Params {
             frame_format: FrameFormat::Standard,
             vlan: false,
             data_priority: 2,
+            groups: Vec::new(),
+            type2_credits: 2048,
+            mul_mac_credits: 4,
+            type2_queue: 16,
+            type2_priority: 0,
         }
     }
 }
@@ -225,6 +260,16 @@ impl Params {
         let layout = FrameLayout::new(self.frame_format, self.vlan, false)
             .map_err(|e| format!("vlan = true: {e} (frame_format = {})", self.frame_format))?;
         Ok(HeaderTags::for_layout(layout, self.data_priority))
+    }
+
+    /// The header fields of this link's TYPE2 (multicast) frames: `type2_priority`.
+    pub fn type2_header(&self) -> Result<HeaderTags, String> {
+        if self.type2_priority > 7 {
+            return Err(format!("type2_priority = {}: must be in 0..=7", self.type2_priority));
+        }
+        let layout = FrameLayout::new(self.frame_format, self.vlan, false)
+            .map_err(|e| format!("vlan = true: {e} (frame_format = {})", self.frame_format))?;
+        Ok(HeaderTags::for_layout(layout, self.type2_priority))
     }
 
     /// Checks every parameter; the error names the offending one.
@@ -243,6 +288,21 @@ impl Params {
         Cbfc::new(self.credit_size, self.pkt_ovhd, self.uf_limit, self.initial_credits)?;
         BankArbiter::new(self.vc_weights)?;
         MacCredit::new(self.mac_credits, "mac_credits")?;
+        self.type2_header()?;
+        Cbfc::new(self.credit_size, self.pkt_ovhd, self.uf_limit, self.type2_credits)
+            .map_err(|e| format!("type2_credits: {e}"))?;
+        if self.mul_mac_credits == 0 || self.mul_mac_credits > 64 {
+            return Err(format!("mul_mac_credits = {}: must be in 1..=64", self.mul_mac_credits));
+        }
+        if self.type2_queue == 0 || self.type2_queue > 256 {
+            return Err(format!("type2_queue = {}: must be in 1..=256", self.type2_queue));
+        }
+        if self.groups.len() > 1 << 15 {
+            return Err(format!("groups: {} groups, at most 32768", self.groups.len()));
+        }
+        if let Some(g) = self.groups.iter().position(|g| g.is_empty()) {
+            return Err(format!("groups[{g}]: a group needs at least one member"));
+        }
         RateGate::new(self)?;
         if self.report_flows.len() > MAX_REPORT_FLOWS {
             return Err(format!(
@@ -276,6 +336,8 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         PortDecl::output::<CreditMsg>("credit_view")
             .doc("after each ledger change: remaining credits of the (dst, vc) that changed"),
         PortDecl::output::<UInt<4>>("mac_credit.available").doc("MAC credits available"),
+        PortDecl::output::<u16>("type2.queue").doc("TYPE2 (multicast) frames waiting for their gates"),
+        PortDecl::output::<u8>("type2.mac_credit").doc("multicast MAC TX credits available"),
     ];
     v.extend(SlotView::ports("slot_fifo.", "slots_used"));
     v.extend(ArbiterView::ports("arbiter."));
@@ -530,6 +592,11 @@ struct Counters {
     credit_latency_max: CounterId,
     rtt_max: CounterId,
     credits_outstanding: CounterId,
+    type2_frames: CounterId,
+    type2_bytes: CounterId,
+    type2_credit_block: CounterId,
+    type2_mac_block: CounterId,
+    type2_queue_peak: CounterId,
     cnp_passed: CounterId,
     cnp_filtered: CounterId,
     rate_increases: CounterId,
@@ -564,6 +631,11 @@ impl Counters {
             dcqcn_rate_min_milli: b.counter("dcqcn_rate_min_milli"),
             dcqcn_flows_limited: b.counter("dcqcn_flows_limited"),
             credits_outstanding: b.counter("credits_outstanding"),
+            type2_frames: b.counter("type2_frames_sent"),
+            type2_bytes: b.counter("type2_payload_bytes_sent"),
+            type2_credit_block: b.counter("type2_credit_block"),
+            type2_mac_block: b.counter("type2_mac_block"),
+            type2_queue_peak: b.counter("type2_queue_peak"),
         }
     }
 }
@@ -606,6 +678,27 @@ pub struct RcLinkTx {
     seg_block_counted: bool,
     /// Value last written to the `credits_outstanding` gauge.
     credits_shown: u64,
+    t2: Type2,
+}
+
+/// The TYPE2 (multicast) side of the TX (seed 002 «多播双重流控», «RC Link 资源»): no slot, no
+/// PSN, no retransmission; a frame goes when every member's TYPE2 CBFC ledger admits it and a
+/// multicast MAC TX credit is free.
+struct Type2 {
+    q: std::collections::VecDeque<Segment>,
+    cap: usize,
+    cbfc: Cbfc,
+    /// Per group, the ledger of each member.
+    ledgers: Vec<Vec<u32>>,
+    hdr: HeaderTags,
+    mac_credits: u32,
+    /// Frames in the MAC, oldest first: TYPE2 or not (a MAC credit return frees the oldest).
+    in_mac: std::collections::VecDeque<bool>,
+    /// TYPE2 grants in a row while TYPE1 had frames queued (the MUL VC's weighted turn).
+    run: u32,
+    weight: u32,
+    queue_out: Out<u16>,
+    mac_out: Out<u8>,
 }
 
 /// Binds ports; refuses out-of-range parameters with a message naming the parameter.
@@ -623,6 +716,32 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     });
     let arbiter = BankArbiter::new(p.vc_weights)?;
     let mac_credit = MacCredit::new(p.mac_credits, "mac_credits")?;
+    let mut t2_cbfc = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.type2_credits)?;
+    t2_cbfc.set_mode(CbfcMode {
+        dyn_uf_limit: false,
+        vc_enable: p.cbfc_vc_enable,
+        stop: p.stop_cbfc,
+        max_payload: p.max_payload,
+    });
+    let ledgers = p
+        .groups
+        .iter()
+        .map(|g| g.iter().map(|&m| t2_cbfc.ledger(m, TYPE2_VC) as u32).collect())
+        .collect();
+    let t2 = Type2 {
+        q: std::collections::VecDeque::with_capacity(p.type2_queue as usize),
+        cap: p.type2_queue as usize,
+        cbfc: t2_cbfc,
+        ledgers,
+        hdr: p.type2_header()?,
+        mac_credits: p.mul_mac_credits,
+        in_mac: std::collections::VecDeque::with_capacity(p.mac_credits as usize),
+        run: 0,
+        weight: p.vc_weights[NUM_VC - 1],
+        queue_out: b.output("type2.queue")?,
+        mac_out: b.output("type2.mac_credit")?,
+    };
+    t2.mac_out.set(p.mul_mac_credits as u8);
     let mac_credit_out: Out<UInt<4>> = b.output("mac_credit.available")?;
     mac_credit_out.set(mac_credit.shown());
     Ok(Box::new(RcLinkTx {
@@ -652,8 +771,12 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         mac_space_seen: 0,
         seg_block_counted: false,
         credits_shown: 0,
+        t2,
     }))
 }
+
+/// The CBFC VC of TYPE2 credit returns (`CreditMsg.vc`): the arbiter's fifth VC, MUL.
+pub const TYPE2_VC: u8 = (NUM_VC - 1) as u8;
 
 /// Why a segment can never be sent, if it cannot.
 fn unsendable(p: &Params, cbfc: &Cbfc, seg: &Segment, npkts: u32) -> Option<String> {
@@ -747,6 +870,13 @@ impl RcLinkTx {
     }
 
     fn on_credit(&mut self, ctx: &mut Ctx<'_>, msg: &CreditMsg) {
+        if msg.dst == self.p.chip && msg.lg == self.p.lg && msg.vc == TYPE2_VC {
+            if let Err((_, why)) = self.t2.cbfc.give_back(msg.src, TYPE2_VC, msg.credits as u32) {
+                ctx.violation(format!("TYPE2: {why}"));
+            }
+            self.arb_pending = true;
+            return;
+        }
         if msg.dst != self.p.chip || msg.lg != self.p.lg || msg.vc as usize >= NUM_VC - 1 {
             ctx.violation(format!(
                 "credit return for chip {} LG {} VC {} arrived at chip {} LG {}: {msg:?}",
@@ -763,6 +893,139 @@ impl RcLinkTx {
         };
         self.show_credit(l);
         self.arb_pending = true;
+    }
+
+    /// Takes TYPE2 segments at the head of `seg` while the TYPE2 queue has room.
+    fn accept_type2(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        let mut took = false;
+        while let Some(seg) = self.seg_in.peek().map(|s| *s) {
+            if seg.paxi.kind != FlitKind::Mul || self.t2.q.len() >= self.t2.cap {
+                break;
+            }
+            self.seg_in.pop();
+            let group = mcast_group(seg.dst).map(usize::from);
+            let cost = self.t2.cbfc.cost(seg.bytes.min(self.p.max_payload));
+            let bad = if seg.lg != self.p.lg {
+                Some(format!("for LG {}, this is LG {}", seg.lg, self.p.lg))
+            } else if group.is_none_or(|g| g >= self.t2.ledgers.len()) {
+                Some(format!(
+                    "a TYPE2 segment to {:#06x}, not a group in `groups` ({} groups)",
+                    seg.dst,
+                    self.t2.ledgers.len()
+                ))
+            } else if seg.bytes.div_ceil(self.p.max_payload) > u8::MAX as u32 {
+                Some(format!("{} bytes: more than 255 packets", seg.bytes))
+            } else if cost > self.t2.cbfc.max_packet_cost() {
+                Some(format!(
+                    "a packet costs {cost} credits, never sendable with type2_credits = {}",
+                    self.p.type2_credits
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = bad {
+                ctx.violation(format!("segment {seg:?}: {why}"));
+                continue;
+            }
+            self.t2.q.push_back(seg);
+            took = true;
+            if self.t2.q.len() as u64 > ctx.counter(self.c.type2_queue_peak) {
+                ctx.set_counter(self.c.type2_queue_peak, self.t2.q.len() as u64);
+            }
+        }
+        took
+    }
+
+    /// One TYPE2 grant attempt: the head frame goes if every member's TYPE2 ledger admits all
+    /// its packets and a multicast MAC TX credit is free (both gates, «两者均通过才允许发送»).
+    /// The caller has checked the MAC credit and the stream's room.
+    fn grant_type2(&mut self, ctx: &mut Ctx<'_>, now: u64) -> bool {
+        let Some(seg) = self.t2.q.front().copied() else {
+            return false;
+        };
+        if self.t2.mac_credits == 0 {
+            ctx.count(self.c.type2_mac_block, 1);
+            return false;
+        }
+        let mp = self.p.max_payload;
+        let npkts = seg.bytes.div_ceil(mp).max(1);
+        let payloads = |i: u32| (seg.bytes - i * mp).min(mp);
+        let g = mcast_group(seg.dst).expect("checked at intake") as usize;
+        let mut cost = 0;
+        for &l in &self.t2.ledgers[g] {
+            let (k, c) = self.t2.cbfc.run(l as usize, (0..npkts).map(payloads));
+            if k < npkts {
+                ctx.count(self.c.type2_credit_block, 1);
+                return false;
+            }
+            cost = c;
+        }
+        self.t2.q.pop_front();
+        if cost > 0 {
+            for &l in &self.t2.ledgers[g] {
+                self.t2.cbfc.charge(l as usize, cost);
+            }
+        }
+        self.t2.mac_credits -= 1;
+        self.t2.in_mac.push_back(true);
+        self.mac_credit.take();
+        let (src, lg, ovhd) = (self.p.chip, self.p.lg, self.p.pkt_ovhd as u16);
+        let frame = DataFrame {
+            src,
+            dst: seg.dst,
+            lg,
+            qp: seg.qp,
+            first_psn: Psn::ZERO,
+            first_idx: 0,
+            npkts: npkts as u8,
+            frame_bytes: seg.bytes,
+            max_payload: mp as u16,
+            pkt_ovhd: ovhd,
+            txn: seg.txn,
+            frame_seq: seg.frame_seq,
+            // TYPE2 has its own rate control (SET_TYPE2_RATE), not DCQCN: never ECN-capable.
+            ecn: Ecn::NotEct,
+            sent_at: now,
+            ts: Rh::timestamp_from_ns(now),
+            lost: 0,
+            hdr: self.t2.hdr,
+            paxi: seg.paxi,
+        };
+        ctx.count(self.c.frames_sent, 1);
+        ctx.count(self.c.pkts_sent, npkts as u64);
+        ctx.count(self.c.payload_bytes_sent, seg.bytes as u64);
+        ctx.count(self.c.wire_bytes_sent, frame.wire_bytes() as u64);
+        ctx.count(self.c.type2_frames, 1);
+        ctx.count(self.c.type2_bytes, seg.bytes as u64);
+        self.frame_out.push(frame);
+        true
+    }
+
+    /// One arbitration round over TYPE2 and TYPE1. TYPE2 is the MUL VC (the arbiter's fifth,
+    /// weight `vc_weights[4]`): it goes first for up to that many frames in a row while TYPE1
+    /// has frames queued, then TYPE1 gets the next turn.
+    fn round(&mut self, ctx: &mut Ctx<'_>, now: u64) -> bool {
+        if self.t2.q.is_empty() {
+            return self.slots.queued() > 0 && self.arbitrate(ctx, now);
+        }
+        if !self.mac_credit.can_send() || !self.frame_out.can_push() {
+            ctx.count(self.c.arb_calls, 1);
+            ctx.count(self.c.arb_tx_busy, 1);
+            return false;
+        }
+        let t1 = self.slots.queued() > 0;
+        if !t1 || self.t2.run < self.t2.weight {
+            if self.grant_type2(ctx, now) {
+                self.t2.run = if t1 { self.t2.run + 1 } else { 0 };
+                return true;
+            }
+            return t1 && self.arbitrate(ctx, now);
+        }
+        if self.arbitrate(ctx, now) {
+            self.t2.run = 0;
+            return true;
+        }
+        self.grant_type2(ctx, now)
     }
 
     /// One arbitration round. Returns whether a frame was granted.
@@ -806,6 +1069,9 @@ impl RcLinkTx {
         }
         self.arbiter.sent(vc);
         self.mac_credit.take();
+        if !self.t2.ledgers.is_empty() {
+            self.t2.in_mac.push_back(false);
+        }
         if self.rate_gate.enabled {
             let flow = self.slots.flow_of_frame(id);
             if self.rate_gate.on_sent(flow, frame.wire_bytes() as u64, now) {
@@ -863,6 +1129,13 @@ impl Component for RcLinkTx {
             if let Err(why) = self.mac_credit.give(n as u32) {
                 ctx.violation(why);
             }
+            // The MAC frees frames in the order it took them: a TYPE2 frame out of it gives
+            // its multicast MAC TX credit back.
+            for _ in 0..n {
+                if self.t2.in_mac.pop_front() == Some(true) {
+                    self.t2.mac_credits += 1;
+                }
+            }
             self.arb_pending = true;
         }
         self.slots.expire_timeouts(ctx, &self.sc, now);
@@ -876,15 +1149,29 @@ impl Component for RcLinkTx {
             self.rate_gate.wake.set(None);
             self.arb_pending = true;
         }
-        let (p, cbfc) = (&self.p, &self.cbfc);
-        slot_fifo::accept_segments(
-            ctx,
-            &mut self.slots,
-            &self.sc,
-            &self.seg_in,
-            &mut self.seg_block_counted,
-            |seg, n| unsendable(p, cbfc, seg, n),
-        );
+        // Segments in order: TYPE2 ones into the TYPE2 queue, TYPE1 ones into the slot FIFO,
+        // each intake stopping at the other's segment.
+        loop {
+            if self.accept_type2(ctx) {
+                self.arb_pending = true;
+            }
+            let (p, cbfc) = (&self.p, &self.cbfc);
+            slot_fifo::accept_segments(
+                ctx,
+                &mut self.slots,
+                &self.sc,
+                &self.seg_in,
+                &mut self.seg_block_counted,
+                |seg, n| unsendable(p, cbfc, seg, n),
+            );
+            let more = self
+                .seg_in
+                .peek()
+                .is_some_and(|s| s.paxi.kind == FlitKind::Mul && self.t2.q.len() < self.t2.cap);
+            if !more {
+                break;
+            }
+        }
         self.map_new_flows();
 
         let mut done_pushed = false;
@@ -897,21 +1184,28 @@ impl Component for RcLinkTx {
         let changed = self.slots.take_changed();
         self.arb_pending |= changed;
         let mut granted = false;
-        if self.arb_pending && self.slots.queued() > 0 {
-            granted = self.arbitrate(ctx, now);
+        if self.arb_pending && (self.slots.queued() > 0 || !self.t2.q.is_empty()) {
+            granted = self.round(ctx, now);
         }
         self.mac_space_seen = self.frame_out.space() - granted as u32;
         // After a grant the next one can go next cycle if a MAC credit and room remain (the
         // room only grows); otherwise the MAC's credit or pop wakes us.
-        self.arb_pending = granted && self.mac_space_seen > 0 && self.mac_credit.can_send() && self.slots.queued() > 0;
+        self.arb_pending = granted
+            && self.mac_space_seen > 0
+            && self.mac_credit.can_send()
+            && (self.slots.queued() > 0 || !self.t2.q.is_empty());
+        // A TYPE2 frame popped from `seg` leaves room there: the PAXI pushes the next.
+        self.t2.queue_out.update(self.t2.q.len() as u16);
+        self.t2.mac_out.update(self.t2.mac_credits.min(255) as u8);
         if self.slots.take_changed() || changed {
             self.slot_view.show(&self.slots);
         }
         self.arbiter_view.show(&self.arbiter, self.slots.queues());
         self.mac_credit_out.update(self.mac_credit.shown());
         self.slots.update_gauges(ctx, &self.sc);
-        if self.cbfc.outstanding() != self.credits_shown {
-            self.credits_shown = self.cbfc.outstanding();
+        let outstanding = self.cbfc.outstanding() + self.t2.cbfc.outstanding();
+        if outstanding != self.credits_shown {
+            self.credits_shown = outstanding;
             ctx.set_counter(self.c.credits_outstanding, self.credits_shown);
         }
 
@@ -1012,6 +1306,8 @@ mod tests {
         ctrls: VecDeque<(Cycle, Ctrl)>,
         credits: VecDeque<(Cycle, CreditMsg)>,
         mac_ready: bool,
+        /// The MAC keeps the credits it owes (they go back when this is cleared).
+        hold_mac_credits: bool,
         credits_owed: u8,
         frames: Vec<(Cycle, DataFrame)>,
         done: Vec<(Cycle, FrameDone)>,
@@ -1034,6 +1330,7 @@ mod tests {
                 ctrls: VecDeque::new(),
                 credits: VecDeque::new(),
                 mac_ready: true,
+                hold_mac_credits: false,
                 credits_owed: 0,
                 frames: Vec::new(),
                 done: Vec::new(),
@@ -1056,7 +1353,7 @@ mod tests {
         }
         fn try_step(&mut self) -> Result<(), hwsim_hw::SimError> {
             let now = self.now();
-            if self.credits_owed > 0 && self.h.push("mac_credit", self.credits_owed) {
+            if self.credits_owed > 0 && !self.hold_mac_credits && self.h.push("mac_credit", self.credits_owed) {
                 self.credits_owed = 0;
             }
             if let Some(&(at, s)) = self.segs.front() {
@@ -1848,6 +2145,110 @@ mod tests {
     }
 
     /// What a run leaves behind: every counter, and the frames and FrameDone with their cycles.
+    /// A TYPE2 (multicast) segment of `bytes` to group `g`.
+    fn mul_seg(txn: u64, g: u16, bytes: u32) -> Segment {
+        Segment {
+            paxi: hwsim_ports::PaxiFlit::data(FlitKind::Mul, 0),
+            ..seg_to(hwsim_ports::MCAST_BIT | g, txn, 0, bytes)
+        }
+    }
+    fn t2_credit(from: ChipId, credits: u16) -> CreditMsg {
+        CreditMsg {
+            src: from,
+            vc: TYPE2_VC,
+            ..credit(TYPE2_VC, credits)
+        }
+    }
+
+    #[test]
+    fn type2_goes_without_a_slot_when_every_member_has_credit() {
+        // 4096 B = 1344 × 3 + 64: 6 + 6 + 6 + 1 = 19 credits at 256 B with 50 B overhead; 20
+        // admit one frame (each packet leaves uf_limit 1), not two.
+        let p = Params {
+            groups: vec![vec![1, 2]],
+            type2_credits: 20,
+            ..Params::default()
+        };
+        for skip in [true, false] {
+            let mut tb = Tb::with_skip(p.clone(), skip);
+            tb.seg(mul_seg(7, 0, 4096));
+            tb.seg(mul_seg(8, 0, 4096));
+            tb.steps(20);
+            assert_eq!(tb.frames.len(), 1, "the second waits for credit");
+            let f = tb.frames[0].1;
+            assert_eq!(f.dst, hwsim_ports::MCAST_BIT);
+            assert_eq!((f.npkts, f.first_idx, f.frame_bytes, f.txn), (4, 0, 4096, 7));
+            assert_eq!(f.paxi.kind, FlitKind::Mul);
+            assert_eq!(f.ecn, Ecn::NotEct, "TYPE2 is not under DCQCN");
+            assert_eq!(tb.slots_used(), 0, "no slot, no PSN");
+            assert!(tb.counter("type2_credit_block") > 0);
+            assert_eq!(tb.counter("credits_outstanding"), 38, "19 from each member's ledger");
+            // One member's return is not enough: both ledgers must admit the frame.
+            tb.credit(t2_credit(1, 19));
+            tb.steps(20);
+            assert_eq!(tb.frames.len(), 1);
+            tb.credit(t2_credit(2, 19));
+            tb.until("the second frame", |tb| tb.frames.len() == 2);
+            assert_eq!(tb.frames[1].1.txn, 8);
+            tb.steps(10);
+            assert!(tb.done.is_empty(), "TYPE2 is never ACKed: no FrameDone");
+            assert_eq!(tb.counter("type2_frames_sent"), 2);
+            assert_eq!(tb.counter("type2_payload_bytes_sent"), 8192);
+        }
+    }
+
+    #[test]
+    fn the_multicast_mac_credit_holds_type2_until_the_mac_frees_one() {
+        // One multicast MAC TX credit; the MAC keeps its MAC2TX credits for a while (its
+        // replication buffer holds the frame): the second TYPE2 frame waits, a TYPE1 frame
+        // does not (it needs only a MAC2TX credit, of which the bench has 8).
+        let p = Params {
+            groups: vec![vec![1]],
+            mul_mac_credits: 1,
+            ..Params::default()
+        };
+        for skip in [true, false] {
+            let mut tb = Tb::with_skip(p.clone(), skip);
+            tb.hold_mac_credits = true;
+            tb.seg(mul_seg(1, 0, 64));
+            tb.seg(mul_seg(2, 0, 64));
+            tb.seg(seg(3, 0, 64));
+            tb.steps(30);
+            assert_eq!(tb.txns(), [1, 3], "TYPE2 #2 waits for the multicast credit");
+            assert!(tb.counter("type2_mac_block") > 0);
+            assert_eq!(tb.h.peek::<u8>("type2.mac_credit"), 0);
+            // The MAC gives back both credits: the TYPE2 one frees the multicast credit.
+            tb.hold_mac_credits = false;
+            tb.until("the second TYPE2 frame", |tb| tb.frames.len() == 3);
+            assert_eq!(tb.txns(), [1, 3, 2]);
+        }
+    }
+
+    #[test]
+    fn type2_takes_its_weighted_turn_then_type1_gets_one() {
+        // MUL weight 2: two TYPE2 frames, then a TYPE1 frame, while both have frames queued.
+        let p = Params {
+            groups: vec![vec![1]],
+            vc_weights: [1, 1, 1, 1, 2],
+            ..Params::default()
+        };
+        let mut tb = Tb::new(p);
+        tb.mac_ready = false;
+        for t in 0..3 {
+            tb.seg(seg(100 + t, 0, 64));
+        }
+        for t in 0..6 {
+            tb.seg(mul_seg(t, 0, 64));
+        }
+        tb.steps(30);
+        tb.mac_ready = true;
+        tb.until("nine frames", |tb| tb.frames.len() == 9);
+        let kinds: Vec<u8> = tb.frames.iter().map(|(_, f)| f.paxi.kind.bits()).collect();
+        // The first TYPE1 frame was granted before the TYPE2 segments arrived (the MAC held it).
+        let (w, m) = (FlitKind::WData.bits(), FlitKind::Mul.bits());
+        assert_eq!(kinds, [w, m, m, w, m, m, w, m, m], "{kinds:?}");
+    }
+
     type Outcome = (Vec<(String, u64)>, Vec<(Cycle, DataFrame)>, Vec<(Cycle, FrameDone)>);
 
     /// A scenario mixing every path, run with event skip on and off.

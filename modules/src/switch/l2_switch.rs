@@ -18,6 +18,11 @@
 //! equal-cost ports (a leaf's uplinks to the spines) over which flows are spread by a hash of
 //! (src, dst, LG, QP) — ECMP: one flow's frames take one path and stay in order; a credit
 //! return hashes on (src, dst, LG, VC). The system builder fills the table from the topology.
+//! A TYPE2 (multicast) frame to a group address (`MCAST_BIT | g`) is replicated at ingress:
+//! `mcast[g]` lists the ports of the group's tree, and a copy enters each one's pipeline, then
+//! queues, is admitted (DT), marked and counted like any frame (`mcast_copies` counts the copies
+//! beyond the first; a shared-memory switch would hold one copy with a reference count, hwsim
+//! charges the buffer per copy).
 //!
 //! **Ingress** (seed 003 «入口处理», «优先级分类»). The pipeline parses the frame's header
 //! (`DataFrame.hdr`: format, VLAN PCP, DSCP) and classifies it: `trust: pcp` takes the VLAN
@@ -91,13 +96,16 @@
 //! pauses the REQ data level only (the one priority chips and switches send XOFF for). The
 //! crossbar decides once per cycle, so a frame shorter than a ns after another on one output
 //! starts at the next cycle (a 114 B frame: 0.29 ns of serialization, one cycle of wait).
-//! `fabric: output_queued` has one FIFO per output (no levels).
+//! `fabric: output_queued` has one FIFO per output (no levels). A multicast frame's copies are
+//! separate frames in the fabric: they cross from their input one at a time (no fan-out in one
+//! crossing), so a group of n spends n − 1 more port serializations at the switch's input.
 
 use std::collections::VecDeque;
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{
-    ByteRate, ChipId, CreditMsg, Ctrl, DataFrame, Ecn, PfcChange, PfcFrame, PfcPause, SerializerClock, UInt,
+    mcast_group, ByteRate, ChipId, CreditMsg, Ctrl, DataFrame, Ecn, PfcChange, PfcFrame, PfcPause, SerializerClock,
+    UInt,
 };
 use serde::{Deserialize, Serialize};
 
@@ -116,6 +124,9 @@ pub struct Params {
     /// Salt of the ECMP hash (the system builder gives each switch its own, so that two levels
     /// of a fabric do not split flows alike).
     pub ecmp_salt: u64,
+    /// Multicast table by group id (TYPE2 frames to `MCAST_BIT | group`): the ports a copy
+    /// leaves on (the group's tree from its source). Filled by the system builder.
+    pub mcast: Vec<Vec<u32>>,
     /// `store_and_forward` (the ingress `latency`, then queue and serialize) or `cut_through`
     /// (a frame finds its egress idle: it leaves `cut_through_latency` ns after it arrived,
     /// whatever its size; else it queues as store-and-forward).
@@ -218,6 +229,7 @@ impl Default for Params {
             reserve: 0,
             trust: Trust::Pcp,
             default_priority: 2,
+            mcast: Vec::new(),
         }
     }
 }
@@ -403,6 +415,7 @@ pub struct L2Switch {
     c_xoff: CounterId,
     c_xon: CounterId,
     c_pauses_rx: CounterId,
+    c_mcast_copies: CounterId,
     c_watchdog: CounterId,
     red: Option<RedMarker>,
     c_data: CounterId,
@@ -461,6 +474,14 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         }
         if let Some(bad) = r.ports().iter().find(|&&o| o >= p.ports) {
             return Err(format!("routes[{d}]: port {bad} does not exist (ports = {})", p.ports));
+        }
+    }
+    if p.mcast.len() > 1 << 15 {
+        return Err(format!("mcast: {} groups, at most 32768", p.mcast.len()));
+    }
+    for (g, ports) in p.mcast.iter().enumerate() {
+        if let Some(bad) = ports.iter().find(|&&o| o >= p.ports) {
+            return Err(format!("mcast[{g}]: port {bad} does not exist (ports = {})", p.ports));
         }
     }
     RedMarker::new(p.ecn_kmin, p.ecn_kmax, 1)?;
@@ -565,6 +586,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         c_xoff: b.counter("pfc_xoff_sent"),
         c_xon: b.counter("pfc_xon_sent"),
         c_pauses_rx: b.counter("pfc_pauses_received"),
+        c_mcast_copies: b.counter("mcast_copies"),
         c_watchdog: b.counter("pfc_watchdog_fired"),
         red: None,
         c_data: b.counter("data_frames"),
@@ -823,6 +845,25 @@ impl Component for L2Switch {
             |src: ChipId, dst: ChipId, lg: u8, x: u64| (src as u64) << 48 | (dst as u64) << 32 | (lg as u64) << 24 | x;
         for k in 0..self.ports.len() {
             if let Some(f) = self.ports[k].req_in.pop() {
+                if let Some(g) = mcast_group(f.dst) {
+                    // Multicast: the lookup gives the group's ports; a copy of the frame goes
+                    // into each one's pipeline (each copy queued and counted on its own).
+                    let n = self.p.mcast.get(g as usize).map_or(0, |v| v.len());
+                    if n == 0 {
+                        ctx.violation(format!("no multicast route for group {g}: {f:?}"));
+                        continue;
+                    }
+                    ctx.count(self.c_mcast_copies, n as u64 - 1);
+                    for j in 0..n {
+                        let o = self.p.mcast[g as usize][j] as usize;
+                        self.ingress[k] += f.wire_bytes() as u64;
+                        self.ports[o].data_pipe.push_back((data_ready, now, k as u8, f));
+                    }
+                    if self.ingress[k] > ctx.counter(self.ports[k].c_ingress_peak) {
+                        ctx.set_counter(self.ports[k].c_ingress_peak, self.ingress[k]);
+                    }
+                    continue;
+                }
                 let kf = key(f.src, f.dst, f.lg, f.qp.value() as u64);
                 if let Some(o) = self.route(ctx, f.dst, kf, "data frame") {
                     self.ingress[k] += f.wire_bytes() as u64;
