@@ -45,16 +45,17 @@
 //! the other may take the output if the first leaves it. The share is kept as a per-output
 //! balance, `wrr_rsp` × REQ bytes − `wrr_req` × RSP bytes sent while both contend (RSP first
 //! when it is > 0), reset when either level has nothing for the output (as deficit round robin
-//! forgets an empty queue's deficit) and clamped to a few frames' worth, so a level that could
-//! not be matched (its input busy elsewhere) catches up by a few frames only. Bytes, not
-//! frames, so the weights are shares of bandwidth whatever the frame sizes (a packed B-response
-//! flit is tens of bytes, an R or W frame up to 4 KiB). The WRR costs
-//! nothing while level 1 or 2 is empty (two comparisons a cycle). The crossbar is frame-based: a matched frame crosses whole,
-//! at the port rate, holding its input and its output until its last byte is out — the crossing
-//! is the egress serialization (speedup 1), and the frame leaves when it ends. The iSLIP pointers
-//! move as seed 003 says (grant pointer only on an accepted grant, to one past the input; accept
-//! pointer to one past the output; first iteration only). `fabric: output_queued` instead gives
-//! each output a queue of `port_buffer` bytes, as if the crossbar had full speedup.
+//! forgets an empty queue's deficit) and clamped at 32 KiB times the larger weight, so a level
+//! that could not be matched (its input busy elsewhere) catches up by about eight 4 KiB frames
+//! at most (even weights). Bytes, not frames, so the weights are shares of bandwidth whatever
+//! the frame sizes (a packed B-response flit is tens of bytes, an R or W frame up to 4 KiB).
+//! The WRR costs nothing while level 1 or 2 is empty (two comparisons a cycle). The crossbar
+//! is frame-based: a matched frame crosses whole, at the port rate, holding its input and its
+//! output until its last byte is out — the crossing is the egress serialization (speedup 1),
+//! and the frame leaves when it ends. The iSLIP pointers move as seed 003 says (grant pointer
+//! only on an accepted grant, to one past the input; accept pointer to one past the output;
+//! first iteration only). `fabric: output_queued` instead gives each output a queue of
+//! `port_buffer` bytes, as if the crossbar had full speedup.
 //!
 //! **Timing.** A message popped at n (it arrived at n, its last byte in) is ready at n +
 //! `latency`. A data frame is then queued, matched (at once if its input and output are free)
@@ -109,9 +110,9 @@
 //! seed 003 suggests plain WRR (frames), and its default weights are even where seed 003 says
 //! RSP's may be a little lower (set `wrr_rsp` below `wrr_req`). PFC pauses the REQ data level
 //! only (the one priority chips and switches send XOFF for): RSP frames keep leaving a paused
-//! port, while a chip's router pauses all its data. The
-//! crossbar decides once per cycle, so a frame shorter than a ns after another on one output
-//! starts at the next cycle (a 114 B frame: 0.29 ns of serialization, one cycle of wait).
+//! port, while a chip's router pauses all its data. The crossbar decides once per cycle, so a
+//! frame shorter than a ns after another on one output starts at the next cycle (a 114 B frame:
+//! 0.29 ns of serialization, one cycle of wait).
 //! `fabric: output_queued` has one FIFO per output (no levels).
 
 use std::collections::VecDeque;
@@ -385,9 +386,9 @@ const PFC_LEVEL: usize = PfcFrame::REQ_DATA_PRIO as usize;
 const REQ_LEVEL: usize = 2;
 const RSP_LEVEL: usize = 1;
 
-/// How far one WRR level may get ahead of its share at an output, in bytes per unit of the larger
-/// weight: the balance is clamped there, so a level that could not be matched for a long while
-/// (its inputs busy elsewhere) catches up by a few frames, not by all it missed.
+/// How far one WRR level may get ahead of its share at an output: the balance is clamped at this
+/// times the larger weight, so a level that could not be matched for a long while (its inputs
+/// busy elsewhere) catches up by a few frames, not by all it missed.
 const WRR_CATCH_UP_BYTES: i64 = 4 * 8192;
 
 /// A frame in a VOQ: (ready cycle, arrival cycle, output, frame).
