@@ -297,7 +297,7 @@ pub fn blocks() -> Vec<BlockKind> {
         ),
         kind(
             "l2_switch",
-            "L2 switch for chip traffic: ingress latency, route by dst chip, output queues, ECN RED, port-rate serialization (seed 003)",
+            "L2 switch for chip traffic: ingress latency, route by dst chip, VOQs + crossbar, SP for ACK/CNP, WRR REQ:RSP, ECN RED, port-rate serialization (seed 003)",
             sw::l2_switch::ports,
             sw::l2_switch::build,
         ),

@@ -145,3 +145,61 @@ fn finding_8_the_rx_buffer_headroom_holds_what_cbfc_lets_go_only_with_credits_si
         assert_eq!(sum(r, "chip1.", ".wdata_bytes_in"), 2097152, "nothing lost");
     }
 }
+
+/// Finding 10: seed 003's RSP switch class reorders a QP whose responses share its PSN space
+/// (Go-Back-N on every reorder); with the responses on a QP of their own the class lifts the
+/// all-to-all above the W OST bound that B responses queued behind data set.
+#[test]
+fn finding_10_an_rsp_switch_class_needs_the_responses_in_a_psn_space_of_their_own() {
+    let tb = "tb/perf/w4_system_a2a.yaml";
+    let small = ["--set", "system.traffic.0.bytes=1048576"];
+    let with = |extra: &[&str]| run(tb, &[&small[..], extra].concat());
+    let seed = with(&[]);
+    let class_only = with(&["--set", "system.switch.trust=dscp"]);
+    let fixed = with(&[
+        "--set",
+        "system.switch.trust=dscp",
+        "--set",
+        "system.chip.paxi.rsp_own_qp=true",
+    ]);
+    for r in [&seed, &class_only, &fixed] {
+        assert_eq!(sum(r, "chip", ".wdata_bytes_in"), 56 << 20, "every byte");
+    }
+    let goodput = |r: &serde_json::Value| r["metrics"]["goodput"].as_f64().unwrap();
+    // Responses in the data's class (the default): in order, but B waits behind data.
+    assert_eq!(sum(&seed, "chip", ".rx.naks_sent"), 0);
+    assert_eq!(sum(&seed, "sw0.", "class1_frames"), 0, "no RSP class");
+    // RSP class on one PSN space: the switch reorders each QP, the receivers NAK.
+    assert!(sum(&class_only, "chip", ".rx.naks_sent") >= 100);
+    assert!(sum(&class_only, "chip", ".rx.dup_pkts") >= 1000);
+    assert!(goodput(&class_only) < goodput(&seed));
+    // RSP class and its own QP: no NAK, and the B responses no longer bound the run.
+    assert!(sum(&fixed, "sw0.", "class1_frames") > 1000, "responses in class 1");
+    assert_eq!(sum(&fixed, "chip", ".rx.naks_sent"), 0);
+    assert_eq!(sum(&fixed, "chip", ".rx.dup_pkts"), 0);
+    assert!(
+        goodput(&fixed) > 1.2 * goodput(&seed),
+        "{} vs {}",
+        goodput(&fixed),
+        goodput(&seed)
+    );
+}
+
+/// Finding 11: sixteen lost multicast copies hold every TYPE2 OST entry for the seed's 64 M-cycle
+/// timeout, and the chip's other multicasts wait with them; a timeout sized to the round trip
+/// ends it in microseconds.
+#[test]
+fn finding_11_lost_multicast_copies_stall_the_chips_multicast_for_the_whole_timeout() {
+    let tb = "tb/spec_findings/multicast_lost_copies_stall.yaml";
+    let seed = run(tb, &[]);
+    let short = run(tb, &["--set", "system.chip.paxi.mul_timeout=100000"]);
+    let c = |r: &serde_json::Value, k: &str| r["counters"][k].as_u64().unwrap();
+    for r in [&seed, &short] {
+        assert_eq!(c(r, "chip0.paxi.mul_timeouts"), 16, "the 16 broken bursts time out");
+        assert_eq!(c(r, "chip0.paxi.multicasts_done"), 16, "the 16 others complete");
+    }
+    // The others cannot leave while the 16 dead entries are held.
+    assert!(c(&seed, "chip0.paxi.last_done_at") > 64_000_000);
+    assert!(c(&short, "chip0.paxi.last_done_at") < 110_000);
+    assert!(c(&short, "chip0.paxi.last_done_at") > 100_000);
+}

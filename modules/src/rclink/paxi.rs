@@ -43,7 +43,9 @@
 //!   an AXI slave may). A buffer full sends its R frame at once, so R leaves in the order buffers
 //!   fill, not the order of the ARs («关键差异»: interleaving allowed).
 //! - R and B frames are segments like any other, `tx_latency` after they are made, on the QP of
-//!   the request, to the requester; their RC Link ACKs come back here and are only counted.
+//!   the request (with `rsp_own_qp`, that QP id + 512: a PSN space of their own, so that a
+//!   switch may queue them in the RSP class without reordering the data's QP), to the
+//!   requester; their RC Link ACKs come back here and are only counted.
 //!
 //! **RX VC buffers** («PAXI RX 方向» «VC Buffer»): delivered frames wait in REQ MEM (W, AR), RSP
 //! MEM (R, B) or MUL MEM for their AXI channel, which takes `rx_axi_bytes_per_cycle` from its
@@ -151,6 +153,11 @@ pub struct Params {
     /// Writes complete by the remote B response (the seed; default) or, when false, by the RC
     /// Link ACK of their frames (no B flits).
     pub b_response: bool,
+    /// R and B frames on a QP of their own, the request's QP id + 512 (so a PSN space of their
+    /// own; the requests' QP ids must then be below 512, CDMA engines 0–127). Off (the seed's
+    /// one PSN space per (LG, dst, QP)), a switch that queues responses apart from the data
+    /// reorders the QP, and every reorder is a Go-Back-N (docs/spec-findings.md finding 10).
+    pub rsp_own_qp: bool,
     /// The AR packing buffer (kind `ar`; entry 16 B).
     pub ar_pack: paxi_pack::Params,
     /// The B packing buffer (kind `b`; entry 8 B).
@@ -204,6 +211,7 @@ impl Default for Params {
             flows: 1,
             tx_latency: 0,
             b_response: true,
+            rsp_own_qp: false,
             ar_pack: paxi_pack::Params::default(),
             b_pack: paxi_pack::Params {
                 kind: FlitKind::B,
@@ -306,6 +314,10 @@ pub fn itlv_hash(txn: u64, frame_seq: u32, qp: QpId) -> u64 {
 
 /// Segment ids of flits (AR, R, B) have this bit set: their ACKs are not a transaction's.
 const FLIT_BIT: u64 = 1 << 63;
+
+/// With `rsp_own_qp`, R and B frames go on the request's QP id with this bit set: their own PSN
+/// space, which the RC Link keys per (LG, dst, QP).
+const RSP_QP_BIT: u16 = 1 << 9;
 
 struct TxnState {
     issued: Cycle,
@@ -737,8 +749,14 @@ impl Paxi {
         self.seq += 1;
     }
 
-    /// A flit (AR, R, B) for `dst` on `qp`, ready `tx_latency` from now.
+    /// A flit (AR, R, B) for `dst` on `qp` (a response on its own QP with `rsp_own_qp`),
+    /// ready `tx_latency` from now.
     fn send_flit(&mut self, now: Cycle, dst: ChipId, qp: QpId, bytes: u32, flit: PaxiFlit) -> u64 {
+        let qp = if self.p.rsp_own_qp && flit.kind.is_response() {
+            QpId::new(qp.value() | RSP_QP_BIT).expect("10 bits")
+        } else {
+            qp
+        };
         let id = FLIT_BIT | self.flits;
         self.flits += 1;
         let lg = self.lg_for(id, 0, qp);
@@ -758,6 +776,14 @@ impl Paxi {
     fn issue(&mut self, ctx: &mut Ctx<'_>, t: Txn) -> Result<(), String> {
         let now = ctx.now();
         let qp = QpId::from_cdma(t.cdma).map_err(|e| format!("transaction {}: {e}", t.id))?;
+        if self.p.rsp_own_qp && qp.value() & RSP_QP_BIT != 0 {
+            return Err(format!(
+                "transaction {}: cdma {} (QP {}) with rsp_own_qp: requests must use QPs below {RSP_QP_BIT}",
+                t.id,
+                t.cdma,
+                qp.value()
+            ));
+        }
         if t.id & FLIT_BIT != 0 {
             return Err(format!("transaction id {} out of range (below 2^63)", t.id));
         }

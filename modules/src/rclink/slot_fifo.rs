@@ -211,8 +211,9 @@ pub struct SlotFifo {
     changed: bool,
     /// (this chip, this LG, header bytes per packet) stamped on every frame sent.
     origin: (ChipId, LgId, u16),
-    /// The header fields of the frames it sends (format, VLAN PCP, DSCP).
-    hdr: HeaderTags,
+    /// The header fields of the frames it sends (format, VLAN PCP, DSCP): [0] for requests
+    /// (REQ data, AR), [1] for PAXI responses (R, B), which a switch queues in their own class.
+    hdr: [HeaderTags; 2],
 }
 
 impl SlotFifo {
@@ -252,7 +253,7 @@ impl SlotFifo {
             scratch: Vec::new(),
             changed: false,
             origin: (0, 0, 0),
-            hdr: HeaderTags::default(),
+            hdr: [HeaderTags::default(); 2],
         })
     }
 
@@ -262,10 +263,17 @@ impl SlotFifo {
         self
     }
 
-    /// Sets the header fields of the frames it sends (format, VLAN PCP, DSCP); ECN-capable
-    /// (ECT(0)) only when the format carries ECN (Standard).
+    /// Sets the header fields of the frames it sends (format, VLAN PCP, DSCP), responses
+    /// included; ECN-capable (ECT(0)) only when the format carries ECN (Standard).
     pub fn with_header(mut self, hdr: HeaderTags) -> SlotFifo {
-        self.hdr = hdr;
+        self.hdr = [hdr; 2];
+        self
+    }
+
+    /// Sets the header fields of the PAXI responses (R data, B), whose priority differs from the
+    /// requests' (seed 003's mapping: REQ data 2, RSP 1). Call after [`with_header`](Self::with_header).
+    pub fn with_rsp_header(mut self, hdr: HeaderTags) -> SlotFifo {
+        self.hdr[1] = hdr;
         self
     }
 
@@ -422,6 +430,7 @@ impl SlotFifo {
         }
         f.sent += k;
         f.grant_seq = self.grant_seq;
+        let hdr = self.hdr[f.paxi.kind.is_response() as usize];
         let frame = DataFrame {
             src,
             dst,
@@ -435,7 +444,7 @@ impl SlotFifo {
             pkt_ovhd,
             txn: f.txn,
             frame_seq: f.frame_seq,
-            ecn: if self.hdr.format.carries_ecn() {
+            ecn: if hdr.format.carries_ecn() {
                 Ecn::Ect0
             } else {
                 Ecn::NotEct
@@ -443,7 +452,7 @@ impl SlotFifo {
             sent_at: now,
             ts: hwsim_ports::Rh::timestamp_from_ns(now),
             lost: 0,
-            hdr: self.hdr,
+            hdr,
             paxi: f.paxi,
         };
         if !f.queued() {

@@ -90,8 +90,9 @@
 //!   header). `rate_control: false` turns the gate off.
 //! - `DataFrame.hdr` says what a switch parses (seed 003 «报文格式»): `frame_format` (Standard
 //!   by default), a VLAN tag if `vlan` with PCP `data_priority` (2, REQ data), and on Standard
-//!   the DSCP class selector `data_priority << 3`. `DataFrame.ecn` is ECT(0) on Standard (the
-//!   only format with an IP header, so switches may mark it), Not-ECT on the AFH formats.
+//!   the DSCP class selector `data_priority << 3`; PAXI responses (R, B) carry `rsp_priority`
+//!   (1, RSP) instead (docs/spec-findings.md finding 10). `DataFrame.ecn` is ECT(0) on Standard
+//!   (the only format with an IP header, so switches may mark it), Not-ECT on the AFH formats.
 //!   `pkt_ovhd` stays its own parameter (the spec's HEADER_OVERHEAD 50 is Standard's header;
 //!   set it to the layout's, e.g. 22 for AFH_GEN1). `DataFrame.sent_at` is the grant cycle (the
 //!   MAC restamps it).
@@ -184,6 +185,10 @@ pub struct Params {
     /// Priority of the data frames (REQ data: 2 in seed 003's mapping), 0..=7: the VLAN PCP if
     /// tagged, and the DSCP class selector (`data_priority << 3`) on Standard.
     pub data_priority: u8,
+    /// Priority of the PAXI responses (R data, B), 0..=7, tagged as `data_priority` is (RSP: 1
+    /// in seed 003's mapping, so that a switch classifying on that field does not queue them
+    /// behind REQ data).
+    pub rsp_priority: u8,
     /// Flows (dst, qp) whose DCQCN state gets counters of their own,
     /// `flow_d{dst}_q{qp}_{rate_milli, rate_min_milli, state, cuts, recovered_at}`; at most 64.
     pub report_flows: Vec<FlowKey>,
@@ -246,6 +251,7 @@ impl Default for Params {
             mul_mac_credits: 4,
             type2_queue: 16,
             type2_priority: 0,
+            rsp_priority: 1,
         }
     }
 }
@@ -272,6 +278,17 @@ impl Params {
         Ok(HeaderTags::for_layout(layout, self.type2_priority))
     }
 
+    /// The header fields of this link's PAXI responses: as [`header`](Self::header), with
+    /// `rsp_priority`.
+    pub fn rsp_header(&self) -> Result<HeaderTags, String> {
+        if self.rsp_priority > 7 {
+            return Err(format!("rsp_priority = {}: must be in 0..=7", self.rsp_priority));
+        }
+        self.header()?;
+        let layout = FrameLayout::new(self.frame_format, self.vlan, false).map_err(|e| e.to_string())?;
+        Ok(HeaderTags::for_layout(layout, self.rsp_priority))
+    }
+
     /// Checks every parameter; the error names the offending one.
     pub fn check(&self) -> Result<(), String> {
         if self.lg > 7 {
@@ -285,6 +302,7 @@ impl Params {
         }
         SlotFifo::new(self.slots, self.max_payload, self.max_retry, self.retry_timeout)?;
         self.header()?;
+        self.rsp_header()?;
         Cbfc::new(self.credit_size, self.pkt_ovhd, self.uf_limit, self.initial_credits)?;
         BankArbiter::new(self.vc_weights)?;
         MacCredit::new(self.mac_credits, "mac_credits")?;
@@ -706,7 +724,8 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     p.check()?;
     let slots = SlotFifo::new(p.slots, p.max_payload, p.max_retry, p.retry_timeout)?
         .with_origin(p.chip, p.lg, p.pkt_ovhd as u16)
-        .with_header(p.header()?);
+        .with_header(p.header()?)
+        .with_rsp_header(p.rsp_header()?);
     let mut cbfc = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.initial_credits)?;
     cbfc.set_mode(CbfcMode {
         dyn_uf_limit: p.dyn_uf_limit,
@@ -1588,6 +1607,44 @@ mod tests {
             (FrameFormat::AfhGen1, Some(UInt(3)), UInt(0))
         );
         assert_eq!(Params::default().header().unwrap().dscp, UInt(16), "Standard: DSCP CS2");
+    }
+
+    #[test]
+    fn paxi_responses_carry_rsp_priority_and_requests_data_priority() {
+        use hwsim_ports::{FlitKind, PaxiFlit};
+        let p = Params {
+            rsp_priority: 8,
+            ..Params::default()
+        };
+        assert!(p.check().unwrap_err().contains("rsp_priority = 8"));
+        // Tagged Standard frames: the PCP and the DSCP class selector both carry the priority.
+        let mut tb = Tb::new(Params {
+            vlan: true,
+            ..Params::default()
+        });
+        let kinds = [FlitKind::WData, FlitKind::B, FlitKind::Ar, FlitKind::R];
+        for (k, kind) in kinds.into_iter().enumerate() {
+            tb.seg(Segment {
+                paxi: PaxiFlit::data(kind, 0),
+                ..seg(k as u64 + 1, 0, 64)
+            });
+            tb.step();
+        }
+        tb.steps(10);
+        let got: Vec<(FlitKind, Option<UInt<3>>, UInt<6>)> = tb
+            .frames
+            .iter()
+            .map(|(_, f)| (f.paxi.kind, f.hdr.pcp, f.hdr.dscp))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (FlitKind::WData, Some(UInt(2)), UInt(16)),
+                (FlitKind::B, Some(UInt(1)), UInt(8)),
+                (FlitKind::Ar, Some(UInt(2)), UInt(16)),
+                (FlitKind::R, Some(UInt(1)), UInt(8)),
+            ]
+        );
     }
 
     #[test]

@@ -29,7 +29,11 @@
 //! tag's PCP, `trust: dscp` the DSCP's class selector (DSCP >> 3, Standard only: the AFH
 //! formats have no IP header, and fall back to their PCP); a frame without the field gets the
 //! port's `default_priority` (2, the REQ data class). Priorities 0–3 are VOQ levels 0–3 (seed
-//! 003's mapping: 3 ACK+CNP, 2 REQ data, 1 RSP, 0 TYPE2/3); 4–7 join level 3.
+//! 003's mapping: 3 ACK+CNP, 2 REQ data, 1 RSP, 0 TYPE2/3); 4–7 join level 3. The chips tag
+//! PAXI responses (R, B) with `rclink_tx.rsp_priority` (1), their requests with `data_priority`
+//! (2), in the DSCP class selector and, if tagged, the PCP. (The system config trusts the PCP,
+//! which the chips' untagged frames lack, so responses share the data's level unless it is
+//! told otherwise: they share its PSN sequence too; docs/spec-findings.md finding 10.)
 //!
 //! **Fabric** (`fabric: voq`, the default; seed 003 «VOQ 架构», «iSLIP 调度», «共享缓冲池与 DT
 //! 算法»). A frame out of the ingress pipeline joins VOQ[level][input][output] if the shared `buffer`
@@ -37,14 +41,26 @@
 //! static `reserve`); otherwise it is dropped (`drops`, `dt_drops`). Every cycle the allocator
 //! (`islip` with `iterations` 1–4, `pim`, or `fifo`: one queue per input and level, the
 //! head-of-line baseline) matches the inputs not crossing to the outputs free to start a frame
-//! (serializer free within the cycle; not paused, for the paused priority), level by level in
-//! strict priority (seed 003 «优先级感知调度», scheme A: the top level matches first, each lower
-//! level among the inputs and outputs left, each level with its own allocator). The crossbar is frame-based: a matched frame crosses whole,
-//! at the port rate, holding its input and its output until its last byte is out — the crossing
-//! is the egress serialization (speedup 1), and the frame leaves when it ends. The iSLIP pointers
-//! move as seed 003 says (grant pointer only on an accepted grant, to one past the input; accept
-//! pointer to one past the output; first iteration only). `fabric: output_queued` instead gives
-//! each output a queue of `port_buffer` bytes, as if the crossbar had full speedup.
+//! (serializer free within the cycle; not paused, for the paused priority), level by level, each
+//! level with its own allocator, each among the inputs and outputs the earlier ones left (seed
+//! 003 «优先级感知调度», scheme A). Level 3 matches first and level 0 last (strict priority);
+//! levels 2 (REQ data) and 1 (RSP) share each output by weighted round robin in bytes (seed 003
+//! «推荐的 PAXI 出口调度»: SP for ACK/CNP, WRR for REQ vs RSP): while both hold frames for an
+//! output, the one behind its share (`wrr_req` : `wrr_rsp`, 8 : 8) matches there first, and
+//! the other may take the output if the first leaves it. The share is kept as a per-output
+//! balance, `wrr_rsp` × REQ bytes − `wrr_req` × RSP bytes sent while both contend (RSP first
+//! when it is > 0), reset when either level has nothing for the output (as deficit round robin
+//! forgets an empty queue's deficit) and clamped at 32 KiB times the larger weight, so a level
+//! that could not be matched (its input busy elsewhere) catches up by about eight 4 KiB frames
+//! at most (even weights). Bytes, not frames, so the weights are shares of bandwidth whatever
+//! the frame sizes (a packed B-response flit is tens of bytes, an R or W frame up to 4 KiB).
+//! The WRR costs nothing while level 1 or 2 is empty (two comparisons a cycle). The crossbar
+//! is frame-based: a matched frame crosses whole, at the port rate, holding its input and its
+//! output until its last byte is out — the crossing is the egress serialization (speedup 1),
+//! and the frame leaves when it ends. The iSLIP pointers move as seed 003 says (grant pointer
+//! only on an accepted grant, to one past the input; accept pointer to one past the output;
+//! first iteration only). `fabric: output_queued` instead gives each output a queue of
+//! `port_buffer` bytes, as if the crossbar had full speedup.
 //!
 //! **Timing.** A message popped at n (it arrived at n, its last byte in) is ready at n +
 //! `latency`. A data frame is then queued, matched (at once if its input and output are free)
@@ -82,23 +98,30 @@
 //! `residence_max`, `residence_sum` (cycles from a data frame's arrival to its departure),
 //! `pfc_xoff_sent`, `pfc_xon_sent`, `pfc_pauses_received`, `pfc_watchdog_fired`; with `voq`
 //! `crossbar_matches`, `buffer_peak_bytes` (shared buffer), `voq_peak_bytes` (largest VOQ),
-//! `dt_drops`; per level l `class{l}_frames`, `class{l}_residence_max`; per port k `p{k}_frames`, `p{k}_bytes` (payload out), `p{k}_drops`,
+//! `dt_drops`; per level l `class{l}_frames`, `class{l}_bytes` (payload out),
+//! `class{l}_residence_max`; per port k `p{k}_frames`, `p{k}_bytes` (payload out), `p{k}_drops`,
 //! `p{k}_ecn_marks`, `p{k}_peak_bytes` (held for output k), `p{k}_cut_through`,
 //! `p{k}_ingress_peak_bytes` (data held that came in on k), `p{k}_pfc_xoff` (XOFFs sent out of
 //! k), `p{k}_pfc_paused_cycles`. Waves: `q_bytes{o}` (held for output o); with `voq`
 //! `in_bytes{i}` (in input i's VOQs), `gptr{o}`, `aptr{i}` (the REQ data level's allocator),
-//! `matches` (transfers started this cycle), `buffer_bytes`.
+//! `rsp_first{o}` (the WRR gives output o to RSP first this cycle: both levels hold frames for
+//! it and REQ is ahead of its share), `matches` (transfers started this cycle), `buffer_bytes`.
 //!
 //! **Deviations:** the egress has no queue of its own: a frame crosses the crossbar at the port
 //! rate into the serializer (no speedup), so the egress's strict priority and WRR between REQ and
-//! RSP are the allocator's strict priority across levels (there is no WRR: the chips send no RSP
-//! data until PAXI reads exist, and `egress`, the block of the switch studies, has SP + WRR). PFC
-//! pauses the REQ data level only (the one priority chips and switches send XOFF for). The
-//! crossbar decides once per cycle, so a frame shorter than a ns after another on one output
-//! starts at the next cycle (a 114 B frame: 0.29 ns of serialization, one cycle of wait).
-//! `fabric: output_queued` has one FIFO per output (no levels). A multicast frame's copies are
-//! separate frames in the fabric: they cross from their input one at a time (no fan-out in one
-//! crossing), so a group of n spends n − 1 more port serializations at the switch's input.
+//! RSP are the order in which the levels' allocators match each output (above). An input holding
+//! frames of both WRR levels is offered first to its RSP-first outputs (the RSP pass runs before
+//! REQ's), so at the input side RSP is slightly favoured. The WRR is deficit-style in bytes where
+//! seed 003 suggests plain WRR (frames), and its default weights are even where seed 003 says
+//! RSP's may be a little lower (set `wrr_rsp` below `wrr_req`). PFC pauses the REQ data level
+//! only (the one priority chips and switches send XOFF for): RSP frames keep leaving a paused
+//! port, while a chip's router pauses all its data. The crossbar decides once per cycle, so a
+//! frame shorter than a ns after another on one output starts at the next cycle (a 114 B frame:
+//! 0.29 ns of serialization, one cycle of wait).
+//! `fabric: output_queued` has one FIFO per output (no levels).
+//! A multicast frame's copies are separate frames in the fabric: they cross from their input
+//! one at a time (no fan-out in one crossing), so a group of n spends n − 1 more port
+//! serializations at the switch's input.
 
 use std::collections::VecDeque;
 
@@ -179,6 +202,12 @@ pub struct Params {
     /// The port default priority, 0..=7 (2: the REQ data class, so untagged chip data lands
     /// where seed 003's mapping puts it).
     pub default_priority: u8,
+    /// WRR weight of the REQ data level (2) against the RSP level (1) at each output, 1..=65535
+    /// (`voq`): while both hold frames for an output they share it in bytes in the ratio
+    /// `wrr_req` : `wrr_rsp` (8 : 8, seed 002's channel-weight reset value: an even split).
+    pub wrr_req: u32,
+    /// WRR weight of the RSP level (1), 1..=65535 (see `wrr_req`).
+    pub wrr_rsp: u32,
 }
 
 /// The header field a switch classifies on.
@@ -230,6 +259,8 @@ impl Default for Params {
             trust: Trust::Pcp,
             default_priority: 2,
             mcast: Vec::new(),
+            wrr_req: 8,
+            wrr_rsp: 8,
         }
     }
 }
@@ -287,6 +318,10 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
             v.push(PortDecl::output::<UInt<32>>(&format!("in_bytes{k}")).doc("data bytes in input k's VOQs"));
             v.push(PortDecl::output::<UInt<6>>(&format!("gptr{k}")).doc("output k's grant pointer"));
             v.push(PortDecl::output::<UInt<6>>(&format!("aptr{k}")).doc("input k's accept pointer"));
+            v.push(
+                PortDecl::output::<UInt<1>>(&format!("rsp_first{k}"))
+                    .doc("output k's WRR turn is RSP's: level 1 matches before level 2 this cycle"),
+            );
         }
         if p.pfc {
             v.push(
@@ -360,6 +395,15 @@ const LEVELS: usize = 4;
 /// The level PFC pauses: the REQ data priority the switches' XOFF/XON name.
 const PFC_LEVEL: usize = PfcFrame::REQ_DATA_PRIO as usize;
 
+/// The two levels that share an output by WRR (seed 003 «推荐的 PAXI 出口调度»): REQ data and RSP.
+const REQ_LEVEL: usize = 2;
+const RSP_LEVEL: usize = 1;
+
+/// How far one WRR level may get ahead of its share at an output: the balance is clamped at this
+/// times the larger weight, so a level that could not be matched for a long while (its inputs
+/// busy elsewhere) catches up by a few frames, not by all it missed.
+const WRR_CATCH_UP_BYTES: i64 = 4 * 8192;
+
 /// A frame in a VOQ: (ready cycle, arrival cycle, output, frame).
 type Queued = (Cycle, Cycle, u8, DataFrame);
 
@@ -396,11 +440,66 @@ struct Voq {
     c_buffer_peak: CounterId,
     c_voq_peak: CounterId,
     c_dt_drops: CounterId,
+    /// Frames queued per level (the WRR work is skipped unless levels 1 and 2 both hold some).
+    level_frames: [u64; LEVELS],
+    /// WRR weights: REQ (level 2), RSP (level 1).
+    wrr_req: i64,
+    wrr_rsp: i64,
+    /// Per output: the WRR balance in weighted bytes, `wrr_rsp` × REQ bytes − `wrr_req` × RSP
+    /// bytes sent while both levels held frames for it (reset to 0 when one had none); > 0:
+    /// REQ is ahead of its share, so RSP matches first.
+    wrr_balance: Vec<i64>,
+    /// Bound of `wrr_balance`'s magnitude.
+    wrr_cap: i64,
+    rsp_first_sig: Vec<Out<UInt<1>>>,
+    /// The outputs shown as RSP-first on the waves.
+    rsp_first_shown: u64,
 }
 
 impl Voq {
     fn queue_of(&self, l: usize, i: usize, o: usize) -> usize {
         (l * self.n + i) * self.n + if self.fifo { 0 } else { o }
+    }
+
+    /// The outputs for which both WRR levels hold frames (contended), and among them those
+    /// where it is RSP's turn to match first. Both 0 unless both levels hold frames somewhere
+    /// (the common case of data alone costs two comparisons).
+    fn wrr_turns(&self) -> (u64, u64) {
+        if self.level_frames[REQ_LEVEL] == 0 || self.level_frames[RSP_LEVEL] == 0 {
+            return (0, 0);
+        }
+        let n = self.n;
+        let req_for = self.nonempty[REQ_LEVEL * n..(REQ_LEVEL + 1) * n]
+            .iter()
+            .fold(0, |a, m| a | m);
+        let rsp_for = self.nonempty[RSP_LEVEL * n..(RSP_LEVEL + 1) * n]
+            .iter()
+            .fold(0, |a, m| a | m);
+        let contended = req_for & rsp_for;
+        let (mut rsp_first, mut outs) = (0u64, contended);
+        while outs != 0 {
+            let o = outs.trailing_zeros() as usize;
+            outs &= outs - 1;
+            if self.wrr_balance[o] > 0 {
+                rsp_first |= 1 << o;
+            }
+        }
+        (contended, rsp_first)
+    }
+
+    /// Charges a frame of `wire` bytes matched at output `o` from level `l` to the WRR balance:
+    /// while both levels contend for `o` the sender moves ahead by its bytes over its weight;
+    /// otherwise the balance restarts (a level with nothing queued keeps no credit, as in
+    /// deficit round robin).
+    fn wrr_charge(&mut self, l: usize, o: usize, wire: u64, contended: u64) {
+        let b = &mut self.wrr_balance[o];
+        if contended & 1 << o == 0 {
+            *b = 0;
+        } else if l == REQ_LEVEL {
+            *b = (*b + wire as i64 * self.wrr_rsp).min(self.wrr_cap);
+        } else if l == RSP_LEVEL {
+            *b = (*b - wire as i64 * self.wrr_req).max(-self.wrr_cap);
+        }
     }
 }
 
@@ -429,9 +528,10 @@ pub struct L2Switch {
     c_res_min: CounterId,
     c_res_max: CounterId,
     c_res_sum: CounterId,
-    /// Per priority level: data frames out, longest residence.
+    /// Per priority level: data frames out, longest residence, payload bytes out.
     c_class_frames: [CounterId; LEVELS],
     c_class_res: [CounterId; LEVELS],
+    c_class_bytes: [CounterId; LEVELS],
 }
 
 /// Binds ports; refuses out-of-range parameters naming the parameter.
@@ -488,6 +588,11 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     if p.default_priority > 7 {
         return Err(format!("default_priority = {}: must be in 0..=7", p.default_priority));
     }
+    for (name, w) in [("wrr_req", p.wrr_req), ("wrr_rsp", p.wrr_rsp)] {
+        if !(1..=65535).contains(&w) {
+            return Err(format!("{name} = {w}: must be in 1..=65535"));
+        }
+    }
     let voq = if p.fabric == Fabric::Voq {
         if p.buffer == 0 || p.buffer > 1 << 36 {
             return Err(format!("buffer = {}: must be in 1..=2^36 bytes", p.buffer));
@@ -532,6 +637,15 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
             c_buffer_peak: b.counter("buffer_peak_bytes"),
             c_voq_peak: b.counter("voq_peak_bytes"),
             c_dt_drops: b.counter("dt_drops"),
+            level_frames: [0; LEVELS],
+            wrr_req: p.wrr_req as i64,
+            wrr_rsp: p.wrr_rsp as i64,
+            wrr_balance: vec![0; n],
+            wrr_cap: WRR_CATCH_UP_BYTES * p.wrr_req.max(p.wrr_rsp) as i64,
+            rsp_first_sig: (0..n)
+                .map(|k| b.output(&format!("rsp_first{k}")))
+                .collect::<Result<_, _>>()?,
+            rsp_first_shown: 0,
         })
     } else {
         None
@@ -602,6 +716,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         c_res_sum: b.counter("residence_sum"),
         c_class_frames: [0, 1, 2, 3].map(|l| b.counter(&format!("class{l}_frames"))),
         c_class_res: [0, 1, 2, 3].map(|l| b.counter(&format!("class{l}_residence_max"))),
+        c_class_bytes: [0, 1, 2, 3].map(|l| b.counter(&format!("class{l}_bytes"))),
     }))
 }
 
@@ -667,6 +782,7 @@ impl L2Switch {
         ctx.count(port.c_bytes, f.payload() as u64);
         let l = self.level_of(f);
         ctx.count(self.c_class_frames[l], 1);
+        ctx.count(self.c_class_bytes[l], f.payload() as u64);
         if res > ctx.counter(self.c_class_res[l]) {
             ctx.set_counter(self.c_class_res[l], res);
         }
@@ -735,12 +851,37 @@ impl L2Switch {
                 }
             }
         }
-        // Strict priority: the top level matches first, each lower level among the inputs and
-        // outputs left. PFC pauses only the priority it names (the REQ data's).
+        // Egress scheduling (seed 003 «推荐的 PAXI 出口调度»): level 3 (ACK/CNP class) matches
+        // first and level 0 last, in strict priority; levels 2 (REQ data) and 1 (RSP) share each
+        // output by WRR. At an output both hold frames for, the level whose turn it is matches
+        // first and the other may take the output only if the first left it (work-conserving);
+        // so the passes are 3, 1 on its RSP-first outputs, 2, 1 on the rest, 0. Each pass is
+        // among the inputs and outputs the earlier ones left. PFC pauses only the priority it
+        // names (the REQ data's).
+        let (contended, rsp_first) = v.wrr_turns();
+        if rsp_first != v.rsp_first_shown {
+            let mut changed = rsp_first ^ v.rsp_first_shown;
+            while changed != 0 {
+                let o = changed.trailing_zeros() as usize;
+                changed &= changed - 1;
+                v.rsp_first_sig[o].update(UInt::wrap(rsp_first >> o & 1));
+            }
+            v.rsp_first_shown = rsp_first;
+        }
         let (mut matched_in, mut taken_out) = (0u64, 0u64);
         let mut made = 0u64;
-        for l in (0..LEVELS).rev() {
-            let free_out = if l == PFC_LEVEL { free_data } else { free_any } & !taken_out;
+        let passes = [
+            (3, !0u64),
+            (RSP_LEVEL, rsp_first),
+            (REQ_LEVEL, !0),
+            (RSP_LEVEL, !0),
+            (0, !0),
+        ];
+        for (l, allowed) in passes {
+            if v.level_frames[l] == 0 || allowed == 0 {
+                continue;
+            }
+            let free_out = if l == PFC_LEVEL { free_data } else { free_any } & allowed & !taken_out;
             let mut any = false;
             for i in 0..v.n {
                 v.req.req[i] = if v.in_busy[i] > end_of_now || matched_in & 1 << i != 0 {
@@ -754,6 +895,9 @@ impl L2Switch {
                 continue;
             }
             v.req.fill_columns();
+            // A level's allocator may run twice in a cycle (RSP: its first outputs, then the
+            // rest), but on outputs and inputs the first run left unmatched, whose pointers it
+            // did not move: each pointer still moves at most once per cycle.
             v.alloc[l].allocate(&v.req, ctx.rng(), &mut v.m);
             if l == PFC_LEVEL {
                 // The pointers move only when the level's allocator runs.
@@ -770,6 +914,10 @@ impl L2Switch {
                 let q = v.queue_of(l, i, o);
                 let (ready, arrived, _, f) = v.queues[q].pop_front().expect("requested");
                 let wire = f.wire_bytes() as u64;
+                v.level_frames[l] -= 1;
+                if l == REQ_LEVEL || l == RSP_LEVEL {
+                    v.wrr_charge(l, o, wire, contended);
+                }
                 v.q_bytes[q] -= wire;
                 v.in_bytes[i] -= wire;
                 v.in_sig[i].update(UInt::wrap(v.in_bytes[i]));
@@ -930,6 +1078,7 @@ impl Component for L2Switch {
                         v.nonempty[l * v.n + i] |= 1 << o;
                     }
                     v.queues[q].push_back((t, arrived, o as u8, f));
+                    v.level_frames[l] += 1;
                     v.q_bytes[q] += wire;
                     v.in_bytes[i] += wire;
                     v.in_sig[i].update(UInt::wrap(v.in_bytes[i]));
@@ -1257,5 +1406,132 @@ mod tests {
             };
             assert_eq!(order, want, "{fabric:?}");
         }
+    }
+
+    /// A frame of `payload` bytes from chip `src` to chip `dst` at priority `pcp` (VLAN-tagged).
+    fn tagged(src: ChipId, dst: ChipId, pcp: u64, payload: u32) -> DataFrame {
+        DataFrame {
+            src,
+            dst,
+            qp: QpId::new(1).unwrap(),
+            npkts: payload.div_ceil(1344).max(1) as u8,
+            frame_bytes: payload,
+            max_payload: 1344,
+            pkt_ovhd: 50,
+            hdr: hwsim_ports::HeaderTags {
+                pcp: Some(UInt::wrap(pcp)),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// Ports 0..n−1 each push `count` frames (`sources[k]` = (pcp, payload)) towards the last
+    /// port as fast as their streams take them; returns the PCPs and payloads leaving the last
+    /// port, in order.
+    fn saturate(p: Params, sources: &[(u64, u32)], count: usize) -> Vec<(u64, u32)> {
+        let out = p.ports as usize - 1;
+        let mut h = Harness::new("l2_switch", ports(&p), Box::new(move |b| build(&p, b)), 1, 8).unwrap();
+        let mut pushed = vec![0; sources.len()];
+        let mut got = Vec::new();
+        let port = format!("e{out}_req_out");
+        while got.len() < count * sources.len() && h.now() < 200_000 {
+            for (k, &(pcp, payload)) in sources.iter().enumerate() {
+                if pushed[k] < count
+                    && h.push(
+                        &format!("e{k}_req_in"),
+                        tagged(k as ChipId, out as ChipId, pcp, payload),
+                    )
+                {
+                    pushed[k] += 1;
+                }
+            }
+            h.step().unwrap();
+            while let Some(f) = h.pop::<DataFrame>(&port) {
+                got.push((f.hdr.pcp.map_or(9, |p| p.0), f.frame_bytes));
+            }
+        }
+        got
+    }
+
+    /// Payload bytes per PCP (REQ 2, RSP 1) in `got[..k]`.
+    fn bytes_by_class(got: &[(u64, u32)]) -> (u64, u64) {
+        let req = got.iter().filter(|g| g.0 == 2).map(|g| g.1 as u64).sum();
+        let rsp = got.iter().filter(|g| g.0 == 1).map(|g| g.1 as u64).sum();
+        (req, rsp)
+    }
+
+    fn wrr_params(wrr_req: u32, wrr_rsp: u32) -> Params {
+        Params {
+            ports: 3,
+            routes: (0..3).map(|d| Some(Route::One(d))).collect(),
+            wrr_req,
+            wrr_rsp,
+            ..Params::default()
+        }
+    }
+
+    #[test]
+    fn req_and_rsp_share_a_saturated_output_by_the_wrr_weights() {
+        // REQ (level 2) from input 0 and RSP (level 1) from input 1, both 4 KiB frames, all
+        // for output 2; both stay backlogged for the first 60 departures.
+        for (w_req, w_rsp) in [(8, 8), (3, 1), (1, 3)] {
+            let got = saturate(wrr_params(w_req, w_rsp), &[(2, 4096), (1, 4096)], 80);
+            let (req, rsp) = bytes_by_class(&got[..60]);
+            let want = w_req as f64 / (w_req + w_rsp) as f64;
+            let share = req as f64 / (req + rsp) as f64;
+            assert!(
+                (share - want).abs() < 0.04,
+                "weights {w_req}:{w_rsp}: REQ share {share:.3}, want {want:.3} ({:?})",
+                &got[..12]
+            );
+        }
+    }
+
+    #[test]
+    fn the_wrr_shares_bytes_not_frames() {
+        // Even weights, REQ frames of 4096 B and RSP frames of 1024 B (B-response-sized flits
+        // are smaller still): the output's bytes split evenly, so RSP sends ~4 frames per REQ.
+        let got = saturate(wrr_params(8, 8), &[(2, 4096), (1, 1024)], 200);
+        let head = &got[..100];
+        let (req, rsp) = bytes_by_class(head);
+        let share = req as f64 / (req + rsp) as f64;
+        assert!(
+            (share - 0.5).abs() < 0.05,
+            "REQ byte share {share:.3}: {:?}",
+            &got[..12]
+        );
+        let rsp_frames = head.iter().filter(|g| g.0 == 1).count();
+        assert!(rsp_frames > 70, "RSP frames {rsp_frames} of 100");
+    }
+
+    #[test]
+    fn level_3_keeps_strict_priority_over_the_wrr_levels() {
+        // Inputs 0, 1, 2: ACK/CNP class (3), REQ (2), RSP (1), all to output 3.
+        let p = Params {
+            ports: 4,
+            routes: (0..4).map(|d| Some(Route::One(d))).collect(),
+            ..Params::default()
+        };
+        let got = saturate(p, &[(3, 4096), (2, 4096), (1, 4096)], 20);
+        let classes: Vec<u64> = got.iter().map(|g| g.0).collect();
+        let last3 = classes.iter().rposition(|&c| c == 3).expect("level 3 frames");
+        assert_eq!(last3, 19, "the 20 level-3 frames leave first: {classes:?}");
+        // Then REQ and RSP alternate (even weights, equal frames).
+        let (req, rsp) = bytes_by_class(&got[20..40]);
+        assert_eq!((req, rsp), (10 * 4096, 10 * 4096), "{classes:?}");
+    }
+
+    #[test]
+    fn wrr_weights_out_of_range_are_refused() {
+        let p = Params {
+            wrr_rsp: 0,
+            ..Params::default()
+        };
+        let err = Harness::new("l2_switch", ports(&p), Box::new(move |b| build(&p, b)), 1, 8)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(err.contains("wrr_rsp = 0"), "{err}");
     }
 }
