@@ -47,10 +47,12 @@
 //!   switch may queue them in the RSP class without reordering the data's QP), to the
 //!   requester; their RC Link ACKs come back here and are only counted.
 //!
-//! **RX VC buffers** («PAXI RX 方向» «VC Buffer»): delivered frames wait in REQ MEM (W, AR), RSP
-//! MEM (R, B) or MUL MEM for their AXI channel, which takes `rx_axi_bytes_per_cycle` from its
-//! buffer each cycle, channels independent («每个通道独立握手»); a frame acts (B made, AR
-//! answered, read done) when its last byte is taken. Each buffer holds N + 2 RTT frames
+//! **RX VC buffers** («PAXI RX 方向» «VC Buffer», «AXI 通道 Buffer»): delivered frames wait in
+//! REQ MEM (W, AR), RSP MEM (R, B) or MUL MEM, and move in order into their AXI channel buffer
+//! (W: AW+W and multicast copies, AR, R, B; `axi_channel_bytes` each, 16 MPS = 64 KiB) while it
+//! has room; each channel hands `rx_axi_bytes_per_cycle` to the bus per cycle on its own
+//! («每个通道独立握手»: a W channel held back does not stop B or R). A frame acts (B made, AR
+//! answered, read done) when its last byte is taken. Each VC buffer holds N + 2 RTT frames
 //! (`rx_req_frames` 32, `rx_rsp_frames` 32, `rx_mul_frames` 8, `rx_rtt_frames` 25); at the
 //! high watermark N + 1 RTT its bit of `rx_pause` goes up, and at the low watermark
 //! (`rx_xon_frames`, default N) down. The system connects `rx_pause` to every LG's RX, which
@@ -58,7 +60,8 @@
 //! (in PFC mode: to the router, which sends PFC XOFF / XON).
 //! A buffer at capacity takes no more: frames wait in the RX (`rx{k}` left unread;
 //! `rx_*_held_back` counts the cycles). With `rx_axi_bytes_per_cycle` 0 (the default) the AXI
-//! side takes every frame as it arrives and the buffers stay empty.
+//! side takes every frame as it arrives and the buffers stay empty. Counters
+//! `axi_{w,ar,r,b}_peak_bytes` (the channel buffers' fill).
 //!
 //! **Dispatch** is push, not polling: a ready segment goes to its LG as soon as the LG's slot
 //! FIFO input has room (and, for AW+W, a W OST entry is free); otherwise it waits in one of its
@@ -188,6 +191,9 @@ pub struct Params {
     /// independent: «每个通道独立握手»); 0 (default) = the AXI side takes every frame the cycle
     /// it arrives, so the buffers never fill.
     pub rx_axi_bytes_per_cycle: u32,
+    /// Each AXI channel buffer (W, AR, R, B) between the RX VC buffers and the bus, bytes
+    /// (seed 002 «AXI 通道 Buffer»: 16 MPS = 65 536), 1..=2^24.
+    pub axi_channel_bytes: u32,
     /// Multicast groups (TYPE2), by group id: each group's member chips. The system builder
     /// fills it from the traffic; a multicast transaction names its group as
     /// `MCAST_BIT | group`.
@@ -228,6 +234,7 @@ impl Default for Params {
             rx_rtt_frames: 25,
             rx_xon_frames: None,
             rx_axi_bytes_per_cycle: 0,
+            axi_channel_bytes: 16 * 4096,
             groups: Vec::new(),
             mul_ost: 16,
             mul_timeout: MUL_TIMEOUT,
@@ -290,10 +297,9 @@ fn rx_vc(k: FlitKind) -> usize {
         .expect("every kind has a buffer")
 }
 
-/// One RX VC buffer: frames waiting for their AXI channel, the head's bytes still to go.
+/// One RX VC buffer: frames waiting for their AXI channel buffer.
 struct RxVc {
     q: VecDeque<DataFrame>,
-    head_left: u32,
     /// Capacity, high and low watermarks, frames.
     cap: u32,
     high: u32,
@@ -305,6 +311,28 @@ struct RxVc {
     xoff: CounterId,
     paused_cycles: CounterId,
     over: CounterId,
+}
+
+/// The AXI channel buffers a delivered frame goes through: W (AW+W bursts, multicast copies),
+/// AR, R, B (seed 002 «AXI 通道 Buffer»; AW travels with its W here).
+const AXI_CHANS: [&str; 4] = ["w", "ar", "r", "b"];
+
+fn axi_chan(k: FlitKind) -> usize {
+    match k {
+        FlitKind::WData | FlitKind::Mul => 0,
+        FlitKind::Ar => 1,
+        FlitKind::R => 2,
+        FlitKind::B => 3,
+    }
+}
+
+/// One AXI channel buffer: frames (bytes `held`) waiting for the bus, the head's bytes still to
+/// go.
+struct AxiChan {
+    q: VecDeque<DataFrame>,
+    held: u32,
+    head_left: u32,
+    peak: CounterId,
 }
 
 /// The ITLV hash: a splitmix64 avalanche over the three inputs (never a linear mix).
@@ -493,6 +521,7 @@ pub struct Paxi {
     ar_order: u64,
     rr: u64,
     rx_vcs: Vec<RxVc>,
+    axi_chans: Vec<AxiChan>,
     rx_pause: Out<u8>,
     c: Counters,
     flows: Vec<FlowCounters>,
@@ -560,6 +589,12 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     if p.rx_rtt_frames > 4096 {
         return Err(format!("rx_rtt_frames {} out of range 0..=4096", p.rx_rtt_frames));
     }
+    if p.axi_channel_bytes == 0 || p.axi_channel_bytes > 1 << 24 {
+        return Err(format!(
+            "axi_channel_bytes {} out of range 1..=16777216",
+            p.axi_channel_bytes
+        ));
+    }
     if p.rx_axi_bytes_per_cycle > 1 << 20 {
         return Err(format!(
             "rx_axi_bytes_per_cycle {} out of range 0..=1048576",
@@ -581,7 +616,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         }
         rx_vcs.push(RxVc {
             q: VecDeque::new(),
-            head_left: 0,
             cap: n + 2 * p.rx_rtt_frames,
             high,
             low,
@@ -702,6 +736,15 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         ar_order: 0,
         rr: 0,
         rx_vcs,
+        axi_chans: AXI_CHANS
+            .iter()
+            .map(|n| AxiChan {
+                q: VecDeque::new(),
+                held: 0,
+                head_left: 0,
+                peak: b.counter(&format!("axi_{n}_peak_bytes")),
+            })
+            .collect(),
         rx_pause: b.output("rx_pause")?,
         c,
         flows,
@@ -1204,9 +1247,6 @@ impl Paxi {
                     break;
                 }
                 let f = self.rx_in[k].pop().expect("peeked");
-                if v.q.is_empty() {
-                    v.head_left = f.frame_bytes;
-                }
                 v.q.push_back(f);
                 set_max(ctx, v.peak, v.q.len() as u64);
             }
@@ -1214,21 +1254,43 @@ impl Paxi {
         if rate == 0 {
             return;
         }
-        for vc in 0..self.rx_vcs.len() {
+        // VC buffers into the AXI channel buffers, in order, while the head's channel has room
+        // (a channel holding nothing takes any frame, so an MPS larger than the channel still
+        // passes).
+        let cap = self.p.axi_channel_bytes;
+        for v in self.rx_vcs.iter_mut() {
+            while let Some(f) = v.q.front() {
+                let ch = &mut self.axi_chans[axi_chan(f.paxi.kind)];
+                if ch.held > 0 && ch.held + f.frame_bytes > cap {
+                    break;
+                }
+                let f = v.q.pop_front().expect("front");
+                if ch.q.is_empty() {
+                    ch.head_left = f.frame_bytes;
+                }
+                ch.held += f.frame_bytes;
+                set_max(ctx, ch.peak, ch.held as u64);
+                ch.q.push_back(f);
+            }
+        }
+        // Each AXI channel hands `rate` bytes a cycle to the bus, on its own handshake: a
+        // channel the bus holds back (a full W) does not stop the others.
+        for c in 0..self.axi_chans.len() {
             let mut budget = rate;
             loop {
-                let v = &mut self.rx_vcs[vc];
-                if v.q.is_empty() {
+                let ch = &mut self.axi_chans[c];
+                if ch.q.is_empty() {
                     break;
                 }
-                let take = v.head_left.min(budget);
-                v.head_left -= take;
+                let take = ch.head_left.min(budget);
+                ch.head_left -= take;
                 budget -= take;
-                if v.head_left > 0 {
+                if ch.head_left > 0 {
                     break;
                 }
-                let f = v.q.pop_front().expect("non-empty");
-                v.head_left = v.q.front().map_or(0, |n| n.frame_bytes);
+                let f = ch.q.pop_front().expect("non-empty");
+                ch.held -= f.frame_bytes;
+                ch.head_left = ch.q.front().map_or(0, |n| n.frame_bytes);
                 self.deliver(ctx, f);
                 if budget == 0 {
                     break;
@@ -1360,7 +1422,7 @@ impl Component for Paxi {
             }
             // Else it waits for an R OST entry: an R frame's arrival wakes us.
         }
-        if self.rx_vcs.iter().any(|v| !v.q.is_empty()) {
+        if self.rx_vcs.iter().any(|v| !v.q.is_empty()) || self.axi_chans.iter().any(|c| !c.q.is_empty()) {
             // The AXI channels drain every cycle while they hold frames; a full buffer that
             // left frames in an RX stream takes them as it drains.
             next = next.min(now + 1);
