@@ -1192,6 +1192,8 @@ impl Paxi {
         set_max(ctx, self.c.r_bufs_peak, self.r_jobs.len() as u64);
         let mut budget = self.p.slave_bytes_per_cycle;
         let mut idle = 0;
+        // The last beat's R OST index, shown once per cycle (the wave shows the last beat).
+        let mut last_beat = None;
         while budget > 0 && !self.r_jobs.is_empty() && idle < self.r_jobs.len() {
             if self.r_rr >= self.r_jobs.len() {
                 self.r_rr = 0;
@@ -1206,8 +1208,7 @@ impl Paxi {
             let beat = self.p.beat_bytes.min(j.bytes - j.filled).min(budget);
             j.filled += beat;
             budget -= beat;
-            let ost = j.ost;
-            self.r_beat_sig.set(ost);
+            last_beat = Some(j.ost);
             if j.filled < j.bytes && beat > 0 {
                 self.r_rr += 1;
                 continue;
@@ -1225,6 +1226,9 @@ impl Paxi {
             if let Some(n) = self.r_wait.pop_front() {
                 self.r_jobs.push(n);
             }
+        }
+        if let Some(ost) = last_beat {
+            self.r_beat_sig.set(ost);
         }
     }
 
