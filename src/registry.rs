@@ -181,7 +181,7 @@ pub fn blocks() -> Vec<BlockKind> {
         ),
         kind(
             "paxi",
-            "PAXI core: AXI writes and reads, W/R OST, ITLV, AR/B packing, B and R responses (seed 000/002)",
+            "PAXI core: AXI writes, reads and TYPE2 multicast, W/R/MUL OST, ITLV, AR/B packing, B and R responses, RX VC and AXI channel buffers (seed 000/002)",
             rc::paxi::ports,
             rc::paxi::build,
         ),
@@ -205,7 +205,7 @@ pub fn blocks() -> Vec<BlockKind> {
         ),
         checked_kind(
             "router",
-            "chip port mux and relay forwarding by route",
+            "chip port mux: relay forwarding by route, multicast replication, PFC from the PAXI watermarks",
             rc::router::ports,
             rc::router::build,
             rc::router::check,
