@@ -260,33 +260,29 @@ impl Params {
     /// The header fields of this link's data frames; refuses `vlan` with `afh_lite` and a
     /// `data_priority` beyond 3 bits.
     pub fn header(&self) -> Result<HeaderTags, String> {
-        if self.data_priority > 7 {
-            return Err(format!("data_priority = {}: must be in 0..=7", self.data_priority));
-        }
-        let layout = FrameLayout::new(self.frame_format, self.vlan, false)
-            .map_err(|e| format!("vlan = true: {e} (frame_format = {})", self.frame_format))?;
-        Ok(HeaderTags::for_layout(layout, self.data_priority))
+        self.tags("data_priority", self.data_priority)
     }
 
     /// The header fields of this link's TYPE2 (multicast) frames: `type2_priority`.
     pub fn type2_header(&self) -> Result<HeaderTags, String> {
-        if self.type2_priority > 7 {
-            return Err(format!("type2_priority = {}: must be in 0..=7", self.type2_priority));
-        }
-        let layout = FrameLayout::new(self.frame_format, self.vlan, false)
-            .map_err(|e| format!("vlan = true: {e} (frame_format = {})", self.frame_format))?;
-        Ok(HeaderTags::for_layout(layout, self.type2_priority))
+        self.tags("type2_priority", self.type2_priority)
     }
 
     /// The header fields of this link's PAXI responses: as [`header`](Self::header), with
     /// `rsp_priority`.
     pub fn rsp_header(&self) -> Result<HeaderTags, String> {
-        if self.rsp_priority > 7 {
-            return Err(format!("rsp_priority = {}: must be in 0..=7", self.rsp_priority));
+        self.tags("rsp_priority", self.rsp_priority)
+    }
+
+    /// This link's layout tagged with priority `prio` (the parameter `name`): one rule for the
+    /// data, response and TYPE2 headers.
+    fn tags(&self, name: &str, prio: u8) -> Result<HeaderTags, String> {
+        if prio > 7 {
+            return Err(format!("{name} = {prio}: must be in 0..=7"));
         }
-        self.header()?;
-        let layout = FrameLayout::new(self.frame_format, self.vlan, false).map_err(|e| e.to_string())?;
-        Ok(HeaderTags::for_layout(layout, self.rsp_priority))
+        let layout = FrameLayout::new(self.frame_format, self.vlan, false)
+            .map_err(|e| format!("vlan = true: {e} (frame_format = {})", self.frame_format))?;
+        Ok(HeaderTags::for_layout(layout, prio))
     }
 
     /// Checks every parameter; the error names the offending one.
