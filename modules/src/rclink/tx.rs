@@ -155,7 +155,8 @@ pub struct Params {
     pub initial_credits: u32,
     /// dyn_uf_limit_cbfc_en: the CBFC dynamic lower limit (default off; see `cbfc`).
     pub dyn_uf_limit: bool,
-    /// software_ctrl_cbfc_vc_status: bit v = 0 stops VC bank v (default 0xFF, all run).
+    /// software_ctrl_cbfc_vc_status: bit v = 0 stops VC v: banks 0..3, bit 4 TYPE2 (default
+    /// 0xFF, all run).
     pub cbfc_vc_enable: u8,
     /// stop_cbfc_en: CBFC off altogether (default false).
     pub stop_cbfc: bool,
