@@ -205,7 +205,7 @@ pub fn blocks() -> Vec<BlockKind> {
         ),
         checked_kind(
             "router",
-            "chip port mux: relay forwarding by route, multicast replication, PFC from the PAXI watermarks",
+            "chip port mux: relay forwarding by route, multicast replication, PFC from the PAXI watermarks, ACK-VC credit returns",
             rc::router::ports,
             rc::router::build,
             rc::router::check,
@@ -261,7 +261,7 @@ pub fn blocks() -> Vec<BlockKind> {
         ),
         kind(
             "rclink_rx",
-            "RC Link RX of one LG: PSN check, ACK MERGE, credit return, CNP (seed 000 «RX 侧设计»)",
+            "RC Link RX of one LG: PSN check, ACK MERGE, credit return, CNP, ACK-VC CBFC (seed 000 «RX 侧设计», 002 «CBFC»)",
             rc::rx::ports,
             rc::rx::build,
         ),

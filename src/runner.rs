@@ -379,6 +379,19 @@ fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expected: Expected) -> 
             "0 outstanding".into(),
             format!("{credits}"),
         );
+        // The ACK + CNP VC: every control message the RXs sent was taken in and its credit came
+        // back. A control message lost to a fault takes its credit with it (finding 12), so
+        // only lossless runs can be held to this. (The TXs return ACK-VC credit only when the
+        // RXs hold it: `rx.ack_credits` > 0.)
+        let ack = sum(sim, "*.rx.ack_credits_outstanding");
+        if !info.lossy && sim.counters().any(|(n, _)| n.ends_with(".tx.ack_credits_returned")) {
+            check(
+                "ACK-VC CBFC credits conserved (all home)",
+                ack == 0,
+                "0 outstanding".into(),
+                format!("{ack}"),
+            );
+        }
     }
     // Delivered at the AXI side: write data at the completers' slaves, read data back at the
     // requesters (PAXI counts whole frames the RX accepted in PSN order); a multicast write's

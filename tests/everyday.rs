@@ -172,9 +172,9 @@ fn default_report_fits_a_screen_and_loses_nothing_from_json() {
     for want in [
         "flows:\n  flow ",
         "chip0->chip1 cdma0",
-        "metrics: end_cycle 176591, goodput ",
+        "metrics: end_cycle 176710, goodput ",
         &format!("counters: {n} (`--counters GLOB`"),
-        "verdict: PASS (12/12 checks) at cycle 176591",
+        "verdict: PASS (13/13 checks) at cycle 176710",
     ] {
         assert!(out.contains(want), "`{want}` in:\n{out}");
     }

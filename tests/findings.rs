@@ -203,3 +203,24 @@ fn finding_11_lost_multicast_copies_stall_the_chips_multicast_for_the_whole_time
     assert!(c(&short, "chip0.paxi.last_done_at") < 110_000);
     assert!(c(&short, "chip0.paxi.last_done_at") > 100_000);
 }
+
+/// Finding 12: lost control messages take their ACK-VC credits with them. With a ledger of 8
+/// (7 in flight), 7 lost ACKs leave the RX unable to answer its sender again, and the QP goes
+/// fatal; without CBFC on the ACK VC, or with the default 256 credits, the next ACK covers the
+/// lost ones.
+#[test]
+fn finding_12_lost_acks_use_up_the_ack_vc_credits_and_the_qp_dies() {
+    let tb = "tb/spec_findings/lost_acks_exhaust_ack_vc.yaml";
+    let c = |r: &serde_json::Value, k: &str| r["counters"][k].as_u64().unwrap();
+    let seed = run(tb, &[]);
+    assert_eq!(c(&seed, "chip1.lg7.rx.ack_credits_outstanding"), 7);
+    assert_eq!(c(&seed, "chip1.lg7.rx.ack_credit_block"), 1);
+    assert_eq!(c(&seed, "chip0.lg7.tx.diag_max_retry_hit"), 1);
+    for fix in ["system.chip.rx.ack_credits=0", "system.chip.rx.ack_credits=256"] {
+        let r = run(tb, &["--set", fix]);
+        assert_eq!(c(&r, "chip0.lg7.tx.diag_max_retry_hit"), 0, "{fix}");
+        assert_eq!(c(&r, "chip0.lg7.tx.diag_timeout"), 0, "{fix}");
+        assert!(r["metrics"]["end_cycle"].as_f64().unwrap() < 3000.0, "{fix}");
+        assert_eq!(sum(&r, "chip1.", ".rx.rx_payload_bytes"), 65536, "{fix}");
+    }
+}

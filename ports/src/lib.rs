@@ -38,7 +38,9 @@ pub use frame::{
     VLAN_TAG_BYTES,
 };
 pub use link::{Ecn, MacAddr, Tos, TrafficClass, VlanTag};
-pub use msg::{mcast_group, ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Segment, Txn, TxnOp, MCAST_BIT};
+pub use msg::{
+    mcast_group, ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Segment, Txn, TxnOp, ACK_VC, MCAST_BIT,
+};
 pub use paxi::{FlitKind, PackedEntry, PaxiFlit, MAX_PACKED};
 pub use psn::Psn;
 pub use qp::{QpId, VcBank};
@@ -47,8 +49,8 @@ pub use rx_msg::{CreditCount, PktCount, RxAccepted};
 pub use switch_msg::{Cell, PfcChange, PfcFrame, PfcPause, PortId, MAX_SWITCH_PORTS};
 pub use tx_msg::{ArbReq, CbfcReq, SlotMap, UInt, VcCredits, SLOT_MAP_WORDS};
 pub use wire::{
-    cbfc_cost, frame_wire_bytes, packet_count, split_packets, ByteRate, CreditSize, Packets, SerializerClock,
-    WireParams, CNP_BYTES, DEFAULT_MPS, DEFAULT_PKT_OVERHEAD,
+    cbfc_cost, ctrl_cost, frame_wire_bytes, packet_count, split_packets, ByteRate, CreditSize, Packets,
+    SerializerClock, WireParams, CNP_BYTES, DEFAULT_MPS, DEFAULT_PKT_OVERHEAD,
 };
 
 #[cfg(test)]

@@ -344,6 +344,11 @@ impl Trace for Ctrl {
     }
 }
 
+/// The CBFC VC of the TYPE1 ACK + CNP channel (seed 002 «CBFC 详细行为»: `type1_ack_cbfc` → VCa):
+/// hwsim numbers the VCs REQ banks 0–3, TYPE2 4, ACK + CNP 5. An RX sending ACK/NAK/CNP holds
+/// credits per (LG, sender) on it; the sender's TX returns them as it takes the messages in.
+pub const ACK_VC: u8 = 5;
+
 /// CBFC credits returned by the receiver `src` to the sender `dst` for `(lg, vc)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -354,7 +359,7 @@ pub struct CreditMsg {
     pub dst: ChipId,
     /// Link group.
     pub lg: LgId,
-    /// VC bank (0..3).
+    /// VC: a TYPE1 REQ bank 0..3, TYPE2 4, or the ACK + CNP channel [`ACK_VC`] (5).
     pub vc: u8,
     /// Credits returned (units of credit_size).
     pub credits: u16,
@@ -368,7 +373,7 @@ impl Trace for CreditMsg {
             TraceField::bits("src", 16),
             TraceField::bits("dst", 16),
             TraceField::bits("lg", 3),
-            TraceField::bits("vc", 2),
+            TraceField::bits("vc", 3),
             TraceField::bits("credits", 15),
         ];
         &F
@@ -377,7 +382,7 @@ impl Trace for CreditMsg {
         out[0] = TraceValue::Bits(self.src as u64);
         out[1] = TraceValue::Bits(self.dst as u64);
         out[2] = TraceValue::Bits(self.lg as u64 & 7);
-        out[3] = TraceValue::Bits(self.vc as u64 & 3);
+        out[3] = TraceValue::Bits(self.vc as u64 & 7);
         out[4] = TraceValue::Bits(self.credits as u64 & 0x7FFF);
     }
 }

@@ -223,6 +223,18 @@ pub const fn cbfc_cost(payload: u32, pkt_overhead: u32, credit_size: CreditSize)
     bytes.div_ceil(credit_size.bytes() as u64) as u32
 }
 
+/// CBFC credits one ACK, NAK or CNP costs on the ACK + CNP VC: the formula with no payload,
+/// `ceil(pkt_overhead / credit_size)`, and at least 1 (a control message has no data, but it takes
+/// a place in the receiver's ACK buffer; 50 B at 256 B → 1).
+pub const fn ctrl_cost(pkt_overhead: u32, credit_size: CreditSize) -> u32 {
+    let c = cbfc_cost(0, pkt_overhead, credit_size);
+    if c == 0 {
+        1
+    } else {
+        c
+    }
+}
+
 /// A byte rate held exactly as the rational `bytes / ns` bytes per ns (= GB/s), in lowest terms.
 ///
 /// 50 B/ns is `50/1`; 12.5 B/ns is `25/2`. Serde: a plain integer for whole bytes per ns

@@ -279,6 +279,21 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
     // the MAC2TX credit loop.
     let mac_credits = get_u64(&chip.tx, "mac_credits").unwrap_or(1);
     let mac = set(&chip.mac, "credits", mac_credits);
+    // CBFC on the ACK + CNP VC: the RXs send on it and hold the ledgers, the TXs return the
+    // credits, the routers carry the returns back; the RX takes the TX's CBFC switches (the
+    // seed's are per chip, not per direction).
+    let ack_cbfc = get_u64(&chip.rx, "ack_credits").unwrap_or(0) > 0;
+    let mut rx_cfg = chip.rx.clone();
+    for key in ["uf_limit", "cbfc_vc_enable", "stop_cbfc"] {
+        if let Some(v) = chip.tx.get(key) {
+            rx_cfg = set(&rx_cfg, key, v.clone());
+        }
+    }
+    let tx_cfg = if ack_cbfc {
+        set(&chip.tx, "ack_cbfc", true)
+    } else {
+        chip.tx.clone()
+    };
 
     // PFC mode (the switches run PFC): the chips send PFC from their PAXI RX watermarks rather
     // than holding CBFC credits (the seed's TX_PFC_REQ_O serves one mode or the other).
@@ -326,6 +341,9 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
         if pfc_mode {
             router.insert("pfc".into(), true.into());
         }
+        if ack_cbfc {
+            router.insert("ack_cbfc".into(), true.into());
+        }
         make(
             &blocks,
             l,
@@ -360,7 +378,7 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             // Credits per destination on the waves: every chip's, up to 64 (a signal each per
             // LG; a larger fabric would spend more on them than on the model).
             let tx = with_groups(&set(
-                &set(&set(&chip.tx, "chip", c as u64), "lg", k as u64),
+                &set(&set(&tx_cfg, "chip", c as u64), "lg", k as u64),
                 "view_dsts",
                 (n as u64).min(64),
             ));
@@ -370,7 +388,7 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             let rx = set(
                 &set(
                     &set(
-                        &set(&set(&chip.rx, "chip", c as u64), "lg", k as u64),
+                        &set(&set(&rx_cfg, "chip", c as u64), "lg", k as u64),
                         "pkt_ovhd",
                         pkt_ovhd,
                     ),
@@ -404,11 +422,16 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
                 (format!("{g}.mac.wire_total"), format!("{p}.tx_monitor.b{k}")),
                 (format!("{g}.rxcap.wire_total"), format!("{p}.rx_monitor.b{k}")),
             ];
-            for (a, b) in conns {
+            let ack_conns = [
+                (format!("{g}.tx.ack_cr"), format!("{p}.router.lg{k}_tcr")),
+                (format!("{p}.router.lg{k}_rcr"), format!("{g}.rx.ack_credit")),
+            ];
+            let ack_conns = if ack_cbfc { &ack_conns[..] } else { &[] };
+            for (a, b) in conns.iter().chain(ack_conns) {
                 if k > 0 && b.ends_with(".router.pause") {
                     continue;
                 }
-                nl.connect(&a, &b, None).map_err(|e| elab_error(l, e))?;
+                nl.connect(a, b, None).map_err(|e| elab_error(l, e))?;
             }
         }
     }

@@ -4,6 +4,7 @@
 //! and `ack_merge`, which share the control output in `rx_ctrl`); per chip the PAXI core, the
 //! CDMA traffic source and the router; per edge direction the PhyLink.
 
+pub mod ack_cbfc;
 pub mod ack_merge;
 pub mod bank_arbiter;
 pub mod cbfc;

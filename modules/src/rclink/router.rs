@@ -4,10 +4,11 @@
 //! ```text
 //!   lg{k}_tx   (DataFrame from MAC k) ─┐                  ┌─> e{e}_req_out (to PhyLink e)
 //!   lg{k}_ctrl (Ctrl from RX k)       ─┤                  ├─> e{e}_rsp_out
-//!   lg{k}_cr   (CreditMsg from RX k)  ─┤    [ router ]    ├─> e{e}_cr_out
-//!   e{e}_req_in / e{e}_rsp_in / e{e}_cr_in ┤              ├─> lg{k}_rx     (DataFrame to RX cap k)
-//!     (from the PhyLink into this chip)   ─┘              ├─> lg{k}_ack    (Ctrl to TX k)
-//!                                                          └─> lg{k}_credit (CreditMsg to TX k)
+//!   lg{k}_cr   (CreditMsg from RX k)  ─┤                  ├─> e{e}_cr_out
+//!   lg{k}_tcr  (CreditMsg from TX k,  ─┤    [ router ]    ├─> lg{k}_rx     (DataFrame to RX cap k)
+//!               ack_cbfc only)         │                  ├─> lg{k}_ack    (Ctrl to TX k)
+//!   e{e}_req_in / e{e}_rsp_in / e{e}_cr_in ┤              ├─> lg{k}_credit (CreditMsg to TX k)
+//!     (from the PhyLink into this chip)   ─┘              └─> lg{k}_rcr    (CreditMsg to RX k, ack_cbfc only)
 //! ```
 //! A message for this chip goes to its LG (`msg.lg`); any other goes to the edge the routing
 //! table gives for `msg.dst` (shortest paths, computed at elaboration). Three classes (data,
@@ -25,6 +26,11 @@
 //! the REQ data priority leaves on every edge in that cycle (one per edge stream; a full one
 //! sends it as soon as it drains), and the XON when it is back to zero. The chip names the one
 //! priority the switches pause, whichever PAXI buffer (REQ, RSP, MUL) is full.
+//! **ACK-VC credits** (`ack_cbfc`; seed 002 `type1_ack_cbfc`, see `ack_cbfc`): the TXs return
+//! credit for the control messages they take in on `lg{k}_tcr`, routed like every other credit
+//! return; a return of VC 5 for this chip goes to `lg{k}_rcr`, the RX that spent it, and every
+//! other VC's to the TX (`lg{k}_credit`). Without `ack_cbfc` a VC-5 return for this chip stops
+//! the run (nothing here could take it).
 //! **Multicast** (TYPE2, seed 002 «多播写请求流程», «多播双重流控»: the MAC replicates): a data
 //! frame to a group address (`MCAST_BIT | g`) goes to every output of `mcast[g]`: this chip's
 //! LG (the frame's `lg`) when the chip is a member, and each edge of the group's tree. The
@@ -38,7 +44,7 @@
 //! paused, counted at each XON), `pfc_xoff_sent`, `pfc_xon_sent` (frames, per edge).
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, In, PortDecl, StreamIn, StreamOut, Value, Wake};
-use hwsim_ports::{mcast_group, ChipId, CreditMsg, Ctrl, DataFrame, LgId, PfcChange, PfcFrame, PfcPause};
+use hwsim_ports::{mcast_group, ChipId, CreditMsg, Ctrl, DataFrame, LgId, PfcChange, PfcFrame, PfcPause, ACK_VC};
 use serde::{Deserialize, Serialize};
 
 /// Parameters.
@@ -61,6 +67,10 @@ pub struct Params {
     /// XOFF for the REQ data priority on every edge while its PAXI RX VC buffers are above
     /// their high watermark (`pause`), the XON when they are back at the low one.
     pub pfc: bool,
+    /// CBFC on the ACK + CNP VC (the system sets it when the RXs hold ACK-VC credits): each TX's
+    /// credit returns come in on `lg{k}_tcr`, and returns of VC 5 for this chip leave on
+    /// `lg{k}_rcr` to the RX that spent them (the other VCs' go to the TX, on `lg{k}_credit`).
+    pub ack_cbfc: bool,
 }
 
 /// Where a multicast group's frames go from this chip.
@@ -82,6 +92,7 @@ impl Default for Params {
             routes: vec![None, Some(0)],
             mcast: Vec::new(),
             pfc: false,
+            ack_cbfc: false,
         }
     }
 }
@@ -102,6 +113,16 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         v.push(PortDecl::stream_out::<DataFrame>(&format!("lg{k}_rx")).doc("frames to RX cap k"));
         v.push(PortDecl::stream_out::<Ctrl>(&format!("lg{k}_ack")).doc("ACK/NAK/CNP to TX k"));
         v.push(PortDecl::stream_out::<CreditMsg>(&format!("lg{k}_credit")).doc("credit returns to TX k"));
+        if p.ack_cbfc {
+            v.push(
+                PortDecl::stream_in::<CreditMsg>(&format!("lg{k}_tcr"), 4)
+                    .doc("ACK-VC credit returns from TX k (for the control messages it took in)"),
+            );
+            v.push(
+                PortDecl::stream_out::<CreditMsg>(&format!("lg{k}_rcr"))
+                    .doc("ACK-VC credit returns to RX k (VC 5, for the control messages it sent)"),
+            );
+        }
     }
     for e in 0..edges {
         v.push(PortDecl::stream_in::<DataFrame>(&format!("e{e}_req_in"), 4).doc("frames arriving on edge e"));
@@ -139,6 +160,11 @@ trait Routed {
     fn group(&self) -> Option<u16> {
         None
     }
+    /// Whether it goes to the LG's second local output when it is for this chip (the ACK-VC
+    /// credit returns, which go to the RX rather than the TX).
+    fn to_rx(&self) -> bool {
+        false
+    }
 }
 impl Routed for DataFrame {
     fn dst(&self) -> ChipId {
@@ -166,12 +192,18 @@ impl Routed for CreditMsg {
     fn lg(&self) -> LgId {
         self.lg
     }
+    fn to_rx(&self) -> bool {
+        self.vc == ACK_VC
+    }
 }
 
-/// One message class: its inputs (LGs then edges) and outputs (LGs then edges).
+/// One message class: its inputs (LGs, edges, then the credit class's TX returns) and outputs
+/// (LGs, edges, then the credit class's RX outputs).
 struct Class<T: Value + Routed> {
     inputs: Vec<StreamIn<T>>,
     outputs: Vec<StreamOut<T>>,
+    /// Index of LG 0's second local output (the RX's, for ACK-VC credits), if there are any.
+    rx_base: Option<usize>,
     used: Vec<bool>,
     /// Outputs closed by a PFC pause (edges of the data class only).
     paused: Vec<bool>,
@@ -200,11 +232,21 @@ impl<T: Value + Routed> Class<T> {
         num_lg: usize,
         routes: &[Option<u32>],
         mcast: &[McastRoute],
+        rx_base: Option<usize>,
         out: &mut Vec<usize>,
     ) -> Result<(), String> {
         out.clear();
         let Some(g) = m.group() else {
-            out.push(Self::target(m, me, num_lg, routes)?);
+            let mut t = Self::target(m, me, num_lg, routes)?;
+            if t < num_lg && m.to_rx() {
+                let Some(base) = rx_base else {
+                    return Err(format!(
+                        "ACK-VC credit return, but this router has no RX outputs (ack_cbfc off): {m:?}"
+                    ));
+                };
+                t += base;
+            }
+            out.push(t);
             return Ok(());
         };
         let Some(r) = mcast.get(g as usize) else {
@@ -254,7 +296,7 @@ impl<T: Value + Routed> Class<T> {
             let Some(head) = self.inputs[ii].peek().map(|m| m.clone()) else {
                 continue;
             };
-            if let Err(e) = Self::targets(&head, me, num_lg, routes, mcast, &mut t) {
+            if let Err(e) = Self::targets(&head, me, num_lg, routes, mcast, self.rx_base, &mut t) {
                 r.problem.get_or_insert(e);
                 continue;
             }
@@ -281,7 +323,7 @@ impl<T: Value + Routed> Class<T> {
         // room.
         for inp in &self.inputs {
             if let Some(m) = inp.peek() {
-                if Self::targets(&*m, me, num_lg, routes, mcast, &mut t).is_ok()
+                if Self::targets(&*m, me, num_lg, routes, mcast, self.rx_base, &mut t).is_ok()
                     && t.iter()
                         .all(|&o| !self.paused[o] && self.outputs[o].space() as usize > usize::from(self.used[o]))
                 {
@@ -353,6 +395,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         outputs: vec![],
         used: vec![],
         paused: vec![],
+        rx_base: None,
         targets: Vec::new(),
     };
     let mut ctrl = Class {
@@ -360,6 +403,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         outputs: vec![],
         used: vec![],
         paused: vec![],
+        rx_base: None,
         targets: Vec::new(),
     };
     let mut credit = Class {
@@ -367,6 +411,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         outputs: vec![],
         used: vec![],
         paused: vec![],
+        rx_base: None,
         targets: Vec::new(),
     };
     for k in 0..p.num_lg {
@@ -392,12 +437,19 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         credit.outputs.push(b.stream_out(&format!("e{e}_cr_out"))?);
     }
     let outs = p.num_lg as usize + p.edges as usize;
+    if p.ack_cbfc {
+        credit.rx_base = Some(outs);
+        for k in 0..p.num_lg {
+            credit.inputs.push(b.stream_in(&format!("lg{k}_tcr"))?);
+            credit.outputs.push(b.stream_out(&format!("lg{k}_rcr"))?);
+        }
+    }
     data.used = vec![false; outs];
     ctrl.used = vec![false; outs];
-    credit.used = vec![false; outs];
+    credit.used = vec![false; credit.outputs.len()];
     data.paused = vec![false; outs];
     ctrl.paused = vec![false; outs];
-    credit.paused = vec![false; outs];
+    credit.paused = vec![false; credit.outputs.len()];
     Ok(Box::new(Router {
         chip: p.chip,
         num_lg: p.num_lg as usize,

@@ -31,6 +31,15 @@
 //! drops: CBFC back-pressure. The seed's signal is per VC (TX_PFC_REQ_O[7:0]); hwsim holds all
 //! of the LG's returns, since one RC Link VC (a QP bank) carries both PAXI REQ and RSP flits.
 //!
+//! **ACK-VC CBFC** (`ack_credits` > 0; seed 002 «CBFC 详细行为» `type1_ack_cbfc`; see
+//! `ack_cbfc`): the head of the control queue leaves only with credit for its destination's
+//! ACK buffer (one per message at the defaults), returned on the `ack_credit` input by the
+//! sender's TX; a head that waits holds back the queue behind it (one VC, one FIFO), and ACKs
+//! merged before it keep their PSN (no re-merge while queued). State on `ack_cbfc.credits` /
+//! `ack_cbfc.blocked`; counters `ack_credit_block` (messages that waited), `ack_credits_in`,
+//! `ack_credits_outstanding` (gauge). Off by default here (`ack_credits` 0: the head goes at
+//! once and the state stays 0); the system form sets 256.
+//!
 //! **TYPE2** (multicast copies, seed 002 «TYPE2 无 Go-Back-N 重传»): no PSN check, no ACK, no
 //! CNP; each packet returns its credit on the TYPE2 VC (4); a frame all of whose packets
 //! arrived is delivered to PAXI, one with a packet missing is dropped (`type2_dropped`; the
@@ -70,6 +79,7 @@ use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, In, Out, PortDecl
 use hwsim_ports::{ChipId, CreditSize, Ctrl, DataFrame, LgId, Psn};
 use serde::{Deserialize, Serialize};
 
+use super::ack_cbfc::{AckCbfcParams, AckGate};
 use super::ack_merge::{self, AckMerge, AckMergeView};
 use super::psn_check::{self, Duplicate, PsnCheck, PsnCheckIo, PsnCheckView};
 use super::rx_ctrl::{CtrlKind, CtrlPort, CtrlQueue};
@@ -105,6 +115,16 @@ pub struct Params {
     /// Hand every whole frame accepted to PAXI on a `deliver` stream (the system form sets it;
     /// off by default, when nothing above the RX is modelled).
     pub deliver: bool,
+    /// CBFC credit limit of the TYPE1 ACK + CNP VC per destination (seed 002 «CBFC 详细行为»,
+    /// `type1_ack_cbfc`; see `ack_cbfc`): 0 (default) = none (the `ack_credit` input may stay
+    /// unbound); the system form takes 256 from configs/sg2262.yaml.
+    pub ack_credits: u32,
+    /// CREDIT_UF_LIMIT of the ACK VC's ledgers (the system copies the TX's), 1..=7, default 1.
+    pub uf_limit: u32,
+    /// `software_ctrl_cbfc_vc_status` (the system copies the TX's): bit 5 = 0 stops the ACK VC.
+    pub cbfc_vc_enable: u8,
+    /// `stop_cbfc_en` (the system copies the TX's): CBFC off on the ACK VC too.
+    pub stop_cbfc: bool,
 }
 
 impl Default for Params {
@@ -124,6 +144,10 @@ impl Default for Params {
             cnp_bytes: pc.cnp_bytes,
             duplicate: pc.duplicate,
             deliver: false,
+            ack_credits: 0,
+            uf_limit: 1,
+            cbfc_vc_enable: 0xFF,
+            stop_cbfc: false,
         }
     }
 }
@@ -141,6 +165,19 @@ impl Params {
             ack_bytes: self.ack_bytes,
             cnp_bytes: self.cnp_bytes,
             duplicate: self.duplicate,
+        }
+    }
+    /// The ACK + CNP VC's CBFC share.
+    pub fn ack_cbfc(&self) -> AckCbfcParams {
+        AckCbfcParams {
+            chip: self.chip,
+            lg: self.lg,
+            credits: self.ack_credits,
+            uf_limit: self.uf_limit,
+            pkt_ovhd: self.pkt_ovhd,
+            credit_size: self.credit_size,
+            vc_enable: self.cbfc_vc_enable,
+            stop: self.stop_cbfc,
         }
     }
     /// ACK MERGE's share of the parameters.
@@ -178,6 +215,7 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         PortDecl::output::<Psn>("epsn").doc("EPSN of the (src, qp) most recently touched"),
         PortDecl::output::<Psn>("last_ack").doc("ack_psn of the last ACK pushed"),
     ]);
+    v.extend(AckGate::ports());
     v.extend(PsnCheckView::ports(PSN_CHECK));
     v.extend(AckMergeView::ports(ACK_MERGE));
     v
@@ -191,6 +229,8 @@ pub struct RcLinkRx {
     /// Both cores' control messages, in generation order.
     ctrl_q: CtrlQueue,
     ctrl: CtrlPort,
+    /// CBFC on the ACK + CNP VC (off with `ack_credits` 0).
+    ack_gate: AckGate,
     epsn_out: Out<Psn>,
     last_ack: Out<Psn>,
     psn_check_view: PsnCheckView,
@@ -222,6 +262,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
                 CtrlKind::Cnp,
             ],
         )?,
+        ack_gate: AckGate::bind(&p.ack_cbfc(), b)?,
         epsn_out: b.output("epsn")?,
         last_ack: b.output("last_ack")?,
         psn_check_view: PsnCheckView::bind(PSN_CHECK, b)?,
@@ -261,8 +302,10 @@ impl Component for RcLinkRx {
         }
         // 2. ACK MERGE polls due now (they see this cycle's arrivals).
         self.ack_merge.poll(now, &mut self.ctrl_q);
-        // 3. One push per stream per cycle.
-        if let Some((kind, m)) = self.ctrl.drive(ctx, &mut self.ctrl_q) {
+        // 3. One push per stream per cycle; the head control message only with ACK-VC credit
+        //    (a return visible now counts).
+        self.ack_gate.take_returns(ctx);
+        if let Some((kind, m)) = self.ctrl.drive_gated(ctx, &mut self.ctrl_q, Some(&mut self.ack_gate)) {
             if kind.is_ack() {
                 self.last_ack.set(m.rh.psn());
             }
@@ -317,7 +360,7 @@ mod tests {
     use super::*;
     use crate::rclink::rx_test::{self, counter, credits, ctrls, drive, frame, log, psn};
     use hwsim_hw::Harness;
-    use hwsim_ports::{CreditCount, CreditMsg, CreditSize, DataFrame, Ecn, PktCount};
+    use hwsim_ports::{CreditCount, CreditMsg, CreditSize, DataFrame, Ecn, PktCount, ACK_VC};
 
     /// A bench with both output streams logged and room for 256 messages in each.
     fn bench(p: &Params, skip: bool) -> Harness {
@@ -766,6 +809,92 @@ mod tests {
         }
     }
 
+    /// CBFC on the ACK + CNP VC: with 3 credits and uf_limit 1, two ACKs (cost 1 each) go and
+    /// the third waits at the head, holding back another destination's ACK behind it, until a
+    /// return of 2 arrives on `ack_credit`.
+    #[test]
+    fn ack_vc_cbfc_holds_the_head_until_credit_returns() {
+        let p = Params {
+            ack_credits: 3,
+            ..Params::default()
+        };
+        both_modes(|skip| {
+            let mut h = bench(&p, skip);
+            let rows = [
+                (0, frame(3, 5, 0, 64)), // ACK at 5
+                (1, frame(3, 6, 0, 64)), // ACK at 6
+                (2, frame(3, 7, 0, 64)), // poll at 7: 1 credit left < 1 + uf_limit
+                (3, frame(4, 8, 0, 64)), // poll at 8: queued behind the blocked head
+            ];
+            drive(&mut h, &rows, 10);
+            assert!(h.peek::<bool>("ack_cbfc.blocked"));
+            assert_eq!(counter(&h, "ack_credits_outstanding"), 2);
+            let back = CreditMsg {
+                src: 3,
+                dst: 0,
+                lg: 0,
+                vc: ACK_VC,
+                credits: 2,
+                sent_at: 0,
+            };
+            rx_test::drive_port(&mut h, "ack_credit", &[(10, back)], 20);
+            assert_eq!(
+                ctrls(&h),
+                vec![(5, "ACK", 5, 1), (6, "ACK", 6, 1), (11, "ACK", 7, 1), (12, "ACK", 8, 1)]
+            );
+            assert_eq!(counter(&h, "ack_credit_block"), 1);
+            assert_eq!(counter(&h, "ack_credits_in"), 2);
+            // Chip 3 holds one (the third ACK), chip 4 one.
+            assert_eq!(counter(&h, "ack_credits_outstanding"), 2);
+            assert!(!h.peek::<bool>("ack_cbfc.blocked"));
+            h
+        });
+        // `cbfc_vc_enable` bit 5 = 0 stops the VC: nothing leaves; `stop_cbfc` lets all go.
+        for (vc_enable, stop, acks) in [(0xDF, false, 0), (0xFF, true, 3)] {
+            let q = Params {
+                cbfc_vc_enable: vc_enable,
+                stop_cbfc: stop,
+                ..p.clone()
+            };
+            let mut h = bench(&q, true);
+            let rows = [
+                (0, frame(3, 5, 0, 64)),
+                (1, frame(3, 6, 0, 64)),
+                (2, frame(3, 7, 0, 64)),
+            ];
+            drive(&mut h, &rows, 20);
+            assert_eq!(ctrls(&h).len(), acks, "vc_enable {vc_enable:#x} stop {stop}");
+        }
+    }
+
+    /// An ACK-VC return for another LG or VC, or one that overfills the ledger, stops the run.
+    #[test]
+    fn bad_ack_vc_return_is_a_violation() {
+        let p = Params {
+            ack_credits: 3,
+            ..Params::default()
+        };
+        let ok = CreditMsg {
+            src: 3,
+            dst: 0,
+            lg: 0,
+            vc: ACK_VC,
+            credits: 1,
+            sent_at: 0,
+        };
+        for bad in [
+            CreditMsg { lg: 1, ..ok },
+            CreditMsg { vc: 2, ..ok },
+            CreditMsg { dst: 9, ..ok },
+            ok, // nothing was charged: an over-return
+        ] {
+            let mut h = bench(&p, true);
+            h.push("ack_credit", bad);
+            h.step().unwrap();
+            assert!(h.step().is_err(), "{bad:?}");
+        }
+    }
+
     #[test]
     fn bad_params_refused() {
         for p in [
@@ -779,6 +908,14 @@ mod tests {
             },
             Params {
                 lg: 8,
+                ..Params::default()
+            },
+            Params {
+                ack_credits: 1, // not above uf_limit
+                ..Params::default()
+            },
+            Params {
+                ack_credits: 40_000, // past the 15-bit counter
                 ..Params::default()
             },
         ] {

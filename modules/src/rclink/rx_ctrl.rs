@@ -13,6 +13,8 @@ use std::collections::VecDeque;
 use hwsim_hw::{Binder, CounterId, Ctx, Cycle, StreamOut};
 use hwsim_ports::{ChipId, Ctrl, LgId, Rh};
 
+use super::ack_cbfc::AckGate;
+
 /// What a queued control message is, for the counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CtrlKind {
@@ -131,9 +133,27 @@ impl CtrlPort {
     /// Pushes the oldest queued message if the stream has room, `sent_at` = `now`; returns its
     /// kind and the message.
     pub fn drive(&mut self, ctx: &mut Ctx<'_>, q: &mut CtrlQueue) -> Option<(CtrlKind, Ctrl)> {
+        self.drive_gated(ctx, q, None)
+    }
+
+    /// [`drive`](Self::drive) with the ACK-VC CBFC gate (`rclink_rx` with `ack_credits`): the
+    /// head leaves only when the gate admits it, and is charged then.
+    pub fn drive_gated(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        q: &mut CtrlQueue,
+        gate: Option<&mut AckGate>,
+    ) -> Option<(CtrlKind, Ctrl)> {
         self.free = self.port.can_push();
         if !self.free {
             return None;
+        }
+        if let (Some(g), Some((_, head))) = (gate, q.0.front()) {
+            if !g.admit(ctx, head) {
+                // Waiting for credit: the return (an input) wakes the block, no timer needed.
+                self.free = false;
+                return None;
+            }
         }
         let (kind, mut m) = q.pop()?;
         // The RH timestamp echoes the data's (set where the message was made); the send time is

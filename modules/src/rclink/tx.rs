@@ -14,7 +14,8 @@
 //!  ctrl       ==(8)==>  |   ▲ ACK/NAK/timeout (Go-Back-N)          ▲ credit    ▲ credit     | ==> done  : stream<FrameDone> (to PAXI)
 //!  credit     ==(8)==>  |   └──────────────────────────────────────┘           │            | --> slots_used, credit_view
 //!  mac_credit ==(8)==>  | (from the MAC: MAC2TX credit) ─────────────────────────┘            | --> slot_fifo.*, arbiter.*, cbfc.*,
-//!                       +------------------------------------------------------------+     mac_credit.available
+//!                       |   ctrl taken in ──> ACK-VC credit owed per sender (ack_cbfc)         |     mac_credit.available
+//!                       +------------------------------------------------------------+ ==> ack_cr : stream<CreditMsg> (vc 5)
 //! ```
 //!
 //! The modules are plain state machines called in order inside one tick, so the composite adds no
@@ -54,6 +55,13 @@
 //! `type2_mac_block`, `type2_queue_peak` (the frames also count in `frames_sent` and the byte
 //! counters; `credits_outstanding` includes the TYPE2 ledgers); waves `type2.queue`,
 //! `type2.mac_credit`.
+//!
+//! **ACK-VC credit return** (`ack_cbfc`; seed 002 «CBFC 详细行为» `type1_ack_cbfc`, see
+//! `ack_cbfc`): every ACK, NAK and CNP taken in from `ctrl` frees its place in this LG's ACK
+//! buffer, so its credit goes back to the RX that sent it on the `ack_cr` stream (vc 5), summed
+//! per sender, one message per cycle, in the cycle it was taken in if the stream has room.
+//! Counter `ack_credits_returned`. `cbfc_vc_enable` bit 5 and `stop_cbfc` act on the RX that
+//! sends on the VC (the system copies them there).
 //!
 //! **Counters**: `diag_arb_calls`, `diag_arb_tx_busy` (rounds skipped for want of a MAC credit),
 //! `diag_credit_block`, `diag_rate_block`, `diag_slot_full`, `diag_nak_processed`,
@@ -111,14 +119,15 @@
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{
-    mcast_group, ChipId, CreditMsg, Ctrl, DataFrame, Ecn, FlitKind, FrameDone, FrameFormat, FrameLayout, HeaderTags,
-    LgId, Opcode, Psn, QpId, Rh, Segment, UInt,
+    mcast_group, ChipId, CreditMsg, CreditSize, Ctrl, DataFrame, Ecn, FlitKind, FrameDone, FrameFormat, FrameLayout,
+    HeaderTags, LgId, Opcode, Psn, QpId, Rh, Segment, UInt,
 };
 use serde::{Deserialize, Serialize};
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::ack_cbfc::AckReturn;
 use super::bank_arbiter::{ArbiterView, BankArbiter, Gate};
 use super::cbfc::{Cbfc, CbfcMode, CbfcView, MAX_VIEW_DSTS};
 use super::cnp_merge::{self, CnpMerge};
@@ -155,8 +164,8 @@ pub struct Params {
     pub initial_credits: u32,
     /// dyn_uf_limit_cbfc_en: the CBFC dynamic lower limit (default off; see `cbfc`).
     pub dyn_uf_limit: bool,
-    /// software_ctrl_cbfc_vc_status: bit v = 0 stops VC v: banks 0..3, bit 4 TYPE2 (default
-    /// 0xFF, all run).
+    /// software_ctrl_cbfc_vc_status: bit v = 0 stops VC v: banks 0..3, bit 4 TYPE2, bit 5 the
+    /// ACK + CNP VC (which the RX sends on: the system copies this to it); default 0xFF, all run.
     pub cbfc_vc_enable: u8,
     /// stop_cbfc_en: CBFC off altogether (default false).
     pub stop_cbfc: bool,
@@ -206,6 +215,10 @@ pub struct Params {
     pub type2_queue: u32,
     /// Header priority of TYPE2 frames, 0..=7 (seed 003's mapping: 0 for TYPE2/TYPE3).
     pub type2_priority: u8,
+    /// CBFC on the TYPE1 ACK + CNP VC (5): every ACK, NAK and CNP taken in from `ctrl` returns
+    /// its credit to the RX that sent it, on `ack_cr` (see `ack_cbfc`). Off by default (no
+    /// port); the system form sets it when its RXs hold ACK-VC credits (`rx.ack_credits`).
+    pub ack_cbfc: bool,
 }
 
 /// A flow named in `report_flows`: destination chip and QP id (0..=1023).
@@ -252,6 +265,7 @@ impl Default for Params {
             mul_mac_credits: 4,
             type2_queue: 16,
             type2_priority: 0,
+            ack_cbfc: false,
             rsp_priority: 1,
         }
     }
@@ -358,6 +372,9 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     v.extend(ArbiterView::ports("arbiter."));
     v.extend(DcqcnView::ports());
     v.extend(CbfcView::ports("cbfc.", p.view_dsts));
+    if p.ack_cbfc {
+        v.extend(AckReturn::ports());
+    }
     v
 }
 
@@ -694,6 +711,8 @@ pub struct RcLinkTx {
     /// Value last written to the `credits_outstanding` gauge.
     credits_shown: u64,
     t2: Type2,
+    /// ACK-VC credits owed to the RXs whose control messages came in (with `ack_cbfc`).
+    ack_return: Option<AckReturn>,
 }
 
 /// The TYPE2 (multicast) side of the TX (seed 002 «多播双重流控», «RC Link 资源»): no slot, no
@@ -788,6 +807,14 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         seg_block_counted: false,
         credits_shown: 0,
         t2,
+        ack_return: AckReturn::bind(
+            p.ack_cbfc,
+            p.chip,
+            p.lg,
+            p.pkt_ovhd,
+            CreditSize::new(p.credit_size.into()).map_err(|e| format!("credit_size = {}: {e}", p.credit_size))?,
+            b,
+        )?,
     }))
 }
 
@@ -1131,7 +1158,12 @@ impl Component for RcLinkTx {
             }
             self.on_ctrl(ctx, &msg);
             self.arb_pending = true;
+            // Its place in the ACK buffer is free: the credit goes back to its RX.
+            if let Some(r) = &mut self.ack_return {
+                r.took(msg.src);
+            }
         }
+        let ack_return_next = self.ack_return.as_mut().and_then(|r| r.drive(ctx));
         while let Some(msg) = self.credit_in.pop() {
             if msg.sent_at != 0 {
                 let lat = now.saturating_sub(msg.sent_at);
@@ -1251,7 +1283,7 @@ impl Component for RcLinkTx {
         if self.arb_pending || done_more {
             Wake::NextCycle
         } else {
-            Wake::earliest(deadline)
+            Wake::earliest(deadline.into_iter().chain(ack_return_next))
         }
     }
 }
@@ -1260,7 +1292,7 @@ impl Component for RcLinkTx {
 mod tests {
     use super::*;
     use hwsim_hw::{Cycle, Harness};
-    use hwsim_ports::{cbfc_cost, split_packets, CreditSize, Ecn, Psn, Rh};
+    use hwsim_ports::{cbfc_cost, split_packets, CreditSize, Ecn, Psn, Rh, ACK_VC};
     use std::collections::VecDeque;
     use std::num::NonZeroU32;
 
@@ -1311,6 +1343,63 @@ mod tests {
             credits,
             sent_at: 0,
         }
+    }
+
+    /// CBFC on the ACK + CNP VC, the receiving end: every control message taken in owes its
+    /// sender one credit (50 B at 256 B); while `ack_cr` is full what is owed to one sender is
+    /// summed, and it goes back one message per cycle, oldest sender first, with skip on and
+    /// off alike.
+    #[test]
+    fn ack_vc_credits_go_back_to_the_senders() {
+        let run = |skip: bool| {
+            let p = Params {
+                ack_cbfc: true,
+                ..Params::default()
+            };
+            let q = p.clone();
+            // Output sinks of one message: `ack_cr` fills with the first return.
+            let mut h = Harness::new("rclink_tx", ports(&p), Box::new(move |b| build(&q, b)), 1, 1).unwrap();
+            h.sim_mut().set_skip(skip);
+            h.sim().net("dut.ack_cr").unwrap().enable_log();
+            let from = |src: ChipId| Ctrl { src, ..ack(5, 1) };
+            let cnp = |src: ChipId| Ctrl {
+                rh: Rh::cnp(qp(5)),
+                ..from(src)
+            };
+            for m in [from(3), from(4), from(3), cnp(3)] {
+                assert!(h.push("ctrl", m));
+                h.step().unwrap();
+            }
+            let mut popped = Vec::new();
+            for t in 4..20 {
+                if t % 4 == 0 {
+                    popped.extend(h.pop::<CreditMsg>("ack_cr"));
+                }
+                h.step().unwrap();
+            }
+            let net = h.sim().net("dut.ack_cr").unwrap();
+            let net = net.as_any().downcast_ref::<hwsim_hw::StreamNet<CreditMsg>>().unwrap();
+            let log: Vec<_> = net
+                .log()
+                .as_ref()
+                .unwrap()
+                .iter()
+                .map(|(c, m)| (*c, m.src, m.dst, m.lg, m.vc, m.credits))
+                .collect();
+            let returned = h.sim().counter("dut.ack_credits_returned").unwrap();
+            (log, returned, popped.len())
+        };
+        let (log, returned, popped) = run(true);
+        assert_eq!(
+            log,
+            vec![
+                (1, 0, 3, 0, ACK_VC, 1),
+                (5, 0, 4, 0, ACK_VC, 1),
+                (9, 0, 3, 0, ACK_VC, 2)
+            ]
+        );
+        assert_eq!((returned, popped), (4, 3));
+        assert_eq!(run(false), (log, returned, popped));
     }
 
     /// A bench around the DUT: inputs queued per port and pushed (one per port per cycle) as

@@ -1,0 +1,274 @@
+//! CBFC on the TYPE1 ACK + CNP VC (seed 002 «CBFC 详细行为»: `TYPE1_ACK + CNP → type1_ack_cbfc
+//! → VCa`, one of the seven flows each with its own VC; «流控参数»; SPEC.md «CBFC»). Both ends of
+//! it, each a part of an existing block rather than a block of its own:
+//!
+//! ```text
+//!   chip B, LG k: rclink_rx                                  chip A, LG k: rclink_tx
+//!  +-------------------------------+   ctrl (ACK/NAK/CNP)   +------------------------------+
+//!  | ctrl queue ─> [AckGate] ─────────> router ... router ───> ctrl ─> [AckReturn]          |
+//!  |   ledger per (sender, VC 5)   |                        |   credits per sender, summed |
+//!  |   send iff remaining ≥ C + uf |   CreditMsg vc = 5     |   one return per cycle       |
+//!  |   ack_credit <───────────────────── router ... router <── ack_cr                       |
+//!  +-------------------------------+                        +------------------------------+
+//! ```
+//!
+//! **Sender** ([`AckGate`], in `rclink_rx`, which sends the ACKs, NAKs and CNPs): a ledger per
+//! (LG, destination) of `ack_credits` (the credit limit of the receiver's ACK buffer), each
+//! message costing [`ctrl_cost`] = `max(1, ceil(pkt_ovhd / credit_size))` (1 at 50 B / 256 B: a
+//! control message has no payload, but it takes a place in the buffer). The head of the RX's
+//! control queue leaves only if its destination's ledger holds `remaining ≥ C + uf_limit`; the
+//! queue is one FIFO, so a head waiting for credit holds back the messages behind it, for every
+//! destination (one VC, one queue). The seed's switches apply: `cbfc_vc_enable` bit 5 = 0 stops
+//! the VC («所有 VC»), `stop_cbfc` turns the check off. The dynamic lower limit is TYPE1 REQ
+//! only and does not apply here.
+//!
+//! **Receiver** ([`AckReturn`], in `rclink_tx`, which takes the control messages in): every
+//! message popped from its `ctrl` input frees its place at once, so its cost is owed back to the
+//! sender; what is owed to one sender is summed and goes back as one `CreditMsg` (vc
+//! [`ACK_VC`]), one message per cycle, oldest sender first (the same coalescing a busy credit
+//! stream gives any CBFC return). The routers carry it like any credit return and deliver it to
+//! the sending RX's `ack_credit` input.
+//!
+//! **Defaults and deviations.** The seed gives no credit limit for this VC. hwsim takes 256 per
+//! (LG, sender) in configs/sg2262.yaml: the ACK channel's fixed PFC thresholds, XON 0x80 and XOFF
+//! 0xC0 («流控参数»), are the half and three quarters of a 256-entry buffer. Blocks default to
+//! `ack_credits: 0` (no ACK-VC CBFC: the RX's `ack_credit` input may stay unbound and its
+//! `ack_cbfc.*` state stays at 0; the TX and the router get no extra ports) so a module
+//! testbench of the RX or TX alone needs no return path; the system form wires the returns
+//! whenever `system.chip.rx.ack_credits` > 0. A
+//! control message lost on the wire (a fault) never reaches the receiver, so its credit never
+//! comes back: the ledger leaks, and after `ack_credits` losses the RX can send that sender
+//! nothing more (docs/spec-findings.md finding 12; `ack_credits: 0` is the way out hwsim offers).
+//! The seed's ACK-channel PFC thresholds (PFC mode) are not modelled: the TX takes every control
+//! message in the cycle it arrives, so that buffer never fills.
+
+use std::collections::VecDeque;
+
+use hwsim_hw::{Binder, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut};
+use hwsim_ports::{ctrl_cost, ChipId, CreditMsg, CreditSize, Ctrl, LgId, ACK_VC};
+
+use super::cbfc::{Cbfc, CbfcMode};
+
+/// The ACK + CNP VC's CBFC parameters of one RX (the system copies `uf_limit`, `cbfc_vc_enable`
+/// and `stop_cbfc` from the TX, `pkt_ovhd` and `credit_size` from the TX's packet format).
+#[derive(Clone, Copy, Debug)]
+pub struct AckCbfcParams {
+    /// This chip and LG (the `dst` and `lg` of the returns it takes).
+    pub chip: ChipId,
+    /// This LG.
+    pub lg: LgId,
+    /// Credit limit per (LG, destination); 0 = no CBFC on the VC.
+    pub credits: u32,
+    /// CREDIT_UF_LIMIT, 1..=7.
+    pub uf_limit: u32,
+    /// Per-packet overhead bytes (the cost).
+    pub pkt_ovhd: u32,
+    /// Bytes per credit.
+    pub credit_size: CreditSize,
+    /// `software_ctrl_cbfc_vc_status`: bit 5 = 0 stops the VC.
+    pub vc_enable: u8,
+    /// `stop_cbfc_en`: CBFC off.
+    pub stop: bool,
+}
+
+/// Signal prefix of the sender's state in the RX's scope.
+const PREFIX: &str = "ack_cbfc.";
+
+/// The sender's side: the ledgers, the credit input and the state on the waves.
+pub struct AckGate {
+    /// The ledgers; `None` with `credits` 0 (no CBFC on the VC: every message goes at once).
+    cbfc: Option<Cbfc>,
+    cost: u32,
+    chip: ChipId,
+    lg: LgId,
+    credit_in: StreamIn<CreditMsg>,
+    /// Remaining credits of the ledger last charged or refilled.
+    credits_out: Out<u16>,
+    /// High while the head message waits for credit.
+    blocked_out: Out<bool>,
+    /// The head waits for credit (counted once per message).
+    blocked: bool,
+    c_block: CounterId,
+    c_outstanding: CounterId,
+    c_returned: CounterId,
+}
+
+impl AckGate {
+    /// The ports it adds to the RX, whatever `credits` is: a testbench that looks at them works
+    /// with the VC's CBFC off too (`ack_credits: 0`, the way out of finding 12). `ack_credit` may
+    /// stay unbound (a module testbench without a return path).
+    pub fn ports() -> Vec<PortDecl> {
+        vec![
+            PortDecl::stream_in::<CreditMsg>("ack_credit", 8)
+                .optional()
+                .doc("credit returns of the ACK + CNP VC (5) from the senders' TXs (with ack_credits)"),
+            PortDecl::output::<u16>(&format!("{PREFIX}credits"))
+                .doc("remaining ACK-VC credits of the destination last charged or refilled"),
+            PortDecl::output::<bool>(&format!("{PREFIX}blocked"))
+                .doc("high while the head control message waits for credit"),
+        ]
+    }
+
+    /// Binds the ports and checks the parameters.
+    pub fn bind(p: &AckCbfcParams, b: &mut Binder) -> Result<AckGate, String> {
+        let cbfc = if p.credits == 0 {
+            None
+        } else {
+            let mut cbfc = Cbfc::new(p.credit_size.bytes(), p.pkt_ovhd, p.uf_limit, p.credits)
+                .map_err(|e| format!("ACK-VC CBFC: {}", e.replace("initial_credits", "ack_credits")))?;
+            cbfc.set_mode(CbfcMode {
+                vc_enable: p.vc_enable,
+                stop: p.stop,
+                ..CbfcMode::default()
+            });
+            Some(cbfc)
+        };
+        let credits_out: Out<u16> = b.output(&format!("{PREFIX}credits"))?;
+        credits_out.set(p.credits as u16);
+        Ok(AckGate {
+            cbfc,
+            cost: ctrl_cost(p.pkt_ovhd, p.credit_size),
+            chip: p.chip,
+            lg: p.lg,
+            credit_in: b.stream_in("ack_credit")?,
+            credits_out,
+            blocked_out: b.output(&format!("{PREFIX}blocked"))?,
+            blocked: false,
+            c_block: b.counter("ack_credit_block"),
+            c_outstanding: b.counter("ack_credits_outstanding"),
+            c_returned: b.counter("ack_credits_in"),
+        })
+    }
+
+    /// Takes in the credit returns that arrived; a return for another chip, LG or VC, one that
+    /// overfills a ledger, or any return with the VC's CBFC off is a protocol violation.
+    pub fn take_returns(&mut self, ctx: &mut Ctx<'_>) {
+        let mut any = false;
+        while let Some(m) = self.credit_in.pop() {
+            if m.dst != self.chip || m.lg != self.lg || m.vc != ACK_VC {
+                ctx.violation(format!(
+                    "ACK-VC credit return for chip {} LG {} VC {} arrived at chip {} LG {}: {m:?}",
+                    m.dst, m.lg, m.vc, self.chip, self.lg
+                ));
+                continue;
+            }
+            let Some(cbfc) = &mut self.cbfc else {
+                ctx.violation(format!("ACK-VC credit return, but this RX has ack_credits 0: {m:?}"));
+                continue;
+            };
+            let l = match cbfc.give_back(m.src, ACK_VC, m.credits.into()) {
+                Ok(l) => l,
+                Err((l, why)) => {
+                    ctx.violation(format!("ACK VC: {why}"));
+                    l
+                }
+            };
+            ctx.count(self.c_returned, m.credits.into());
+            self.credits_out.set(cbfc.remaining(l) as u16);
+            any = true;
+        }
+        if let (true, Some(cbfc)) = (any, &self.cbfc) {
+            ctx.set_counter(self.c_outstanding, cbfc.outstanding());
+        }
+    }
+
+    /// Whether `head` may leave now; if so its cost is charged. A head that must wait is
+    /// counted once (`ack_credit_block`) and shows on `ack_cbfc.blocked` until it leaves.
+    pub fn admit(&mut self, ctx: &mut Ctx<'_>, head: &Ctrl) -> bool {
+        let Some(cbfc) = &mut self.cbfc else {
+            return true;
+        };
+        let l = cbfc.ledger(head.dst, ACK_VC);
+        if !cbfc.admits(l, self.cost) {
+            if !self.blocked {
+                self.blocked = true;
+                self.blocked_out.set(true);
+                ctx.count(self.c_block, 1);
+            }
+            return false;
+        }
+        if self.blocked {
+            self.blocked = false;
+            self.blocked_out.set(false);
+        }
+        cbfc.charge(l, self.cost);
+        self.credits_out.set(cbfc.remaining(l) as u16);
+        ctx.set_counter(self.c_outstanding, cbfc.outstanding());
+        true
+    }
+}
+
+/// The receiver's side: credits owed per sender, returned one message per cycle.
+pub struct AckReturn {
+    cost: u32,
+    chip: ChipId,
+    lg: LgId,
+    out: StreamOut<CreditMsg>,
+    /// Senders owed credit, oldest first, with the sum owed (a sender appears once).
+    owed: VecDeque<(ChipId, u32)>,
+    c_returned: CounterId,
+}
+
+impl AckReturn {
+    /// The port it adds to the TX (with `ack_credits` > 0).
+    pub fn ports() -> Vec<PortDecl> {
+        vec![PortDecl::stream_out::<CreditMsg>("ack_cr")
+            .doc("ACK-VC credit returns to the RXs that sent the control messages taken in")]
+    }
+
+    /// Binds the port (`None` when the ACK VC has no CBFC).
+    pub fn bind(
+        on: bool,
+        chip: ChipId,
+        lg: LgId,
+        pkt_ovhd: u32,
+        credit_size: CreditSize,
+        b: &mut Binder,
+    ) -> Result<Option<AckReturn>, String> {
+        if !on {
+            return Ok(None);
+        }
+        Ok(Some(AckReturn {
+            cost: ctrl_cost(pkt_ovhd, credit_size),
+            chip,
+            lg,
+            out: b.stream_out("ack_cr")?,
+            owed: VecDeque::with_capacity(16),
+            c_returned: b.counter("ack_credits_returned"),
+        }))
+    }
+
+    /// A control message from `src` was taken in: its place is free again.
+    pub fn took(&mut self, src: ChipId) {
+        match self.owed.iter_mut().find(|(s, _)| *s == src) {
+            Some((_, c)) => *c += self.cost,
+            None => self.owed.push_back((src, self.cost)),
+        }
+    }
+
+    /// Pushes the oldest sender's return if the stream has room; returns the cycle it next
+    /// needs a tick (a full stream wakes the block when it drains).
+    pub fn drive(&mut self, ctx: &mut Ctx<'_>) -> Option<Cycle> {
+        if self.owed.is_empty() || !self.out.can_push() {
+            return None;
+        }
+        let (src, owed) = self.owed[0];
+        // The message's field is 15 bits: a larger sum goes back in pieces.
+        let n = owed.min(super::cbfc::MAX_CREDITS);
+        if n == owed {
+            self.owed.pop_front();
+        } else {
+            self.owed[0].1 -= n;
+        }
+        self.out.push(CreditMsg {
+            src: self.chip,
+            dst: src,
+            lg: self.lg,
+            vc: ACK_VC,
+            credits: n as u16,
+            sent_at: ctx.now(),
+        });
+        ctx.count(self.c_returned, n.into());
+        (!self.owed.is_empty() && self.out.space() > 1).then_some(ctx.now() + 1)
+    }
+}
