@@ -283,20 +283,22 @@ impl<T: Value + Routed> Class<T> {
 
     fn pass(&mut self, now: u64, me: ChipId, num_lg: usize, routes: &[Option<u32>], mcast: &[McastRoute]) -> Pass {
         let mut r = Pass::default();
-        self.used.iter_mut().for_each(|u| *u = false);
         let n = self.inputs.len();
         if n == 0 {
             return r;
         }
+        self.used.iter_mut().for_each(|u| *u = false);
         let mut t = std::mem::take(&mut self.targets);
         // Rotate the service order with time, so every input gets first pick in turn.
         let start = (now % n as u64) as usize;
         for i in 0..n {
             let ii = (start + i) % n;
-            let Some(head) = self.inputs[ii].peek().map(|m| m.clone()) else {
-                continue;
+            // The head's outputs, read in place (no copy of a message that cannot move yet).
+            let routed = match self.inputs[ii].peek() {
+                None => continue,
+                Some(head) => Self::targets(&*head, me, num_lg, routes, mcast, self.rx_base, &mut t),
             };
-            if let Err(e) = Self::targets(&head, me, num_lg, routes, mcast, self.rx_base, &mut t) {
+            if let Err(e) = routed {
                 r.problem.get_or_insert(e);
                 continue;
             }
@@ -306,9 +308,14 @@ impl<T: Value + Routed> Class<T> {
                 .all(|&o| !self.used[o] && !self.paused[o] && self.outputs[o].can_push())
             {
                 let m = self.inputs[ii].pop().expect("peeked");
-                for &o in &t {
+                let (&last, rest) = t.split_last().expect("at least one output");
+                for &o in rest {
                     self.outputs[o].push(m.clone());
                     self.used[o] = true;
+                }
+                self.outputs[last].push(m);
+                self.used[last] = true;
+                for &o in &t {
                     if o < num_lg {
                         r.local += 1;
                     } else {
@@ -317,18 +324,14 @@ impl<T: Value + Routed> Class<T> {
                 }
                 r.moved += 1;
                 r.copies += t.len() as u64 - 1;
-            }
-        }
-        // More to do next cycle if some input still holds a message whose outputs will have
-        // room.
-        for inp in &self.inputs {
-            if let Some(m) = inp.peek() {
-                if Self::targets(&*m, me, num_lg, routes, mcast, self.rx_base, &mut t).is_ok()
-                    && t.iter()
-                        .all(|&o| !self.paused[o] && self.outputs[o].space() as usize > usize::from(self.used[o]))
-                {
-                    r.more = true;
-                }
+                // The next message, if any, is seen next cycle (wherever it goes).
+                r.more |= !self.inputs[ii].is_empty();
+            } else {
+                // The head waits: again next cycle if its outputs will have room then (a
+                // paused edge is reopened by an XON, a full stream wakes us when it drains).
+                r.more |= t
+                    .iter()
+                    .all(|&o| !self.paused[o] && self.outputs[o].space() as usize > usize::from(self.used[o]));
             }
         }
         self.targets = t;
