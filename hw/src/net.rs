@@ -13,7 +13,7 @@
 //! Components never see nets, only typed handles ([`In`], [`Out`], [`StreamIn`], [`StreamOut`]),
 //! and the direction lives in the handle's type.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::cell::{Cell, OnceCell, Ref, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -92,6 +92,13 @@ pub trait NetDyn: Any {
     fn as_any(&self) -> &dyn Any;
     /// Whether this is a stream (its first traced variable is `valid`).
     fn is_stream(&self) -> bool;
+    /// For a signal of `bool` or an unsigned integer (u8 … u64): its size in bytes (1, 2, 4 or
+    /// 8), and the net is a `#[repr(C)]` [`SignalNet`] the kernel may commit through its
+    /// `SignalCore`; 0 otherwise.
+    #[doc(hidden)]
+    fn word_size(&self) -> u8 {
+        0
+    }
 }
 
 fn layout_of(fields: &[TraceField], single_name: &str) -> Vec<(String, TraceKind)> {
@@ -114,11 +121,24 @@ fn layout_of(fields: &[TraceField], single_name: &str) -> Vec<(String, TraceKind
 /// A signal's recorded changes: (cycle, new value).
 pub type ChangeLog<T> = Vec<(Cycle, T)>;
 
+/// The part of a signal the kernel commits itself, without a virtual call, when the value is a
+/// `bool` or an unsigned integer (see [`NetDyn::word_size`]): at the start of a `#[repr(C)]`
+/// [`SignalNet`], so a `*const SignalNet<T>` read as a `*const SignalCore<W>` (W the unsigned
+/// integer of T's size) sees the same cells. Integers and `bool` compare bitwise, so the kernel's
+/// comparison of the words is `T`'s own `PartialEq`.
+#[repr(C)]
+pub(crate) struct SignalCore<T> {
+    pub(crate) cur: Cell<T>,
+    pub(crate) next: Cell<T>,
+    pub(crate) dirty: Cell<bool>,
+    /// Whether changes are logged (then the kernel takes the virtual commit, which records).
+    pub(crate) logging: Cell<bool>,
+}
+
 /// A signal net: current and next value of a `Copy` type.
+#[repr(C)]
 pub struct SignalNet<T: SignalValue> {
-    cur: Cell<T>,
-    next: Cell<T>,
-    dirty: Cell<bool>,
+    core: SignalCore<T>,
     id: u32,
     shared: Rc<NetShared>,
     /// Recorded changes, once a check asks for them. Boxed behind a `OnceCell` (8 bytes) so a
@@ -126,12 +146,34 @@ pub struct SignalNet<T: SignalValue> {
     log: OnceCell<Box<RefCell<ChangeLog<T>>>>,
 }
 
+/// The size in bytes of `T` when it is `bool` or an unsigned integer with a [`Trace`](crate::value::Trace) impl (values
+/// whose `PartialEq` is bitwise equality of their bytes), else 0.
+fn word_size<T: 'static>() -> u8 {
+    let t = TypeId::of::<T>();
+    let word = [
+        TypeId::of::<bool>(),
+        TypeId::of::<u8>(),
+        TypeId::of::<u16>(),
+        TypeId::of::<u32>(),
+        TypeId::of::<u64>(),
+    ]
+    .contains(&t);
+    if word {
+        std::mem::size_of::<T>() as u8
+    } else {
+        0
+    }
+}
+
 impl<T: SignalValue> SignalNet<T> {
     pub(crate) fn create(id: u32, shared: Rc<NetShared>) -> Rc<Self> {
         Rc::new(SignalNet {
-            cur: Cell::new(T::default()),
-            next: Cell::new(T::default()),
-            dirty: Cell::new(false),
+            core: SignalCore {
+                cur: Cell::new(T::default()),
+                next: Cell::new(T::default()),
+                dirty: Cell::new(false),
+                logging: Cell::new(false),
+            },
             id,
             shared,
             log: OnceCell::new(),
@@ -140,13 +182,13 @@ impl<T: SignalValue> SignalNet<T> {
     /// The committed value.
     #[inline]
     pub fn get(&self) -> T {
-        self.cur.get()
+        self.core.cur.get()
     }
     #[inline]
     fn set(&self, v: T) {
-        self.next.set(v);
-        if !self.dirty.get() {
-            self.dirty.set(true);
+        self.core.next.set(v);
+        if !self.core.dirty.get() {
+            self.core.dirty.set(true);
             self.shared.mark(self.id);
         }
     }
@@ -168,10 +210,10 @@ impl<T: SignalValue> SignalNet<T> {
 impl<T: SignalValue> NetDyn for SignalNet<T> {
     #[inline]
     fn commit(&self, now: Cycle) -> u8 {
-        self.dirty.set(false);
-        let n = self.next.get();
-        if n != self.cur.get() {
-            self.cur.set(n);
+        self.core.dirty.set(false);
+        let n = self.core.next.get();
+        if n != self.core.cur.get() {
+            self.core.cur.set(n);
             if self.log.get().is_some() {
                 self.record(now, n);
             }
@@ -184,10 +226,14 @@ impl<T: SignalValue> NetDyn for SignalNet<T> {
         layout_of(T::fields(), "")
     }
     fn sample(&self, _now: Cycle, out: &mut [TraceValue]) {
-        self.cur.get().sample(out);
+        self.core.cur.get().sample(out);
     }
     fn enable_log(&self) {
         let _ = self.log.get_or_init(Default::default);
+        self.core.logging.set(true);
+    }
+    fn word_size(&self) -> u8 {
+        word_size::<T>()
     }
     fn value_type(&self) -> &'static str {
         std::any::type_name::<T>()

@@ -22,7 +22,7 @@ use std::rc::Rc;
 
 use crate::component::{Component, Ctx, Wake};
 use crate::error::SimError;
-use crate::net::{NetDyn, NetShared, CHANGED, SPACE_FREED};
+use crate::net::{NetDyn, NetShared, SignalCore, CHANGED, SPACE_FREED};
 use crate::rng::Rng;
 use crate::trace::{TraceOptions, VcdTracer};
 use crate::Cycle;
@@ -119,6 +119,60 @@ impl IdList {
     }
 }
 
+/// Pushes onto an [`IdList`] through a bare pointer to its next free slot, held in a register
+/// for the duration of a loop (through `self`, the base and the length were reloaded after every
+/// tick and store: measured on W3); [`Waker::done`] stores the length back.
+struct Waker<'a> {
+    list: &'a mut IdList,
+    top: *mut u32,
+}
+
+impl<'a> Waker<'a> {
+    #[inline(always)]
+    fn new(list: &'a mut IdList) -> Self {
+        let len = list.len;
+        // SAFETY: `len <= buf.len()`: one past the end at most.
+        let top = unsafe { list.buf.as_mut_ptr().add(len) };
+        Waker { list, top }
+    }
+    /// Queues `c`.
+    ///
+    /// # Safety
+    /// `c` is not queued yet for this cycle (its `queued` stamp was not the cycle), so the list
+    /// (one slot per component) has room.
+    #[inline(always)]
+    unsafe fn push(&mut self, c: u32) {
+        // SAFETY: the caller's: fewer than `buf.len()` ids are queued, so `top` is in the buffer.
+        unsafe {
+            *self.top = c;
+            self.top = self.top.add(1);
+        }
+    }
+    /// Queues component `c` for cycle `at` unless it already is.
+    ///
+    /// # Safety
+    /// `c < slots.len()`: a reader or writer index recorded at elaboration, and every such
+    /// index was a component of this netlist; the slot list never shrinks.
+    #[inline(always)]
+    unsafe fn wake(&mut self, slots: &mut [Slot], c: u32, at: Cycle) {
+        debug_assert!((c as usize) < slots.len());
+        // SAFETY: the caller's.
+        let q = unsafe { &mut slots.get_unchecked_mut(c as usize).queued };
+        if *q != at {
+            *q = at;
+            // SAFETY: the stamp just set queues `c` at most once for `at`.
+            unsafe { self.push(c) };
+        }
+    }
+    #[inline(always)]
+    fn done(self) {
+        // SAFETY: `top` was derived from `buf` and stayed within it (or one past its end).
+        let len = unsafe { self.top.offset_from(self.list.buf.as_ptr()) };
+        debug_assert!(len >= 0 && len as usize <= self.list.buf.len());
+        self.list.len = len as usize;
+    }
+}
+
 struct Slot {
     comp: Box<dyn Component>,
     /// Pending timer (`NEVER` if none); a heap entry is valid only if it matches.
@@ -132,11 +186,58 @@ struct NetSlot {
     /// an alignment computation from the vtable on every use (measured: 6 of ~95 instructions
     /// per W3 activation).
     raw: *const dyn NetDyn,
-    /// `reader_list[readers.0..readers.1]`.
+    /// The readers: `(start, count)` of a range in `reader_list`, except that a single reader
+    /// (the common case) is `(reader, 1)`, with no list to load.
     readers: (u32, u32),
     /// Producer (woken when stream space is freed); `u32::MAX` for constants.
     writer: u32,
+    /// [`NetDyn::word_size`]: a signal of that many bytes the kernel commits through its
+    /// `SignalCore` (no virtual call); 0 for the others.
+    word: u8,
     traced: bool,
+}
+
+/// Commits a net other than a 64-bit word signal: a narrower word signal through its
+/// `SignalCore`, anything else through its virtual `commit`.
+///
+/// # Safety
+/// `ns.raw` is a live net and `ns.word` its `word_size()`.
+#[inline(never)]
+unsafe fn commit_other(ns: &NetSlot, now: Cycle) -> u8 {
+    // SAFETY: the caller's.
+    unsafe {
+        match ns.word {
+            4 => commit_word::<u32>(ns.raw, now),
+            2 => commit_word::<u16>(ns.raw, now),
+            1 => commit_word::<u8>(ns.raw, now),
+            _ => (*ns.raw).commit(now),
+        }
+    }
+}
+
+/// Commits a signal whose value is `bool` or an unsigned integer of `W`'s size, as
+/// `SignalNet::commit` does; a logged signal takes the virtual commit, which records.
+///
+/// # Safety
+/// `raw` is a live `SignalNet<T>` whose `word_size()` is `size_of::<W>()`, and `W` is the
+/// unsigned integer of that size.
+#[inline(always)]
+unsafe fn commit_word<W: Copy + PartialEq>(raw: *const dyn NetDyn, now: Cycle) -> u8 {
+    // SAFETY: `SignalNet<T>` is `#[repr(C)]` with a `SignalCore<T>` first, and `T` has the size
+    // (hence, for integers and bool, the alignment and bitwise equality) of `W`.
+    let core = unsafe { &*(raw as *const SignalCore<W>) };
+    if core.logging.get() {
+        // SAFETY: the caller's.
+        return unsafe { (*raw).commit(now) };
+    }
+    core.dirty.set(false);
+    let n = core.next.get();
+    if n != core.cur.get() {
+        core.cur.set(n);
+        CHANGED
+    } else {
+        0
+    }
 }
 
 impl Sim {
@@ -159,12 +260,18 @@ impl Sim {
         let mut reader_list = Vec::new();
         let mut net_slots = Vec::with_capacity(nets.len());
         for (i, r) in net_readers.iter().enumerate() {
-            let start = reader_list.len() as u32;
-            reader_list.extend_from_slice(r);
+            let readers = if let [only] = r[..] {
+                (only, 1)
+            } else {
+                let start = reader_list.len() as u32;
+                reader_list.extend_from_slice(r);
+                (start, r.len() as u32)
+            };
             net_slots.push(NetSlot {
                 raw: Rc::as_ptr(&nets[i]),
-                readers: (start, reader_list.len() as u32),
+                readers,
                 writer: net_writer[i],
+                word: nets[i].word_size(),
                 traced: false,
             });
         }
@@ -365,18 +472,6 @@ impl Sim {
         Ok(())
     }
 
-    #[inline(always)]
-    fn wake_next(slots: &mut [Slot], next_active: &mut IdList, c: u32, at: Cycle) {
-        debug_assert!((c as usize) < slots.len());
-        // SAFETY: `c` is a reader or writer index recorded at elaboration, and every such index
-        // was a component of this netlist (`< slots.len()`); the slot list never shrinks.
-        let q = unsafe { &mut slots.get_unchecked_mut(c as usize).queued };
-        if *q != at {
-            *q = at;
-            next_active.push(c);
-        }
-    }
-
     /// Earliest valid timer, dropping stale heap entries.
     fn next_timer(&mut self) -> Option<Cycle> {
         while let Some(&Reverse((t, c))) = self.heap.peek() {
@@ -475,11 +570,15 @@ impl Sim {
             violation: &mut self.violation,
             me: 0,
         };
+        // The loops below keep the lists' bases and lengths in locals: through `self` they were
+        // reloaded after every tick and every store (measured on W3).
+        let slots = &mut self.slots[..];
+        let mut wake = Waker::new(&mut self.next_active);
         for &c in self.active.as_slice() {
-            debug_assert!((c as usize) < self.slots.len());
+            debug_assert!((c as usize) < slots.len());
             // SAFETY: active lists hold only component indices (from elaboration, timers and
             // wake-ups of recorded readers), all `< slots.len()`.
-            let slot = unsafe { self.slots.get_unchecked_mut(c as usize) };
+            let slot = unsafe { slots.get_unchecked_mut(c as usize) };
             ctx.me = c;
             match slot.comp.tick(&mut ctx) {
                 Wake::OnInput => slot.timer = NEVER,
@@ -494,7 +593,8 @@ impl Sim {
                     slot.timer = NEVER;
                     if slot.queued != next {
                         slot.queued = next;
-                        self.next_active.push(c);
+                        // SAFETY: the stamp just set queues `c` at most once for `next`.
+                        unsafe { wake.push(c) };
                     }
                 }
             }
@@ -503,33 +603,50 @@ impl Sim {
         self.stats.cycles_executed += 1;
 
         // Update.
-        let shared = &*self.shared;
-        for cell in shared.take_dirty() {
+        let nets = &self.nets[..];
+        let reader_list = &self.reader_list[..];
+        for cell in self.shared.take_dirty() {
             let n = cell.get();
-            debug_assert!((n as usize) < self.nets.len());
+            debug_assert!((n as usize) < nets.len());
             // SAFETY: only nets of this simulation mark themselves dirty, with their own id
             // (`< nets.len()`), and their reader ranges were cut from `reader_list` at
             // construction.
-            let ns = unsafe { self.nets.get_unchecked(n as usize) };
-            // SAFETY: `raw` points into the allocation owned by `net_list[n]`, which
-            // lives as long as the simulation; nets are never removed or replaced.
-            let flags = unsafe { (*ns.raw).commit(t) };
+            let ns = unsafe { nets.get_unchecked(n as usize) };
+            // SAFETY: `raw` points into the allocation owned by `net_list[n]`, which lives as
+            // long as the simulation; nets are never removed or replaced; `word` is that net's
+            // own `word_size()`.
+            let flags = if ns.word == 8 {
+                unsafe { commit_word::<u64>(ns.raw, t) }
+            } else {
+                unsafe { commit_other(ns, t) }
+            };
+            if flags == 0 {
+                continue;
+            }
             if flags & CHANGED != 0 {
-                let readers = unsafe {
-                    self.reader_list
-                        .get_unchecked(ns.readers.0 as usize..ns.readers.1 as usize)
-                };
-                for &r in readers {
-                    Self::wake_next(&mut self.slots, &mut self.next_active, r, next);
+                let (start, count) = ns.readers;
+                if count == 1 {
+                    // SAFETY: a recorded reader; see `Waker::wake`.
+                    unsafe { wake.wake(slots, start, next) };
+                } else {
+                    // SAFETY: the range was cut from `reader_list` at construction.
+                    let readers = unsafe { reader_list.get_unchecked(start as usize..(start + count) as usize) };
+                    for &r in readers {
+                        // SAFETY: a recorded reader; see `Waker::wake`.
+                        unsafe { wake.wake(slots, r, next) };
+                    }
                 }
             }
             if flags & SPACE_FREED != 0 && ns.writer != u32::MAX {
-                Self::wake_next(&mut self.slots, &mut self.next_active, ns.writer, next);
+                // SAFETY: a recorded writer; see `Waker::wake`.
+                unsafe { wake.wake(slots, ns.writer, next) };
             }
-            if ns.traced && flags != 0 {
-                self.traced_changed.push(n);
+            if ns.traced {
+                // Read again rather than kept in a register across the loop (rarely needed).
+                self.traced_changed.push(cell.get());
             }
         }
+        wake.done();
         if let Some(tr) = self.tracer.as_mut() {
             tr.cycle(t, &self.traced_changed, &self.net_list)?;
         }
