@@ -195,6 +195,15 @@ struct NetSlot {
     /// `SignalCore` (no virtual call); 0 for the others.
     word: u8,
     traced: bool,
+    /// A 64-bit word signal with one reader, not traced: the update loop's whole fast path
+    /// (commit, wake the reader) without the flags.
+    fast: bool,
+}
+
+impl NetSlot {
+    fn set_fast(&mut self) {
+        self.fast = self.word == 8 && self.readers.1 == 1 && !self.traced;
+    }
 }
 
 /// Commits a net other than a 64-bit word signal: a narrower word signal through its
@@ -267,13 +276,16 @@ impl Sim {
                 reader_list.extend_from_slice(r);
                 (start, r.len() as u32)
             };
-            net_slots.push(NetSlot {
+            let mut ns = NetSlot {
                 raw: Rc::as_ptr(&nets[i]),
                 readers,
                 writer: net_writer[i],
                 word: nets[i].word_size(),
                 traced: false,
-            });
+                fast: false,
+            };
+            ns.set_fast();
+            net_slots.push(ns);
         }
         let net_by_path = net_paths
             .iter()
@@ -439,7 +451,9 @@ impl Sim {
     pub fn trace_vcd(&mut self, out: Box<dyn Write>, opts: TraceOptions) -> Result<usize, SimError> {
         let tracer = VcdTracer::new(out, opts, &self.net_list, &self.net_paths)?;
         for &n in tracer.nets() {
-            self.nets[n as usize].traced = true;
+            let ns = &mut self.nets[n as usize];
+            ns.traced = true;
+            ns.set_fast();
         }
         let count = tracer.var_count();
         self.tracer = Some(tracer);
@@ -612,6 +626,20 @@ impl Sim {
             // (`< nets.len()`), and their reader ranges were cut from `reader_list` at
             // construction.
             let ns = unsafe { nets.get_unchecked(n as usize) };
+            if ns.fast {
+                // SAFETY: as for `commit_word` below (`fast` implies `word == 8`).
+                let core = unsafe { &*(ns.raw as *const SignalCore<u64>) };
+                if !core.logging.get() {
+                    core.dirty.set(false);
+                    let v = core.next.get();
+                    if v != core.cur.get() {
+                        core.cur.set(v);
+                        // SAFETY: a recorded reader; see `Waker::wake`.
+                        unsafe { wake.wake(slots, ns.readers.0, next) };
+                    }
+                    continue;
+                }
+            }
             // SAFETY: `raw` points into the allocation owned by `net_list[n]`, which lives as
             // long as the simulation; nets are never removed or replaced; `word` is that net's
             // own `word_size()`.
