@@ -25,41 +25,61 @@ use crate::Cycle;
 /// protocol violation seen this cycle.
 ///
 /// A net is marked dirty at most once per cycle (its own `dirty` flag guards it), so the list is
-/// a fixed buffer of one slot per net: marking is a store and an increment, never a growth check.
+/// a fixed buffer of one slot per net: marking is a store through `top` and a bump, never a growth
+/// check (a pointer rather than a length: one load less per write, measured on W3).
 pub(crate) struct NetShared {
     dirty: Box<[Cell<u32>]>,
-    dirty_len: Cell<usize>,
+    /// The next free slot of `dirty`.
+    top: Cell<*const Cell<u32>>,
+    /// Bumped whenever a net starts logging: the kernel's fast commit path skips the log check
+    /// and must know when to look again.
+    log_epoch: Cell<u32>,
     pub(crate) violation: RefCell<Option<(u32, String)>>,
 }
 
 impl NetShared {
     pub(crate) fn new(nets: usize) -> Self {
+        let dirty: Box<[Cell<u32>]> = (0..nets).map(|_| Cell::new(0)).collect();
+        let top = Cell::new(dirty.as_ptr());
         NetShared {
-            dirty: (0..nets).map(|_| Cell::new(0)).collect(),
-            dirty_len: Cell::new(0),
+            dirty,
+            top,
+            log_epoch: Cell::new(0),
             violation: RefCell::new(None),
         }
     }
     #[inline(always)]
     fn mark(&self, id: u32) {
-        let n = self.dirty_len.get();
-        debug_assert!(n < self.dirty.len());
+        let p = self.top.get();
+        debug_assert!(self.dirty_len() < self.dirty.len());
         // SAFETY: one slot per net, and a net marks itself at most once per cycle (its `dirty`
         // flag, cleared by its commit), so at most `dirty.len()` marks happen before the kernel
-        // empties the list.
-        unsafe { self.dirty.get_unchecked(n) }.set(id);
-        self.dirty_len.set(n + 1);
+        // empties the list: `p` is in the buffer, and `p + 1` at most one past its end.
+        unsafe {
+            (*p).set(id);
+            self.top.set(p.add(1));
+        }
+    }
+    fn dirty_len(&self) -> usize {
+        // SAFETY: `top` is derived from `dirty`'s pointer and stays within it (or one past).
+        unsafe { self.top.get().offset_from(self.dirty.as_ptr()) as usize }
     }
     /// Whether anything was written since the last update (a harness poke before `run`).
     pub(crate) fn has_dirty(&self) -> bool {
-        self.dirty_len.get() > 0
+        self.top.get() != self.dirty.as_ptr()
     }
     /// This cycle's dirty nets; the list is emptied. Commits never mark a net dirty, so the
     /// slots stay valid while the kernel walks them.
     #[inline]
     pub(crate) fn take_dirty(&self) -> &[Cell<u32>] {
-        let n = self.dirty_len.replace(0);
+        let n = self.dirty_len();
+        self.top.set(self.dirty.as_ptr());
         &self.dirty[..n]
+    }
+    /// Changes whenever a net starts logging.
+    #[inline]
+    pub(crate) fn log_epoch(&self) -> u32 {
+        self.log_epoch.get()
     }
     fn violate(&self, id: u32, msg: String) {
         // The lowest net id wins, whatever the evaluation order.
@@ -230,7 +250,9 @@ impl<T: SignalValue> NetDyn for SignalNet<T> {
     }
     fn enable_log(&self) {
         let _ = self.log.get_or_init(Default::default);
-        self.core.logging.set(true);
+        if !self.core.logging.replace(true) {
+            self.shared.log_epoch.set(self.shared.log_epoch.get().wrapping_add(1));
+        }
     }
     fn word_size(&self) -> u8 {
         word_size::<T>()

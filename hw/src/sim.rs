@@ -72,6 +72,8 @@ pub struct Sim {
     /// Readers of all nets, indexed by `NetSlot::readers`.
     reader_list: Vec<u32>,
     shared: Rc<NetShared>,
+    /// `shared.log_epoch()` when the nets' `fast` flags were last computed.
+    log_epoch: u32,
     /// The next cycle to execute.
     now: Cycle,
     heap: BinaryHeap<Reverse<(Cycle, u32)>>,
@@ -195,14 +197,20 @@ struct NetSlot {
     /// `SignalCore` (no virtual call); 0 for the others.
     word: u8,
     traced: bool,
-    /// A 64-bit word signal with one reader, not traced: the update loop's whole fast path
-    /// (commit, wake the reader) without the flags.
+    /// A 64-bit word signal with one reader, not traced, not logged: the update loop's whole
+    /// fast path (commit, wake the reader) without the flags. Recomputed when tracing starts and
+    /// when a net starts logging (`NetShared::log_epoch`).
     fast: bool,
 }
 
 impl NetSlot {
     fn set_fast(&mut self) {
-        self.fast = self.word == 8 && self.readers.1 == 1 && !self.traced;
+        self.fast = self.word == 8
+            && self.readers.1 == 1
+            && !self.traced
+            // SAFETY: `word == 8`: `raw` is a live `SignalNet` of a 64-bit word (see
+            // `commit_word`).
+            && !unsafe { (*(self.raw as *const SignalCore<u64>)).logging.get() };
     }
 }
 
@@ -318,6 +326,7 @@ impl Sim {
             net_paths,
             net_by_path,
             reader_list,
+            log_epoch: shared.log_epoch(),
             shared,
             now: 0,
             heap: BinaryHeap::new(),
@@ -617,6 +626,12 @@ impl Sim {
         self.stats.cycles_executed += 1;
 
         // Update.
+        if self.shared.log_epoch() != self.log_epoch {
+            // A net started logging (before this cycle's commits, as the virtual commit would
+            // see it): it leaves the fast path.
+            self.log_epoch = self.shared.log_epoch();
+            self.nets.iter_mut().for_each(NetSlot::set_fast);
+        }
         let nets = &self.nets[..];
         let reader_list = &self.reader_list[..];
         for cell in self.shared.take_dirty() {
@@ -629,16 +644,14 @@ impl Sim {
             if ns.fast {
                 // SAFETY: as for `commit_word` below (`fast` implies `word == 8`).
                 let core = unsafe { &*(ns.raw as *const SignalCore<u64>) };
-                if !core.logging.get() {
-                    core.dirty.set(false);
-                    let v = core.next.get();
-                    if v != core.cur.get() {
-                        core.cur.set(v);
-                        // SAFETY: a recorded reader; see `Waker::wake`.
-                        unsafe { wake.wake(slots, ns.readers.0, next) };
-                    }
-                    continue;
+                core.dirty.set(false);
+                let v = core.next.get();
+                if v != core.cur.get() {
+                    core.cur.set(v);
+                    // SAFETY: a recorded reader; see `Waker::wake`.
+                    unsafe { wake.wake(slots, ns.readers.0, next) };
                 }
+                continue;
             }
             // SAFETY: `raw` points into the allocation owned by `net_list[n]`, which lives as
             // long as the simulation; nets are never removed or replaced; `word` is that net's

@@ -448,6 +448,27 @@ fn signals_of_every_word_size_and_of_other_types_commit_alike() {
     check::<f64>(&[-0.0, 1.5, 1.5], &[(0, 0.0), (2, 1.5)]);
 }
 
+#[test]
+fn a_signal_logged_from_the_middle_of_a_run_records_every_later_change() {
+    // A u64 signal with one reader, untraced: the kernel's fast commit path until it logs.
+    let ticks = log();
+    let mut nl = Netlist::new();
+    add_driver(&mut nl, "w", "count", |ctx, o| {
+        o.set(ctx.now() * 2);
+        Wake::NextCycle
+    });
+    add_listener(&mut nl, "r", ticks.clone());
+    connect(&mut nl, "w.out", "r.in");
+    let mut sim = elab(nl);
+    sim.run(5).unwrap();
+    sim.net("w.out").unwrap().enable_log();
+    sim.run(8).unwrap();
+    assert_eq!(signal_log(&sim, "w.out"), vec![(5, 10), (6, 12), (7, 14)]);
+    // Wake-ups are the same on both paths: the listener saw every change.
+    let seen: Vec<u64> = ticks.borrow().iter().map(|&(_, v)| v).collect();
+    assert_eq!(seen, vec![0, 2, 4, 6, 8, 10, 12]);
+}
+
 // ------------------------------------------------------------------------------------------------
 // Streams
 
