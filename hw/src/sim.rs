@@ -22,7 +22,7 @@ use std::rc::Rc;
 
 use crate::component::{Component, Ctx, Wake};
 use crate::error::SimError;
-use crate::net::{NetDyn, NetShared, SignalCore, CHANGED, SPACE_FREED};
+use crate::net::{NetDyn, NetHead, NetShared, WordNet, CHANGED, SPACE_FREED};
 use crate::rng::Rng;
 use crate::trace::{TraceOptions, VcdTracer};
 use crate::Cycle;
@@ -72,8 +72,6 @@ pub struct Sim {
     /// Readers of all nets, indexed by `NetSlot::readers`.
     reader_list: Vec<u32>,
     shared: Rc<NetShared>,
-    /// `shared.log_epoch()` when the nets' `fast` flags were last computed.
-    log_epoch: u32,
     /// The next cycle to execute.
     now: Cycle,
     heap: BinaryHeap<Reverse<(Cycle, u32)>>,
@@ -194,28 +192,30 @@ struct NetSlot {
     /// Producer (woken when stream space is freed); `u32::MAX` for constants.
     writer: u32,
     /// [`NetDyn::word_size`]: a signal of that many bytes the kernel commits through its
-    /// `SignalCore` (no virtual call); 0 for the others.
+    /// `WordNet` (no virtual call); 0 for the others.
     word: u8,
     traced: bool,
-    /// A 64-bit word signal with one reader, not traced, not logged: the update loop's whole
-    /// fast path (commit, wake the reader) without the flags. Recomputed when tracing starts and
-    /// when a net starts logging (`NetShared::log_epoch`).
-    fast: bool,
 }
 
 impl NetSlot {
-    fn set_fast(&mut self) {
-        self.fast = self.word == 8
-            && self.readers.1 == 1
-            && !self.traced
-            // SAFETY: `word == 8`: `raw` is a live `SignalNet` of a 64-bit word (see
-            // `commit_word`).
-            && !unsafe { (*(self.raw as *const SignalCore<u64>)).logging.get() };
+    /// Sets the net's `NetHead::fast` (and its reader): a 64-bit word signal with one reader,
+    /// not traced, not logged. Called at construction and when tracing starts; enabling a log
+    /// clears the flag itself.
+    fn set_fast(&self) {
+        if self.word != 8 {
+            // Never fast (the flag stays as created: false).
+            return;
+        }
+        // SAFETY: `word == 8`: `raw` is a live `#[repr(C)]` `SignalNet`, its `NetHead` first.
+        let head = unsafe { &*(self.raw as *const NetHead) };
+        let fast = self.readers.1 == 1 && !self.traced && !head.logging.get();
+        head.reader.set(self.readers.0);
+        head.fast.set(fast);
     }
 }
 
 /// Commits a net other than a 64-bit word signal: a narrower word signal through its
-/// `SignalCore`, anything else through its virtual `commit`.
+/// `WordNet`, anything else through its virtual `commit`.
 ///
 /// # Safety
 /// `ns.raw` is a live net and `ns.word` its `word_size()`.
@@ -240,14 +240,14 @@ unsafe fn commit_other(ns: &NetSlot, now: Cycle) -> u8 {
 /// unsigned integer of that size.
 #[inline(always)]
 unsafe fn commit_word<W: Copy + PartialEq>(raw: *const dyn NetDyn, now: Cycle) -> u8 {
-    // SAFETY: `SignalNet<T>` is `#[repr(C)]` with a `SignalCore<T>` first, and `T` has the size
-    // (hence, for integers and bool, the alignment and bitwise equality) of `W`.
-    let core = unsafe { &*(raw as *const SignalCore<W>) };
-    if core.logging.get() {
+    // SAFETY: `SignalNet<T>` is `#[repr(C)]` with the fields of a `WordNet<T>` first, and `T`
+    // has the size (hence, for integers and bool, the alignment and bitwise equality) of `W`.
+    let core = unsafe { &*(raw as *const WordNet<W>) };
+    if core.head.logging.get() {
         // SAFETY: the caller's.
         return unsafe { (*raw).commit(now) };
     }
-    core.dirty.set(false);
+    core.head.dirty.set(false);
     let n = core.next.get();
     if n != core.cur.get() {
         core.cur.set(n);
@@ -284,13 +284,12 @@ impl Sim {
                 reader_list.extend_from_slice(r);
                 (start, r.len() as u32)
             };
-            let mut ns = NetSlot {
+            let ns = NetSlot {
                 raw: Rc::as_ptr(&nets[i]),
                 readers,
                 writer: net_writer[i],
                 word: nets[i].word_size(),
                 traced: false,
-                fast: false,
             };
             ns.set_fast();
             net_slots.push(ns);
@@ -326,7 +325,6 @@ impl Sim {
             net_paths,
             net_by_path,
             reader_list,
-            log_epoch: shared.log_epoch(),
             shared,
             now: 0,
             heap: BinaryHeap::new(),
@@ -626,33 +624,31 @@ impl Sim {
         self.stats.cycles_executed += 1;
 
         // Update.
-        if self.shared.log_epoch() != self.log_epoch {
-            // A net started logging (before this cycle's commits, as the virtual commit would
-            // see it): it leaves the fast path.
-            self.log_epoch = self.shared.log_epoch();
-            self.nets.iter_mut().for_each(NetSlot::set_fast);
-        }
         let nets = &self.nets[..];
         let reader_list = &self.reader_list[..];
         for cell in self.shared.take_dirty() {
-            let n = cell.get();
-            debug_assert!((n as usize) < nets.len());
-            // SAFETY: only nets of this simulation mark themselves dirty, with their own id
-            // (`< nets.len()`), and their reader ranges were cut from `reader_list` at
-            // construction.
-            let ns = unsafe { nets.get_unchecked(n as usize) };
-            if ns.fast {
-                // SAFETY: as for `commit_word` below (`fast` implies `word == 8`).
-                let core = unsafe { &*(ns.raw as *const SignalCore<u64>) };
-                core.dirty.set(false);
-                let v = core.next.get();
-                if v != core.cur.get() {
-                    core.cur.set(v);
-                    // SAFETY: a recorded reader; see `Waker::wake`.
-                    unsafe { wake.wake(slots, ns.readers.0, next) };
+            let head = cell.get();
+            // SAFETY: the dirty list holds the heads of this simulation's nets, which live as long
+            // as the simulation (owned by `net_list`); a `fast` net is a `SignalNet` of a 64-bit
+            // word (`NetSlot::set_fast`), which `WordNet<u64>` views.
+            unsafe {
+                if (*head).fast.get() {
+                    let w = &*(head as *const WordNet<u64>);
+                    w.head.dirty.set(false);
+                    let v = w.next.get();
+                    if v != w.cur.get() {
+                        w.cur.set(v);
+                        // A recorded reader; see `Waker::wake`.
+                        wake.wake(slots, w.head.reader.get(), next);
+                    }
+                    continue;
                 }
-                continue;
             }
+            // SAFETY: as above; its id is `< nets.len()`, and its reader ranges were cut from
+            // `reader_list` at construction.
+            let n = unsafe { (*head).id };
+            debug_assert!((n as usize) < nets.len());
+            let ns = unsafe { nets.get_unchecked(n as usize) };
             // SAFETY: `raw` points into the allocation owned by `net_list[n]`, which lives as
             // long as the simulation; nets are never removed or replaced; `word` is that net's
             // own `word_size()`.
@@ -683,8 +679,7 @@ impl Sim {
                 unsafe { wake.wake(slots, ns.writer, next) };
             }
             if ns.traced {
-                // Read again rather than kept in a register across the loop (rarely needed).
-                self.traced_changed.push(cell.get());
+                self.traced_changed.push(n);
             }
         }
         wake.done();
