@@ -601,8 +601,13 @@ impl Sim {
             // wake-ups of recorded readers), all `< slots.len()`.
             let slot = unsafe { slots.get_unchecked_mut(c as usize) };
             ctx.me = c;
-            match slot.comp.tick(&mut ctx) {
-                Wake::OnInput => slot.timer = NEVER,
+            let wake_hint = slot.comp.tick(&mut ctx);
+            if let Wake::OnInput = wake_hint {
+                // Tested first, alone: a block woken by its inputs then costs one compare here.
+                slot.timer = NEVER;
+                continue;
+            }
+            match wake_hint {
                 Wake::At(at) if at > next => {
                     if slot.timer != at {
                         slot.timer = at;
