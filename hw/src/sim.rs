@@ -214,13 +214,14 @@ impl NetSlot {
     }
 }
 
-/// Commits a net other than a 64-bit word signal: a narrower word signal through its
-/// `WordNet`, anything else through its virtual `commit`.
+/// Commits a signal of a word narrower than 64 bits through its `WordNet` (out of line: the
+/// update loop keeps the virtual call of a stream's commit direct, which an extra call in front
+/// of it cost W1 5% of its instructions).
 ///
 /// # Safety
 /// `ns.raw` is a live net and `ns.word` its `word_size()`.
 #[inline(never)]
-unsafe fn commit_other(ns: &NetSlot, now: Cycle) -> u8 {
+unsafe fn commit_narrow(ns: &NetSlot, now: Cycle) -> u8 {
     // SAFETY: the caller's.
     unsafe {
         match ns.word {
@@ -657,10 +658,11 @@ impl Sim {
             // SAFETY: `raw` points into the allocation owned by `net_list[n]`, which lives as
             // long as the simulation; nets are never removed or replaced; `word` is that net's
             // own `word_size()`.
-            let flags = if ns.word == 8 {
-                unsafe { commit_word::<u64>(ns.raw, t) }
-            } else {
-                unsafe { commit_other(ns, t) }
+            let flags = match ns.word {
+                // Streams and other values: the net's own commit, called from here.
+                0 => unsafe { (*ns.raw).commit(t) },
+                8 => unsafe { commit_word::<u64>(ns.raw, t) },
+                _ => unsafe { commit_narrow(ns, t) },
             };
             if flags == 0 {
                 continue;
