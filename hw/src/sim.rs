@@ -22,7 +22,7 @@ use std::rc::Rc;
 
 use crate::component::{Component, Ctx, Wake};
 use crate::error::SimError;
-use crate::net::{NetDyn, NetShared, CHANGED, SPACE_FREED};
+use crate::net::{NetDyn, NetHead, NetShared, WordNet, CHANGED, SPACE_FREED};
 use crate::rng::Rng;
 use crate::trace::{TraceOptions, VcdTracer};
 use crate::Cycle;
@@ -119,6 +119,60 @@ impl IdList {
     }
 }
 
+/// Pushes onto an [`IdList`] through a bare pointer to its next free slot, held in a register
+/// for the duration of a loop (through `self`, the base and the length were reloaded after every
+/// tick and store: measured on W3); [`Waker::done`] stores the length back.
+struct Waker<'a> {
+    list: &'a mut IdList,
+    top: *mut u32,
+}
+
+impl<'a> Waker<'a> {
+    #[inline(always)]
+    fn new(list: &'a mut IdList) -> Self {
+        let len = list.len;
+        // SAFETY: `len <= buf.len()`: one past the end at most.
+        let top = unsafe { list.buf.as_mut_ptr().add(len) };
+        Waker { list, top }
+    }
+    /// Queues `c`.
+    ///
+    /// # Safety
+    /// `c` is not queued yet for this cycle (its `queued` stamp was not the cycle), so the list
+    /// (one slot per component) has room.
+    #[inline(always)]
+    unsafe fn push(&mut self, c: u32) {
+        // SAFETY: the caller's: fewer than `buf.len()` ids are queued, so `top` is in the buffer.
+        unsafe {
+            *self.top = c;
+            self.top = self.top.add(1);
+        }
+    }
+    /// Queues component `c` for cycle `at` unless it already is.
+    ///
+    /// # Safety
+    /// `c < slots.len()`: a reader or writer index recorded at elaboration, and every such
+    /// index was a component of this netlist; the slot list never shrinks.
+    #[inline(always)]
+    unsafe fn wake(&mut self, slots: &mut [Slot], c: u32, at: Cycle) {
+        debug_assert!((c as usize) < slots.len());
+        // SAFETY: the caller's.
+        let q = unsafe { &mut slots.get_unchecked_mut(c as usize).queued };
+        if *q != at {
+            *q = at;
+            // SAFETY: the stamp just set queues `c` at most once for `at`.
+            unsafe { self.push(c) };
+        }
+    }
+    #[inline(always)]
+    fn done(self) {
+        // SAFETY: `top` was derived from `buf` and stayed within it (or one past its end).
+        let len = unsafe { self.top.offset_from(self.list.buf.as_ptr()) };
+        debug_assert!(len >= 0 && len as usize <= self.list.buf.len());
+        self.list.len = len as usize;
+    }
+}
+
 struct Slot {
     comp: Box<dyn Component>,
     /// Pending timer (`NEVER` if none); a heap entry is valid only if it matches.
@@ -132,11 +186,76 @@ struct NetSlot {
     /// an alignment computation from the vtable on every use (measured: 6 of ~95 instructions
     /// per W3 activation).
     raw: *const dyn NetDyn,
-    /// `reader_list[readers.0..readers.1]`.
+    /// The readers: `(start, count)` of a range in `reader_list`, except that a single reader
+    /// (the common case) is `(reader, 1)`, with no list to load.
     readers: (u32, u32),
     /// Producer (woken when stream space is freed); `u32::MAX` for constants.
     writer: u32,
+    /// [`NetDyn::word_size`]: a signal of that many bytes the kernel commits through its
+    /// `WordNet` (no virtual call); 0 for the others.
+    word: u8,
     traced: bool,
+}
+
+impl NetSlot {
+    /// Sets the net's `NetHead::fast` (and its reader): a 64-bit word signal with one reader,
+    /// not traced, not logged. Called at construction and when tracing starts; enabling a log
+    /// clears the flag itself.
+    fn set_fast(&self) {
+        if self.word != 8 {
+            // Never fast (the flag stays as created: false).
+            return;
+        }
+        // SAFETY: `word == 8`: `raw` is a live `#[repr(C)]` `SignalNet`, its `NetHead` first.
+        let head = unsafe { &*(self.raw as *const NetHead) };
+        let fast = self.readers.1 == 1 && !self.traced && !head.logging.get();
+        head.reader.set(self.readers.0);
+        head.fast.set(fast);
+    }
+}
+
+/// Commits a signal of a word narrower than 64 bits through its `WordNet` (out of line: the
+/// update loop keeps the virtual call of a stream's commit direct, which an extra call in front
+/// of it cost W1 5% of its instructions).
+///
+/// # Safety
+/// `ns.raw` is a live net and `ns.word` its `word_size()`.
+#[inline(never)]
+unsafe fn commit_narrow(ns: &NetSlot, now: Cycle) -> u8 {
+    // SAFETY: the caller's.
+    unsafe {
+        match ns.word {
+            4 => commit_word::<u32>(ns.raw, now),
+            2 => commit_word::<u16>(ns.raw, now),
+            1 => commit_word::<u8>(ns.raw, now),
+            _ => (*ns.raw).commit(now),
+        }
+    }
+}
+
+/// Commits a signal whose value is `bool` or an unsigned integer of `W`'s size, as
+/// `SignalNet::commit` does; a logged signal takes the virtual commit, which records.
+///
+/// # Safety
+/// `raw` is a live `SignalNet<T>` whose `word_size()` is `size_of::<W>()`, and `W` is the
+/// unsigned integer of that size.
+#[inline(always)]
+unsafe fn commit_word<W: Copy + PartialEq>(raw: *const dyn NetDyn, now: Cycle) -> u8 {
+    // SAFETY: `SignalNet<T>` is `#[repr(C)]` with the fields of a `WordNet<T>` first, and `T`
+    // has the size (hence, for integers and bool, the alignment and bitwise equality) of `W`.
+    let core = unsafe { &*(raw as *const WordNet<W>) };
+    if core.head.logging.get() {
+        // SAFETY: the caller's.
+        return unsafe { (*raw).commit(now) };
+    }
+    core.head.dirty.set(false);
+    let n = core.next.get();
+    if n != core.cur.get() {
+        core.cur.set(n);
+        CHANGED
+    } else {
+        0
+    }
 }
 
 impl Sim {
@@ -159,14 +278,22 @@ impl Sim {
         let mut reader_list = Vec::new();
         let mut net_slots = Vec::with_capacity(nets.len());
         for (i, r) in net_readers.iter().enumerate() {
-            let start = reader_list.len() as u32;
-            reader_list.extend_from_slice(r);
-            net_slots.push(NetSlot {
+            let readers = if let [only] = r[..] {
+                (only, 1)
+            } else {
+                let start = reader_list.len() as u32;
+                reader_list.extend_from_slice(r);
+                (start, r.len() as u32)
+            };
+            let ns = NetSlot {
                 raw: Rc::as_ptr(&nets[i]),
-                readers: (start, reader_list.len() as u32),
+                readers,
                 writer: net_writer[i],
+                word: nets[i].word_size(),
                 traced: false,
-            });
+            };
+            ns.set_fast();
+            net_slots.push(ns);
         }
         let net_by_path = net_paths
             .iter()
@@ -332,7 +459,9 @@ impl Sim {
     pub fn trace_vcd(&mut self, out: Box<dyn Write>, opts: TraceOptions) -> Result<usize, SimError> {
         let tracer = VcdTracer::new(out, opts, &self.net_list, &self.net_paths)?;
         for &n in tracer.nets() {
-            self.nets[n as usize].traced = true;
+            let ns = &mut self.nets[n as usize];
+            ns.traced = true;
+            ns.set_fast();
         }
         let count = tracer.var_count();
         self.tracer = Some(tracer);
@@ -363,18 +492,6 @@ impl Sim {
             t.finish(end, &self.net_list)?;
         }
         Ok(())
-    }
-
-    #[inline(always)]
-    fn wake_next(slots: &mut [Slot], next_active: &mut IdList, c: u32, at: Cycle) {
-        debug_assert!((c as usize) < slots.len());
-        // SAFETY: `c` is a reader or writer index recorded at elaboration, and every such index
-        // was a component of this netlist (`< slots.len()`); the slot list never shrinks.
-        let q = unsafe { &mut slots.get_unchecked_mut(c as usize).queued };
-        if *q != at {
-            *q = at;
-            next_active.push(c);
-        }
     }
 
     /// Earliest valid timer, dropping stale heap entries.
@@ -475,14 +592,23 @@ impl Sim {
             violation: &mut self.violation,
             me: 0,
         };
+        // The loops below keep the lists' bases and lengths in locals: through `self` they were
+        // reloaded after every tick and every store (measured on W3).
+        let slots = &mut self.slots[..];
+        let mut wake = Waker::new(&mut self.next_active);
         for &c in self.active.as_slice() {
-            debug_assert!((c as usize) < self.slots.len());
+            debug_assert!((c as usize) < slots.len());
             // SAFETY: active lists hold only component indices (from elaboration, timers and
             // wake-ups of recorded readers), all `< slots.len()`.
-            let slot = unsafe { self.slots.get_unchecked_mut(c as usize) };
+            let slot = unsafe { slots.get_unchecked_mut(c as usize) };
             ctx.me = c;
-            match slot.comp.tick(&mut ctx) {
-                Wake::OnInput => slot.timer = NEVER,
+            let wake_hint = slot.comp.tick(&mut ctx);
+            if let Wake::OnInput = wake_hint {
+                // Tested first, alone: a block woken by its inputs then costs one compare here.
+                slot.timer = NEVER;
+                continue;
+            }
+            match wake_hint {
                 Wake::At(at) if at > next => {
                     if slot.timer != at {
                         slot.timer = at;
@@ -494,7 +620,8 @@ impl Sim {
                     slot.timer = NEVER;
                     if slot.queued != next {
                         slot.queued = next;
-                        self.next_active.push(c);
+                        // SAFETY: the stamp just set queues `c` at most once for `next`.
+                        unsafe { wake.push(c) };
                     }
                 }
             }
@@ -503,33 +630,66 @@ impl Sim {
         self.stats.cycles_executed += 1;
 
         // Update.
-        let shared = &*self.shared;
-        for cell in shared.take_dirty() {
-            let n = cell.get();
-            debug_assert!((n as usize) < self.nets.len());
-            // SAFETY: only nets of this simulation mark themselves dirty, with their own id
-            // (`< nets.len()`), and their reader ranges were cut from `reader_list` at
-            // construction.
-            let ns = unsafe { self.nets.get_unchecked(n as usize) };
-            // SAFETY: `raw` points into the allocation owned by `net_list[n]`, which
-            // lives as long as the simulation; nets are never removed or replaced.
-            let flags = unsafe { (*ns.raw).commit(t) };
+        let nets = &self.nets[..];
+        let reader_list = &self.reader_list[..];
+        for cell in self.shared.take_dirty() {
+            let head = cell.get();
+            // SAFETY: the dirty list holds the heads of this simulation's nets, which live as long
+            // as the simulation (owned by `net_list`); a `fast` net is a `SignalNet` of a 64-bit
+            // word (`NetSlot::set_fast`), which `WordNet<u64>` views.
+            unsafe {
+                if (*head).fast.get() {
+                    let w = &*(head as *const WordNet<u64>);
+                    w.head.dirty.set(false);
+                    let v = w.next.get();
+                    if v != w.cur.get() {
+                        w.cur.set(v);
+                        // A recorded reader; see `Waker::wake`.
+                        wake.wake(slots, w.head.reader.get(), next);
+                    }
+                    continue;
+                }
+            }
+            // SAFETY: as above; its id is `< nets.len()`, and its reader ranges were cut from
+            // `reader_list` at construction.
+            let n = unsafe { (*head).id };
+            debug_assert!((n as usize) < nets.len());
+            let ns = unsafe { nets.get_unchecked(n as usize) };
+            // SAFETY: `raw` points into the allocation owned by `net_list[n]`, which lives as
+            // long as the simulation; nets are never removed or replaced; `word` is that net's
+            // own `word_size()`.
+            let flags = match ns.word {
+                // Streams and other values: the net's own commit, called from here.
+                0 => unsafe { (*ns.raw).commit(t) },
+                8 => unsafe { commit_word::<u64>(ns.raw, t) },
+                _ => unsafe { commit_narrow(ns, t) },
+            };
+            if flags == 0 {
+                continue;
+            }
             if flags & CHANGED != 0 {
-                let readers = unsafe {
-                    self.reader_list
-                        .get_unchecked(ns.readers.0 as usize..ns.readers.1 as usize)
-                };
-                for &r in readers {
-                    Self::wake_next(&mut self.slots, &mut self.next_active, r, next);
+                let (start, count) = ns.readers;
+                if count == 1 {
+                    // SAFETY: a recorded reader; see `Waker::wake`.
+                    unsafe { wake.wake(slots, start, next) };
+                } else {
+                    // SAFETY: the range was cut from `reader_list` at construction.
+                    let readers = unsafe { reader_list.get_unchecked(start as usize..(start + count) as usize) };
+                    for &r in readers {
+                        // SAFETY: a recorded reader; see `Waker::wake`.
+                        unsafe { wake.wake(slots, r, next) };
+                    }
                 }
             }
             if flags & SPACE_FREED != 0 && ns.writer != u32::MAX {
-                Self::wake_next(&mut self.slots, &mut self.next_active, ns.writer, next);
+                // SAFETY: a recorded writer; see `Waker::wake`.
+                unsafe { wake.wake(slots, ns.writer, next) };
             }
-            if ns.traced && flags != 0 {
+            if ns.traced {
                 self.traced_changed.push(n);
             }
         }
+        wake.done();
         if let Some(tr) = self.tracer.as_mut() {
             tr.cycle(t, &self.traced_changed, &self.net_list)?;
         }
