@@ -35,10 +35,9 @@
 //! `ack_credits: 0` (no ACK-VC CBFC: the RX's `ack_credit` input may stay unbound and its
 //! `ack_cbfc.*` state stays at 0; the TX and the router get no extra ports) so a module
 //! testbench of the RX or TX alone needs no return path; the system form wires the returns
-//! whenever `system.chip.rx.ack_credits` > 0. A
-//! control message lost on the wire (a fault) never reaches the receiver, so its credit never
-//! comes back: the ledger leaks, and after `ack_credits` losses the RX can send that sender
-//! nothing more (docs/spec-findings.md finding 12; `ack_credits: 0` is the way out hwsim offers).
+//! whenever `system.chip.rx.ack_credits` > 0. A control message lost on the wire (a fault)
+//! never reaches the receiver, so its credit never comes back: the ledger leaks, and after
+//! `ack_credits` − `uf_limit` losses (at cost 1) the RX can send that sender nothing more (docs/spec-findings.md finding 12; `ack_credits: 0` is the way out hwsim offers).
 //! The seed's ACK-channel PFC thresholds (PFC mode) are not modelled: the TX takes every control
 //! message in the cycle it arrives, so that buffer never fills.
 
