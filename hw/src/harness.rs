@@ -87,7 +87,7 @@ impl Harness {
 
     /// Drives a DUT signal input (seen by the DUT next cycle).
     pub fn poke<T: SignalValue>(&self, port: &str, v: T) {
-        crate::net::Out(self.net::<SignalNet<T>>(port)).set(v)
+        crate::net::Out::new(self.net::<SignalNet<T>>(port), self.sim.shared()).set(v)
     }
     /// Reads a signal (input or output) as committed.
     pub fn peek<T: SignalValue>(&self, port: &str) -> T {

@@ -182,9 +182,10 @@ pub struct SignalNet<T: SignalValue> {
     head: NetHead,
     cur: Cell<T>,
     next: Cell<T>,
-    shared: Rc<NetShared>,
     /// Recorded changes, once a check asks for them. Boxed behind a `OnceCell` (8 bytes) so a
-    /// signal stays small: the kernel's working set is what bounds large netlists.
+    /// signal stays small: the kernel's working set is what bounds large netlists. (For the same
+    /// reason the dirty list's owner is held by the driver's [`Out`], not here: a `u64` signal
+    /// with its `Rc` header is 56 bytes, one 64-byte heap chunk, where it was 80.)
     log: OnceCell<Box<RefCell<ChangeLog<T>>>>,
 }
 
@@ -208,12 +209,11 @@ fn word_size<T: 'static>() -> u8 {
 }
 
 impl<T: SignalValue> SignalNet<T> {
-    pub(crate) fn create(id: u32, shared: Rc<NetShared>) -> Rc<Self> {
+    pub(crate) fn create(id: u32) -> Rc<Self> {
         Rc::new(SignalNet {
             head: NetHead::new(id),
             cur: Cell::new(T::default()),
             next: Cell::new(T::default()),
-            shared,
             log: OnceCell::new(),
         })
     }
@@ -223,11 +223,11 @@ impl<T: SignalValue> SignalNet<T> {
         self.cur.get()
     }
     #[inline]
-    fn set(&self, v: T) {
+    fn set(&self, v: T, shared: &NetShared) {
         self.next.set(v);
         if !self.head.dirty.get() {
             self.head.dirty.set(true);
-            self.shared.mark(&self.head);
+            shared.mark(&self.head);
         }
     }
     // Kept out of line so the hot commit stays a leaf without spills.
@@ -296,28 +296,35 @@ impl<T: SignalValue> In<T> {
     }
 }
 
-/// Output side of a signal: the single driver.
-pub struct Out<T: SignalValue>(pub(crate) Rc<SignalNet<T>>);
+/// Output side of a signal: the single driver. It holds the simulation's dirty list beside the
+/// net, so a write finds both in the driving component's own memory.
+pub struct Out<T: SignalValue> {
+    net: Rc<SignalNet<T>>,
+    shared: Rc<NetShared>,
+}
 
 impl<T: SignalValue> Out<T> {
+    pub(crate) fn new(net: Rc<SignalNet<T>>, shared: Rc<NetShared>) -> Self {
+        Out { net, shared }
+    }
     /// Drives `v`; readers see it from the next cycle. Writing the current value is a no-op for
     /// readers (no wake-up, nothing traced). The last write in a cycle wins.
     #[inline]
     pub fn set(&self, v: T) {
-        self.0.set(v)
+        self.net.set(v, &self.shared)
     }
     /// The value as committed at the end of the previous cycle (what readers see now).
     #[inline]
     pub fn get(&self) -> T {
-        self.0.get()
+        self.net.get()
     }
     /// Drives `v` only if it differs from the committed value: a state signal shown every tick
     /// then costs a comparison, not a commit. (Use once per cycle: a second write in the same
     /// cycle must be a plain [`set`](Self::set).)
     #[inline]
     pub fn update(&self, v: T) {
-        if self.0.get() != v {
-            self.0.set(v)
+        if self.net.get() != v {
+            self.net.set(v, &self.shared)
         }
     }
 }

@@ -39,8 +39,8 @@ pub enum Shape {
 
 type MakeNet = fn(u32, Rc<NetShared>, u32) -> (Rc<dyn NetDyn>, Rc<dyn Any>);
 
-fn make_signal<T: SignalValue>(id: u32, sh: Rc<NetShared>, _cap: u32) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
-    let n = SignalNet::<T>::create(id, sh);
+fn make_signal<T: SignalValue>(id: u32, _sh: Rc<NetShared>, _cap: u32) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
+    let n = SignalNet::<T>::create(id);
     (n.clone(), n)
 }
 fn make_stream<T: Value>(id: u32, sh: Rc<NetShared>, cap: u32) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
@@ -453,7 +453,14 @@ impl Netlist {
         let mut net_paths: Vec<String> = Vec::new();
         let mut net_writer: Vec<u32> = Vec::new();
         let mut net_readers: Vec<Vec<u32>> = Vec::new();
-        let mut port_net: HashMap<(usize, usize), (u32, Rc<dyn Any>)> = HashMap::new();
+        let mut port_net: HashMap<(usize, usize), (u32, Rc<dyn Any>)> = HashMap::with_capacity(net_count);
+        nets.reserve_exact(net_count);
+        net_writer.reserve_exact(net_count);
+        net_readers.reserve_exact(net_count);
+        // The nets are allocated in this loop, back to back: their paths are formatted in a
+        // second pass, so no string lands between two nets. The kernel walks nets in netlist
+        // order (a pipeline's dirty list is in that order), and nets side by side in memory are
+        // what the hardware prefetcher follows (measured on W3).
         for (i, inst) in self.insts.iter().enumerate() {
             for (p, d) in inst.ports.iter().enumerate() {
                 let is_const_input = d.dir == Dir::In && !driver.contains_key(&(i, p));
@@ -474,10 +481,16 @@ impl Netlist {
                     };
                     let (dynnet, anynet) = (d.make)(id, shared.clone(), cap);
                     nets.push(dynnet);
-                    net_paths.push(format!("{}.{}", inst.path, d.name));
                     net_writer.push(if is_const_input { u32::MAX } else { i as u32 });
                     net_readers.push(if is_const_input { vec![i as u32] } else { Vec::new() });
                     port_net.insert((i, p), (id, anynet));
+                }
+            }
+        }
+        for (i, inst) in self.insts.iter().enumerate() {
+            for (p, d) in inst.ports.iter().enumerate() {
+                if d.dir == Dir::Out || !driver.contains_key(&(i, p)) {
+                    net_paths.push(format!("{}.{}", inst.path, d.name));
                 }
             }
         }
@@ -496,8 +509,8 @@ impl Netlist {
         let mut counter_names: Vec<String> = Vec::new();
         let mut counter_base: Vec<u32> = Vec::new();
         let mut counter_len: Vec<u32> = Vec::new();
-        let mut paths = Vec::new();
-        let mut kinds = Vec::new();
+        // Paths and kinds are copied after the loop: a string kept between two components'
+        // allocations would space them apart (the evaluate loop walks them in order).
         for (i, inst) in self.insts.iter_mut().enumerate() {
             let mut binder = Binder {
                 instance: inst.path.clone(),
@@ -510,6 +523,7 @@ impl Netlist {
                     .map(|(p, _)| port_net.get(&(i, p)).map(|(_, a)| a.clone()))
                     .collect(),
                 counters: Vec::new(),
+                shared: shared.clone(),
             };
             let build = inst.build.take().expect("built once");
             let comp = build(&mut binder).map_err(|message| ElabError::Build {
@@ -520,9 +534,9 @@ impl Netlist {
             counter_len.push(binder.counters.len() as u32);
             counter_names.extend(binder.counters.iter().map(|c| format!("{}.{}", inst.path, c)));
             comps.push(comp);
-            paths.push(inst.path.clone());
-            kinds.push(inst.kind.clone());
         }
+        let paths: Vec<String> = self.insts.iter().map(|i| i.path.clone()).collect();
+        let kinds: Vec<String> = self.insts.iter().map(|i| i.kind.clone()).collect();
         let aliases: Vec<(String, String)> = driver
             .iter()
             .map(|(&input, &out)| (self.endpoint(input), self.endpoint(out)))
@@ -556,6 +570,7 @@ pub struct Binder<'a> {
     port_index: Option<&'a HashMap<String, usize>>,
     nets: Vec<Option<Rc<dyn Any>>>,
     counters: Vec<String>,
+    shared: Rc<NetShared>,
 }
 
 impl Binder<'_> {
@@ -589,7 +604,8 @@ impl Binder<'_> {
     }
     /// The signal output `name`.
     pub fn output<T: SignalValue>(&self, name: &str) -> Result<Out<T>, String> {
-        self.net::<SignalNet<T>>(name, Dir::Out, Shape::Signal).map(Out)
+        self.net::<SignalNet<T>>(name, Dir::Out, Shape::Signal)
+            .map(|n| Out::new(n, self.shared.clone()))
     }
     /// The stream input `name`.
     pub fn stream_in<T: Value>(&self, name: &str) -> Result<StreamIn<T>, String> {
