@@ -403,11 +403,11 @@ impl VoqSwitch {
 
 impl VoqSwitch {
     /// The slot's arrivals (at most one cell per input) join their queues; returns the inputs
-    /// whose queues grew. Kept apart from the matching so that each loop keeps its state in
+    /// where a cell joined. Kept apart from the matching so that each loop keeps its state in
     /// registers.
     #[inline(never)]
     fn arrivals<const PLAIN: bool>(&mut self, ctx: &mut Ctx<'_>, t: &mut Counts<u64>) -> u64 {
-        let mut touched = 0u64;
+        let mut joined = 0u64;
         let (mut arrivals, mut drops) = (0, 0);
         for (i, input) in self.input.iter().enumerate() {
             // Copied from the stream's buffer, then popped: moving the popped `Option<Cell>`
@@ -418,7 +418,7 @@ impl VoqSwitch {
             input.pop();
             arrivals += 1;
             match self.q.arrive::<PLAIN>(i, &cell) {
-                Arrival::Joined => touched |= 1 << i,
+                Arrival::Joined => joined |= 1 << i,
                 Arrival::Dropped => drops += 1,
                 Arrival::Refused => refused(ctx, &cell, i, self.q.n),
             }
@@ -432,7 +432,7 @@ impl VoqSwitch {
             self.peak = self.q.total;
             ctx.set_counter(self.c.voq_peak, self.peak as u64);
         }
-        touched
+        joined
     }
 
     /// One slot: arrivals, then the matching and the departures, then the waves.
@@ -441,8 +441,11 @@ impl VoqSwitch {
         let now = ctx.now();
         let n = self.q.n;
         let mut t = Counts::<u64>::default();
-        // Inputs whose queued cells changed this slot (their `depth_in` is driven at the end).
-        let mut touched = self.arrivals::<PLAIN>(ctx, &mut t);
+        // Inputs where a cell joined, and where one left: at most one each per slot, so the
+        // inputs whose count changed (their `depth_in` is driven at the end) are those with one
+        // and not the other.
+        let joined = self.arrivals::<PLAIN>(ctx, &mut t);
+        let mut left = 0u64;
         let mut matched = 0u32;
         if self.q.total > 0 {
             // Requests: non-empty VOQs towards outputs that can take a cell this slot.
@@ -461,9 +464,12 @@ impl VoqSwitch {
                 let mut any = 0;
                 let rows = &self.q.nonempty[l * MAX_SWITCH_PORTS..][..n];
                 for (i, (r, &ne)) in self.req.req[..n].iter_mut().zip(rows).enumerate() {
-                    *r = if free_in & 1 << i == 0 {
+                    // One level: every input is free (`free_in` is all ports).
+                    *r = if PLAIN {
+                        ne & free_out
+                    } else if free_in & 1 << i == 0 {
                         0
-                    } else if !PLAIN && self.q.fifo {
+                    } else if self.q.fifo {
                         self.q.queues[self.q.queue_of::<PLAIN>(l, i, 0)]
                             .front()
                             .map_or(0, |c| (1u64 << c.dst) & free_out)
@@ -480,7 +486,8 @@ impl VoqSwitch {
                 } else {
                     let cols = &self.q.nonempty_col[l * MAX_SWITCH_PORTS..][..n];
                     for (o, (c, &ne)) in self.req.col[..n].iter_mut().zip(cols).enumerate() {
-                        *c = if free_out & 1 << o == 0 { 0 } else { ne & free_in };
+                        // ne & free_in where output o is free, else 0 (without a branch).
+                        *c = ne & free_in & 0u64.wrapping_sub(free_out >> o & 1);
                     }
                 }
                 self.alloc[l].allocate(&self.req, ctx.rng(), &mut self.m_level);
@@ -492,7 +499,7 @@ impl VoqSwitch {
                     matched += 1;
                     free_out &= !(1 << o);
                     free_in &= !(1 << i);
-                    touched |= 1 << i;
+                    left |= 1 << i;
                     if l == 0 {
                         let (g, a) = match ptrs {
                             Some((g, a)) => (g[o] as u64, a[i] as u64),
@@ -532,9 +539,10 @@ impl VoqSwitch {
         self.flush(ctx, &t);
         self.matches.update(UInt::wrap(matched as u64));
         self.voq_total.update(UInt::wrap(self.q.total as u64));
-        while touched != 0 {
-            let i = touched.trailing_zeros() as usize;
-            touched &= touched - 1;
+        let mut changed = joined ^ left;
+        while changed != 0 {
+            let i = changed.trailing_zeros() as usize;
+            changed &= changed - 1;
             self.depth_in[i].update(UInt::wrap(self.q.per_input[i] as u64));
         }
         // One more slot after the last transfer, to show `matches` back at 0.
