@@ -119,20 +119,20 @@ impl<T: HwValue> Component for StreamDriver<T> {
 /// Takes one message per cycle from each of its streams that holds one. One sink serves every
 /// unconnected output of a type: a block with 16 busy outputs then costs the kernel one
 /// activation per cycle, not 16 (W1). Each stream is popped at the same cycles as by a sink of
-/// its own (a stream's push wakes the sink; it stays awake while any stream holds a message).
+/// its own (a stream's push wakes the sink; after a pop it looks again the next cycle).
 struct Sink<T: HwValue> {
     inputs: Vec<StreamIn<T>>,
 }
 
 impl<T: HwValue> Component for Sink<T> {
     fn tick(&mut self, _ctx: &mut Ctx<'_>) -> Wake {
-        let mut more = false;
+        // After a pop, look again next cycle (a tick that finds every stream empty pops
+        // nothing and sleeps): cheaper than asking each stream whether it still holds one.
+        let mut popped = false;
         for input in &self.inputs {
-            if input.pop().is_some() {
-                more |= !input.is_empty();
-            }
+            popped |= input.pop().is_some();
         }
-        Wake::next_cycle_if(more)
+        Wake::next_cycle_if(popped)
     }
 }
 
