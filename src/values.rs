@@ -1,6 +1,6 @@
 //! Value types a testbench can drive and check, by the `TypeId` a port declares: for each, how to
-//! build a stimulus driver from YAML rows, a sink for an unconnected stream output, and how to
-//! read a net's log back as YAML values for the checks.
+//! build a stimulus driver from YAML rows, a sink for the unconnected stream outputs of that type
+//! (one sink takes them all), and how to read a net's log back as YAML values for the checks.
 
 use std::any::TypeId;
 use std::collections::HashMap;
