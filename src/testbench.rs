@@ -546,18 +546,35 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
             }
         }
     }
+    // One sink per value type takes all of that type's streams (one activation per cycle for a
+    // block's busy outputs rather than one per output), in the order the outputs were found.
+    let mut groups: Vec<(TypeId, Vec<String>)> = Vec::new();
     for (ep, tid, tname) in sinks {
-        let ops = values.get(&tid).ok_or_else(|| {
-            l.error_at(
+        if !values.contains_key(&tid) {
+            return Err(l.error_at(
                 &ep,
                 format!("stream `{ep}` ({tname}) is unconnected and has no testbench sink"),
-            )
-        })?;
-        let (ports, build) = ops.sink(2);
-        let sink = format!("tb.sink_{}", sanitize(&ep));
+            ));
+        }
+        match groups.iter_mut().find(|(t, _)| *t == tid) {
+            Some((_, eps)) => eps.push(ep),
+            None => groups.push((tid, vec![ep])),
+        }
+    }
+    for (tid, eps) in groups {
+        let ops = &values[&tid];
+        let (ports, build) = ops.sink(2, eps.len());
+        let name: String = ops
+            .name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let sink = format!("tb.sink_{name}");
         nl.add(&sink, "sink", ports, build).map_err(|e| elab_error(l, e))?;
-        nl.connect(&ep, &format!("{sink}.in"), None)
-            .map_err(|e| elab_error(l, e))?;
+        for (k, ep) in eps.iter().enumerate() {
+            nl.connect(ep, &format!("{sink}.in{k}"), None)
+                .map_err(|e| elab_error(l, e))?;
+        }
     }
 
     check_txn_budget(l, &blocks, &nl)?;

@@ -1,6 +1,6 @@
 //! Value types a testbench can drive and check, by the `TypeId` a port declares: for each, how to
-//! build a stimulus driver from YAML rows, a sink for an unconnected stream output, and how to
-//! read a net's log back as YAML values for the checks.
+//! build a stimulus driver from YAML rows, a sink for the unconnected stream outputs of that type
+//! (one sink takes them all), and how to read a net's log back as YAML values for the checks.
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -30,7 +30,7 @@ pub struct ValueOps {
     pub name: &'static str,
     signal_driver: Option<MakeDriver>,
     stream_driver: MakeDriver,
-    sink: fn(u32) -> (Vec<PortDecl>, BuildFn),
+    sink: fn(u32, usize) -> (Vec<PortDecl>, BuildFn),
     signal_log: Option<SignalLog>,
     stream_log: StreamLog,
 }
@@ -46,9 +46,9 @@ impl ValueOps {
             Shape::Stream => (self.stream_driver)(rows),
         }
     }
-    /// A sink instance for a stream output of this type.
-    pub fn sink(&self, capacity: u32) -> (Vec<PortDecl>, BuildFn) {
-        (self.sink)(capacity)
+    /// A sink instance for `count` stream outputs of this type: inputs `in0` … `in{count−1}`.
+    pub fn sink(&self, capacity: u32, count: usize) -> (Vec<PortDecl>, BuildFn) {
+        (self.sink)(capacity, count)
     }
     /// The recorded history of a net as YAML values: for a signal (reset value, changes), for a
     /// stream (none, pushes).
@@ -116,18 +116,23 @@ impl<T: HwValue> Component for StreamDriver<T> {
     }
 }
 
+/// Takes one message per cycle from each of its streams that holds one. One sink serves every
+/// unconnected output of a type: a block with 16 busy outputs then costs the kernel one
+/// activation per cycle, not 16 (W1). Each stream is popped at the same cycles as by a sink of
+/// its own (a stream's push wakes the sink; after a pop it looks again the next cycle).
 struct Sink<T: HwValue> {
-    input: StreamIn<T>,
+    inputs: Vec<StreamIn<T>>,
 }
 
 impl<T: HwValue> Component for Sink<T> {
     fn tick(&mut self, _ctx: &mut Ctx<'_>) -> Wake {
-        self.input.pop();
-        if self.input.is_empty() {
-            Wake::OnInput
-        } else {
-            Wake::NextCycle
+        // After a pop, look again next cycle (a tick that finds every stream empty pops
+        // nothing and sleeps): cheaper than asking each stream whether it still holds one.
+        let mut popped = false;
+        for input in &self.inputs {
+            popped |= input.pop().is_some();
         }
+        Wake::next_cycle_if(popped)
     }
 }
 
@@ -154,13 +159,18 @@ fn stream_driver<T: HwValue + DeserializeOwned>(rows: Rows) -> Result<(Vec<PortD
     Ok((vec![PortDecl::stream_out::<T>("out")], build))
 }
 
-fn sink<T: HwValue>(capacity: u32) -> (Vec<PortDecl>, BuildFn) {
+fn sink<T: HwValue>(capacity: u32, count: usize) -> (Vec<PortDecl>, BuildFn) {
     let build: BuildFn = Box::new(move |b: &mut Binder| {
         Ok(Box::new(Sink {
-            input: b.stream_in::<T>("in")?,
+            inputs: (0..count)
+                .map(|k| b.stream_in::<T>(&format!("in{k}")))
+                .collect::<Result<_, _>>()?,
         }) as Box<dyn Component>)
     });
-    (vec![PortDecl::stream_in::<T>("in", capacity)], build)
+    let ports = (0..count)
+        .map(|k| PortDecl::stream_in::<T>(&format!("in{k}"), capacity))
+        .collect();
+    (ports, build)
 }
 
 fn signal_log<T: SignalValue + Serialize>(net: &dyn NetDyn) -> Option<(Value, Vec<(Cycle, Value)>)> {

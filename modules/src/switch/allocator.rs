@@ -93,6 +93,9 @@ pub struct Matching {
     pub out_of: [Option<u8>; MAX_SWITCH_PORTS],
     /// Matches made.
     pub size: usize,
+    /// The matched inputs (bit i), kept by [`set`](Self::set): a switch visits its matches,
+    /// and [`clear`](Self::clear) forgets them, without scanning every input.
+    pub ins: u64,
 }
 
 impl Matching {
@@ -101,18 +104,39 @@ impl Matching {
         Matching {
             out_of: [None; MAX_SWITCH_PORTS],
             size: 0,
+            ins: 0,
         }
     }
     /// Forgets every match.
+    #[inline]
     pub fn clear(&mut self) {
-        self.out_of = [None; MAX_SWITCH_PORTS];
+        // Only the matched entries are set (`set` is the only writer).
+        while self.ins != 0 {
+            self.out_of[self.ins.trailing_zeros() as usize] = None;
+            self.ins &= self.ins - 1;
+        }
         self.size = 0;
     }
     /// Matches input i with output o.
+    #[inline]
     pub fn set(&mut self, i: usize, o: usize) {
         debug_assert!(self.out_of[i].is_none());
         self.out_of[i] = Some(o as u8);
         self.size += 1;
+        self.ins |= 1 << i;
+    }
+    /// The matches `(input, output)`, by input.
+    #[inline]
+    pub fn pairs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let mut ins = self.ins;
+        std::iter::from_fn(move || {
+            if ins == 0 {
+                return None;
+            }
+            let i = ins.trailing_zeros() as usize;
+            ins &= ins - 1;
+            self.out_of[i].map(|o| (i, o as usize))
+        })
     }
 }
 
@@ -129,6 +153,12 @@ pub trait Allocator {
     /// Round-robin pointer of input `i` (its accept pointer), for the waves; 0 if none.
     fn accept_ptr(&self, _i: usize) -> usize {
         0
+    }
+    /// The grant pointers (per output) and accept pointers (per input) as arrays, when the
+    /// allocator keeps both: a switch reads them for its waves without two virtual calls per
+    /// match. `None`: ask [`grant_ptr`](Self::grant_ptr) and [`accept_ptr`](Self::accept_ptr).
+    fn pointers(&self) -> Option<(&[u8; MAX_SWITCH_PORTS], &[u8; MAX_SWITCH_PORTS])> {
+        None
     }
 }
 

@@ -75,8 +75,9 @@ impl Allocator for Islip {
                     free_in &= !(1 << i);
                     free_out &= !(1 << o);
                     if it == 0 {
-                        self.grant[o] = ((i + 1) % n) as u8;
-                        self.accept[i] = ((o + 1) % n) as u8;
+                        // One past the match, wrapping at n (a compare, not a division).
+                        self.grant[o] = if i + 1 == n { 0 } else { i as u8 + 1 };
+                        self.accept[i] = if o + 1 == n { 0 } else { o as u8 + 1 };
                     }
                 }
             }
@@ -87,6 +88,9 @@ impl Allocator for Islip {
     }
     fn accept_ptr(&self, i: usize) -> usize {
         self.accept[i] as usize
+    }
+    fn pointers(&self) -> Option<(&[u8; MAX_SWITCH_PORTS], &[u8; MAX_SWITCH_PORTS])> {
+        Some((&self.grant, &self.accept))
     }
 }
 

@@ -18,7 +18,7 @@
 //!
 //! Counters: `cells` (generated), `blocked`.
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, PortDecl, StreamOut, Wake};
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, PortDecl, Rng, StreamOut, Wake};
 use hwsim_ports::{Cell, MAX_SWITCH_PORTS};
 use serde::{Deserialize, Serialize};
 
@@ -199,7 +199,8 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
 
 impl CellSource {
     /// Slots from one arrival to the next (≥ 1): Geometric(load).
-    fn gap(&self, ctx: &mut Ctx<'_>) -> Option<u64> {
+    #[inline]
+    fn gap(&self, rng: &mut Rng) -> Option<u64> {
         if self.p.load <= 0.0 {
             return None;
         }
@@ -207,31 +208,33 @@ impl CellSource {
             return Some(1);
         }
         // 1 − U is in (0, 1], so the log is finite.
-        let u = 1.0 - ctx.rng().next_f64();
+        let u = 1.0 - rng.next_f64();
         if let Some(g) = self.table.as_ref().and_then(|t| t.gap(u)) {
             return Some(g);
         }
         Some(geometric(u, self.ln_q))
     }
 
-    fn destination(&self, ctx: &mut Ctx<'_>, i: usize) -> u8 {
+    #[inline]
+    fn destination(&self, rng: &mut Rng, i: usize) -> u8 {
         let n = self.p.ports as u64;
         match self.p.pattern {
-            Pattern::Uniform => ctx.rng().below(n) as u8,
+            Pattern::Uniform => rng.below(n) as u8,
             Pattern::Permutation => ((i as u64 + 1) % n) as u8,
             Pattern::Hotspot => {
-                if ctx.rng().chance(self.p.hot_fraction) {
+                if rng.chance(self.p.hot_fraction) {
                     self.p.hotspot as u8
                 } else {
-                    ctx.rng().below(n) as u8
+                    rng.below(n) as u8
                 }
             }
         }
     }
 
+    /// The arrival after one at `from` on input i.
     #[inline]
-    fn schedule(&mut self, ctx: &mut Ctx<'_>, i: usize, from: Cycle) {
-        self.next[i] = match self.gap(ctx) {
+    fn next_after(&self, rng: &mut Rng, from: Cycle) -> Cycle {
+        match self.gap(rng) {
             Some(g) => {
                 let t = from.saturating_add(g);
                 if self.p.stop_at != 0 && t >= self.p.stop_at {
@@ -241,30 +244,35 @@ impl CellSource {
                 }
             }
             None => Cycle::MAX,
-        };
+        }
     }
 }
 
 impl Component for CellSource {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
+        // The block's stream, drawn from a copy held in registers through the loop and stored
+        // back at the end (the same draws in the same order; through `ctx` its state was loaded
+        // and stored on every draw).
+        let mut rng = ctx.rng().clone();
         if !self.started {
             // The first arrival of each input is a gap after cycle 0 (so at ≥ 1), input by input.
             self.started = true;
             for i in 0..self.next.len() {
-                self.schedule(ctx, i, 0);
+                self.next[i] = self.next_after(&mut rng, 0);
             }
         }
         // Arrivals due now, and the earliest next one (counted once per tick).
         let (mut cells, mut blocked) = (0, 0);
         let mut earliest = Cycle::MAX;
         for i in 0..self.next.len() {
-            if self.next[i] <= now {
+            let due = self.next[i];
+            if due <= now {
                 let cell = Cell {
                     src: i as u8,
-                    dst: self.destination(ctx, i),
+                    dst: self.destination(&mut rng, i),
                     prio: self.p.prio,
-                    born: self.next[i],
+                    born: due,
                     seq: self.seq[i],
                     ect: self.p.ect,
                     ce: false,
@@ -275,10 +283,11 @@ impl Component for CellSource {
                 } else {
                     blocked += 1;
                 }
-                self.schedule(ctx, i, now);
+                self.next[i] = self.next_after(&mut rng, now);
             }
             earliest = earliest.min(self.next[i]);
         }
+        *ctx.rng() = rng;
         ctx.count(self.c_cells, cells);
         ctx.count(self.c_blocked, blocked);
         if earliest == Cycle::MAX {
@@ -292,7 +301,6 @@ impl Component for CellSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hwsim_hw::Rng;
 
     /// The table gives the logarithm's gap for every draw it answers: random draws, and draws
     /// at and next to each bound.

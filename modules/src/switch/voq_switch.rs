@@ -53,7 +53,7 @@
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{Cell, UInt, MAX_SWITCH_PORTS};
 use serde::{Deserialize, Serialize};
 
@@ -153,22 +153,19 @@ struct Counters {
     voq_peak: CounterId,
 }
 
-/// The block.
-pub struct VoqSwitch {
+/// The queues and their occupancy, apart from the ports so that a tick can walk its inputs
+/// while cells join.
+struct Voqs {
     n: usize,
     fifo: bool,
+    levels: usize,
+    /// One level of VOQs and no shared buffer (W1, most studies): the tick is compiled for this
+    /// case apart (`PLAIN`), without the level, FIFO and buffer tests on every cell.
+    plain: bool,
     depth: usize,
     buffer: usize,
     alpha: f64,
     reserve: usize,
-    warmup: u64,
-    /// One allocator per priority level (index = level).
-    alloc: Vec<Box<dyn Allocator>>,
-    levels: usize,
-    /// This level's matching, merged into `m`.
-    m_level: Matching,
-    input: Vec<StreamIn<Cell>>,
-    out: Vec<StreamOut<Cell>>,
     /// VOQ (i, o) of level l at `(l * n + i) * n + o`; in FIFO mode one queue per input and
     /// level at `(l * n + i) * n`.
     queues: Vec<VecDeque<Cell>>,
@@ -177,12 +174,23 @@ pub struct VoqSwitch {
     /// The same seen from the outputs: per level and output, the inputs whose VOQ for it is
     /// non-empty (bit i), at `l * 64 + o`.
     nonempty_col: Vec<u64>,
-    per_input: Vec<u32>,
+    per_input: [u32; MAX_SWITCH_PORTS],
     total: u32,
+}
+
+/// The block.
+pub struct VoqSwitch {
+    warmup: u64,
+    /// One allocator per priority level (index = level).
+    alloc: Vec<Box<dyn Allocator>>,
+    /// This level's matching.
+    m_level: Matching,
+    input: Vec<StreamIn<Cell>>,
+    out: Vec<StreamOut<Cell>>,
+    q: Voqs,
     peak: u32,
     req: Requests,
-    m: Matching,
-    hist: Vec<u64>,
+    hist: Box<[u64; DELAY_BINS]>,
     measured: u64,
     /// Crossbar transfers at or after `warmup`.
     window_transfers: u64,
@@ -228,15 +236,8 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     };
     let (gptr, aptr) = (ptrs(b, "gptr")?, ptrs(b, "aptr")?);
     Ok(Box::new(VoqSwitch {
-        n,
-        fifo: p.allocator == AllocatorKind::Fifo,
-        depth: p.voq_depth as usize,
-        buffer: p.buffer as usize,
-        alpha: p.dt_alpha,
-        reserve: p.reserve as usize,
         warmup: p.warmup,
         alloc,
-        levels,
         m_level: Matching::empty(),
         input: (0..n)
             .map(|i| b.stream_in(&format!("in{i}")))
@@ -244,15 +245,24 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         out: (0..n)
             .map(|o| b.stream_out(&format!("out{o}")))
             .collect::<Result<_, _>>()?,
-        queues: (0..levels * n * n).map(|_| VecDeque::new()).collect(),
-        nonempty: vec![0; levels * MAX_SWITCH_PORTS],
-        nonempty_col: vec![0; levels * MAX_SWITCH_PORTS],
-        per_input: vec![0; n],
-        total: 0,
+        q: Voqs {
+            n,
+            fifo: p.allocator == AllocatorKind::Fifo,
+            levels,
+            plain: levels == 1 && p.allocator != AllocatorKind::Fifo && p.buffer == 0,
+            depth: p.voq_depth as usize,
+            buffer: p.buffer as usize,
+            alpha: p.dt_alpha,
+            reserve: p.reserve as usize,
+            queues: (0..levels * n * n).map(|_| VecDeque::new()).collect(),
+            nonempty: vec![0; levels * MAX_SWITCH_PORTS],
+            nonempty_col: vec![0; levels * MAX_SWITCH_PORTS],
+            per_input: [0; MAX_SWITCH_PORTS],
+            total: 0,
+        },
         peak: 0,
         req: Requests::new(n),
-        m: Matching::empty(),
-        hist: vec![0; DELAY_BINS],
+        hist: Box::new([0; DELAY_BINS]),
         measured: 0,
         window_transfers: 0,
         c: {
@@ -289,28 +299,42 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     }))
 }
 
-impl VoqSwitch {
+/// What became of an arriving cell.
+enum Arrival {
+    Joined,
+    Dropped,
+    /// Not a cell for this input of this switch (a violation).
+    Refused,
+}
+
+impl Voqs {
     /// The queue a cell of level l from input i for output o joins.
-    fn queue_of(&self, l: usize, i: usize, o: usize) -> usize {
+    #[inline(always)]
+    fn queue_of<const PLAIN: bool>(&self, l: usize, i: usize, o: usize) -> usize {
         let base = (l * self.n + i) * self.n;
-        if self.fifo {
+        if !PLAIN && self.fifo {
             base
         } else {
             base + o
         }
     }
 
-    /// A cell arriving at input i joins its VOQ, or is dropped; whether it joined.
-    fn arrive(&mut self, ctx: &mut Ctx<'_>, i: usize, cell: Cell) -> bool {
+    /// A cell arriving at input i joins its VOQ, or is dropped.
+    #[inline(always)]
+    fn arrive<const PLAIN: bool>(&mut self, i: usize, cell: &Cell) -> Arrival {
         let o = cell.dst as usize;
         if o >= self.n || cell.src as usize != i {
-            ctx.violation(format!("cell {cell:?} on input {i} of a {}-port switch", self.n));
-            return false;
+            return Arrival::Refused;
         }
-        let l = (cell.prio as usize).min(self.levels - 1);
-        let q = self.queue_of(l, i, o);
-        let len = self.queues[q].len();
-        let admitted = if self.buffer == 0 {
+        let l = if PLAIN {
+            0
+        } else {
+            (cell.prio as usize).min(self.levels - 1)
+        };
+        let q = self.queue_of::<PLAIN>(l, i, o);
+        let queue = &mut self.queues[q];
+        let len = queue.len();
+        let admitted = if PLAIN || self.buffer == 0 {
             len < self.depth
         } else {
             // DT: room in the buffer, and the queue under α × free (or under its reserve).
@@ -318,45 +342,38 @@ impl VoqSwitch {
             free > 0 && len < self.depth && (len < self.reserve || (len as f64) < self.alpha * free as f64)
         };
         if !admitted {
-            ctx.count(self.c.drops, 1);
-            return false;
+            return Arrival::Dropped;
         }
-        self.queues[q].push_back(cell);
-        if !self.fifo {
+        queue.push_back(*cell);
+        if PLAIN || !self.fifo {
             self.nonempty[l * MAX_SWITCH_PORTS + i] |= 1 << o;
             self.nonempty_col[l * MAX_SWITCH_PORTS + o] |= 1 << i;
         }
         self.per_input[i] += 1;
         self.total += 1;
-        if self.total > self.peak {
-            self.peak = self.total;
-            ctx.set_counter(self.c.voq_peak, self.peak as u64);
-        }
-        true
+        Arrival::Joined
     }
 
-    /// Accounts a cell crossing the crossbar at `now` into this tick's tally.
-    #[inline]
-    fn deliver(&mut self, t: &mut Counts<u64>, cell: &Cell, now: Cycle) {
-        if now >= self.warmup {
-            // Throughput counts departures in the window, whenever the cell was born: under
-            // saturation the queues hold cells for thousands of slots.
-            self.window_transfers += 1;
+    /// The head cell of level l's queue from input i to output o (matched, so non-empty)
+    /// leaves it.
+    #[inline(always)]
+    fn depart<const PLAIN: bool>(&mut self, l: usize, i: usize, o: usize) -> Cell {
+        let q = self.queue_of::<PLAIN>(l, i, o);
+        let queue = &mut self.queues[q];
+        // Copied from the queue's buffer, then popped (see `arrivals`).
+        let cell = *queue.front().expect("requested queue is non-empty");
+        queue.pop_front();
+        if (PLAIN || !self.fifo) && queue.is_empty() {
+            self.nonempty[l * MAX_SWITCH_PORTS + i] &= !(1 << o);
+            self.nonempty_col[l * MAX_SWITCH_PORTS + o] &= !(1 << i);
         }
-        if cell.born < self.warmup {
-            return;
-        }
-        let d = now - cell.born;
-        self.measured += 1;
-        self.hist[(d as usize).min(DELAY_BINS - 1)] += 1;
-        t.delivered += 1;
-        t.delay_sum += d;
-        t.delay_max = t.delay_max.max(d);
-        let k = (cell.prio & 3) as usize;
-        t.delivered_p[k] += 1;
-        t.delay_max_p[k] = t.delay_max_p[k].max(d);
+        self.per_input[i] -= 1;
+        self.total -= 1;
+        cell
     }
+}
 
+impl VoqSwitch {
     /// Adds a tick's tally to the counters (once per tick rather than once per cell).
     fn flush(&self, ctx: &mut Ctx<'_>, t: &Counts<u64>) {
         let c = &self.c.cells;
@@ -384,26 +401,53 @@ impl VoqSwitch {
     }
 }
 
-impl Component for VoqSwitch {
-    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
-        let now = ctx.now();
-        let mut t = Counts::<u64>::default();
-        // Inputs whose queued cells changed this slot (their `depth_in` is driven at the end).
-        let mut touched = 0u64;
-        for i in 0..self.n {
+impl VoqSwitch {
+    /// The slot's arrivals (at most one cell per input) join their queues; returns the inputs
+    /// where a cell joined. Kept apart from the matching so that each loop keeps its state in
+    /// registers.
+    #[inline(never)]
+    fn arrivals<const PLAIN: bool>(&mut self, ctx: &mut Ctx<'_>, t: &mut Counts<u64>) -> u64 {
+        let mut joined = 0u64;
+        let (mut arrivals, mut drops) = (0, 0);
+        for (i, input) in self.input.iter().enumerate() {
             // Copied from the stream's buffer, then popped: moving the popped `Option<Cell>`
             // instead went through stack temporaries whose reloads stalled (W1's profile).
-            let Some(cell) = self.input[i].peek().map(|c| *c) else {
+            let Some(cell) = input.peek().map(|c| *c) else {
                 continue;
             };
-            self.input[i].pop();
-            t.arrivals += 1;
-            if self.arrive(ctx, i, cell) {
-                touched |= 1 << i;
+            input.pop();
+            arrivals += 1;
+            match self.q.arrive::<PLAIN>(i, &cell) {
+                Arrival::Joined => joined |= 1 << i,
+                Arrival::Dropped => drops += 1,
+                Arrival::Refused => refused(ctx, &cell, i, self.q.n),
             }
         }
-        self.m.clear();
-        if self.total > 0 {
+        t.arrivals = arrivals;
+        if drops > 0 {
+            ctx.count(self.c.drops, drops);
+        }
+        // Departures follow the arrivals, so the slot's peak is here.
+        if self.q.total > self.peak {
+            self.peak = self.q.total;
+            ctx.set_counter(self.c.voq_peak, self.peak as u64);
+        }
+        joined
+    }
+
+    /// One slot: arrivals, then the matching and the departures, then the waves.
+    #[inline(always)]
+    fn slot<const PLAIN: bool>(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
+        let n = self.q.n;
+        let mut t = Counts::<u64>::default();
+        // Inputs where a cell joined, and where one left: at most one each per slot, so the
+        // inputs whose count changed (their `depth_in` is driven at the end) are those with one
+        // and not the other.
+        let joined = self.arrivals::<PLAIN>(ctx, &mut t);
+        let mut left = 0u64;
+        let mut matched = 0u32;
+        if self.q.total > 0 {
             // Requests: non-empty VOQs towards outputs that can take a cell this slot.
             let mut room = 0u64;
             for (o, out) in self.out.iter().enumerate() {
@@ -414,74 +458,111 @@ impl Component for VoqSwitch {
             // Strict priority: the top level allocates first, each lower level among the inputs
             // and outputs still free.
             let mut free_out = room;
-            let mut free_in = all_ports(self.n);
-            for l in (0..self.levels).rev() {
+            let mut free_in = all_ports(n);
+            let levels = if PLAIN { 1 } else { self.q.levels };
+            for l in (0..levels).rev() {
                 let mut any = 0;
-                for i in 0..self.n {
-                    let r = if free_in & 1 << i == 0 {
+                let rows = &self.q.nonempty[l * MAX_SWITCH_PORTS..][..n];
+                for (i, (r, &ne)) in self.req.req[..n].iter_mut().zip(rows).enumerate() {
+                    // One level: every input is free (`free_in` is all ports).
+                    *r = if PLAIN {
+                        ne & free_out
+                    } else if free_in & 1 << i == 0 {
                         0
-                    } else if self.fifo {
-                        self.queues[self.queue_of(l, i, 0)]
+                    } else if self.q.fifo {
+                        self.q.queues[self.q.queue_of::<PLAIN>(l, i, 0)]
                             .front()
                             .map_or(0, |c| (1u64 << c.dst) & free_out)
                     } else {
-                        self.nonempty[l * MAX_SWITCH_PORTS + i] & free_out
+                        ne & free_out
                     };
-                    self.req.req[i] = r;
-                    any |= r;
+                    any |= *r;
                 }
                 if any == 0 {
                     continue;
                 }
-                if self.fifo {
+                if !PLAIN && self.q.fifo {
                     self.req.fill_columns();
                 } else {
-                    for o in 0..self.n {
-                        self.req.col[o] = if free_out & 1 << o == 0 {
-                            0
-                        } else {
-                            self.nonempty_col[l * MAX_SWITCH_PORTS + o] & free_in
-                        };
+                    let cols = &self.q.nonempty_col[l * MAX_SWITCH_PORTS..][..n];
+                    for (o, (c, &ne)) in self.req.col[..n].iter_mut().zip(cols).enumerate() {
+                        // ne & free_in where output o is free, else 0 (without a branch).
+                        *c = ne & free_in & 0u64.wrapping_sub(free_out >> o & 1);
                     }
                 }
                 self.alloc[l].allocate(&self.req, ctx.rng(), &mut self.m_level);
-                for i in 0..self.n {
-                    let Some(o) = self.m_level.out_of[i] else { continue };
-                    let o = o as usize;
-                    self.m.set(i, o);
+                // Level 0's pointers are waves; an allocator's pointers move only for the ports
+                // it matched.
+                let alloc = &*self.alloc[l];
+                let ptrs = if l == 0 { alloc.pointers() } else { None };
+                for (i, o) in self.m_level.pairs() {
+                    matched += 1;
                     free_out &= !(1 << o);
                     free_in &= !(1 << i);
-                    touched |= 1 << i;
+                    left |= 1 << i;
                     if l == 0 {
-                        // An allocator's pointers move only for the ports it matched.
-                        self.aptr[i].update(UInt::wrap(self.alloc[0].accept_ptr(i) as u64));
-                        self.gptr[o].update(UInt::wrap(self.alloc[0].grant_ptr(o) as u64));
+                        let (g, a) = match ptrs {
+                            Some((g, a)) => (g[o] as u64, a[i] as u64),
+                            None => (alloc.grant_ptr(o) as u64, alloc.accept_ptr(i) as u64),
+                        };
+                        self.aptr[i].update(UInt::wrap(a));
+                        self.gptr[o].update(UInt::wrap(g));
                     }
-                    let q = self.queue_of(l, i, o);
-                    let cell = *self.queues[q].front().expect("requested queue is non-empty");
-                    self.queues[q].pop_front();
-                    if !self.fifo && self.queues[q].is_empty() {
-                        self.nonempty[l * MAX_SWITCH_PORTS + i] &= !(1 << o);
-                        self.nonempty_col[l * MAX_SWITCH_PORTS + o] &= !(1 << i);
+                    let cell = self.q.depart::<PLAIN>(l, i, o);
+                    // The delay, for the cells born in the measured window.
+                    let born = cell.born;
+                    if born >= self.warmup {
+                        let d = now - born;
+                        self.hist[(d as usize).min(DELAY_BINS - 1)] += 1;
+                        t.delivered += 1;
+                        t.delay_sum += d;
+                        t.delay_max = t.delay_max.max(d);
+                        let k = (cell.prio & 3) as usize;
+                        t.delivered_p[k] += 1;
+                        t.delay_max_p[k] = t.delay_max_p[k].max(d);
                     }
-                    self.per_input[i] -= 1;
-                    self.total -= 1;
-                    t.transfers += 1;
-                    self.deliver(&mut t, &cell, now);
-                    self.out[o].push(cell);
+                    // The output had room (`room`), so this push is accepted; `push` would
+                    // report the violation otherwise.
+                    if let Err(cell) = self.out[o].try_push(cell) {
+                        self.out[o].push(cell);
+                    }
                 }
             }
         }
+        t.transfers = matched as u64;
+        self.measured += t.delivered;
+        if now >= self.warmup {
+            // Throughput counts departures in the window, whenever the cell was born: under
+            // saturation the queues hold cells for thousands of slots.
+            self.window_transfers += t.transfers;
+        }
         self.flush(ctx, &t);
-        self.matches.update(UInt::wrap(self.m.size as u64));
-        self.voq_total.update(UInt::wrap(self.total as u64));
-        while touched != 0 {
-            let i = touched.trailing_zeros() as usize;
-            touched &= touched - 1;
-            self.depth_in[i].update(UInt::wrap(self.per_input[i] as u64));
+        self.matches.update(UInt::wrap(matched as u64));
+        self.voq_total.update(UInt::wrap(self.q.total as u64));
+        let mut changed = joined ^ left;
+        while changed != 0 {
+            let i = changed.trailing_zeros() as usize;
+            changed &= changed - 1;
+            self.depth_in[i].update(UInt::wrap(self.q.per_input[i] as u64));
         }
         // One more slot after the last transfer, to show `matches` back at 0.
-        Wake::next_cycle_if(self.total > 0 || self.m.size > 0)
+        Wake::next_cycle_if(self.q.total > 0 || matched > 0)
+    }
+}
+
+/// A cell on the wrong input, or for an output the switch lacks: a violation.
+#[cold]
+fn refused(ctx: &mut Ctx<'_>, cell: &Cell, i: usize, n: usize) {
+    ctx.violation(format!("cell {cell:?} on input {i} of a {n}-port switch"));
+}
+
+impl Component for VoqSwitch {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        if self.q.plain {
+            self.slot::<true>(ctx)
+        } else {
+            self.slot::<false>(ctx)
+        }
     }
 
     fn finish(&mut self, ctx: &mut Ctx<'_>) {
@@ -498,7 +579,7 @@ impl Component for VoqSwitch {
             }
         }
         let slots = ctx.now().saturating_sub(self.warmup).max(1);
-        let ppm = self.window_transfers as u128 * 1_000_000 / (slots as u128 * self.n as u128);
+        let ppm = self.window_transfers as u128 * 1_000_000 / (slots as u128 * self.q.n as u128);
         ctx.set_counter(self.c.throughput_ppm, ppm as u64);
     }
 }
