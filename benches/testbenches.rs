@@ -24,10 +24,6 @@ fn tb(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-/// The binary's allocator (see Cargo.toml), so the benches measure what `hwsim` runs.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// The file name without `.yaml`: the bench's name.
 fn label(name: &str) -> String {
     name.rsplit('/')

@@ -16,10 +16,6 @@ use hwsim::{
     wave_outputs, yaml,
 };
 
-/// The allocator (see Cargo.toml): a netlist's nets and components side by side in memory.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Parser)]
 #[command(name = "hwsim", version = explain::VERSION, about = "Cycle-stepped model of the PAXI / RC Link interconnect", long_about = None)]
 struct Cli {
