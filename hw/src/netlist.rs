@@ -453,14 +453,7 @@ impl Netlist {
         let mut net_paths: Vec<String> = Vec::new();
         let mut net_writer: Vec<u32> = Vec::new();
         let mut net_readers: Vec<Vec<u32>> = Vec::new();
-        let mut port_net: HashMap<(usize, usize), (u32, Rc<dyn Any>)> = HashMap::with_capacity(net_count);
-        nets.reserve_exact(net_count);
-        net_writer.reserve_exact(net_count);
-        net_readers.reserve_exact(net_count);
-        // The nets are allocated in this loop, back to back: their paths are formatted in a
-        // second pass, so no string lands between two nets. The kernel walks nets in netlist
-        // order (a pipeline's dirty list is in that order), and nets side by side in memory are
-        // what the hardware prefetcher follows (measured on W3).
+        let mut port_net: HashMap<(usize, usize), (u32, Rc<dyn Any>)> = HashMap::new();
         for (i, inst) in self.insts.iter().enumerate() {
             for (p, d) in inst.ports.iter().enumerate() {
                 let is_const_input = d.dir == Dir::In && !driver.contains_key(&(i, p));
@@ -481,16 +474,10 @@ impl Netlist {
                     };
                     let (dynnet, anynet) = (d.make)(id, shared.clone(), cap);
                     nets.push(dynnet);
+                    net_paths.push(format!("{}.{}", inst.path, d.name));
                     net_writer.push(if is_const_input { u32::MAX } else { i as u32 });
                     net_readers.push(if is_const_input { vec![i as u32] } else { Vec::new() });
                     port_net.insert((i, p), (id, anynet));
-                }
-            }
-        }
-        for (i, inst) in self.insts.iter().enumerate() {
-            for (p, d) in inst.ports.iter().enumerate() {
-                if d.dir == Dir::Out || !driver.contains_key(&(i, p)) {
-                    net_paths.push(format!("{}.{}", inst.path, d.name));
                 }
             }
         }
@@ -509,8 +496,8 @@ impl Netlist {
         let mut counter_names: Vec<String> = Vec::new();
         let mut counter_base: Vec<u32> = Vec::new();
         let mut counter_len: Vec<u32> = Vec::new();
-        // Paths and kinds are copied after the loop: a string kept between two components'
-        // allocations would space them apart (the evaluate loop walks them in order).
+        let mut paths = Vec::new();
+        let mut kinds = Vec::new();
         for (i, inst) in self.insts.iter_mut().enumerate() {
             let mut binder = Binder {
                 instance: inst.path.clone(),
@@ -534,9 +521,9 @@ impl Netlist {
             counter_len.push(binder.counters.len() as u32);
             counter_names.extend(binder.counters.iter().map(|c| format!("{}.{}", inst.path, c)));
             comps.push(comp);
+            paths.push(inst.path.clone());
+            kinds.push(inst.kind.clone());
         }
-        let paths: Vec<String> = self.insts.iter().map(|i| i.path.clone()).collect();
-        let kinds: Vec<String> = self.insts.iter().map(|i| i.kind.clone()).collect();
         let aliases: Vec<(String, String)> = driver
             .iter()
             .map(|(&input, &out)| (self.endpoint(input), self.endpoint(out)))
