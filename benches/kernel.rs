@@ -5,7 +5,10 @@
 //! - `w3_chain/{100,1000}`: the W3 workload, a counter feeding N clocked +1 registers, for 10 000
 //!   cycles; throughput is in component activations, so criterion reports activations/s;
 //! - `pipeline/*`: producer → FIFO → consumer; a dense stream (every cycle) and a sparse one (one
-//!   message every 100 cycles) with event skip on and off, to show the skip ratio.
+//!   message every 100 cycles) with event skip on and off, to show the skip ratio;
+//! - `comb_chain/1000`: the counter feeding 1000 combinational +1 stages and a register, for
+//!   10 000 cycles: every stage ticks every cycle in its level of the static order, so the
+//!   activations/s sit beside `w3_chain/1000` (the same work with registered stages).
 //!
 //! Elaboration happens in the untimed setup of each iteration; only `Sim::run` is measured.
 //! CI only builds these (`cargo bench --no-run`); run them with `cargo bench --bench kernel`.
@@ -49,6 +52,35 @@ fn w3_chain(n: usize) -> Sim {
         nl.connect(&format!("stage{}.out", i - 1), &format!("stage{i}.in"), None)
             .expect("connect");
     }
+    nl.elaborate(1).expect("elaborates")
+}
+
+/// `src` → stage0 (registered in, comb out) → … → stage{n-1} (comb) → `dst` (comb in,
+/// registered out): a combinational path of n stages between two registers.
+fn comb_chain(n: usize) -> Sim {
+    use add1::Side::{Comb, Registered};
+    let mut nl = Netlist::new();
+    add_block!(nl, "src", counter, counter::Params::default());
+    for i in 0..n {
+        let input = if i == 0 { Registered } else { Comb };
+        add_block!(nl, &format!("stage{i}"), add1, add1::Params { input, output: Comb });
+    }
+    add_block!(
+        nl,
+        "dst",
+        add1,
+        add1::Params {
+            input: Comb,
+            output: Registered
+        }
+    );
+    nl.connect("src.count", "stage0.in", None).expect("connect");
+    for i in 1..n {
+        nl.connect(&format!("stage{}.out", i - 1), &format!("stage{i}.in"), None)
+            .expect("connect");
+    }
+    nl.connect(&format!("stage{}.out", n - 1), "dst.in", None)
+        .expect("connect");
     nl.elaborate(1).expect("elaborates")
 }
 
@@ -127,6 +159,27 @@ fn bench_w3(c: &mut Criterion) {
     g.finish();
 }
 
+fn bench_comb(c: &mut Criterion) {
+    const CYCLES: u64 = 10_000;
+    let mut g = c.benchmark_group("comb_chain");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    let n = 1000usize;
+    let acts = activations(comb_chain(n), CYCLES);
+    // Every stage ticks in every cycle in which the counter's value changes: all but cycle 1.
+    assert!(acts >= n as u64 * (CYCLES - 1), "{acts} activations");
+    g.throughput(Throughput::Elements(acts));
+    g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, &n| {
+        b.iter_batched(
+            || comb_chain(n),
+            |mut sim| black_box(sim.run(CYCLES).expect("runs")),
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+}
+
 fn bench_pipeline(c: &mut Criterion) {
     let mut g = c.benchmark_group("pipeline");
     g.sample_size(10)
@@ -154,5 +207,5 @@ fn bench_pipeline(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_idle, bench_w3, bench_pipeline);
+criterion_group!(benches, bench_idle, bench_w3, bench_comb, bench_pipeline);
 criterion_main!(benches);

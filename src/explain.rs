@@ -40,11 +40,9 @@ pub fn explain(kind: &str) -> Result<String, String> {
             hwsim_hw::Dir::In => "in ",
             hwsim_hw::Dir::Out => "out",
         };
-        let shape = match p.shape {
-            hwsim_hw::Shape::Signal => "signal",
-            hwsim_hw::Shape::Stream => "stream",
-        };
-        let _ = writeln!(s, "  {dir} {:<14} {shape}<{}>  {}", p.name, p.type_name, p.doc);
+        // The kind says when a reader sees a write: `signal<u64>` registered (next cycle),
+        // `comb signal<u64>` in the same cycle, `… from state` driven before any tick.
+        let _ = writeln!(s, "  {dir} {:<14} {}  {}", p.name, p.describe(), p.doc);
     }
     let d = crate::yaml::dump(&b.defaults);
     if d.trim() == "{}" {

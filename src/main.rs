@@ -438,12 +438,18 @@ fn list() -> String {
                 hwsim_hw::Dir::In => "in ",
                 hwsim_hw::Dir::Out => "out",
             };
+            let comb = if p.timing == hwsim_hw::Timing::Comb {
+                "comb "
+            } else {
+                ""
+            };
+            let state = if p.from_state { " from state" } else { "" };
             let shape = match p.shape {
-                hwsim_hw::Shape::Signal => "signal".to_string(),
+                hwsim_hw::Shape::Signal => format!("{comb}signal"),
                 hwsim_hw::Shape::Stream if p.dir == hwsim_hw::Dir::In => {
-                    format!("stream[{}]", p.capacity)
+                    format!("{comb}stream[{}]", p.capacity)
                 }
-                hwsim_hw::Shape::Stream => "stream".to_string(),
+                hwsim_hw::Shape::Stream => format!("{comb}stream"),
             };
             let drivable = if vals.contains_key(&p.type_id) {
                 ""
@@ -452,7 +458,7 @@ fn list() -> String {
             };
             let _ = writeln!(
                 s,
-                "    {dir} {:<12} {shape}<{}>  {}{drivable}",
+                "    {dir} {:<12} {shape}<{}>{state}  {}{drivable}",
                 p.name, p.type_name, p.doc
             );
         }

@@ -144,7 +144,7 @@ pub fn blocks() -> Vec<BlockKind> {
         ),
         kind(
             "add1",
-            "register out = in + 1, latency 1 (kernel example; W3 stage)",
+            "out = in + 1: a register, latency 1 (kernel example; W3 stage), or with `input`/`output: comb` a combinational stage",
             kx::add1::ports,
             kx::add1::build,
         ),

@@ -6,7 +6,7 @@ use std::any::TypeId;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use hwsim_hw::{Dir, ElabError, Netlist, Shape};
+use hwsim_hw::{Dir, ElabError, Netlist, Shape, Timing};
 
 use crate::overrides::Override;
 use crate::registry::{self, BlockKind};
@@ -347,7 +347,7 @@ pub fn watches(
             // is bad input too. Building a driver from it tells (serde names the field).
             let ops = &values[&d.type_id];
             for v in e.value.iter().chain(e.sequence.iter().flatten()) {
-                if let Err(m) = ops.driver(Shape::Stream, vec![(0, v.clone())]) {
+                if let Err(m) = ops.driver(Shape::Stream, Timing::Registered, vec![(0, v.clone())]) {
                     if m.contains("unknown field") || m.contains("unknown variant") {
                         let m = m.replace(" at cycle 0:", ":");
                         return Err(l.error_at_param(ep, format!("expect on `{ep}`: {m}")));
@@ -378,6 +378,9 @@ fn needle(e: &ElabError) -> String {
         ElabError::UnknownPort { instance, port, .. } => format!("{instance}.{port}"),
         ElabError::WrongDirection { endpoint, .. } => endpoint.clone(),
         ElabError::TypeMismatch { to, .. } => to.clone(),
+        ElabError::TimingMismatch { to, .. } => to.clone(),
+        // The binding that closes the ring (its reader is the first driver's instance).
+        ElabError::CombLoop { hops } => hops.last().map(|h| h.1.clone()).unwrap_or_default(),
         ElabError::DoubleDriver { second, .. } => second.clone(),
         ElabError::StreamFanout { second, .. } => second.clone(),
         ElabError::UnboundInput { instance, .. } => instance.clone(),
@@ -521,7 +524,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
             )
         })?;
         let (ports, build) = ops
-            .driver(decl.shape, r)
+            .driver(decl.shape, decl.timing, r)
             .map_err(|m| l.error_at(&endpoint, format!("stimulus for `{endpoint}`: {m}")))?;
         let drv = format!("tb.drive_{}", sanitize(&endpoint));
         nl.add(&drv, "stimulus", ports, build).map_err(|e| elab_error(l, e))?;
@@ -541,35 +544,37 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
             for d in nl.ports_of(&inst).unwrap_or(&[]) {
                 let ep = format!("{inst}.{}", d.name);
                 if d.dir == Dir::Out && d.shape == Shape::Stream && !bound_outputs.contains(&ep) {
-                    sinks.push((ep, d.type_id, d.type_name));
+                    sinks.push((ep, d.type_id, d.type_name, d.timing));
                 }
             }
         }
     }
     // One sink per value type takes all of that type's streams (one activation per cycle for a
     // block's busy outputs rather than one per output), in the order the outputs were found.
-    let mut groups: Vec<(TypeId, Vec<String>)> = Vec::new();
-    for (ep, tid, tname) in sinks {
+    // (Combinational streams have a sink of their own: its inputs must be combinational too.)
+    let mut groups: Vec<((TypeId, Timing), Vec<String>)> = Vec::new();
+    for (ep, tid, tname, timing) in sinks {
         if !values.contains_key(&tid) {
             return Err(l.error_at(
                 &ep,
                 format!("stream `{ep}` ({tname}) is unconnected and has no testbench sink"),
             ));
         }
-        match groups.iter_mut().find(|(t, _)| *t == tid) {
+        match groups.iter_mut().find(|(t, _)| *t == (tid, timing)) {
             Some((_, eps)) => eps.push(ep),
-            None => groups.push((tid, vec![ep])),
+            None => groups.push(((tid, timing), vec![ep])),
         }
     }
-    for (tid, eps) in groups {
+    for ((tid, timing), eps) in groups {
         let ops = &values[&tid];
-        let (ports, build) = ops.sink(2, eps.len());
+        let (ports, build) = ops.sink(2, eps.len(), timing);
         let name: String = ops
             .name
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect();
-        let sink = format!("tb.sink_{name}");
+        let comb = if timing == Timing::Comb { "comb_" } else { "" };
+        let sink = format!("tb.sink_{comb}{name}");
         nl.add(&sink, "sink", ports, build).map_err(|e| elab_error(l, e))?;
         for (k, ep) in eps.iter().enumerate() {
             nl.connect(ep, &format!("{sink}.in{k}"), None)

@@ -6,8 +6,8 @@ use std::any::TypeId;
 use std::collections::HashMap;
 
 use hwsim_hw::{
-    Binder, BuildFn, Component, Ctx, Cycle, NetDyn, Out, PortDecl, Shape, SignalNet, SignalValue, StreamIn, StreamNet,
-    StreamOut, Value as HwValue, Wake,
+    Binder, BuildFn, CombOut, Component, Ctx, Cycle, NetDyn, Out, PortDecl, Shape, SignalNet, SignalValue, StreamIn,
+    StreamNet, StreamOut, Timing, Value as HwValue, Wake,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -20,7 +20,7 @@ pub type Rows = Vec<(Cycle, Value)>;
 pub type History = Vec<(Cycle, Value)>;
 /// An instance ready to add to a netlist: its ports and builder.
 pub type Instance = (Vec<PortDecl>, BuildFn);
-type MakeDriver = fn(Rows) -> Result<Instance, String>;
+type MakeDriver = fn(Rows, Timing) -> Result<Instance, String>;
 type SignalLog = fn(&dyn NetDyn) -> Option<(Value, History)>;
 type StreamLog = fn(&dyn NetDyn) -> Option<History>;
 
@@ -30,25 +30,27 @@ pub struct ValueOps {
     pub name: &'static str,
     signal_driver: Option<MakeDriver>,
     stream_driver: MakeDriver,
-    sink: fn(u32, usize) -> (Vec<PortDecl>, BuildFn),
+    sink: fn(u32, usize, Timing) -> (Vec<PortDecl>, BuildFn),
     signal_log: Option<SignalLog>,
     stream_log: StreamLog,
 }
 
 impl ValueOps {
-    /// A driver instance for an input port of this type and shape.
-    pub fn driver(&self, shape: Shape, rows: Rows) -> Result<(Vec<PortDecl>, BuildFn), String> {
+    /// A driver instance for an input port of this type, shape and timing. A row at cycle `c`
+    /// is written at `c`: a registered input sees it at `c + 1`, a combinational one at `c`.
+    pub fn driver(&self, shape: Shape, timing: Timing, rows: Rows) -> Result<(Vec<PortDecl>, BuildFn), String> {
         match shape {
             Shape::Signal => match self.signal_driver {
-                Some(f) => f(rows),
+                Some(f) => f(rows, timing),
                 None => Err(format!("{} cannot be a signal", self.name)),
             },
-            Shape::Stream => (self.stream_driver)(rows),
+            Shape::Stream => (self.stream_driver)(rows, timing),
         }
     }
-    /// A sink instance for `count` stream outputs of this type: inputs `in0` … `in{count−1}`.
-    pub fn sink(&self, capacity: u32, count: usize) -> (Vec<PortDecl>, BuildFn) {
-        (self.sink)(capacity, count)
+    /// A sink instance for `count` stream outputs of this type and timing: inputs `in0` …
+    /// `in{count−1}`.
+    pub fn sink(&self, capacity: u32, count: usize, timing: Timing) -> (Vec<PortDecl>, BuildFn) {
+        (self.sink)(capacity, count, timing)
     }
     /// The recorded history of a net as YAML values: for a signal (reset value, changes), for a
     /// stream (none, pushes).
@@ -71,13 +73,28 @@ fn parse_rows<T: DeserializeOwned>(rows: Rows) -> Result<Vec<(Cycle, T)>, String
         .collect()
 }
 
-struct SignalDriver<T: SignalValue> {
-    out: Out<T>,
+/// The write side of a signal, registered or combinational: what a stimulus driver needs.
+trait Drive<T> {
+    fn set(&self, v: T);
+}
+impl<T: SignalValue> Drive<T> for Out<T> {
+    fn set(&self, v: T) {
+        Out::set(self, v)
+    }
+}
+impl<T: SignalValue> Drive<T> for CombOut<T> {
+    fn set(&self, v: T) {
+        CombOut::set(self, v)
+    }
+}
+
+struct SignalDriver<T: SignalValue, O: Drive<T>> {
+    out: O,
     rows: Vec<(Cycle, T)>,
     next: usize,
 }
 
-impl<T: SignalValue> Component for SignalDriver<T> {
+impl<T: SignalValue, O: Drive<T>> Component for SignalDriver<T, O> {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
         // Rows are applied by time, so extra ticks change nothing.
@@ -136,19 +153,40 @@ impl<T: HwValue> Component for Sink<T> {
     }
 }
 
-fn signal_driver<T: SignalValue + DeserializeOwned>(rows: Rows) -> Result<(Vec<PortDecl>, BuildFn), String> {
-    let rows = parse_rows::<T>(rows)?;
-    let build: BuildFn = Box::new(move |b: &mut Binder| {
-        Ok(Box::new(SignalDriver {
-            out: b.output::<T>("out")?,
-            rows,
-            next: 0,
-        }) as Box<dyn Component>)
-    });
-    Ok((vec![PortDecl::output::<T>("out")], build))
+/// `decl` with the timing of the port it drives or reads.
+fn timed(decl: PortDecl, timing: Timing) -> PortDecl {
+    match timing {
+        Timing::Registered => decl,
+        Timing::Comb => decl.comb(),
+    }
 }
 
-fn stream_driver<T: HwValue + DeserializeOwned>(rows: Rows) -> Result<(Vec<PortDecl>, BuildFn), String> {
+fn signal_driver<T: SignalValue + DeserializeOwned>(
+    rows: Rows,
+    timing: Timing,
+) -> Result<(Vec<PortDecl>, BuildFn), String> {
+    let rows = parse_rows::<T>(rows)?;
+    let build: BuildFn = Box::new(move |b: &mut Binder| {
+        Ok(match timing {
+            Timing::Registered => Box::new(SignalDriver {
+                out: b.output::<T>("out")?,
+                rows,
+                next: 0,
+            }) as Box<dyn Component>,
+            Timing::Comb => Box::new(SignalDriver {
+                out: b.comb_output::<T>("out")?,
+                rows,
+                next: 0,
+            }),
+        })
+    });
+    Ok((vec![timed(PortDecl::output::<T>("out"), timing)], build))
+}
+
+fn stream_driver<T: HwValue + DeserializeOwned>(
+    rows: Rows,
+    timing: Timing,
+) -> Result<(Vec<PortDecl>, BuildFn), String> {
     let rows = parse_rows::<T>(rows)?.into_iter().collect();
     let build: BuildFn = Box::new(move |b: &mut Binder| {
         Ok(Box::new(StreamDriver {
@@ -156,10 +194,10 @@ fn stream_driver<T: HwValue + DeserializeOwned>(rows: Rows) -> Result<(Vec<PortD
             rows,
         }) as Box<dyn Component>)
     });
-    Ok((vec![PortDecl::stream_out::<T>("out")], build))
+    Ok((vec![timed(PortDecl::stream_out::<T>("out"), timing)], build))
 }
 
-fn sink<T: HwValue>(capacity: u32, count: usize) -> (Vec<PortDecl>, BuildFn) {
+fn sink<T: HwValue>(capacity: u32, count: usize, timing: Timing) -> (Vec<PortDecl>, BuildFn) {
     let build: BuildFn = Box::new(move |b: &mut Binder| {
         Ok(Box::new(Sink {
             inputs: (0..count)
@@ -168,7 +206,7 @@ fn sink<T: HwValue>(capacity: u32, count: usize) -> (Vec<PortDecl>, BuildFn) {
         }) as Box<dyn Component>)
     });
     let ports = (0..count)
-        .map(|k| PortDecl::stream_in::<T>(&format!("in{k}"), capacity))
+        .map(|k| timed(PortDecl::stream_in::<T>(&format!("in{k}"), capacity), timing))
         .collect();
     (ports, build)
 }

@@ -187,6 +187,33 @@ fn bad_double_driver() {
 }
 
 #[test]
+fn bad_comb_loop() {
+    // Pointed at the binding that closes the ring; every binding on it is named, in order.
+    assert_bad(
+        "comb_loop.yaml",
+        "11:23",
+        &["combinational loop through 3 instance(s): a.out → b.in, b.out → c.in, c.out → a.in (each output is read in the cycle it is written by the next instance, around a ring; make one of these bindings registered)"],
+    );
+}
+
+#[test]
+fn bad_comb_output_into_a_registered_input() {
+    let dir = temp_dir("comb_timing");
+    let tb = dir.join("t.yaml");
+    std::fs::write(
+        &tb,
+        "name: t\ninstances:\n  a: {kind: add1, params: {output: comb}}\n  b: {kind: add1}\n  c: {kind: counter}\nconnect:\n  - {from: c.count, to: a.in}\n  - {from: a.out, to: b.in}\n",
+    )
+    .unwrap();
+    let o = hwsim(&["run", tb.to_str().unwrap()]);
+    assert_bad_output(
+        &o,
+        &format!("{}:8:23: ", tb.display()),
+        &["timing mismatch: `a.out` is comb signal<u64> but `b.in` is signal<u64>"],
+    );
+}
+
+#[test]
 fn bad_unknown_kind() {
     // Points at `kind: fifoo` on line 5, not at the comment on line 1 that mentions it.
     assert_bad(
@@ -376,7 +403,7 @@ fn list_shows_kinds_ports_and_defaults() {
         (
             "add1",
             &[("in", "in", "signal<u64>"), ("out", "out", "signal<u64>")],
-            &[],
+            &["input: registered", "output: registered"],
         ),
         (
             "producer",

@@ -110,6 +110,19 @@ pub trait Component {
     /// One evaluation at cycle `ctx.now()`. Every component is ticked at cycle 0.
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake;
 
+    /// The early phase of a block with outputs declared driven from state
+    /// ([`PortDecl::from_state`](crate::PortDecl::from_state)): drive those outputs from the
+    /// block's state and its registered inputs (peek, never pop), reading no combinational
+    /// input. Within a cycle every `drive` runs before any `tick`, so a reader can answer within
+    /// the cycle and the block take the answer in its `tick` (a queue shows its heads, an arbiter
+    /// grants, the queue takes the grant) without a combinational loop.
+    ///
+    /// The kernel calls it in every cycle in which the block ticks and in the cycle after each
+    /// tick (the state a tick leaves must show at once), and with `--no-skip` in every cycle. It
+    /// must write nothing but those outputs, and give the same values whenever called in one
+    /// state. Default: nothing.
+    fn drive(&mut self, _ctx: &mut Ctx<'_>) {}
+
     /// Called once when the run ends ([`Sim::finish`](crate::Sim::finish)), at the last cycle:
     /// the place to publish summary counters that would cost too much to keep current on every
     /// event (a delay percentile from a histogram). It must not write nets. Default: nothing.

@@ -85,6 +85,26 @@ pub enum ElabError {
         /// Second driver.
         second: String,
     },
+    /// A combinational port bound to a registered one.
+    #[error("timing mismatch: `{from}` is {from_type} but `{to}` is {to_type} (a combinational output drives only combinational inputs, a registered one only registered inputs)")]
+    TimingMismatch {
+        /// Driver endpoint.
+        from: String,
+        /// Its kind.
+        from_type: String,
+        /// Reader endpoint.
+        to: String,
+        /// Its kind.
+        to_type: String,
+    },
+    /// A ring of combinational bindings: no order of the instances lets every driver tick before
+    /// its readers.
+    #[error("combinational loop through {n} instance(s): {ring} (each output is read in the cycle it is written by the next instance, around a ring; make one of these bindings registered)", n = hops.len(), ring = hops.iter().map(|(o, i)| format!("{o} → {i}")).collect::<Vec<_>>().join(", "))]
+    CombLoop {
+        /// The bindings on the loop in order: (driver endpoint, reader endpoint); each reader's
+        /// instance drives the next binding, and the last reader is the first driver's instance.
+        hops: Vec<(String, String)>,
+    },
     /// A stream with two consumers.
     #[error("stream `{output}` has two consumers: `{first}` and `{second}` (a stream is point to point)")]
     StreamFanout {

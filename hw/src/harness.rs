@@ -7,13 +7,13 @@
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::component::{Component, Ctx, Wake};
 use crate::error::{ElabError, SimError};
 use crate::net::{SignalNet, StreamIn, StreamNet, StreamOut};
-use crate::netlist::{BuildFn, Dir, Netlist, PortDecl};
+use crate::netlist::{BuildFn, Dir, Netlist, PortDecl, Timing};
 use crate::sim::Sim;
 use crate::value::{SignalValue, Value};
 use crate::Cycle;
@@ -29,6 +29,8 @@ impl Component for Mirror {
 pub struct Harness {
     sim: Sim,
     nets: HashMap<String, Rc<dyn Any>>,
+    /// The DUT's combinational inputs: a poke is seen in the cycle of the next step.
+    comb: HashSet<String>,
 }
 
 impl Harness {
@@ -42,37 +44,51 @@ impl Harness {
         sink_capacity: u32,
     ) -> Result<Harness, ElabError> {
         let mut nl = Netlist::new();
-        let mirror_ports: Vec<PortDecl> = ports.iter().map(|p| p.flipped(sink_capacity)).collect();
         let names: Vec<(String, Dir)> = ports.iter().map(|p| (p.name.clone(), p.dir)).collect();
+        let comb: HashSet<String> = ports
+            .iter()
+            .filter(|p| p.timing == Timing::Comb && p.dir == Dir::In)
+            .map(|p| p.name.clone())
+            .collect();
+        // Two bench instances, one driving the DUT's inputs and one reading its outputs, so a
+        // DUT with combinational paths both ways does not close a loop through the bench.
+        let (drive, watch): (Vec<PortDecl>, Vec<PortDecl>) = ports
+            .iter()
+            .map(|p| p.flipped(sink_capacity))
+            .partition(|p| p.dir == Dir::Out);
         nl.add("dut", kind, ports, build)?;
         let grabbed: Rc<RefCell<HashMap<String, Rc<dyn Any>>>> = Rc::default();
-        let g = grabbed.clone();
-        let names2 = names.clone();
-        nl.add(
-            "tb",
-            "harness",
-            mirror_ports,
-            Box::new(move |b| {
-                for (n, _) in &names2 {
-                    if let Some(net) = b.net_any(n) {
-                        g.borrow_mut().insert(n.clone(), net);
+        for (inst, mirror_ports) in [("tb", drive), ("tbo", watch)] {
+            let g = grabbed.clone();
+            let names2: Vec<String> = mirror_ports.iter().map(|p| p.name.clone()).collect();
+            nl.add(
+                inst,
+                "harness",
+                mirror_ports,
+                Box::new(move |b| {
+                    for n in &names2 {
+                        if let Some(net) = b.net_any(n) {
+                            g.borrow_mut().insert(n.clone(), net);
+                        }
                     }
-                }
-                Ok(Box::new(Mirror))
-            }),
-        )?;
+                    Ok(Box::new(Mirror))
+                }),
+            )?;
+        }
         for (n, d) in &names {
             match d {
                 Dir::In => nl.connect(&format!("tb.{n}"), &format!("dut.{n}"), None)?,
-                Dir::Out => nl.connect(&format!("dut.{n}"), &format!("tb.{n}"), None)?,
+                Dir::Out => nl.connect(&format!("dut.{n}"), &format!("tbo.{n}"), None)?,
             }
         }
         let mut sim = nl.elaborate(seed)?;
-        for (n, _) in &names {
-            sim.alias_net(&format!("dut.{n}"), &format!("tb.{n}"));
+        for (n, d) in &names {
+            if *d == Dir::In {
+                sim.alias_net(&format!("dut.{n}"), &format!("tb.{n}"));
+            }
         }
         let nets = grabbed.take();
-        Ok(Harness { sim, nets })
+        Ok(Harness { sim, nets, comb })
     }
 
     fn net<N: 'static>(&self, port: &str) -> Rc<N> {
@@ -85,9 +101,15 @@ impl Harness {
             .unwrap_or_else(|_| panic!("harness: port `{port}` has another type or shape"))
     }
 
-    /// Drives a DUT signal input (seen by the DUT next cycle).
+    /// Drives a DUT signal input: seen by the DUT in the cycle after the next step's (a
+    /// registered input), or in the next step's cycle (a combinational one).
     pub fn poke<T: SignalValue>(&self, port: &str, v: T) {
-        crate::net::Out::new(self.net::<SignalNet<T>>(port), self.sim.shared()).set(v)
+        let net = self.net::<SignalNet<T>>(port);
+        if self.comb.contains(port) {
+            crate::net::CombOut::new(net, self.sim.shared()).set(v)
+        } else {
+            crate::net::Out::new(net, self.sim.shared()).set(v)
+        }
     }
     /// Reads a signal (input or output) as committed.
     pub fn peek<T: SignalValue>(&self, port: &str) -> T {

@@ -5,9 +5,10 @@
 //! - [`Component`]: a block's `tick` and its [`Wake`] hint, ticking with a [`Ctx`] (time, RNG,
 //!   counters);
 //! - nets with two-phase commit: signals ([`In`]/[`Out`]) and bounded streams
-//!   ([`StreamIn`]/[`StreamOut`]);
+//!   ([`StreamIn`]/[`StreamOut`]), registered or combinational ([`Timing`], [`CombOut`]);
 //! - the [`Netlist`] (petgraph), its elaboration checks and DOT export;
-//! - the scheduler [`Sim`] with event skip and a `--no-skip` mode;
+//! - the scheduler [`Sim`] with event skip, a `--no-skip` mode, and the static order of
+//!   combinational paths;
 //! - VCD tracing ([`TraceOptions`]);
 //! - [`Harness`], a poke/peek bench for unit-testing one component.
 #![warn(missing_docs)]
@@ -17,6 +18,7 @@ pub mod error;
 pub mod harness;
 pub mod net;
 pub mod netlist;
+pub mod port;
 pub mod rng;
 pub mod sim;
 pub mod trace;
@@ -31,8 +33,8 @@ pub const CLOCK_HZ: u64 = 1_000_000_000;
 pub use component::{Component, CounterId, Ctx, Wake};
 pub use error::{ElabError, SimError};
 pub use harness::Harness;
-pub use net::{In, NetDyn, Out, SignalNet, StreamIn, StreamNet, StreamOut};
-pub use netlist::{Binder, BuildFn, BuildResult, Dir, InstId, Netlist, PortDecl, Shape};
+pub use net::{CombOut, In, NetDyn, Out, SignalNet, StreamIn, StreamNet, StreamOut};
+pub use netlist::{Binder, BuildFn, BuildResult, Dir, InstId, Netlist, PortDecl, Shape, Timing};
 pub use rng::Rng;
 pub use sim::{Sim, Stats, Stop};
 pub use trace::{glob_match, selected as trace_selected, SharedBuffer, TraceOptions};

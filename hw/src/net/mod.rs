@@ -5,6 +5,14 @@
 //! current/next pair: evaluation order inside a cycle can never change a result.
 //!
 //! - A **signal** holds a `Copy` value until rewritten. A commit that changes it wakes its readers.
+//! - A **combinational** signal or stream (a net created for a port declared `comb`) is seen by
+//!   its readers in the cycle it is written: the driver's write goes straight to the value the
+//!   readers read, and the first change in a cycle puts the net on the same-cycle wake list, from
+//!   which the kernel wakes its readers for the current cycle (they tick after the driver: the
+//!   static order, `sim.rs`). The commit then only records the change for the trace and the log;
+//!   it wakes nobody for the next cycle. A combinational stream's push is visible to the consumer
+//!   at once; the space a pop frees is still seen by the producer at n + 1, as a registered ready
+//!   would be.
 //! - A **stream** is a bounded FIFO of messages. A push at n is visible to the consumer at n+1; a
 //!   pop at n frees space that the producer sees at n+1; at most one push per cycle. A push wakes
 //!   the consumer, a pop wakes the producer. Pushing into a full stream, or twice in one cycle, is
@@ -15,10 +23,9 @@
 
 use std::any::{Any, TypeId};
 use std::cell::{Cell, OnceCell, Ref, RefCell};
-use std::collections::VecDeque;
 use std::rc::Rc;
 
-use crate::value::{SignalValue, TraceField, TraceKind, TraceValue, Value};
+use crate::value::{SignalValue, TraceField, TraceKind, TraceValue};
 use crate::Cycle;
 
 /// State shared by all nets of one simulation: the dirty list the kernel commits, and the first
@@ -33,6 +40,11 @@ pub(crate) struct NetShared {
     /// The next free slot of `dirty`.
     top: Cell<*const Cell<*const NetHead>>,
     pub(crate) violation: RefCell<Option<(u32, String)>>,
+    /// Combinational nets that changed (signals) or took a push (streams) since the kernel last
+    /// looked: their readers tick in this cycle. Each net is listed at most once per cycle (its
+    /// `woken` flag), so one slot per net is room enough.
+    comb: Box<[Cell<u32>]>,
+    comb_len: Cell<usize>,
 }
 
 impl NetShared {
@@ -43,8 +55,29 @@ impl NetShared {
             dirty,
             top,
             violation: RefCell::new(None),
+            comb: (0..nets).map(|_| Cell::new(0)).collect(),
+            comb_len: Cell::new(0),
         }
     }
+    #[inline]
+    fn comb_wake(&self, head: &NetHead) {
+        if !head.woken.get() {
+            head.woken.set(true);
+            let n = self.comb_len.get();
+            // A net is listed at most once per cycle (`woken`, cleared by its commit), and the
+            // kernel empties the list at least once per cycle: `n < comb.len()`.
+            self.comb[n].set(head.id);
+            self.comb_len.set(n + 1);
+        }
+    }
+    /// The combinational nets woken since the last call; the list is emptied. Nothing may be
+    /// written while the kernel walks them (it only queues their readers).
+    #[inline]
+    pub(crate) fn take_comb(&self) -> &[Cell<u32>] {
+        let n = self.comb_len.replace(0);
+        &self.comb[..n]
+    }
+
     #[inline(always)]
     fn mark(&self, head: &NetHead) {
         let p = self.top.get();
@@ -73,7 +106,7 @@ impl NetShared {
         self.top.set(self.dirty.as_ptr());
         &self.dirty[..n]
     }
-    fn violate(&self, id: u32, msg: String) {
+    pub(crate) fn violate(&self, id: u32, msg: String) {
         // The lowest net id wins, whatever the evaluation order.
         let mut v = self.violation.borrow_mut();
         if v.as_ref().is_none_or(|(n, _)| id < *n) {
@@ -104,6 +137,10 @@ pub trait NetDyn: Any {
     fn as_any(&self) -> &dyn Any;
     /// Whether this is a stream (its first traced variable is `valid`).
     fn is_stream(&self) -> bool;
+    /// Whether this is a combinational net (read by its readers in the cycle it is written).
+    fn is_comb(&self) -> bool {
+        false
+    }
     /// For a signal of `bool` or an unsigned integer (u8 … u64): its size in bytes (1, 2, 4 or
     /// 8), and the net is a `#[repr(C)]` [`SignalNet`] the kernel may commit through its
     /// `WordNet`; 0 otherwise.
@@ -146,6 +183,10 @@ pub(crate) struct NetHead {
     /// Whether changes are logged (a signal's log; the kernel then takes the virtual commit,
     /// which records). Enabling a log clears `fast`.
     pub(crate) logging: Cell<bool>,
+    /// A combinational net (fixed at creation): written values are read in the same cycle.
+    pub(crate) comb: bool,
+    /// A combinational net already on this cycle's same-cycle wake list (cleared by the commit).
+    pub(crate) woken: Cell<bool>,
     /// The net's index in the simulation.
     pub(crate) id: u32,
     /// The single reader when `fast`.
@@ -153,11 +194,13 @@ pub(crate) struct NetHead {
 }
 
 impl NetHead {
-    fn new(id: u32) -> Self {
+    fn new(id: u32, comb: bool) -> Self {
         NetHead {
             dirty: Cell::new(false),
             fast: Cell::new(false),
             logging: Cell::new(false),
+            comb,
+            woken: Cell::new(false),
             id,
             reader: Cell::new(0),
         }
@@ -176,7 +219,9 @@ pub(crate) struct WordNet<W> {
     pub(crate) next: Cell<W>,
 }
 
-/// A signal net: current and next value of a `Copy` type.
+/// A signal net: current and next value of a `Copy` type. In a combinational net `cur` is the
+/// value readers see (written by the driver during the cycle) and `next` the value it had when
+/// the cycle began, so the commit can tell the trace whether it changed.
 #[repr(C)]
 pub struct SignalNet<T: SignalValue> {
     head: NetHead,
@@ -209,9 +254,9 @@ fn word_size<T: 'static>() -> u8 {
 }
 
 impl<T: SignalValue> SignalNet<T> {
-    pub(crate) fn create(id: u32) -> Rc<Self> {
+    pub(crate) fn create(id: u32, comb: bool) -> Rc<Self> {
         Rc::new(SignalNet {
-            head: NetHead::new(id),
+            head: NetHead::new(id, comb),
             cur: Cell::new(T::default()),
             next: Cell::new(T::default()),
             log: OnceCell::new(),
@@ -229,6 +274,25 @@ impl<T: SignalValue> SignalNet<T> {
             self.head.dirty.set(true);
             shared.mark(&self.head);
         }
+    }
+    /// A combinational write: readers see `v` at once; the first change in a cycle wakes them
+    /// for this cycle.
+    #[inline]
+    fn set_comb(&self, v: T, shared: &NetShared) {
+        if !self.head.dirty.get() {
+            self.head.dirty.set(true);
+            // The value the cycle began with, for the commit's change test.
+            self.next.set(self.cur.get());
+            shared.mark(&self.head);
+        }
+        if v != self.cur.get() {
+            self.cur.set(v);
+            shared.comb_wake(&self.head);
+        }
+    }
+    /// Whether this is a combinational net.
+    pub fn is_comb(&self) -> bool {
+        self.head.comb
     }
     // Kept out of line so the hot commit stays a leaf without spills.
     #[cold]
@@ -249,6 +313,19 @@ impl<T: SignalValue> NetDyn for SignalNet<T> {
     #[inline]
     fn commit(&self, now: Cycle) -> u8 {
         self.head.dirty.set(false);
+        if self.head.comb {
+            // Written in place during the cycle; `next` held the value the cycle began with.
+            self.head.woken.set(false);
+            let v = self.cur.get();
+            if v == self.next.get() {
+                return 0;
+            }
+            self.next.set(v);
+            if self.log.get().is_some() {
+                self.record(now, v);
+            }
+            return CHANGED;
+        }
         let n = self.next.get();
         if n != self.cur.get() {
             self.cur.set(n);
@@ -272,7 +349,15 @@ impl<T: SignalValue> NetDyn for SignalNet<T> {
         self.head.fast.set(false);
     }
     fn word_size(&self) -> u8 {
-        word_size::<T>()
+        // A combinational net commits differently (see `commit`): never through a `WordNet`.
+        if self.head.comb {
+            0
+        } else {
+            word_size::<T>()
+        }
+    }
+    fn is_comb(&self) -> bool {
+        self.head.comb
     }
     fn value_type(&self) -> &'static str {
         std::any::type_name::<T>()
@@ -285,11 +370,12 @@ impl<T: SignalValue> NetDyn for SignalNet<T> {
     }
 }
 
-/// Input side of a signal: read the value committed at the end of the previous cycle.
+/// Input side of a signal: read the value committed at the end of the previous cycle (of a
+/// combinational signal: the value its driver wrote in this cycle, or holds from before).
 pub struct In<T: SignalValue>(pub(crate) Rc<SignalNet<T>>);
 
 impl<T: SignalValue> In<T> {
-    /// The value as committed at the end of the previous cycle.
+    /// The value as committed at the end of the previous cycle (combinational: as driven now).
     #[inline]
     pub fn get(&self) -> T {
         self.0.get()
@@ -329,253 +415,34 @@ impl<T: SignalValue> Out<T> {
     }
 }
 
-// ------------------------------------------------------------------------------------------------
-// Streams
-
-/// A bounded stream net.
+/// Output side of a combinational signal: the single driver. Its readers, ticked after it in the
+/// same cycle (the kernel's static order), see what it writes at once.
 ///
-/// A push goes straight to the back of `items`, flagged `pending` until the commit: the
-/// consumer sees only the messages before it, so a push at n is still visible only at n + 1,
-/// and the commit moves no message. (It used to hold the push aside in an `Option<T>` and move
-/// it in, cloning it once more for the trace: those moves of a freshly written message, through
-/// the stack, were half of a commit's time on the switch workloads.)
-pub struct StreamNet<T: Value> {
-    /// The kernel's part (never `fast`; the dirty list points at it, wherever it lies).
-    head: NetHead,
-    /// The committed messages not yet popped, then this cycle's push while `pending`.
-    items: RefCell<VecDeque<T>>,
-    /// Whether the back of `items` is this cycle's push (not yet visible to the consumer).
-    pending: Cell<bool>,
-    /// Occupancy as committed at the end of the previous cycle: what the producer sees.
-    committed_len: Cell<u32>,
-    popped: Cell<u32>,
-    capacity: u32,
-    /// Cycle of the last committed push (`valid` is high at exactly that cycle).
-    pushed_at: Cell<Cycle>,
-    /// The last message pushed, once a pop has left the stream empty (otherwise it is the back
-    /// of `items`): the data lines of the trace hold it.
-    last_out: RefCell<Option<T>>,
-    pushes: Cell<u64>,
+/// A combinational signal holds its value until rewritten, like any signal: a driver that is not
+/// ticked in a cycle keeps its output, so what it drives must be a function of its state and of
+/// inputs that have not changed (a one-cycle event belongs on a combinational stream).
+pub struct CombOut<T: SignalValue> {
+    net: Rc<SignalNet<T>>,
     shared: Rc<NetShared>,
-    /// Whether `log` records (a flag read on every commit, the log itself rarely).
-    logging: Cell<bool>,
-    log: RefCell<Option<Vec<(Cycle, T)>>>,
 }
 
-impl<T: Value> StreamNet<T> {
-    pub(crate) fn create(id: u32, shared: Rc<NetShared>, capacity: u32) -> Rc<Self> {
-        Rc::new(StreamNet {
-            // The capacity is a bound, not a preallocation: a deep stream (a user's
-            // `depth: 4294967295`) grows only as messages actually queue.
-            head: NetHead::new(id),
-            items: RefCell::new(VecDeque::with_capacity((capacity as usize).min(1024) + 1)),
-            pending: Cell::new(false),
-            committed_len: Cell::new(0),
-            popped: Cell::new(0),
-            capacity,
-            pushed_at: Cell::new(Cycle::MAX),
-            last_out: RefCell::new(None),
-            pushes: Cell::new(0),
-            shared,
-            logging: Cell::new(false),
-            log: RefCell::new(None),
-        })
+impl<T: SignalValue> CombOut<T> {
+    pub(crate) fn new(net: Rc<SignalNet<T>>, shared: Rc<NetShared>) -> Self {
+        debug_assert!(net.head.comb);
+        CombOut { net, shared }
     }
+    /// Drives `v`; readers ticked later in this cycle see it. Writing the current value wakes
+    /// nobody and traces nothing. The last write in a cycle wins (readers run after the driver).
     #[inline]
-    fn mark(&self) {
-        if !self.head.dirty.get() {
-            self.head.dirty.set(true);
-            self.shared.mark(&self.head);
-        }
+    pub fn set(&self, v: T) {
+        self.net.set_comb(v, &self.shared)
     }
-    /// Messages the consumer may pop now: the queue without this cycle's push.
+    /// The value readers see now (this cycle's write, or the value held from before).
     #[inline]
-    fn visible(&self, q: &VecDeque<T>) -> usize {
-        q.len() - self.pending.get() as usize
-    }
-    /// Capacity in messages.
-    pub fn capacity(&self) -> u32 {
-        self.capacity
-    }
-    /// Messages pushed (committed) so far.
-    pub fn pushes(&self) -> u64 {
-        self.pushes.get()
-    }
-    /// Committed occupancy.
-    pub fn occupancy(&self) -> u32 {
-        self.committed_len.get()
-    }
-    /// The recorded pushes `(cycle of the push, message)`, if logging was enabled.
-    pub fn log(&self) -> Ref<'_, Option<Vec<(Cycle, T)>>> {
-        self.log.borrow()
-    }
-    #[cold]
-    #[inline(never)]
-    fn record(&self, now: Cycle) {
-        let v = self.items.borrow().back().cloned();
-        if let (Some(log), Some(v)) = (self.log.borrow_mut().as_mut(), v) {
-            log.push((now, v));
-        }
+    pub fn get(&self) -> T {
+        self.net.get()
     }
 }
 
-impl<T: Value> NetDyn for StreamNet<T> {
-    #[inline]
-    fn commit(&self, now: Cycle) -> u8 {
-        self.head.dirty.set(false);
-        let mut flags = 0;
-        if self.pending.replace(false) {
-            if self.logging.get() {
-                self.record(now);
-            }
-            self.pushed_at.set(now);
-            self.pushes.set(self.pushes.get() + 1);
-            flags |= CHANGED;
-        }
-        if self.popped.replace(0) > 0 {
-            flags |= SPACE_FREED;
-        }
-        self.committed_len.set(self.items.borrow().len() as u32);
-        flags
-    }
-    fn trace_layout(&self) -> Vec<(String, TraceKind)> {
-        let mut l = vec![("valid".to_string(), TraceKind::Bits(1))];
-        l.extend(layout_of(T::fields(), "data"));
-        let occ_bits = (u32::BITS - self.capacity.leading_zeros()).max(1);
-        l.push(("occupancy".to_string(), TraceKind::Bits(occ_bits)));
-        l
-    }
-    fn sample(&self, now: Cycle, out: &mut [TraceValue]) {
-        let n = out.len();
-        // `pushed_at` starts at Cycle::MAX (never), which is also the reset-sample time.
-        out[0] = TraceValue::Bits((now != Cycle::MAX && self.pushed_at.get() == now) as u64);
-        // Data lines hold the last message, as an RTL data bus holds after valid falls.
-        let items = self.items.borrow();
-        let last_out = self.last_out.borrow();
-        if let Some(v) = items.back().or(last_out.as_ref()) {
-            v.sample(&mut out[1..n - 1]);
-        } else {
-            let mut slots = out[1..n - 1].iter_mut();
-            for f in T::fields() {
-                let zero = match f.kind {
-                    TraceKind::Real => TraceValue::Real(0.0),
-                    _ => TraceValue::Bits(0),
-                };
-                for o in slots.by_ref().take(f.kind.slots()) {
-                    *o = zero;
-                }
-            }
-        }
-        out[n - 1] = TraceValue::Bits(self.committed_len.get() as u64);
-    }
-    fn enable_log(&self) {
-        let mut l = self.log.borrow_mut();
-        if l.is_none() {
-            *l = Some(Vec::new());
-        }
-        self.logging.set(true);
-    }
-    fn value_type(&self) -> &'static str {
-        std::any::type_name::<T>()
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn is_stream(&self) -> bool {
-        true
-    }
-}
-
-/// Consumer side of a stream.
-pub struct StreamIn<T: Value>(pub(crate) Rc<StreamNet<T>>);
-
-impl<T: Value> StreamIn<T> {
-    /// The head message, if any (pushed at an earlier cycle).
-    #[inline]
-    pub fn peek(&self) -> Option<Ref<'_, T>> {
-        let pending = self.0.pending.get() as usize;
-        Ref::filter_map(
-            self.0.items.borrow(),
-            |q| if q.len() > pending { q.front() } else { None },
-        )
-        .ok()
-    }
-    /// Removes and returns the head message; its space is visible to the producer next cycle.
-    #[inline]
-    pub fn pop(&self) -> Option<T> {
-        let net = &*self.0;
-        let mut q = net.items.borrow_mut();
-        if net.visible(&q) == 0 {
-            return None;
-        }
-        if q.len() == 1 {
-            // The stream empties: keep the message for the trace's data lines (copied from
-            // where it has long been, not from a fresh temporary).
-            *net.last_out.borrow_mut() = q.front().cloned();
-        }
-        let v = q.pop_front();
-        net.popped.set(net.popped.get() + 1);
-        net.mark();
-        v
-    }
-    /// Messages available now (after this cycle's pops).
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.0.visible(&self.0.items.borrow())
-    }
-    /// Whether no message is available.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Capacity in messages.
-    pub fn capacity(&self) -> u32 {
-        self.0.capacity
-    }
-}
-
-/// Producer side of a stream.
-pub struct StreamOut<T: Value>(pub(crate) Rc<StreamNet<T>>);
-
-impl<T: Value> StreamOut<T> {
-    /// Whether a push this cycle would be accepted: space as of the end of the previous cycle and
-    /// no push yet this cycle.
-    #[inline]
-    pub fn can_push(&self) -> bool {
-        self.0.committed_len.get() < self.0.capacity && !self.0.pending.get()
-    }
-    /// Pushes `v` if [`can_push`](Self::can_push), else hands it back.
-    #[inline]
-    pub fn try_push(&self, v: T) -> Result<(), T> {
-        if self.can_push() {
-            self.0.items.borrow_mut().push_back(v);
-            self.0.pending.set(true);
-            self.0.mark();
-            Ok(())
-        } else {
-            Err(v)
-        }
-    }
-    /// Pushes `v`. Pushing into a full stream, or twice in one cycle, is a protocol violation:
-    /// the message is dropped and the run stops with an error naming this stream.
-    pub fn push(&self, v: T) {
-        if let Err(v) = self.try_push(v) {
-            let why = if self.0.pending.get() {
-                "second push in one cycle".to_string()
-            } else {
-                format!("push into a full stream (capacity {})", self.0.capacity)
-            };
-            self.0.shared.violate(self.0.head.id, format!("{why}: {v:?}"));
-        }
-    }
-    /// Occupancy as seen by the producer (committed at the end of the previous cycle).
-    #[inline]
-    pub fn occupancy(&self) -> u32 {
-        self.0.committed_len.get()
-    }
-    /// Free space as seen by the producer.
-    #[inline]
-    pub fn space(&self) -> u32 {
-        self.0.capacity - self.0.committed_len.get()
-    }
-}
+mod stream;
+pub use stream::{StreamIn, StreamNet, StreamOut};

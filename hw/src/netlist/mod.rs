@@ -3,144 +3,34 @@
 //!
 //! Instances are the nodes of a petgraph graph and bindings its edges (driver → reader, labelled
 //! with the port names and value type). Elaboration refuses, with an error naming the instance and
-//! port: an unbound input, two drivers on one input, a stream with two consumers, a type or shape
-//! mismatch, a binding from an input or into an output, an unknown instance or port.
+//! port: an unbound input, two drivers on one input, a stream with two consumers, a type, shape or
+//! timing (registered / combinational) mismatch, a binding from an input or into an output, an
+//! unknown instance or port, and a combinational loop (naming every instance and port on it).
+//!
+//! The combinational edges also give the static schedule: each instance gets a *level*, the
+//! length of the longest chain of combinational bindings that ends at it (0 for an instance with
+//! no combinational input). The kernel ticks the levels in order within a cycle, so every
+//! combinational driver ticks before its readers; registered bindings impose no order, and
+//! neither do outputs driven from state ([`PortDecl::from_state`]), whose `drive` phase runs
+//! before every tick of the cycle.
 
-use std::any::{Any, TypeId};
+mod binder;
+mod schedule;
+
+use std::any::Any;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::rc::Rc;
 
 use petgraph::graph::{DiGraph, NodeIndex};
 
-use crate::component::{Component, CounterId};
+pub use crate::port::{Dir, PortDecl, Shape, Timing};
+pub use binder::Binder;
+
+use crate::component::Component;
 use crate::error::ElabError;
-use crate::net::{In, NetDyn, NetShared, Out, SignalNet, StreamIn, StreamNet, StreamOut};
+use crate::net::{NetDyn, NetShared};
 use crate::sim::Sim;
-use crate::value::{SignalValue, Value};
-
-/// Port direction, seen from the component that declares it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dir {
-    /// The component reads it.
-    In,
-    /// The component drives it.
-    Out,
-}
-
-/// Signal or stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Shape {
-    /// A held value.
-    Signal,
-    /// A bounded message FIFO.
-    Stream,
-}
-
-type MakeNet = fn(u32, Rc<NetShared>, u32) -> (Rc<dyn NetDyn>, Rc<dyn Any>);
-
-fn make_signal<T: SignalValue>(id: u32, _sh: Rc<NetShared>, _cap: u32) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
-    let n = SignalNet::<T>::create(id);
-    (n.clone(), n)
-}
-fn make_stream<T: Value>(id: u32, sh: Rc<NetShared>, cap: u32) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
-    let n = StreamNet::<T>::create(id, sh, cap);
-    (n.clone(), n)
-}
-
-/// One declared port of a block kind.
-#[derive(Clone, Debug)]
-pub struct PortDecl {
-    /// Port name, unique within the instance.
-    pub name: String,
-    /// Direction.
-    pub dir: Dir,
-    /// Signal or stream.
-    pub shape: Shape,
-    /// For a stream input: its capacity in messages (the receiver's buffer).
-    pub capacity: u32,
-    /// Value type name (short form, for messages and `hwsim list`).
-    pub type_name: &'static str,
-    /// Value type identity, for the type check.
-    pub type_id: TypeId,
-    /// An input that may stay unbound: it then holds its reset value.
-    pub optional: bool,
-    /// One line of documentation (unit and role).
-    pub doc: &'static str,
-    make: MakeNet,
-}
-
-fn short_type_name<T>() -> &'static str {
-    let full = std::any::type_name::<T>();
-    // `hwsim_ports::psn::Psn` → `Psn`; generic parameters are kept whole.
-    match full.find('<') {
-        Some(_) => full,
-        None => full.rsplit("::").next().unwrap_or(full),
-    }
-}
-
-impl PortDecl {
-    fn new<T: 'static>(name: &str, dir: Dir, shape: Shape, capacity: u32, make: MakeNet) -> Self {
-        PortDecl {
-            name: name.to_string(),
-            dir,
-            shape,
-            capacity,
-            type_name: short_type_name::<T>(),
-            type_id: TypeId::of::<T>(),
-            optional: false,
-            doc: "",
-            make,
-        }
-    }
-    /// A signal input.
-    pub fn input<T: SignalValue>(name: &str) -> Self {
-        Self::new::<T>(name, Dir::In, Shape::Signal, 0, make_signal::<T>)
-    }
-    /// A signal output.
-    pub fn output<T: SignalValue>(name: &str) -> Self {
-        Self::new::<T>(name, Dir::Out, Shape::Signal, 0, make_signal::<T>)
-    }
-    /// A stream input with a buffer of `capacity` messages (≥ 1).
-    pub fn stream_in<T: Value>(name: &str, capacity: u32) -> Self {
-        Self::new::<T>(name, Dir::In, Shape::Stream, capacity.max(1), make_stream::<T>)
-    }
-    /// A stream output; the capacity is the consumer's.
-    pub fn stream_out<T: Value>(name: &str) -> Self {
-        Self::new::<T>(name, Dir::Out, Shape::Stream, 0, make_stream::<T>)
-    }
-    /// Marks an input optional (unbound → reset value forever).
-    pub fn optional(mut self) -> Self {
-        self.optional = true;
-        self
-    }
-    /// Attaches a one-line description.
-    pub fn doc(mut self, doc: &'static str) -> Self {
-        self.doc = doc;
-        self
-    }
-    /// The same port seen from the other side (a testbench driving or watching it). A flipped
-    /// stream output gets `capacity` as its buffer.
-    pub fn flipped(&self, capacity: u32) -> Self {
-        let mut p = self.clone();
-        p.dir = match self.dir {
-            Dir::In => Dir::Out,
-            Dir::Out => Dir::In,
-        };
-        p.optional = false;
-        if p.dir == Dir::In && p.shape == Shape::Stream {
-            p.capacity = capacity.max(1);
-        }
-        p
-    }
-    fn describe(&self) -> String {
-        let shape = match self.shape {
-            Shape::Signal => "signal",
-            Shape::Stream => "stream",
-        };
-        format!("{shape}<{}>", self.type_name)
-    }
-}
 
 /// What a block's build function returns: the component, or why its parameters are refused.
 pub type BuildResult = Result<Box<dyn Component>, String>;
@@ -190,6 +80,8 @@ pub struct EdgeLabel {
     pub to_port: String,
     /// Value type.
     pub type_name: &'static str,
+    /// A combinational binding (orders the two instances within a cycle).
+    pub comb: bool,
 }
 
 /// A netlist under construction.
@@ -330,7 +222,15 @@ impl Netlist {
                 expected: "an input (reader)",
             });
         }
-        if fd.type_id != td.type_id || fd.shape != td.shape {
+        if fd.type_id == td.type_id && fd.shape == td.shape && fd.timing != td.timing {
+            return Err(ElabError::TimingMismatch {
+                from: self.endpoint(f),
+                from_type: fd.describe(),
+                to: self.endpoint(t),
+                to_type: td.describe(),
+            });
+        }
+        if fd.type_id != td.type_id || fd.shape != td.shape || fd.timing != td.timing {
             return Err(ElabError::TypeMismatch {
                 from: self.endpoint(f),
                 from_type: fd.describe(),
@@ -342,6 +242,7 @@ impl Netlist {
             from_port: fd.name.clone(),
             to_port: td.name.clone(),
             type_name: fd.type_name,
+            comb: fd.timing == Timing::Comb,
         };
         self.graph.add_edge(self.insts[f.0].node, self.insts[t.0].node, label);
         self.binds.push(Binding {
@@ -372,9 +273,11 @@ impl Netlist {
         for e in self.graph.edge_indices() {
             let (a, b) = self.graph.edge_endpoints(e).expect("edge exists");
             let l = &self.graph[e];
+            // A combinational binding is drawn bold and says so: it orders the two instances.
+            let (comb, style) = if l.comb { ("comb ", ", style=bold") } else { ("", "") };
             let _ = writeln!(
                 s,
-                "  n{} -> n{} [label=\"{} → {} : {}\"];",
+                "  n{} -> n{} [label=\"{} → {} : {comb}{}\"{style}];",
                 a.index(),
                 b.index(),
                 l.from_port,
@@ -388,6 +291,160 @@ impl Netlist {
 
     /// Checks the netlist and builds the simulation. `seed` derives every component's RNG.
     pub fn elaborate(mut self, seed: u64) -> Result<Sim, ElabError> {
+        let Bindings {
+            driver,
+            consumers,
+            cap_override,
+        } = self.bindings()?;
+        let levels = self.levels()?;
+        // Blocks with outputs driven from state have a `drive` phase.
+        let drives: Vec<bool> = self
+            .insts
+            .iter()
+            .map(|inst| inst.ports.iter().any(|d| d.dir == Dir::Out && d.from_state))
+            .collect();
+
+        // One net per output port, plus one constant net per unbound optional input.
+        let net_count = self
+            .insts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, inst)| inst.ports.iter().enumerate().map(move |(p, d)| (i, p, d)))
+            .filter(|(i, p, d)| d.dir == Dir::Out || !driver.contains_key(&(*i, *p)))
+            .count();
+        let shared = Rc::new(NetShared::new(net_count));
+        let mut nets: Vec<Rc<dyn NetDyn>> = Vec::new();
+        let mut net_paths: Vec<String> = Vec::new();
+        let mut net_writer: Vec<u32> = Vec::new();
+        let mut net_readers: Vec<Vec<u32>> = Vec::new();
+        let mut port_net: HashMap<(usize, usize), (u32, Rc<dyn Any>)> = HashMap::new();
+        for (i, inst) in self.insts.iter().enumerate() {
+            for (p, d) in inst.ports.iter().enumerate() {
+                let is_const_input = d.dir == Dir::In && !driver.contains_key(&(i, p));
+                if d.dir == Dir::Out || is_const_input {
+                    let id = nets.len() as u32;
+                    let cap = match d.shape {
+                        Shape::Signal => 0,
+                        Shape::Stream => consumers
+                            .get(&(i, p))
+                            .and_then(|c| c.first())
+                            .map(|&r| {
+                                cap_override
+                                    .get(&r)
+                                    .copied()
+                                    .unwrap_or(self.insts[r.0].ports[r.1].capacity)
+                            })
+                            .unwrap_or(1),
+                    };
+                    let (dynnet, anynet) = (d.make)(id, shared.clone(), cap, d.timing == Timing::Comb);
+                    nets.push(dynnet);
+                    net_paths.push(format!("{}.{}", inst.path, d.name));
+                    net_writer.push(if is_const_input { u32::MAX } else { i as u32 });
+                    net_readers.push(if is_const_input { vec![i as u32] } else { Vec::new() });
+                    port_net.insert((i, p), (id, anynet));
+                }
+            }
+        }
+        for (&input, &out) in &driver {
+            let (id, any) = port_net[&out].clone();
+            net_readers[id as usize].push(input.0 as u32);
+            port_net.insert(input, (id, any));
+        }
+        for r in &mut net_readers {
+            r.sort_unstable();
+            r.dedup();
+        }
+
+        let Components {
+            comps,
+            counter_names,
+            counter_base,
+            counter_len,
+            paths,
+            kinds,
+        } = self.build_components(&port_net, &shared)?;
+        let aliases: Vec<(String, String)> = driver
+            .iter()
+            .map(|(&input, &out)| (self.endpoint(input), self.endpoint(out)))
+            .collect();
+        let mut sim = Sim::new(
+            seed,
+            comps,
+            paths,
+            kinds,
+            counter_names,
+            counter_base,
+            counter_len,
+            nets,
+            net_paths,
+            net_writer,
+            net_readers,
+            levels,
+            drives,
+            shared,
+        );
+        // A net can be found by any endpoint on it, readers included.
+        for (input, out) in aliases {
+            sim.alias_net(&input, &out);
+        }
+        Ok(sim)
+    }
+}
+
+impl Netlist {
+    /// Builds every instance's component with its port handles; collects the counters each
+    /// declares.
+    fn build_components(
+        &mut self,
+        port_net: &HashMap<Endpoint, (u32, Rc<dyn Any>)>,
+        shared: &Rc<NetShared>,
+    ) -> Result<Components, ElabError> {
+        let mut comps: Vec<Box<dyn Component>> = Vec::with_capacity(self.insts.len());
+        let mut counter_names: Vec<String> = Vec::new();
+        let mut counter_base: Vec<u32> = Vec::new();
+        let mut counter_len: Vec<u32> = Vec::new();
+        let mut paths = Vec::new();
+        let mut kinds = Vec::new();
+        for (i, inst) in self.insts.iter_mut().enumerate() {
+            let mut binder = Binder {
+                instance: inst.path.clone(),
+                ports: &inst.ports,
+                port_index: inst.port_index.as_ref(),
+                nets: inst
+                    .ports
+                    .iter()
+                    .enumerate()
+                    .map(|(p, _)| port_net.get(&(i, p)).map(|(_, a)| a.clone()))
+                    .collect(),
+                counters: Vec::new(),
+                shared: shared.clone(),
+            };
+            let build = inst.build.take().expect("built once");
+            let comp = build(&mut binder).map_err(|message| ElabError::Build {
+                instance: inst.path.clone(),
+                message,
+            })?;
+            counter_base.push(counter_names.len() as u32);
+            counter_len.push(binder.counters.len() as u32);
+            counter_names.extend(binder.counters.iter().map(|c| format!("{}.{}", inst.path, c)));
+            comps.push(comp);
+            paths.push(inst.path.clone());
+            kinds.push(inst.kind.clone());
+        }
+        Ok(Components {
+            comps,
+            counter_names,
+            counter_base,
+            counter_len,
+            paths,
+            kinds,
+        })
+    }
+
+    /// The bindings, checked: the driver of each input, the consumers of each output and the
+    /// capacities set on bindings. Refuses two drivers on one input, a stream with two consumers,
+    /// a zero capacity, an unbound input and an unbound stream output.
+    fn bindings(&self) -> Result<Bindings, ElabError> {
         // Driver of each input, consumers of each output.
         let mut driver: HashMap<(usize, usize), (usize, usize)> = HashMap::new();
         let mut consumers: HashMap<(usize, usize), Vec<(usize, usize)>> = HashMap::new();
@@ -439,177 +496,30 @@ impl Netlist {
                 }
             }
         }
-
-        // One net per output port, plus one constant net per unbound optional input.
-        let net_count = self
-            .insts
-            .iter()
-            .enumerate()
-            .flat_map(|(i, inst)| inst.ports.iter().enumerate().map(move |(p, d)| (i, p, d)))
-            .filter(|(i, p, d)| d.dir == Dir::Out || !driver.contains_key(&(*i, *p)))
-            .count();
-        let shared = Rc::new(NetShared::new(net_count));
-        let mut nets: Vec<Rc<dyn NetDyn>> = Vec::new();
-        let mut net_paths: Vec<String> = Vec::new();
-        let mut net_writer: Vec<u32> = Vec::new();
-        let mut net_readers: Vec<Vec<u32>> = Vec::new();
-        let mut port_net: HashMap<(usize, usize), (u32, Rc<dyn Any>)> = HashMap::new();
-        for (i, inst) in self.insts.iter().enumerate() {
-            for (p, d) in inst.ports.iter().enumerate() {
-                let is_const_input = d.dir == Dir::In && !driver.contains_key(&(i, p));
-                if d.dir == Dir::Out || is_const_input {
-                    let id = nets.len() as u32;
-                    let cap = match d.shape {
-                        Shape::Signal => 0,
-                        Shape::Stream => consumers
-                            .get(&(i, p))
-                            .and_then(|c| c.first())
-                            .map(|&r| {
-                                cap_override
-                                    .get(&r)
-                                    .copied()
-                                    .unwrap_or(self.insts[r.0].ports[r.1].capacity)
-                            })
-                            .unwrap_or(1),
-                    };
-                    let (dynnet, anynet) = (d.make)(id, shared.clone(), cap);
-                    nets.push(dynnet);
-                    net_paths.push(format!("{}.{}", inst.path, d.name));
-                    net_writer.push(if is_const_input { u32::MAX } else { i as u32 });
-                    net_readers.push(if is_const_input { vec![i as u32] } else { Vec::new() });
-                    port_net.insert((i, p), (id, anynet));
-                }
-            }
-        }
-        for (&input, &out) in &driver {
-            let (id, any) = port_net[&out].clone();
-            net_readers[id as usize].push(input.0 as u32);
-            port_net.insert(input, (id, any));
-        }
-        for r in &mut net_readers {
-            r.sort_unstable();
-            r.dedup();
-        }
-
-        // Build the components.
-        let mut comps: Vec<Box<dyn Component>> = Vec::with_capacity(self.insts.len());
-        let mut counter_names: Vec<String> = Vec::new();
-        let mut counter_base: Vec<u32> = Vec::new();
-        let mut counter_len: Vec<u32> = Vec::new();
-        let mut paths = Vec::new();
-        let mut kinds = Vec::new();
-        for (i, inst) in self.insts.iter_mut().enumerate() {
-            let mut binder = Binder {
-                instance: inst.path.clone(),
-                ports: &inst.ports,
-                port_index: inst.port_index.as_ref(),
-                nets: inst
-                    .ports
-                    .iter()
-                    .enumerate()
-                    .map(|(p, _)| port_net.get(&(i, p)).map(|(_, a)| a.clone()))
-                    .collect(),
-                counters: Vec::new(),
-                shared: shared.clone(),
-            };
-            let build = inst.build.take().expect("built once");
-            let comp = build(&mut binder).map_err(|message| ElabError::Build {
-                instance: inst.path.clone(),
-                message,
-            })?;
-            counter_base.push(counter_names.len() as u32);
-            counter_len.push(binder.counters.len() as u32);
-            counter_names.extend(binder.counters.iter().map(|c| format!("{}.{}", inst.path, c)));
-            comps.push(comp);
-            paths.push(inst.path.clone());
-            kinds.push(inst.kind.clone());
-        }
-        let aliases: Vec<(String, String)> = driver
-            .iter()
-            .map(|(&input, &out)| (self.endpoint(input), self.endpoint(out)))
-            .collect();
-        let mut sim = Sim::new(
-            seed,
-            comps,
-            paths,
-            kinds,
-            counter_names,
-            counter_base,
-            counter_len,
-            nets,
-            net_paths,
-            net_writer,
-            net_readers,
-            shared,
-        );
-        // A net can be found by any endpoint on it, readers included.
-        for (input, out) in aliases {
-            sim.alias_net(&input, &out);
-        }
-        Ok(sim)
-    }
-}
-
-/// Hands a component builder its typed port handles and counters.
-pub struct Binder<'a> {
-    instance: String,
-    ports: &'a [PortDecl],
-    port_index: Option<&'a HashMap<String, usize>>,
-    nets: Vec<Option<Rc<dyn Any>>>,
-    counters: Vec<String>,
-    shared: Rc<NetShared>,
-}
-
-impl Binder<'_> {
-    /// The instance's hierarchical path.
-    pub fn path(&self) -> &str {
-        &self.instance
-    }
-    fn net<N: 'static>(&self, name: &str, dir: Dir, shape: Shape) -> Result<Rc<N>, String> {
-        let p = find_port(self.ports, self.port_index, name)
-            .ok_or_else(|| format!("block asks for undeclared port `{name}`"))?;
-        let d = &self.ports[p];
-        if d.dir != dir || d.shape != shape {
-            return Err(format!(
-                "port `{name}` is declared {:?} {:?}, asked as {dir:?} {shape:?}",
-                d.dir, d.shape
-            ));
-        }
-        let any = self.nets[p]
-            .clone()
-            .ok_or_else(|| format!("port `{name}` has no net"))?;
-        any.downcast::<N>().map_err(|_| {
-            format!(
-                "port `{name}` is declared as {} but asked with another type",
-                d.describe()
-            )
+        Ok(Bindings {
+            driver,
+            consumers,
+            cap_override,
         })
     }
-    /// The signal input `name`.
-    pub fn input<T: SignalValue>(&self, name: &str) -> Result<In<T>, String> {
-        self.net::<SignalNet<T>>(name, Dir::In, Shape::Signal).map(In)
-    }
-    /// The signal output `name`.
-    pub fn output<T: SignalValue>(&self, name: &str) -> Result<Out<T>, String> {
-        self.net::<SignalNet<T>>(name, Dir::Out, Shape::Signal)
-            .map(|n| Out::new(n, self.shared.clone()))
-    }
-    /// The stream input `name`.
-    pub fn stream_in<T: Value>(&self, name: &str) -> Result<StreamIn<T>, String> {
-        self.net::<StreamNet<T>>(name, Dir::In, Shape::Stream).map(StreamIn)
-    }
-    /// The stream output `name`.
-    pub fn stream_out<T: Value>(&self, name: &str) -> Result<StreamOut<T>, String> {
-        self.net::<StreamNet<T>>(name, Dir::Out, Shape::Stream).map(StreamOut)
-    }
-    /// The untyped net behind port `name` (for generic testbench drivers and monitors).
-    pub fn net_any(&self, name: &str) -> Option<Rc<dyn Any>> {
-        let p = find_port(self.ports, self.port_index, name)?;
-        self.nets[p].clone()
-    }
-    /// Declares a counter; it appears as `<path>.<name>` in reports.
-    pub fn counter(&mut self, name: &str) -> CounterId {
-        self.counters.push(name.to_string());
-        CounterId(self.counters.len() as u32 - 1)
-    }
+}
+
+/// An endpoint: (instance index, port index).
+type Endpoint = (usize, usize);
+
+/// The checked bindings of a netlist (see `Netlist::bindings`).
+struct Bindings {
+    driver: HashMap<Endpoint, Endpoint>,
+    consumers: HashMap<Endpoint, Vec<Endpoint>>,
+    cap_override: HashMap<Endpoint, u32>,
+}
+
+/// The built components and what the kernel keeps beside them (see `Netlist::build_components`).
+struct Components {
+    comps: Vec<Box<dyn Component>>,
+    counter_names: Vec<String>,
+    counter_base: Vec<u32>,
+    counter_len: Vec<u32>,
+    paths: Vec<String>,
+    kinds: Vec<String>,
 }

@@ -11,8 +11,16 @@
 //! so the end of the run (quiescence) and, for components that honour the contract, every result
 //! are identical.
 //!
+//! Combinational nets (see `net.rs`) add an order within the evaluate phase. Each component has
+//! a level from elaboration (the longest chain of combinational bindings ending at it, 0 without
+//! a combinational input). Level 0 ticks first, in any order, as above; then each higher level
+//! in turn. Before a level ticks, the kernel wakes the readers of every combinational net that
+//! changed (or took a push) so far in this cycle — they are all of higher levels — so a reader
+//! ticks after its drivers, in the same cycle, whether or not it had asked to run. A netlist
+//! without combinational bindings has only level 0 and takes the loop it always took.
+//!
 //! Per cycle the kernel allocates nothing: the active lists, the dirty list and the trace list are
-//! reused buffers.
+//! reused buffers (a level's list has room for every component of that level).
 
 use std::cell::OnceCell;
 use std::cmp::Reverse;
@@ -22,12 +30,35 @@ use std::rc::Rc;
 
 use crate::component::{Component, Ctx, Wake};
 use crate::error::SimError;
-use crate::net::{NetDyn, NetHead, NetShared, WordNet, CHANGED, SPACE_FREED};
+use crate::net::{NetDyn, NetShared, WordNet, CHANGED, SPACE_FREED};
 use crate::rng::Rng;
 use crate::trace::{TraceOptions, VcdTracer};
 use crate::Cycle;
 
+mod levels;
+mod lists;
+mod nets;
+
+use levels::{shuffle, Levels};
+use lists::{IdList, Waker};
+use nets::{commit_narrow, commit_word, NetSlot};
+
 const NEVER: Cycle = Cycle::MAX;
+
+/// The context components tick with at cycle `$t`, from the simulation's fields (a macro, not a
+/// method, so the other fields stay free to borrow beside it).
+macro_rules! ctx {
+    ($sim:ident, $t:expr) => {
+        Ctx {
+            now: $t,
+            rngs: &mut $sim.rngs,
+            counter_base: &$sim.counter_base,
+            counters: &mut $sim.counters,
+            violation: &mut $sim.violation,
+            me: 0,
+        }
+    };
+}
 
 /// Why [`Sim::run`] returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +78,8 @@ pub struct Stats {
     pub cycles_skipped: u64,
     /// Component ticks.
     pub activations: u64,
+    /// Drive phases run (blocks with outputs driven from state; not counted in `activations`).
+    pub drives: u64,
 }
 
 /// A runnable simulation, produced by [`crate::Netlist::elaborate`].
@@ -91,170 +124,8 @@ pub struct Sim {
     shuffle: Option<Rng>,
     quiescent: bool,
     stats: Stats,
-}
-
-/// A list of component ids with room for every component. A component is queued at most once
-/// per cycle (its `queued` stamp), so a push never needs a growth check.
-struct IdList {
-    buf: Box<[u32]>,
-    len: usize,
-}
-
-impl IdList {
-    fn new(n: usize) -> Self {
-        IdList {
-            buf: vec![0; n].into_boxed_slice(),
-            len: 0,
-        }
-    }
-    #[inline(always)]
-    fn push(&mut self, c: u32) {
-        debug_assert!(self.len < self.buf.len());
-        // SAFETY: see the type's doc: at most `buf.len()` distinct ids per cycle.
-        unsafe { *self.buf.get_unchecked_mut(self.len) = c };
-        self.len += 1;
-    }
-    #[inline(always)]
-    fn as_slice(&self) -> &[u32] {
-        &self.buf[..self.len]
-    }
-    fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-    fn clear(&mut self) {
-        self.len = 0;
-    }
-}
-
-/// Pushes onto an [`IdList`] through a bare pointer to its next free slot, held in a register
-/// for the duration of a loop (through `self`, the base and the length were reloaded after every
-/// tick and store: measured on W3); [`Waker::done`] stores the length back.
-struct Waker<'a> {
-    list: &'a mut IdList,
-    top: *mut u32,
-}
-
-impl<'a> Waker<'a> {
-    #[inline(always)]
-    fn new(list: &'a mut IdList) -> Self {
-        let len = list.len;
-        // SAFETY: `len <= buf.len()`: one past the end at most.
-        let top = unsafe { list.buf.as_mut_ptr().add(len) };
-        Waker { list, top }
-    }
-    /// Queues `c`.
-    ///
-    /// # Safety
-    /// `c` is not queued yet for this cycle (its `queued` stamp was not the cycle), so the list
-    /// (one slot per component) has room.
-    #[inline(always)]
-    unsafe fn push(&mut self, c: u32) {
-        // SAFETY: the caller's: fewer than `buf.len()` ids are queued, so `top` is in the buffer.
-        unsafe {
-            *self.top = c;
-            self.top = self.top.add(1);
-        }
-    }
-    /// Queues component `c` for cycle `at` unless it already is.
-    ///
-    /// # Safety
-    /// `c < queued.len()`: a reader or writer index recorded at elaboration, and every such
-    /// index was a component of this netlist; the component list never shrinks.
-    #[inline(always)]
-    unsafe fn wake(&mut self, queued: &mut [Cycle], c: u32, at: Cycle) {
-        debug_assert!((c as usize) < queued.len());
-        // SAFETY: the caller's.
-        let q = unsafe { queued.get_unchecked_mut(c as usize) };
-        if *q != at {
-            *q = at;
-            // SAFETY: the stamp just set queues `c` at most once for `at`.
-            unsafe { self.push(c) };
-        }
-    }
-    #[inline(always)]
-    fn done(self) {
-        // SAFETY: `top` was derived from `buf` and stayed within it (or one past its end).
-        let len = unsafe { self.top.offset_from(self.list.buf.as_ptr()) };
-        debug_assert!(len >= 0 && len as usize <= self.list.buf.len());
-        self.list.len = len as usize;
-    }
-}
-
-struct NetSlot {
-    /// The net (owned by `net_list`) as a plain pointer for the commit loop: dereferencing an `Rc<dyn _>` costs
-    /// an alignment computation from the vtable on every use (measured: 6 of ~95 instructions
-    /// per W3 activation).
-    raw: *const dyn NetDyn,
-    /// The readers: `(start, count)` of a range in `reader_list`, except that a single reader
-    /// (the common case) is `(reader, 1)`, with no list to load.
-    readers: (u32, u32),
-    /// Producer (woken when stream space is freed); `u32::MAX` for constants.
-    writer: u32,
-    /// [`NetDyn::word_size`]: a signal of that many bytes the kernel commits through its
-    /// `WordNet` (no virtual call); 0 for the others.
-    word: u8,
-    traced: bool,
-}
-
-impl NetSlot {
-    /// Sets the net's `NetHead::fast` (and its reader): a 64-bit word signal with one reader,
-    /// not traced, not logged. Called at construction and when tracing starts; enabling a log
-    /// clears the flag itself.
-    fn set_fast(&self) {
-        if self.word != 8 {
-            // Never fast (the flag stays as created: false).
-            return;
-        }
-        // SAFETY: `word == 8`: `raw` is a live `#[repr(C)]` `SignalNet`, its `NetHead` first.
-        let head = unsafe { &*(self.raw as *const NetHead) };
-        let fast = self.readers.1 == 1 && !self.traced && !head.logging.get();
-        head.reader.set(self.readers.0);
-        head.fast.set(fast);
-    }
-}
-
-/// Commits a signal of a word narrower than 64 bits through its `WordNet` (out of line: the
-/// update loop keeps the virtual call of a stream's commit direct, which an extra call in front
-/// of it cost W1 5% of its instructions).
-///
-/// # Safety
-/// `ns.raw` is a live net and `ns.word` its `word_size()`.
-#[inline(never)]
-unsafe fn commit_narrow(ns: &NetSlot, now: Cycle) -> u8 {
-    // SAFETY: the caller's.
-    unsafe {
-        match ns.word {
-            4 => commit_word::<u32>(ns.raw, now),
-            2 => commit_word::<u16>(ns.raw, now),
-            1 => commit_word::<u8>(ns.raw, now),
-            _ => (*ns.raw).commit(now),
-        }
-    }
-}
-
-/// Commits a signal whose value is `bool` or an unsigned integer of `W`'s size, as
-/// `SignalNet::commit` does; a logged signal takes the virtual commit, which records.
-///
-/// # Safety
-/// `raw` is a live `SignalNet<T>` whose `word_size()` is `size_of::<W>()`, and `W` is the
-/// unsigned integer of that size.
-#[inline(always)]
-unsafe fn commit_word<W: Copy + PartialEq>(raw: *const dyn NetDyn, now: Cycle) -> u8 {
-    // SAFETY: `SignalNet<T>` is `#[repr(C)]` with the fields of a `WordNet<T>` first, and `T`
-    // has the size (hence, for integers and bool, the alignment and bitwise equality) of `W`.
-    let core = unsafe { &*(raw as *const WordNet<W>) };
-    if core.head.logging.get() {
-        // SAFETY: the caller's.
-        return unsafe { (*raw).commit(now) };
-    }
-    core.head.dirty.set(false);
-    let n = core.next.get();
-    if n != core.cur.get() {
-        core.cur.set(n);
-        CHANGED
-    } else {
-        0
-    }
+    /// The static schedule of a netlist with combinational bindings; `None` without any.
+    levels: Option<Levels>,
 }
 
 impl Sim {
@@ -271,12 +142,24 @@ impl Sim {
         net_paths: Vec<String>,
         net_writer: Vec<u32>,
         net_readers: Vec<Vec<u32>>,
+        level: Vec<u32>,
+        drives: Vec<bool>,
         shared: Rc<NetShared>,
     ) -> Sim {
         let n = comps.len();
         let mut reader_list = Vec::new();
         let mut net_slots = Vec::with_capacity(nets.len());
+        let net_comb: Vec<bool> = nets.iter().map(|n| n.is_comb()).collect();
+        // Any combinational net needs the same-cycle wake list drained every cycle, even one
+        // that nothing reads.
+        let levels = net_comb
+            .iter()
+            .any(|&c| c)
+            .then(|| Levels::new(level, &net_readers, &net_comb, drives));
         for (i, r) in net_readers.iter().enumerate() {
+            // A combinational net's readers are woken in the cycle of the write (`Levels`), not
+            // by its commit.
+            let r: &[u32] = if net_comb[i] { &[] } else { r };
             let readers = if let [only] = r[..] {
                 (only, 1)
             } else {
@@ -335,6 +218,7 @@ impl Sim {
             shuffle: None,
             quiescent: false,
             stats: Stats::default(),
+            levels,
         }
     }
 
@@ -366,10 +250,15 @@ impl Sim {
         if self.quiescent {
             return None;
         }
-        if !self.next_active.is_empty() || self.shared.has_dirty() {
+        if !self.next_active.is_empty() || self.shared.has_dirty() || self.drive_due() {
             return Some(self.now);
         }
         self.next_timer().map(|t| t.max(self.now))
+    }
+
+    /// Whether a block's drive phase is due next cycle (it ticked in the last one).
+    fn drive_due(&self) -> bool {
+        self.levels.as_ref().is_some_and(|lv| !lv.drive_next.is_empty())
     }
 
     /// Whether the simulation has gone quiet (nothing scheduled).
@@ -470,14 +359,8 @@ impl Sim {
     /// cycle, in index order, so end-of-run summary counters are in place. Idempotent in effect
     /// for well-behaved blocks (they recompute from their state).
     pub fn finish(&mut self) {
-        let mut ctx = Ctx {
-            now: self.now,
-            rngs: &mut self.rngs,
-            counter_base: &self.counter_base,
-            counters: &mut self.counters,
-            violation: &mut self.violation,
-            me: 0,
-        };
+        let now = self.now;
+        let mut ctx = ctx!(self, now);
         for (c, comp) in self.comps.iter_mut().enumerate() {
             ctx.me = c as u32;
             comp.finish(&mut ctx);
@@ -511,7 +394,7 @@ impl Sim {
             }
             // Whatever is pending decides the next cycle; with skip off we still ask, so that the
             // run ends at the same cycle in both modes.
-            let pending = if !self.next_active.is_empty() || self.shared.has_dirty() {
+            let pending = if !self.next_active.is_empty() || self.shared.has_dirty() || self.drive_due() {
                 Some(self.now)
             } else {
                 self.next_timer()
@@ -541,7 +424,10 @@ impl Sim {
         self.step_at(t)
     }
 
-    fn step_at(&mut self, t: Cycle) -> Result<(), SimError> {
+    /// The start of cycle `t`: the components due (woken for `t`, timers due; every one with
+    /// skip off) in `active`, the drive phase run, and the components of higher levels moved to
+    /// their level's list.
+    fn gather(&mut self, t: Cycle) {
         std::mem::swap(&mut self.active, &mut self.next_active);
         self.next_active.clear();
         if !self.active.is_empty() && self.queued[self.active.buf[0] as usize] != t {
@@ -563,6 +449,11 @@ impl Sim {
                 }
             }
         }
+        if let Some(lv) = self.levels.as_mut() {
+            // Blocks with a drive phase that tick now (those woken: the same set with or without
+            // skip) drive again next cycle, to show the state their tick leaves.
+            lv.begin(t, self.active.as_slice());
+        }
         if !self.skip {
             self.active.clear();
             for c in 0..self.comps.len() as u32 {
@@ -570,68 +461,107 @@ impl Sim {
             }
             self.queued.fill(t);
         }
-        if let Some(rng) = self.shuffle.as_mut() {
-            for i in (1..self.active.len).rev() {
-                let j = rng.below(i as u64 + 1) as usize;
-                self.active.buf.swap(i, j);
-            }
+        if let Some(lv) = self.levels.as_mut() {
+            lv.start_cycle(
+                t,
+                self.skip,
+                &mut self.active,
+                &mut self.comps,
+                &mut ctx!(self, t),
+                self.shuffle.as_mut(),
+                &mut self.stats,
+            );
+            // Outputs driven from state, and combinational writes made before the cycle (a
+            // harness poke), wake their readers for this cycle.
+            lv.wake_comb_readers(&self.shared, &mut self.queued, t, &mut self.active, 0);
         }
+        if let Some(rng) = self.shuffle.as_mut() {
+            // Only the order the schedule leaves free: within a level.
+            shuffle(rng, &mut self.active);
+        }
+    }
+
+    fn step_at(&mut self, t: Cycle) -> Result<(), SimError> {
+        self.gather(t);
 
         // Evaluate.
         let next = t + 1;
-        let mut ctx = Ctx {
-            now: t,
-            rngs: &mut self.rngs,
-            counter_base: &self.counter_base,
-            counters: &mut self.counters,
-            violation: &mut self.violation,
-            me: 0,
-        };
+        let mut ctx = ctx!(self, t);
         // The loops below keep the lists' bases and lengths in locals: through `self` they were
         // reloaded after every tick and every store (measured on W3).
         let comps = &mut self.comps[..];
         let timers = &mut self.timers[..];
         let queued = &mut self.queued[..];
         let mut wake = Waker::new(&mut self.next_active);
-        for &c in self.active.as_slice() {
-            let ci = c as usize;
-            debug_assert!(ci < comps.len() && ci < timers.len() && ci < queued.len());
-            // SAFETY: active lists hold only component indices (from elaboration, timers and
-            // wake-ups of recorded readers), all `< comps.len()`, and the three per-component
-            // arrays have that length.
-            ctx.me = c;
-            let wake_hint = unsafe { comps.get_unchecked_mut(ci).tick(&mut ctx) };
-            // SAFETY: as above.
-            let timer = unsafe { timers.get_unchecked_mut(ci) };
-            if let Wake::OnInput = wake_hint {
-                // Tested first, alone: a block woken by its inputs then costs one compare here.
-                *timer = NEVER;
-                continue;
-            }
-            match wake_hint {
-                Wake::At(at) if at > next => {
-                    if *timer != at {
-                        *timer = at;
-                        self.heap.push(Reverse((at, c)));
-                    }
-                }
-                // NextCycle, or a timer due next cycle (or in the past).
-                _ => {
-                    *timer = NEVER;
-                    // SAFETY: as above.
-                    let q = unsafe { queued.get_unchecked_mut(ci) };
-                    if *q != next {
-                        *q = next;
-                        // SAFETY: the stamp just set queues `c` at most once for `next`.
-                        unsafe { wake.push(c) };
-                    }
-                }
-            }
-        }
+        evaluate(
+            self.active.as_slice(),
+            comps,
+            timers,
+            queued,
+            &mut self.heap,
+            &mut ctx,
+            &mut wake,
+            next,
+        );
         self.stats.activations += self.active.len as u64;
+        if let Some(lv) = self.levels.as_mut() {
+            for l in 0..lv.lists.len() {
+                lv.wake_comb_readers(&self.shared, queued, t, &mut self.active, l + 1);
+                if let Some(rng) = self.shuffle.as_mut() {
+                    shuffle(rng, &mut lv.lists[l]);
+                }
+                let list = &lv.lists[l];
+                evaluate(
+                    list.as_slice(),
+                    comps,
+                    timers,
+                    queued,
+                    &mut self.heap,
+                    &mut ctx,
+                    &mut wake,
+                    next,
+                );
+                self.stats.activations += list.len as u64;
+                lv.lists[l].clear();
+            }
+            // Nets written by the top level have no same-cycle readers left to wake.
+            let top = lv.lists.len() + 1;
+            lv.wake_comb_readers(&self.shared, queued, t, &mut self.active, top);
+        }
         self.stats.cycles_executed += 1;
 
-        // Update.
+        wake.done();
+        self.update(t);
+        if let Some(tr) = self.tracer.as_mut() {
+            tr.cycle(t, &self.traced_changed, &self.net_list)?;
+        }
+        self.traced_changed.clear();
+        self.now = next;
+
+        if let Some((c, what)) = self.violation.take() {
+            return Err(SimError::Protocol {
+                cycle: t,
+                path: self.paths[c as usize].clone(),
+                what,
+            });
+        }
+        if let Some((net, what)) = self.shared.violation.borrow_mut().take() {
+            return Err(SimError::Protocol {
+                cycle: t,
+                path: self.net_paths[net as usize].clone(),
+                what,
+            });
+        }
+        Ok(())
+    }
+
+    /// The update phase of cycle `t`: commits the dirty nets; a changed one wakes its readers,
+    /// a freed stream slot its producer, for `t + 1`; traced ones are noted for the tracer.
+    #[inline(always)]
+    fn update(&mut self, t: Cycle) {
+        let next = t + 1;
+        let queued = &mut self.queued[..];
+        let mut wake = Waker::new(&mut self.next_active);
         let nets = &self.nets[..];
         let reader_list = &self.reader_list[..];
         for cell in self.shared.take_dirty() {
@@ -692,26 +622,56 @@ impl Sim {
             }
         }
         wake.done();
-        if let Some(tr) = self.tracer.as_mut() {
-            tr.cycle(t, &self.traced_changed, &self.net_list)?;
-        }
-        self.traced_changed.clear();
-        self.now = next;
+    }
+}
 
-        if let Some((c, what)) = self.violation.take() {
-            return Err(SimError::Protocol {
-                cycle: t,
-                path: self.paths[c as usize].clone(),
-                what,
-            });
+/// Ticks the components of `list` at cycle `ctx.now`, recording their wake hints: a timer in the
+/// heap, or a place in the next cycle's list.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn evaluate(
+    list: &[u32],
+    comps: &mut [Box<dyn Component>],
+    timers: &mut [Cycle],
+    queued: &mut [Cycle],
+    heap: &mut BinaryHeap<Reverse<(Cycle, u32)>>,
+    ctx: &mut Ctx<'_>,
+    wake: &mut Waker<'_>,
+    next: Cycle,
+) {
+    for &c in list {
+        let ci = c as usize;
+        debug_assert!(ci < comps.len() && ci < timers.len() && ci < queued.len());
+        // SAFETY: active lists hold only component indices (from elaboration, timers and
+        // wake-ups of recorded readers), all `< comps.len()`, and the three per-component
+        // arrays have that length.
+        ctx.me = c;
+        let wake_hint = unsafe { comps.get_unchecked_mut(ci).tick(ctx) };
+        // SAFETY: as above.
+        let timer = unsafe { timers.get_unchecked_mut(ci) };
+        if let Wake::OnInput = wake_hint {
+            // Tested first, alone: a block woken by its inputs then costs one compare here.
+            *timer = NEVER;
+            continue;
         }
-        if let Some((net, what)) = self.shared.violation.borrow_mut().take() {
-            return Err(SimError::Protocol {
-                cycle: t,
-                path: self.net_paths[net as usize].clone(),
-                what,
-            });
+        match wake_hint {
+            Wake::At(at) if at > next => {
+                if *timer != at {
+                    *timer = at;
+                    heap.push(Reverse((at, c)));
+                }
+            }
+            // NextCycle, or a timer due next cycle (or in the past).
+            _ => {
+                *timer = NEVER;
+                // SAFETY: as above.
+                let q = unsafe { queued.get_unchecked_mut(ci) };
+                if *q != next {
+                    *q = next;
+                    // SAFETY: the stamp just set queues `c` at most once for `next`.
+                    unsafe { wake.push(c) };
+                }
+            }
         }
-        Ok(())
     }
 }

@@ -1,0 +1,284 @@
+//! Streams: bounded FIFOs of messages between one producer and one consumer (see the parent
+//! module for the timing).
+
+use std::any::Any;
+use std::cell::{Cell, Ref, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use super::{layout_of, NetDyn, NetHead, NetShared, CHANGED, SPACE_FREED};
+use crate::value::{TraceKind, TraceValue, Value};
+use crate::Cycle;
+
+/// A bounded stream net.
+///
+/// A push goes straight to the back of `items`, flagged `pending` until the commit: the
+/// consumer sees only the messages before it, so a push at n is still visible only at n + 1,
+/// and the commit moves no message. (It used to hold the push aside in an `Option<T>` and move
+/// it in, cloning it once more for the trace: those moves of a freshly written message, through
+/// the stack, were half of a commit's time on the switch workloads.)
+pub struct StreamNet<T: Value> {
+    /// The kernel's part (never `fast`; the dirty list points at it, wherever it lies).
+    head: NetHead,
+    /// The committed messages not yet popped, then this cycle's push while `pending`.
+    items: RefCell<VecDeque<T>>,
+    /// Whether the back of `items` is this cycle's push (not yet visible to the consumer).
+    pending: Cell<bool>,
+    /// Occupancy as committed at the end of the previous cycle: what the producer sees.
+    committed_len: Cell<u32>,
+    popped: Cell<u32>,
+    capacity: u32,
+    /// Cycle of the last committed push (`valid` is high at exactly that cycle).
+    pushed_at: Cell<Cycle>,
+    /// The last message pushed, once a pop has left the stream empty (otherwise it is the back
+    /// of `items`): the data lines of the trace hold it.
+    last_out: RefCell<Option<T>>,
+    pushes: Cell<u64>,
+    shared: Rc<NetShared>,
+    /// Whether `log` records (a flag read on every commit, the log itself rarely).
+    logging: Cell<bool>,
+    log: RefCell<Option<Vec<(Cycle, T)>>>,
+}
+
+impl<T: Value> StreamNet<T> {
+    pub(crate) fn create(id: u32, shared: Rc<NetShared>, capacity: u32, comb: bool) -> Rc<Self> {
+        Rc::new(StreamNet {
+            // The capacity is a bound, not a preallocation: a deep stream (a user's
+            // `depth: 4294967295`) grows only as messages actually queue.
+            head: NetHead::new(id, comb),
+            items: RefCell::new(VecDeque::with_capacity((capacity as usize).min(1024) + 1)),
+            pending: Cell::new(false),
+            committed_len: Cell::new(0),
+            popped: Cell::new(0),
+            capacity,
+            pushed_at: Cell::new(Cycle::MAX),
+            last_out: RefCell::new(None),
+            pushes: Cell::new(0),
+            shared,
+            logging: Cell::new(false),
+            log: RefCell::new(None),
+        })
+    }
+    #[inline]
+    fn mark(&self) {
+        if !self.head.dirty.get() {
+            self.head.dirty.set(true);
+            self.shared.mark(&self.head);
+        }
+    }
+    /// Messages the consumer may pop now: the queue without this cycle's push (with it, for a
+    /// combinational stream).
+    #[inline]
+    fn visible(&self, q: &VecDeque<T>) -> usize {
+        q.len() - self.hidden()
+    }
+    /// 1 while this cycle's push is hidden from the consumer (a registered stream), else 0.
+    #[inline]
+    fn hidden(&self) -> usize {
+        (self.pending.get() & !self.head.comb) as usize
+    }
+    /// Whether this is a combinational stream.
+    pub fn is_comb(&self) -> bool {
+        self.head.comb
+    }
+    /// Capacity in messages.
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+    /// Messages pushed (committed) so far.
+    pub fn pushes(&self) -> u64 {
+        self.pushes.get()
+    }
+    /// Committed occupancy.
+    pub fn occupancy(&self) -> u32 {
+        self.committed_len.get()
+    }
+    /// The recorded pushes `(cycle of the push, message)`, if logging was enabled.
+    pub fn log(&self) -> Ref<'_, Option<Vec<(Cycle, T)>>> {
+        self.log.borrow()
+    }
+    #[cold]
+    #[inline(never)]
+    fn record(&self, now: Cycle) {
+        // This cycle's push is the back of the queue, or, on a combinational stream whose
+        // consumer took it (and all before it) in the same cycle, the last message popped.
+        let v = self
+            .items
+            .borrow()
+            .back()
+            .cloned()
+            .or_else(|| self.last_out.borrow().clone());
+        if let (Some(log), Some(v)) = (self.log.borrow_mut().as_mut(), v) {
+            log.push((now, v));
+        }
+    }
+}
+
+impl<T: Value> NetDyn for StreamNet<T> {
+    #[inline]
+    fn commit(&self, now: Cycle) -> u8 {
+        self.head.dirty.set(false);
+        self.head.woken.set(false);
+        let mut flags = 0;
+        if self.pending.replace(false) {
+            if self.logging.get() {
+                self.record(now);
+            }
+            self.pushed_at.set(now);
+            self.pushes.set(self.pushes.get() + 1);
+            flags |= CHANGED;
+        }
+        if self.popped.replace(0) > 0 {
+            flags |= SPACE_FREED;
+        }
+        self.committed_len.set(self.items.borrow().len() as u32);
+        flags
+    }
+    fn trace_layout(&self) -> Vec<(String, TraceKind)> {
+        let mut l = vec![("valid".to_string(), TraceKind::Bits(1))];
+        l.extend(layout_of(T::fields(), "data"));
+        let occ_bits = (u32::BITS - self.capacity.leading_zeros()).max(1);
+        l.push(("occupancy".to_string(), TraceKind::Bits(occ_bits)));
+        l
+    }
+    fn sample(&self, now: Cycle, out: &mut [TraceValue]) {
+        let n = out.len();
+        // `pushed_at` starts at Cycle::MAX (never), which is also the reset-sample time.
+        out[0] = TraceValue::Bits((now != Cycle::MAX && self.pushed_at.get() == now) as u64);
+        // Data lines hold the last message, as an RTL data bus holds after valid falls.
+        let items = self.items.borrow();
+        let last_out = self.last_out.borrow();
+        if let Some(v) = items.back().or(last_out.as_ref()) {
+            v.sample(&mut out[1..n - 1]);
+        } else {
+            let mut slots = out[1..n - 1].iter_mut();
+            for f in T::fields() {
+                let zero = match f.kind {
+                    TraceKind::Real => TraceValue::Real(0.0),
+                    _ => TraceValue::Bits(0),
+                };
+                for o in slots.by_ref().take(f.kind.slots()) {
+                    *o = zero;
+                }
+            }
+        }
+        out[n - 1] = TraceValue::Bits(self.committed_len.get() as u64);
+    }
+    fn enable_log(&self) {
+        let mut l = self.log.borrow_mut();
+        if l.is_none() {
+            *l = Some(Vec::new());
+        }
+        self.logging.set(true);
+    }
+    fn value_type(&self) -> &'static str {
+        std::any::type_name::<T>()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn is_stream(&self) -> bool {
+        true
+    }
+    fn is_comb(&self) -> bool {
+        self.head.comb
+    }
+}
+
+/// Consumer side of a stream.
+pub struct StreamIn<T: Value>(pub(crate) Rc<StreamNet<T>>);
+
+impl<T: Value> StreamIn<T> {
+    /// The head message, if any (pushed at an earlier cycle; or in this one, on a combinational
+    /// stream).
+    #[inline]
+    pub fn peek(&self) -> Option<Ref<'_, T>> {
+        let hidden = self.0.hidden();
+        Ref::filter_map(
+            self.0.items.borrow(),
+            |q| if q.len() > hidden { q.front() } else { None },
+        )
+        .ok()
+    }
+    /// Removes and returns the head message; its space is visible to the producer next cycle.
+    #[inline]
+    pub fn pop(&self) -> Option<T> {
+        let net = &*self.0;
+        let mut q = net.items.borrow_mut();
+        if net.visible(&q) == 0 {
+            return None;
+        }
+        if q.len() == 1 {
+            // The stream empties: keep the message for the trace's data lines (copied from
+            // where it has long been, not from a fresh temporary).
+            *net.last_out.borrow_mut() = q.front().cloned();
+        }
+        let v = q.pop_front();
+        net.popped.set(net.popped.get() + 1);
+        net.mark();
+        v
+    }
+    /// Messages available now (after this cycle's pops).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.0.visible(&self.0.items.borrow())
+    }
+    /// Whether no message is available.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Capacity in messages.
+    pub fn capacity(&self) -> u32 {
+        self.0.capacity
+    }
+}
+
+/// Producer side of a stream.
+pub struct StreamOut<T: Value>(pub(crate) Rc<StreamNet<T>>);
+
+impl<T: Value> StreamOut<T> {
+    /// Whether a push this cycle would be accepted: space as of the end of the previous cycle and
+    /// no push yet this cycle.
+    #[inline]
+    pub fn can_push(&self) -> bool {
+        self.0.committed_len.get() < self.0.capacity && !self.0.pending.get()
+    }
+    /// Pushes `v` if [`can_push`](Self::can_push), else hands it back.
+    #[inline]
+    pub fn try_push(&self, v: T) -> Result<(), T> {
+        if self.can_push() {
+            self.0.items.borrow_mut().push_back(v);
+            self.0.pending.set(true);
+            self.0.mark();
+            if self.0.head.comb {
+                self.0.shared.comb_wake(&self.0.head);
+            }
+            Ok(())
+        } else {
+            Err(v)
+        }
+    }
+    /// Pushes `v`. Pushing into a full stream, or twice in one cycle, is a protocol violation:
+    /// the message is dropped and the run stops with an error naming this stream.
+    pub fn push(&self, v: T) {
+        if let Err(v) = self.try_push(v) {
+            let why = if self.0.pending.get() {
+                "second push in one cycle".to_string()
+            } else {
+                format!("push into a full stream (capacity {})", self.0.capacity)
+            };
+            self.0.shared.violate(self.0.head.id, format!("{why}: {v:?}"));
+        }
+    }
+    /// Occupancy as seen by the producer (committed at the end of the previous cycle).
+    #[inline]
+    pub fn occupancy(&self) -> u32 {
+        self.0.committed_len.get()
+    }
+    /// Free space as seen by the producer.
+    #[inline]
+    pub fn space(&self) -> u32 {
+        self.0.capacity - self.0.committed_len.get()
+    }
+}

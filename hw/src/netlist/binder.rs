@@ -1,0 +1,96 @@
+//! The binder: hands a component builder its typed port handles and counters.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::find_port;
+use crate::component::CounterId;
+use crate::net::{CombOut, In, NetShared, Out, SignalNet, StreamIn, StreamNet, StreamOut};
+use crate::port::{timing_word, Dir, PortDecl, Shape, Timing};
+use crate::value::{SignalValue, Value};
+
+/// Hands a component builder its typed port handles and counters.
+pub struct Binder<'a> {
+    pub(super) instance: String,
+    pub(super) ports: &'a [PortDecl],
+    pub(super) port_index: Option<&'a HashMap<String, usize>>,
+    pub(super) nets: Vec<Option<Rc<dyn Any>>>,
+    pub(super) counters: Vec<String>,
+    pub(super) shared: Rc<NetShared>,
+}
+
+impl Binder<'_> {
+    /// The instance's hierarchical path.
+    pub fn path(&self) -> &str {
+        &self.instance
+    }
+    fn net<N: 'static>(&self, name: &str, dir: Dir, shape: Shape) -> Result<Rc<N>, String> {
+        let p = find_port(self.ports, self.port_index, name)
+            .ok_or_else(|| format!("block asks for undeclared port `{name}`"))?;
+        let d = &self.ports[p];
+        if d.dir != dir || d.shape != shape {
+            return Err(format!(
+                "port `{name}` is declared {:?} {:?}, asked as {dir:?} {shape:?}",
+                d.dir, d.shape
+            ));
+        }
+        let any = self.nets[p]
+            .clone()
+            .ok_or_else(|| format!("port `{name}` has no net"))?;
+        any.downcast::<N>().map_err(|_| {
+            format!(
+                "port `{name}` is declared as {} but asked with another type",
+                d.describe()
+            )
+        })
+    }
+    /// The signal input `name`.
+    pub fn input<T: SignalValue>(&self, name: &str) -> Result<In<T>, String> {
+        self.net::<SignalNet<T>>(name, Dir::In, Shape::Signal).map(In)
+    }
+    /// The signal output `name` (a registered one).
+    pub fn output<T: SignalValue>(&self, name: &str) -> Result<Out<T>, String> {
+        self.timing(name, Timing::Registered)?;
+        self.net::<SignalNet<T>>(name, Dir::Out, Shape::Signal)
+            .map(|n| Out::new(n, self.shared.clone()))
+    }
+    /// The combinational signal output `name`.
+    pub fn comb_output<T: SignalValue>(&self, name: &str) -> Result<CombOut<T>, String> {
+        self.timing(name, Timing::Comb)?;
+        self.net::<SignalNet<T>>(name, Dir::Out, Shape::Signal)
+            .map(|n| CombOut::new(n, self.shared.clone()))
+    }
+    /// The declared timing of port `name`, if it is declared.
+    pub fn port_timing(&self, name: &str) -> Option<Timing> {
+        find_port(self.ports, self.port_index, name).map(|p| self.ports[p].timing)
+    }
+    fn timing(&self, name: &str, want: Timing) -> Result<(), String> {
+        match self.port_timing(name) {
+            Some(t) if t != want => Err(format!(
+                "port `{name}` is declared {}, asked as {}",
+                timing_word(t),
+                timing_word(want)
+            )),
+            _ => Ok(()),
+        }
+    }
+    /// The stream input `name`.
+    pub fn stream_in<T: Value>(&self, name: &str) -> Result<StreamIn<T>, String> {
+        self.net::<StreamNet<T>>(name, Dir::In, Shape::Stream).map(StreamIn)
+    }
+    /// The stream output `name`.
+    pub fn stream_out<T: Value>(&self, name: &str) -> Result<StreamOut<T>, String> {
+        self.net::<StreamNet<T>>(name, Dir::Out, Shape::Stream).map(StreamOut)
+    }
+    /// The untyped net behind port `name` (for generic testbench drivers and monitors).
+    pub fn net_any(&self, name: &str) -> Option<Rc<dyn Any>> {
+        let p = find_port(self.ports, self.port_index, name)?;
+        self.nets[p].clone()
+    }
+    /// Declares a counter; it appears as `<path>.<name>` in reports.
+    pub fn counter(&mut self, name: &str) -> CounterId {
+        self.counters.push(name.to_string());
+        CounterId(self.counters.len() as u32 - 1)
+    }
+}

@@ -1,0 +1,192 @@
+//! Port declarations: what a block kind says of each of its ports (direction, signal or stream,
+//! registered or combinational, value type) and how the kernel makes the net behind it.
+
+use std::any::{Any, TypeId};
+use std::rc::Rc;
+
+use crate::net::{NetDyn, NetShared, SignalNet, StreamNet};
+use crate::value::{SignalValue, Value};
+
+/// Port direction, seen from the component that declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    /// The component reads it.
+    In,
+    /// The component drives it.
+    Out,
+}
+
+/// Signal or stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// A held value.
+    Signal,
+    /// A bounded message FIFO.
+    Stream,
+}
+
+/// When a reader sees what its driver writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// Written at cycle n, seen at n + 1 (a register between the two blocks).
+    Registered,
+    /// Written at cycle n, seen at n: the driver ticks before its readers (a combinational path).
+    /// A stream's freed space is still seen by its producer at n + 1.
+    Comb,
+}
+
+pub(crate) type MakeNet = fn(u32, Rc<NetShared>, u32, bool) -> (Rc<dyn NetDyn>, Rc<dyn Any>);
+
+fn make_signal<T: SignalValue>(id: u32, _sh: Rc<NetShared>, _cap: u32, comb: bool) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
+    let n = SignalNet::<T>::create(id, comb);
+    (n.clone(), n)
+}
+fn make_stream<T: Value>(id: u32, sh: Rc<NetShared>, cap: u32, comb: bool) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
+    let n = StreamNet::<T>::create(id, sh, cap, comb);
+    (n.clone(), n)
+}
+
+/// One declared port of a block kind.
+#[derive(Clone, Debug)]
+pub struct PortDecl {
+    /// Port name, unique within the instance.
+    pub name: String,
+    /// Direction.
+    pub dir: Dir,
+    /// Signal or stream.
+    pub shape: Shape,
+    /// Registered (seen next cycle) or combinational (seen in the same cycle).
+    pub timing: Timing,
+    /// A combinational output computed from the block's state and registered inputs only, in
+    /// its [`Component::drive`] phase: it orders nothing (every `drive` runs before any `tick`),
+    /// so a reader may feed back into this block within the cycle without a loop.
+    pub from_state: bool,
+    /// For a stream input: its capacity in messages (the receiver's buffer).
+    pub capacity: u32,
+    /// Value type name (short form, for messages and `hwsim list`).
+    pub type_name: &'static str,
+    /// Value type identity, for the type check.
+    pub type_id: TypeId,
+    /// An input that may stay unbound: it then holds its reset value.
+    pub optional: bool,
+    /// One line of documentation (unit and role).
+    pub doc: &'static str,
+    pub(crate) make: MakeNet,
+}
+
+fn short_type_name<T>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    // `hwsim_ports::psn::Psn` → `Psn`; generic parameters are kept whole.
+    match full.find('<') {
+        Some(_) => full,
+        None => full.rsplit("::").next().unwrap_or(full),
+    }
+}
+
+impl PortDecl {
+    fn new<T: 'static>(name: &str, dir: Dir, shape: Shape, capacity: u32, make: MakeNet) -> Self {
+        PortDecl {
+            name: name.to_string(),
+            dir,
+            shape,
+            timing: Timing::Registered,
+            from_state: false,
+            capacity,
+            type_name: short_type_name::<T>(),
+            type_id: TypeId::of::<T>(),
+            optional: false,
+            doc: "",
+            make,
+        }
+    }
+    /// A signal input.
+    pub fn input<T: SignalValue>(name: &str) -> Self {
+        Self::new::<T>(name, Dir::In, Shape::Signal, 0, make_signal::<T>)
+    }
+    /// A signal output.
+    pub fn output<T: SignalValue>(name: &str) -> Self {
+        Self::new::<T>(name, Dir::Out, Shape::Signal, 0, make_signal::<T>)
+    }
+    /// A stream input with a buffer of `capacity` messages (≥ 1).
+    pub fn stream_in<T: Value>(name: &str, capacity: u32) -> Self {
+        Self::new::<T>(name, Dir::In, Shape::Stream, capacity.max(1), make_stream::<T>)
+    }
+    /// A stream output; the capacity is the consumer's.
+    pub fn stream_out<T: Value>(name: &str) -> Self {
+        Self::new::<T>(name, Dir::Out, Shape::Stream, 0, make_stream::<T>)
+    }
+    /// A combinational signal input: read in the cycle its driver writes it.
+    pub fn comb_input<T: SignalValue>(name: &str) -> Self {
+        Self::input::<T>(name).comb()
+    }
+    /// A combinational signal output: its readers see a write in the same cycle.
+    pub fn comb_output<T: SignalValue>(name: &str) -> Self {
+        Self::output::<T>(name).comb()
+    }
+    /// A combinational stream input with a buffer of `capacity` messages (≥ 1): a push is
+    /// visible in the cycle it is made.
+    pub fn comb_stream_in<T: Value>(name: &str, capacity: u32) -> Self {
+        Self::stream_in::<T>(name, capacity).comb()
+    }
+    /// A combinational stream output.
+    pub fn comb_stream_out<T: Value>(name: &str) -> Self {
+        Self::stream_out::<T>(name).comb()
+    }
+    /// Makes the port combinational (see [`Timing::Comb`]).
+    pub fn comb(mut self) -> Self {
+        self.timing = Timing::Comb;
+        self
+    }
+    /// Marks a combinational output as driven from state (see [`PortDecl::from_state`]): the
+    /// block drives it in [`Component::drive`], from its state and registered inputs, before any
+    /// block of the cycle ticks.
+    pub fn from_state(mut self) -> Self {
+        self.timing = Timing::Comb;
+        self.from_state = true;
+        self
+    }
+    /// Marks an input optional (unbound → reset value forever).
+    pub fn optional(mut self) -> Self {
+        self.optional = true;
+        self
+    }
+    /// Attaches a one-line description.
+    pub fn doc(mut self, doc: &'static str) -> Self {
+        self.doc = doc;
+        self
+    }
+    /// The same port seen from the other side (a testbench driving or watching it). A flipped
+    /// stream output gets `capacity` as its buffer.
+    pub fn flipped(&self, capacity: u32) -> Self {
+        let mut p = self.clone();
+        p.dir = match self.dir {
+            Dir::In => Dir::Out,
+            Dir::Out => Dir::In,
+        };
+        p.optional = false;
+        if p.dir == Dir::In && p.shape == Shape::Stream {
+            p.capacity = capacity.max(1);
+        }
+        p
+    }
+    /// The port's kind as `hwsim list` shows it: `signal<Psn>`, `comb stream<Frame>`.
+    pub fn describe(&self) -> String {
+        let shape = match self.shape {
+            Shape::Signal => "signal",
+            Shape::Stream => "stream",
+        };
+        let timing = match self.timing {
+            Timing::Registered => "",
+            Timing::Comb => "comb ",
+        };
+        let state = if self.from_state { " from state" } else { "" };
+        format!("{timing}{shape}<{}>{state}", self.type_name)
+    }
+}
+
+pub(crate) fn timing_word(t: Timing) -> &'static str {
+    match t {
+        Timing::Registered => "registered",
+        Timing::Comb => "combinational",
+    }
+}
