@@ -12,7 +12,14 @@
 //! length with event skip and no trace, and must pass: its expectations are checked here, its
 //! speed in `cargo bench --bench testbenches` and on the command line (`--stats`). The few
 //! testbenches in [`LONG`] (a long idle stretch is their point) take the same rule.
+//!
+//! Every testbench's report (verdict, end cycle, checks, metrics, flows, counters; the full-length
+//! run's for the long ones) must equal its golden under tests/golden/, recorded before the
+//! blocks were moved into netlist nodes (issue 25): code that carries timing may move, figures
+//! may not, unless the commit that changes one says why and updates the golden
+//! (`HWSIM_BLESS=1 cargo test --release --test regression` rewrites them all).
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use hwsim::regress::find_testbenches;
@@ -76,6 +83,82 @@ fn check_vcd(name: &str, bytes: Vec<u8>) -> usize {
     vars.len()
 }
 
+/// The golden report of a testbench: everything a run reports that must not move when code is
+/// moved (verdict, end cycle, checks, metrics, flows, every counter), one item per line so a
+/// change shows as a diff, and no timing statistics.
+fn golden_text(name: &str, r: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# The report of {name}, compared by tests/regression.rs.");
+    let _ = writeln!(
+        s,
+        "# Regenerate after a change that is meant to move it: HWSIM_BLESS=1 cargo test --release --test regression"
+    );
+    let _ = writeln!(s, "testbench {}", r.testbench);
+    let _ = writeln!(s, "seed {}", r.seed);
+    let _ = writeln!(s, "passed {}", r.passed);
+    let _ = writeln!(s, "cycles {}", r.cycles);
+    let _ = writeln!(s, "error {}", r.error.as_deref().unwrap_or("-"));
+    for c in &r.checks {
+        let _ = writeln!(
+            s,
+            "check {} | {} | expected {} | actual {}",
+            c.name,
+            if c.passed { "PASS" } else { "FAIL" },
+            c.expected,
+            c.actual
+        );
+    }
+    for (k, v) in &r.metrics {
+        let _ = writeln!(s, "metric {k} {v:?}");
+    }
+    for f in &r.flows {
+        let _ = writeln!(
+            s,
+            "flow {} bytes {} first {} last {} goodput {:?} latency_mean {:?} latency_max {}",
+            f.name, f.bytes, f.first_byte, f.last_byte, f.goodput, f.latency_mean, f.latency_max
+        );
+    }
+    for (k, v) in &r.counters {
+        let _ = writeln!(s, "counter {k} {v}");
+    }
+    s
+}
+
+/// tests/golden/<path under tb/ with `/` as `__`>.txt
+fn golden_path(tb: &Path) -> PathBuf {
+    let rel = tb.strip_prefix(root().join("tb")).unwrap_or(tb);
+    let flat = rel.with_extension("").to_string_lossy().replace(['/', '\\'], "__");
+    root().join("tests/golden").join(format!("{flat}.txt"))
+}
+
+/// Compares a run's report with its golden (or writes it with `HWSIM_BLESS=1`); returns the
+/// first lines that differ, if any.
+fn check_golden(tb: &Path, name: &str, r: &Report) -> Option<String> {
+    let text = golden_text(name, r);
+    let path = golden_path(tb);
+    if std::env::var_os("HWSIM_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().expect("a folder")).expect("create tests/golden");
+        std::fs::write(&path, &text).expect("write a golden");
+        return None;
+    }
+    let Ok(want) = std::fs::read_to_string(&path) else {
+        return Some(format!(
+            "{name}: no golden at {} (HWSIM_BLESS=1 writes it)",
+            path.display()
+        ));
+    };
+    if want == text {
+        return None;
+    }
+    let (w, g): (Vec<&str>, Vec<&str>) = (want.lines().collect(), text.lines().collect());
+    let only_w: Vec<&str> = w.iter().filter(|l| !g.contains(l)).take(8).copied().collect();
+    let only_g: Vec<&str> = g.iter().filter(|l| !w.contains(l)).take(8).copied().collect();
+    Some(format!(
+        "{name}: report differs from {}\n  golden only: {only_w:#?}\n  now only:    {only_g:#?}",
+        path.display()
+    ))
+}
+
 #[test]
 fn every_testbench_passes_identically_with_and_without_skip() {
     let files = find_testbenches(&root().join("tb"));
@@ -87,11 +170,15 @@ fn every_testbench_passes_identically_with_and_without_skip() {
         let long = f.starts_with(&perf) || LONG.iter().any(|l| f.ends_with(l));
         let prefix = long.then_some(PERF_PREFIX);
         if prefix.is_some() {
-            // The full length, once, with event skip and no trace: it must pass.
+            // The full length, once, with event skip and no trace: it must pass, and give its
+            // golden report.
             let full = run_file(f, Options::default()).unwrap_or_else(|e| panic!("{e}"));
             if !full.passed {
                 failures.push(format!("{name} (full length):\n{}", full.render(false, false)));
                 continue;
+            }
+            if let Some(d) = check_golden(f, &name, &full) {
+                failures.push(d);
             }
         }
         // a: event skip (default); b: --no-skip; a tb/perf/ workload over its prefix only.
@@ -102,6 +189,8 @@ fn every_testbench_passes_identically_with_and_without_skip() {
         } else if !a.passed {
             failures.push(format!("{name}:\n{}", a.render(false, false)));
             continue;
+        } else if let Some(d) = check_golden(f, &name, &a) {
+            failures.push(d);
         }
         assert_eq!(a.passed, b.passed, "{name}: verdict differs with --no-skip");
         assert_eq!(a.checks, b.checks, "{name}: checks differ with --no-skip");
