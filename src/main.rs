@@ -68,6 +68,14 @@ enum Cmd {
         /// Write Graphviz DOT here.
         #[arg(long)]
         dot: PathBuf,
+        /// Collapse everything more than N path levels below the scope (or the top) into one
+        /// box per path at that depth (`--depth 2`: chips, switches and links, then each chip's
+        /// parts).
+        #[arg(long, value_name = "N")]
+        depth: Option<usize>,
+        /// Draw only what is under PATH (`chip0.lg7`), with what it is bound to dashed.
+        #[arg(long, value_name = "PATH")]
+        scope: Option<String>,
         /// Memory budget in GiB (as for `run`).
         #[arg(long, value_name = "GIB", default_value_t = 8)]
         max_memory: u64,
@@ -247,6 +255,8 @@ fn main() -> ExitCode {
         Cmd::Netlist {
             testbench,
             dot,
+            depth,
+            scope,
             max_memory,
         } => {
             let l = match load(&testbench, max_memory, &[]) {
@@ -268,7 +278,19 @@ fn main() -> ExitCode {
                     Err(e) => return bad(e),
                 }
             };
-            if let Err(e) = output::write_file(&dot, netlist.to_dot().as_bytes()) {
+            if let Some(sc) = &scope {
+                let known = netlist.has_instance(sc)
+                    || netlist.is_composite(sc)
+                    || netlist.instance_paths().any(|p| p.starts_with(&format!("{sc}.")));
+                if !known {
+                    return bad(yaml::InputError::new(
+                        &testbench,
+                        format!("--scope {sc}: no instance or composite at or under that path"),
+                    ));
+                }
+            }
+            let opts = hwsim_hw::DotOptions { depth, scope };
+            if let Err(e) = output::write_file(&dot, netlist.to_dot_with(&opts).as_bytes()) {
                 return bad(e);
             }
             emit_then(
@@ -411,16 +433,32 @@ fn check(tb: &Path, max_memory: u64, set: &[String]) -> ExitCode {
         Err(e) => return e,
     };
     match runner::build(&l, l.tb.seed).and_then(|(sim, el)| runner::validate_checks(&l, &sim).map(|_| (sim, el))) {
-        Ok((sim, _)) => emit_then(
-            &format!(
+        Ok((sim, el)) => {
+            use std::fmt::Write as _;
+            let mut s = format!(
                 "{}: ok — {} instances, {} nets, {} counters\n",
                 tb.display(),
                 sim.component_count(),
                 sim.net_count(),
                 sim.counters().count()
-            ),
-            ExitCode::SUCCESS,
-        ),
+            );
+            // Per kind: the blocks the kernel ticks, then the composites that group them.
+            let _ = writeln!(s, "  blocks per kind:");
+            for (kind, (n, composite)) in &el.kinds {
+                if !composite {
+                    let _ = writeln!(s, "    {n:>7}  {kind}");
+                }
+            }
+            if el.kinds.values().any(|(_, c)| *c) {
+                let _ = writeln!(s, "  composites per kind (no logic of their own):");
+                for (kind, (n, composite)) in &el.kinds {
+                    if *composite {
+                        let _ = writeln!(s, "    {n:>7}  {kind}");
+                    }
+                }
+            }
+            emit_then(&s, ExitCode::SUCCESS)
+        }
         Err(e) => bad(e),
     }
 }

@@ -188,6 +188,7 @@ fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
             watches,
             values,
             system: Some(info),
+            kinds: Default::default(),
         }
     } else {
         if l.tb.instances.is_empty() {
@@ -199,6 +200,7 @@ fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
         testbench::elaborate(l)?
     };
     let nl = std::mem::take(&mut el.netlist);
+    el.kinds = nl.kind_counts();
     let sim = nl.elaborate(seed).map_err(|e| testbench::elab_error(l, e))?;
     Ok((sim, el))
 }

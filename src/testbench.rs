@@ -323,6 +323,9 @@ pub struct Elaborated {
     pub values: HashMap<TypeId, ValueOps>,
     /// System form: flows and topology facts.
     pub system: Option<crate::system::SystemInfo>,
+    /// Instances per kind (count, whether the kind is a composite), filled when the netlist is
+    /// elaborated (`hwsim check` prints them).
+    pub kinds: BTreeMap<String, (usize, bool)>,
 }
 
 /// Resolves the ports the checks read.
@@ -461,7 +464,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
             let (ports, build) = kind
                 .make(&params)
                 .map_err(|m| l.error_at(name, format!("instance `{name}` ({}): params: {m}", spec.kind)))?;
-            nl.add(&path, kind.name, ports, build).map_err(|e| elab_error(l, e))?;
+            registry::add_instance(&mut nl, &path, kind.name, ports, build).map_err(|e| elab_error(l, e))?;
         }
     }
 
@@ -589,6 +592,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
         watches,
         values,
         system: None,
+        kinds: BTreeMap::new(),
     })
 }
 

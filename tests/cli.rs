@@ -343,7 +343,12 @@ fn check_prints_counts() {
     // src, fifo, snk (no stimulus driver, no sink: both streams are consumed); one net per
     // output port (src.out, fifo.out, snk.last); producer sent + stall_cycles, fifo passed +
     // peak_occupancy, consumer received + sum.
-    assert_eq!(stdout(&o), format!("{FIFO_TB}: ok — 3 instances, 3 nets, 6 counters\n"));
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "{FIFO_TB}: ok — 3 instances, 3 nets, 6 counters\n  blocks per kind:\n          1  consumer\n          1  fifo\n          1  producer\n"
+        )
+    );
     assert!(stderr(&o).is_empty(), "stderr: {}", stderr(&o));
 }
 
@@ -360,7 +365,7 @@ fn check_counts_testbench_helpers() {
     let o = hwsim(&[Path::new("check"), tb.as_path()]);
     assert_code(&o, 0);
     assert!(
-        stdout(&o).ends_with(": ok — 3 instances, 2 nets, 2 counters\n"),
+        stdout(&o).contains(": ok — 3 instances, 2 nets, 2 counters\n  blocks per kind:\n          1  fifo\n          1  sink\n          1  stimulus\n"),
         "{}",
         stdout(&o)
     );

@@ -56,8 +56,10 @@ fn build_every_kind_at_extremes() {
                 let case = format!("{} {}={x}", kind.name, path.join("."));
                 println!("case {case}");
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    let Ok((ports, build)) = kind.make(&params) else { return };
-                    if let Ok(mut h) = Harness::new(kind.name, ports, build, 1, 2) {
+                    let Ok((ports, body)) = kind.make(&params) else { return };
+                    let add =
+                        |nl: &mut hwsim_hw::Netlist, ports| registry::add_instance(nl, "dut", kind.name, ports, body);
+                    if let Ok(mut h) = Harness::new_with(ports, add, 1, 2) {
                         let _ = h.run(1000);
                     }
                 }));

@@ -43,6 +43,23 @@ impl Harness {
         seed: u64,
         sink_capacity: u32,
     ) -> Result<Harness, ElabError> {
+        let k = kind.to_string();
+        Self::new_with(
+            ports,
+            move |nl, ports| nl.add("dut", &k, ports, build).map(|_| ()),
+            seed,
+            sink_capacity,
+        )
+    }
+
+    /// A bench around whatever `add` puts at `dut` with the ports `ports` (a block, or a
+    /// composite and its children): every port bound to the bench as in [`Harness::new`].
+    pub fn new_with(
+        ports: Vec<PortDecl>,
+        add: impl FnOnce(&mut Netlist, Vec<PortDecl>) -> Result<(), ElabError>,
+        seed: u64,
+        sink_capacity: u32,
+    ) -> Result<Harness, ElabError> {
         let mut nl = Netlist::new();
         let names: Vec<(String, Dir)> = ports.iter().map(|p| (p.name.clone(), p.dir)).collect();
         let comb: HashSet<String> = ports
@@ -56,7 +73,7 @@ impl Harness {
             .iter()
             .map(|p| p.flipped(sink_capacity))
             .partition(|p| p.dir == Dir::Out);
-        nl.add("dut", kind, ports, build)?;
+        add(&mut nl, ports)?;
         let grabbed: Rc<RefCell<HashMap<String, Rc<dyn Any>>>> = Rc::default();
         for (inst, mirror_ports) in [("tb", drive), ("tbo", watch)] {
             let g = grabbed.clone();

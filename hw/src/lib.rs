@@ -34,7 +34,7 @@ pub use component::{Component, CounterId, Ctx, Wake};
 pub use error::{ElabError, SimError};
 pub use harness::Harness;
 pub use net::{CombOut, In, NetDyn, Out, SignalNet, StreamIn, StreamNet, StreamOut};
-pub use netlist::{Binder, BuildFn, BuildResult, Dir, InstId, Netlist, PortDecl, Shape, Timing};
+pub use netlist::{Binder, BuildFn, BuildResult, Dir, DotOptions, InstId, Netlist, PortDecl, Shape, Timing};
 pub use rng::Rng;
 pub use sim::{Sim, Stats, Stop};
 pub use trace::{glob_match, selected as trace_selected, SharedBuffer, TraceOptions};

@@ -35,14 +35,27 @@ pub enum Timing {
     Comb,
 }
 
-pub(crate) type MakeNet = fn(u32, Rc<NetShared>, u32, bool) -> (Rc<dyn NetDyn>, Rc<dyn Any>);
+/// Makes a net: (id, shared, capacity, combinational, width).
+pub(crate) type MakeNet = fn(u32, Rc<NetShared>, u32, bool, u32) -> (Rc<dyn NetDyn>, Rc<dyn Any>);
 
-fn make_signal<T: SignalValue>(id: u32, _sh: Rc<NetShared>, _cap: u32, comb: bool) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
+fn make_signal<T: SignalValue>(
+    id: u32,
+    _sh: Rc<NetShared>,
+    _cap: u32,
+    comb: bool,
+    _width: u32,
+) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
     let n = SignalNet::<T>::create(id, comb);
     (n.clone(), n)
 }
-fn make_stream<T: Value>(id: u32, sh: Rc<NetShared>, cap: u32, comb: bool) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
-    let n = StreamNet::<T>::create(id, sh, cap, comb);
+fn make_stream<T: Value>(
+    id: u32,
+    sh: Rc<NetShared>,
+    cap: u32,
+    comb: bool,
+    width: u32,
+) -> (Rc<dyn NetDyn>, Rc<dyn Any>) {
+    let n = StreamNet::<T>::create(id, sh, cap, comb, width);
     (n.clone(), n)
 }
 
@@ -63,6 +76,9 @@ pub struct PortDecl {
     pub from_state: bool,
     /// For a stream input: its capacity in messages (the receiver's buffer).
     pub capacity: u32,
+    /// For a stream output: pushes allowed per cycle (1; more for a bundle of lanes, see
+    /// [`PortDecl::width`]).
+    pub width: u32,
     /// Value type name (short form, for messages and `hwsim list`).
     pub type_name: &'static str,
     /// Value type identity, for the type check.
@@ -92,6 +108,7 @@ impl PortDecl {
             timing: Timing::Registered,
             from_state: false,
             capacity,
+            width: 1,
             type_name: short_type_name::<T>(),
             type_id: TypeId::of::<T>(),
             optional: false,
@@ -145,6 +162,13 @@ impl PortDecl {
         self.from_state = true;
         self
     }
+    /// A stream output that takes up to `n` pushes per cycle: `n` lanes handed over together
+    /// (a block that checks several frames in a cycle reports on each). Each push still counts
+    /// against the consumer's capacity.
+    pub fn width(mut self, n: u32) -> Self {
+        self.width = n.max(1);
+        self
+    }
     /// Marks an input optional (unbound → reset value forever).
     pub fn optional(mut self) -> Self {
         self.optional = true;
@@ -180,7 +204,12 @@ impl PortDecl {
             Timing::Comb => "comb ",
         };
         let state = if self.from_state { " from state" } else { "" };
-        format!("{timing}{shape}<{}>{state}", self.type_name)
+        let width = if self.width > 1 {
+            format!(" ×{}", self.width)
+        } else {
+            String::new()
+        };
+        format!("{timing}{shape}<{}>{width}{state}", self.type_name)
     }
 }
 

@@ -1376,12 +1376,12 @@ fn dot_has_one_node_per_instance_and_labelled_edges() {
     }
     let edges: Vec<&str> = dot.lines().filter(|l| l.contains("->")).collect();
     assert_eq!(edges.len(), 4, "{dot}");
-    // Node ids follow insertion order.
+    // Node ids follow the paths' order (chip0.a, chip0.b, chip0.c, chip0.r, h, p).
     for e in [
-        "  n0 -> n1 [label=\"out → in : u64\"];",
-        "  n1 -> n2 [label=\"out → in : u64\"];",
-        "  n1 -> n3 [label=\"out → in : u64\"];",
-        "  n4 -> n5 [label=\"out → in : u64\"];",
+        "  n0 -> n3 [label=\"out → in : u64\"];",
+        "  n3 -> n1 [label=\"out → in : u64\"];",
+        "  n3 -> n2 [label=\"out → in : u64\"];",
+        "  n5 -> n4 [label=\"out → in : u64\"];",
     ] {
         assert!(edges.contains(&e), "{e} in\n{dot}");
     }

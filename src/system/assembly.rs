@@ -18,9 +18,9 @@ pub(super) fn make(
     let k = registry::find(blocks, kind)
         .ok_or_else(|| InputError::new(&l.path, format!("internal: no block kind {kind}")))?;
     let merged = yaml::merge(&k.defaults, params);
-    let (ports, build) = k
+    let (ports, body) = k
         .make(&merged)
         .map_err(|m| l.error_at_param("system", format!("`{path}` ({kind}): {m}")))?;
-    nl.add(path, kind, ports, build).map_err(|e| elab_error(l, e))?;
+    registry::add_instance(nl, path, kind, ports, body).map_err(|e| elab_error(l, e))?;
     Ok(())
 }

@@ -12,18 +12,25 @@ use crate::Cycle;
 
 /// A bounded stream net.
 ///
-/// A push goes straight to the back of `items`, flagged `pending` until the commit: the
+/// A push goes straight to the back of `items`, counted in `pushed` until the commit: the
 /// consumer sees only the messages before it, so a push at n is still visible only at n + 1,
-/// and the commit moves no message. (It used to hold the push aside in an `Option<T>` and move
+/// and the commit moves no message. A stream takes one push per cycle, or up to its declared
+/// width (a bundle of lanes: several messages handed over in one cycle). (It used to hold the push aside in an `Option<T>` and move
 /// it in, cloning it once more for the trace: those moves of a freshly written message, through
 /// the stack, were half of a commit's time on the switch workloads.)
 pub struct StreamNet<T: Value> {
     /// The kernel's part (never `fast`; the dirty list points at it, wherever it lies).
     head: NetHead,
-    /// The committed messages not yet popped, then this cycle's push while `pending`.
+    /// The committed messages not yet popped, then this cycle's pushes.
     items: RefCell<VecDeque<T>>,
-    /// Whether the back of `items` is this cycle's push (not yet visible to the consumer).
-    pending: Cell<bool>,
+    /// This cycle's pushes: the back `pushed` messages of `items` (not yet visible to the
+    /// consumer of a registered stream).
+    pushed: Cell<u32>,
+    /// Pushes allowed per cycle: 1, or more for a declared-wide stream (`PortDecl::width`).
+    width: u32,
+    /// This cycle's pushes, kept while logging (a combinational consumer may pop them before
+    /// the commit records them).
+    log_pending: RefCell<Vec<T>>,
     /// Occupancy as committed at the end of the previous cycle: what the producer sees.
     committed_len: Cell<u32>,
     popped: Cell<u32>,
@@ -41,13 +48,15 @@ pub struct StreamNet<T: Value> {
 }
 
 impl<T: Value> StreamNet<T> {
-    pub(crate) fn create(id: u32, shared: Rc<NetShared>, capacity: u32, comb: bool) -> Rc<Self> {
+    pub(crate) fn create(id: u32, shared: Rc<NetShared>, capacity: u32, comb: bool, width: u32) -> Rc<Self> {
         Rc::new(StreamNet {
             // The capacity is a bound, not a preallocation: a deep stream (a user's
             // `depth: 4294967295`) grows only as messages actually queue.
             head: NetHead::new(id, comb),
             items: RefCell::new(VecDeque::with_capacity((capacity as usize).min(1024) + 1)),
-            pending: Cell::new(false),
+            pushed: Cell::new(0),
+            width: width.max(1),
+            log_pending: RefCell::new(Vec::new()),
             committed_len: Cell::new(0),
             popped: Cell::new(0),
             capacity,
@@ -72,10 +81,18 @@ impl<T: Value> StreamNet<T> {
     fn visible(&self, q: &VecDeque<T>) -> usize {
         q.len() - self.hidden()
     }
-    /// 1 while this cycle's push is hidden from the consumer (a registered stream), else 0.
+    /// This cycle's pushes while they are hidden from the consumer (a registered stream), else 0.
     #[inline]
     fn hidden(&self) -> usize {
-        (self.pending.get() & !self.head.comb) as usize
+        if self.head.comb {
+            0
+        } else {
+            self.pushed.get() as usize
+        }
+    }
+    /// Pushes allowed per cycle.
+    pub fn width(&self) -> u32 {
+        self.width
     }
     /// Whether this is a combinational stream.
     pub fn is_comb(&self) -> bool {
@@ -100,17 +117,15 @@ impl<T: Value> StreamNet<T> {
     #[cold]
     #[inline(never)]
     fn record(&self, now: Cycle) {
-        // This cycle's push is the back of the queue, or, on a combinational stream whose
-        // consumer took it (and all before it) in the same cycle, the last message popped.
-        let v = self
-            .items
-            .borrow()
-            .back()
-            .cloned()
-            .or_else(|| self.last_out.borrow().clone());
-        if let (Some(log), Some(v)) = (self.log.borrow_mut().as_mut(), v) {
-            log.push((now, v));
+        let mut pending = self.log_pending.borrow_mut();
+        if let Some(log) = self.log.borrow_mut().as_mut() {
+            log.extend(pending.drain(..).map(|v| (now, v)));
         }
+    }
+    #[cold]
+    #[inline(never)]
+    fn keep_for_log(&self, v: &T) {
+        self.log_pending.borrow_mut().push(v.clone());
     }
 }
 
@@ -120,12 +135,13 @@ impl<T: Value> NetDyn for StreamNet<T> {
         self.head.dirty.set(false);
         self.head.woken.set(false);
         let mut flags = 0;
-        if self.pending.replace(false) {
+        let pushed = self.pushed.replace(0);
+        if pushed > 0 {
             if self.logging.get() {
                 self.record(now);
             }
             self.pushed_at.set(now);
-            self.pushes.set(self.pushes.get() + 1);
+            self.pushes.set(self.pushes.get() + u64::from(pushed));
             flags |= CHANGED;
         }
         if self.popped.replace(0) > 0 {
@@ -242,14 +258,18 @@ impl<T: Value> StreamOut<T> {
     /// no push yet this cycle.
     #[inline]
     pub fn can_push(&self) -> bool {
-        self.0.committed_len.get() < self.0.capacity && !self.0.pending.get()
+        let n = &*self.0;
+        n.committed_len.get() + n.pushed.get() < n.capacity && n.pushed.get() < n.width
     }
     /// Pushes `v` if [`can_push`](Self::can_push), else hands it back.
     #[inline]
     pub fn try_push(&self, v: T) -> Result<(), T> {
         if self.can_push() {
+            if self.0.logging.get() {
+                self.0.keep_for_log(&v);
+            }
             self.0.items.borrow_mut().push_back(v);
-            self.0.pending.set(true);
+            self.0.pushed.set(self.0.pushed.get() + 1);
             self.0.mark();
             if self.0.head.comb {
                 self.0.shared.comb_wake(&self.0.head);
@@ -263,8 +283,12 @@ impl<T: Value> StreamOut<T> {
     /// the message is dropped and the run stops with an error naming this stream.
     pub fn push(&self, v: T) {
         if let Err(v) = self.try_push(v) {
-            let why = if self.0.pending.get() {
-                "second push in one cycle".to_string()
+            let why = if self.0.pushed.get() >= self.0.width {
+                if self.0.width == 1 {
+                    "second push in one cycle".to_string()
+                } else {
+                    format!("push beyond the stream's width ({} per cycle)", self.0.width)
+                }
             } else {
                 format!("push into a full stream (capacity {})", self.0.capacity)
             };

@@ -16,7 +16,11 @@ pub struct Binder<'a> {
     pub(super) ports: &'a [PortDecl],
     pub(super) port_index: Option<&'a HashMap<String, usize>>,
     pub(super) nets: Vec<Option<Rc<dyn Any>>>,
+    /// Full names of the counters declared so far.
     pub(super) counters: Vec<String>,
+    /// The scope counters are named in (`<scope>.<name>`): the instance's path, unless the block
+    /// was built to report in its composite's scope ([`Binder::counters_in`]).
+    pub(super) counter_scope: Option<String>,
     pub(super) shared: Rc<NetShared>,
 }
 
@@ -88,9 +92,18 @@ impl Binder<'_> {
         let p = find_port(self.ports, self.port_index, name)?;
         self.nets[p].clone()
     }
-    /// Declares a counter; it appears as `<path>.<name>` in reports.
+    /// Counters declared from now on are named `<scope>.<name>` rather than `<path>.<name>`: a
+    /// composite's children report their counters where the composite's users look for them
+    /// (an LG's TX counters are `chip0.lg3.tx.*` whichever of its modules counts), and the same
+    /// block alone in a module testbench reports under its own path.
+    pub fn counters_in(&mut self, scope: &str) {
+        self.counter_scope = Some(scope.to_string());
+    }
+    /// Declares a counter; it appears as `<path>.<name>` in reports (see
+    /// [`Binder::counters_in`]).
     pub fn counter(&mut self, name: &str) -> CounterId {
-        self.counters.push(name.to_string());
+        let scope = self.counter_scope.as_deref().unwrap_or(&self.instance);
+        self.counters.push(format!("{scope}.{name}"));
         CounterId(self.counters.len() as u32 - 1)
     }
 }

@@ -15,6 +15,7 @@
 //! before every tick of the cycle.
 
 mod binder;
+mod hier;
 mod schedule;
 
 use std::any::Any;
@@ -26,6 +27,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 
 pub use crate::port::{Dir, PortDecl, Shape, Timing};
 pub use binder::Binder;
+pub use hier::DotOptions;
 
 use crate::component::Component;
 use crate::error::ElabError;
@@ -91,6 +93,12 @@ pub struct Netlist {
     by_path: HashMap<String, usize>,
     binds: Vec<Binding>,
     graph: DiGraph<String, EdgeLabel>,
+    /// Composites (`hier.rs`): scopes with ports and no logic.
+    comps: Vec<hier::Composite>,
+    comp_by_path: HashMap<String, usize>,
+    /// Per leaf endpoint a composite exports: the composite ports standing for it, innermost
+    /// first.
+    outer_name: HashMap<Endpoint, Vec<String>>,
 }
 
 impl Netlist {
@@ -104,7 +112,7 @@ impl Netlist {
         if path.is_empty() || path.split('.').any(|s| s.is_empty() || s.contains(char::is_whitespace)) {
             return Err(ElabError::BadName { name: path.to_string() });
         }
-        if self.by_path.contains_key(path) {
+        if self.by_path.contains_key(path) || self.comp_by_path.contains_key(path) {
             return Err(ElabError::DuplicateInstance { path: path.to_string() });
         }
         let mut seen = std::collections::HashSet::new();
@@ -137,14 +145,25 @@ impl Netlist {
         self.by_path.contains_key(path)
     }
 
-    /// The declared ports of an instance.
-    pub fn ports_of(&self, path: &str) -> Option<&[PortDecl]> {
-        self.by_path.get(path).map(|&i| self.insts[i].ports.as_slice())
+    /// The paths of every instance, in creation order.
+    pub fn instance_paths(&self) -> impl Iterator<Item = &str> {
+        self.insts.iter().map(|i| i.path.as_str())
     }
 
-    /// The kind of an instance.
+    /// The declared ports of an instance or a composite.
+    pub fn ports_of(&self, path: &str) -> Option<&[PortDecl]> {
+        match self.by_path.get(path) {
+            Some(&i) => Some(self.insts[i].ports.as_slice()),
+            None => self.comp_by_path.get(path).map(|&c| self.comps[c].ports.as_slice()),
+        }
+    }
+
+    /// The kind of an instance or a composite.
     pub fn kind_of(&self, path: &str) -> Option<&str> {
-        self.by_path.get(path).map(|&i| self.insts[i].kind.as_str())
+        match self.by_path.get(path) {
+            Some(&i) => Some(self.insts[i].kind.as_str()),
+            None => self.comp_by_path.get(path).map(|&c| self.comps[c].kind.as_str()),
+        }
     }
 
     /// Number of instances.
@@ -206,8 +225,26 @@ impl Netlist {
     /// Binds output `from` ("inst.port") to input `to`. `capacity` overrides a stream input's
     /// buffer depth.
     pub fn connect(&mut self, from: &str, to: &str, capacity: Option<u32>) -> Result<(), ElabError> {
-        let f = self.resolve(from)?;
-        let t = self.resolve(to)?;
+        let froms = self.resolve_all(from)?;
+        if froms.len() != 1 {
+            let (_, d) = self.port_at(froms[0]);
+            return Err(ElabError::WrongDirection {
+                endpoint: from.to_string(),
+                expected: if d.dir == Dir::In {
+                    "an output (driver)"
+                } else {
+                    "one driver"
+                },
+            });
+        }
+        for t in self.resolve_all(to)? {
+            self.bind(froms[0], t, capacity)?;
+        }
+        Ok(())
+    }
+
+    /// One binding between leaf endpoints, checked.
+    fn bind(&mut self, f: Endpoint, t: Endpoint, capacity: Option<u32>) -> Result<(), ElabError> {
         let fd = &self.insts[f.0].ports[f.1];
         let td = &self.insts[t.0].ports[t.1];
         if fd.dir != Dir::Out {
@@ -258,9 +295,14 @@ impl Netlist {
         &self.graph
     }
 
-    /// Graphviz DOT of the netlist: one box per instance, one edge per binding labelled
-    /// `out → in : type`.
+    /// Graphviz DOT of the whole netlist (see [`Netlist::to_dot_with`]).
     pub fn to_dot(&self) -> String {
+        self.to_dot_with(&DotOptions::default())
+    }
+
+    /// Graphviz DOT without clusters: one box per instance, one edge per binding labelled
+    /// `out → in : type`.
+    pub fn to_flat_dot(&self) -> String {
         let mut s = String::from("digraph netlist {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n");
         for n in self.graph.node_indices() {
             let _ = writeln!(
@@ -336,9 +378,13 @@ impl Netlist {
                             })
                             .unwrap_or(1),
                     };
-                    let (dynnet, anynet) = (d.make)(id, shared.clone(), cap, d.timing == Timing::Comb);
+                    let (dynnet, anynet) = (d.make)(id, shared.clone(), cap, d.timing == Timing::Comb, d.width);
                     nets.push(dynnet);
-                    net_paths.push(format!("{}.{}", inst.path, d.name));
+                    net_paths.push(if d.dir == Dir::Out {
+                        self.net_name((i, p))
+                    } else {
+                        format!("{}.{}", inst.path, d.name)
+                    });
                     net_writer.push(if is_const_input { u32::MAX } else { i as u32 });
                     net_readers.push(if is_const_input { vec![i as u32] } else { Vec::new() });
                     port_net.insert((i, p), (id, anynet));
@@ -363,10 +409,12 @@ impl Netlist {
             paths,
             kinds,
         } = self.build_components(&port_net, &shared)?;
-        let aliases: Vec<(String, String)> = driver
+        let mut aliases: Vec<(String, String)> = driver
             .iter()
-            .map(|(&input, &out)| (self.endpoint(input), self.endpoint(out)))
+            .map(|(&input, &out)| (self.endpoint(input), self.net_name(out)))
             .collect();
+        // Then the composites' ports, whose targets the first ones define.
+        aliases.extend(self.export_aliases());
         let mut sim = Sim::new(
             seed,
             comps,
@@ -417,6 +465,7 @@ impl Netlist {
                     .map(|(p, _)| port_net.get(&(i, p)).map(|(_, a)| a.clone()))
                     .collect(),
                 counters: Vec::new(),
+                counter_scope: None,
                 shared: shared.clone(),
             };
             let build = inst.build.take().expect("built once");
@@ -426,7 +475,7 @@ impl Netlist {
             })?;
             counter_base.push(counter_names.len() as u32);
             counter_len.push(binder.counters.len() as u32);
-            counter_names.extend(binder.counters.iter().map(|c| format!("{}.{}", inst.path, c)));
+            counter_names.append(&mut binder.counters);
             comps.push(comp);
             paths.push(inst.path.clone());
             kinds.push(inst.kind.clone());
@@ -479,20 +528,20 @@ impl Netlist {
         }
         for (i, inst) in self.insts.iter().enumerate() {
             for (p, d) in inst.ports.iter().enumerate() {
+                // A port a composite exports is reported as the composite's.
+                let (instance, kind, port) = self
+                    .outer_input((i, p))
+                    .unwrap_or_else(|| (inst.path.clone(), inst.kind.clone(), d.name.clone()));
                 if d.dir == Dir::In && !d.optional && !driver.contains_key(&(i, p)) {
                     return Err(ElabError::UnboundInput {
-                        instance: inst.path.clone(),
-                        kind: inst.kind.clone(),
-                        port: d.name.clone(),
+                        instance,
+                        kind,
+                        port,
                         type_name: d.describe(),
                     });
                 }
                 if d.dir == Dir::Out && d.shape == Shape::Stream && !consumers.contains_key(&(i, p)) {
-                    return Err(ElabError::UnboundStreamOutput {
-                        instance: inst.path.clone(),
-                        kind: inst.kind.clone(),
-                        port: d.name.clone(),
-                    });
+                    return Err(ElabError::UnboundStreamOutput { instance, kind, port });
                 }
             }
         }

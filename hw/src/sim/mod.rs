@@ -317,7 +317,11 @@ impl Sim {
         let b = self.counter_base[c] as usize;
         let l = self.counter_len[c] as usize;
         (b..b + l)
-            .map(|i| (&self.counter_names[i][path.len() + 1..], self.counters[i]))
+            // The name after its scope (a block may count in its composite's scope).
+            .map(|i| {
+                let n = &self.counter_names[i];
+                (n.rsplit_once('.').map_or(n.as_str(), |(_, c)| c), self.counters[i])
+            })
             .collect()
     }
 
