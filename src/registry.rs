@@ -67,7 +67,6 @@ impl BlockKind {
 
 /// A composite kind: `ports` are the ones it shows outside, `expand` creates its children
 /// (under the path it is given) and exports those ports to theirs.
-#[allow(dead_code)] // the RC Link composites are the first users
 fn composite_kind<P>(
     name: &'static str,
     doc: &'static str,
@@ -323,23 +322,29 @@ pub fn blocks() -> Vec<BlockKind> {
             rc::cnp_merge::ports,
             rc::cnp_merge::build,
         ),
-        kind(
+        composite_kind(
             "rclink_rx",
-            "RC Link RX of one LG: PSN check, ACK MERGE, credit return, CNP, ACK-VC CBFC (seed 000 «RX 侧设计», 002 «CBFC»)",
+            "RC Link RX of one LG (composite: psn_check → ack_merge → rx_ctrl): PSN check, ACK MERGE, credit return, CNP, ACK-VC CBFC (seed 000 «RX 侧设计», 002 «CBFC»)",
             rc::rx::ports,
-            rc::rx::build,
+            rc::rx::expand,
         ),
         kind(
             "psn_check",
-            "RC Link RX PSN check alone: EPSN per (src, qp), NAK once per gap, FACK, credit return, CNP (seed 000 «PSN 校验与三种结果»)",
+            "RC Link RX PSN check: EPSN per (src, qp), NAK once per gap, FACK, credit return, CNP, delivery; hands its control messages and accepted packets on in the same cycle (seed 000 «PSN 校验与三种结果»)",
             rc::psn_check::ports,
             rc::psn_check::build,
         ),
         kind(
             "ack_merge",
-            "RC Link RX ACK MERGE alone: demand-driven poll, cumulative ACK ≤ merge_depth (seed 000 «ACK MERGE 汇聚»)",
+            "RC Link RX ACK MERGE: demand-driven poll, cumulative ACK ≤ merge_depth, handed to the control queue in the same cycle (seed 000 «ACK MERGE 汇聚»)",
             rc::ack_merge::ports,
             rc::ack_merge::build,
+        ),
+        kind(
+            "rx_ctrl",
+            "RC Link RX control queue: ACK / NAK / CNP in generation order, one per cycle, ACK-VC CBFC gate (seed 000 «RX 侧设计», 002 «CBFC 详细行为»)",
+            rc::rx_ctrl::ports,
+            rc::rx_ctrl::build,
         ),
         kind(
             "rx_cap",
@@ -422,6 +427,8 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
         signal_type::<hp::RxAccepted>("RxAccepted"),
     );
     // The counts the RX modules show at their widths (psn_check.credits_due, ack_merge.pending).
+    m.insert(TypeId::of::<hp::RxCtrl>(), signal_type::<hp::RxCtrl>("RxCtrl"));
+    m.insert(TypeId::of::<hp::CtrlKind>(), signal_type::<hp::CtrlKind>("CtrlKind"));
     m.insert(TypeId::of::<hp::PktCount>(), signal_type::<hp::PktCount>("PktCount"));
     m.insert(
         TypeId::of::<hp::CreditCount>(),

@@ -337,8 +337,7 @@ pub fn watches(
     let mut watches = BTreeMap::new();
     for e in &l.tb.expect {
         if let Some(ep) = &e.port {
-            let at = nl.resolve(ep).map_err(|e| elab_error(l, e))?;
-            let (_, d) = nl.port_at(at);
+            let d = nl.decl_of(ep).map_err(|e| elab_error(l, e))?;
             if !values.contains_key(&d.type_id) {
                 return Err(l.error_at(
                     ep,
@@ -509,8 +508,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
     }
     for (endpoint, mut r) in rows {
         r.sort_by_key(|(c, _)| *c);
-        let at = nl.resolve(&endpoint).map_err(|e| elab_error(l, e))?;
-        let decl = nl.port_at(at).1.clone();
+        let decl = nl.decl_of(&endpoint).map_err(|e| elab_error(l, e))?.clone();
         if decl.dir != Dir::In {
             return Err(l.error_at(
                 &endpoint,
@@ -547,7 +545,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
             for d in nl.ports_of(&inst).unwrap_or(&[]) {
                 let ep = format!("{inst}.{}", d.name);
                 if d.dir == Dir::Out && d.shape == Shape::Stream && !bound_outputs.contains(&ep) {
-                    sinks.push((ep, d.type_id, d.type_name, d.timing));
+                    sinks.push((ep, d.type_id, d.type_name, d.timing, d.width));
                 }
             }
         }
@@ -555,22 +553,26 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
     // One sink per value type takes all of that type's streams (one activation per cycle for a
     // block's busy outputs rather than one per output), in the order the outputs were found.
     // (Combinational streams have a sink of their own: its inputs must be combinational too.)
-    let mut groups: Vec<((TypeId, Timing), Vec<String>)> = Vec::new();
-    for (ep, tid, tname, timing) in sinks {
+    let mut groups: Vec<((TypeId, Timing), Vec<String>, u32)> = Vec::new();
+    for (ep, tid, tname, timing, width) in sinks {
         if !values.contains_key(&tid) {
             return Err(l.error_at(
                 &ep,
                 format!("stream `{ep}` ({tname}) is unconnected and has no testbench sink"),
             ));
         }
-        match groups.iter_mut().find(|(t, _)| *t == (tid, timing)) {
-            Some((_, eps)) => eps.push(ep),
-            None => groups.push(((tid, timing), vec![ep])),
+        match groups.iter_mut().find(|(t, ..)| *t == (tid, timing)) {
+            Some((_, eps, w)) => {
+                eps.push(ep);
+                *w = (*w).max(width);
+            }
+            None => groups.push(((tid, timing), vec![ep], width)),
         }
     }
-    for ((tid, timing), eps) in groups {
+    for ((tid, timing), eps, width) in groups {
         let ops = &values[&tid];
-        let (ports, build) = ops.sink(2, eps.len(), timing);
+        // Room for one cycle of a wide stream's pushes (the sink takes them all that cycle).
+        let (ports, build) = ops.sink(width.max(2), eps.len(), timing);
         let name: String = ops
             .name
             .chars()
@@ -629,7 +631,7 @@ fn check_txn_budget<'a>(l: &'a Loaded, blocks: &[BlockKind], nl: &Netlist) -> Re
     };
     let txn = TypeId::of::<hwsim_ports::Txn>();
     for (i, s) in l.tb.stimulus.iter().enumerate() {
-        if nl.resolve(&s.port).is_ok_and(|at| nl.port_at(at).1.type_id == txn) {
+        if nl.decl_of(&s.port).is_ok_and(|d| d.type_id == txn) {
             charge(crate::system::txn_memory(bytes_of(&s.value), mps, 1), Ok(i));
         }
     }

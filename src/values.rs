@@ -139,10 +139,20 @@ impl<T: HwValue> Component for StreamDriver<T> {
 /// its own (a stream's push wakes the sink; after a pop it looks again the next cycle).
 struct Sink<T: HwValue> {
     inputs: Vec<StreamIn<T>>,
+    /// Take everything visible (combinational streams, which may carry several messages a
+    /// cycle), not one per cycle.
+    drain: bool,
 }
 
 impl<T: HwValue> Component for Sink<T> {
     fn tick(&mut self, _ctx: &mut Ctx<'_>) -> Wake {
+        if self.drain {
+            // A combinational push wakes us in its cycle: take it all then.
+            for input in &self.inputs {
+                while input.pop().is_some() {}
+            }
+            return Wake::OnInput;
+        }
         // After a pop, look again next cycle (a tick that finds every stream empty pops
         // nothing and sleeps): cheaper than asking each stream whether it still holds one.
         let mut popped = false;
@@ -203,6 +213,7 @@ fn sink<T: HwValue>(capacity: u32, count: usize, timing: Timing) -> (Vec<PortDec
             inputs: (0..count)
                 .map(|k| b.stream_in::<T>(&format!("in{k}")))
                 .collect::<Result<_, _>>()?,
+            drain: timing == Timing::Comb,
         }) as Box<dyn Component>)
     });
     let ports = (0..count)

@@ -12,7 +12,7 @@ use std::rc::Rc;
 
 use crate::component::{Component, Ctx, Wake};
 use crate::error::{ElabError, SimError};
-use crate::net::{SignalNet, StreamIn, StreamNet, StreamOut};
+use crate::net::{NetDyn, SignalNet, StreamIn, StreamNet, StreamOut};
 use crate::netlist::{BuildFn, Dir, Netlist, PortDecl, Timing};
 use crate::sim::Sim;
 use crate::value::{SignalValue, Value};
@@ -109,11 +109,18 @@ impl Harness {
     }
 
     fn net<N: 'static>(&self, port: &str) -> Rc<N> {
-        let any = self
-            .nets
-            .get(port)
-            .unwrap_or_else(|| panic!("harness: no port `{port}`"))
-            .clone();
+        // A port of the DUT, or (a composite's) a net inside it: `psn_check.epsn`.
+        let any = match self.nets.get(port) {
+            Some(n) => n.clone(),
+            None => {
+                let n = self
+                    .sim
+                    .net(&format!("dut.{port}"))
+                    .unwrap_or_else(|| panic!("harness: no port or net `{port}`"));
+                let rc: Rc<dyn NetDyn> = n.clone();
+                rc.into_any()
+            }
+        };
         any.downcast::<N>()
             .unwrap_or_else(|_| panic!("harness: port `{port}` has another type or shape"))
     }

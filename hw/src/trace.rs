@@ -175,6 +175,7 @@ impl VcdTracer {
         opts: TraceOptions,
         nets: &[Rc<dyn NetDyn>],
         net_paths: &[String],
+        aliases: &[Vec<String>],
     ) -> Result<VcdTracer, SimError> {
         let mut root = Scope::default();
         let mut net_vars = vec![None; nets.len()];
@@ -182,8 +183,16 @@ impl VcdTracer {
         let mut traced = Vec::new();
         let mut order: Vec<usize> = (0..nets.len()).collect();
         order.sort_by(|&a, &b| net_paths[a].cmp(&net_paths[b]));
+        let no_aliases: Vec<String> = Vec::new();
         for &n in &order {
-            if !selected(&opts.globs, &net_paths[n]) {
+            // A net appears under each of its names that the selection takes: its own, and the
+            // other scopes it passes through (a composite's port), as an RTL simulator shows a
+            // wire in every module it enters; the aliases share the net's id codes.
+            let names: Vec<&String> = std::iter::once(&net_paths[n])
+                .chain(aliases.get(n).unwrap_or(&no_aliases))
+                .filter(|p| selected(&opts.globs, p))
+                .collect();
+            if names.is_empty() {
                 continue;
             }
             let layout = nets[n].trace_layout();
@@ -191,19 +200,21 @@ impl VcdTracer {
                 continue;
             }
             traced.push(n as u32);
-            let segs: Vec<&str> = net_paths[n].split('.').collect();
-            let (port, scopes) = segs.split_last().expect("net path has a port");
-            let mut s = &mut root;
-            for seg in scopes {
-                s = s.child(seg);
-            }
             let first = vars_kinds.len() as u32;
-            if layout.len() == 1 && layout[0].0.is_empty() {
-                s.vars.push((port.to_string(), n as u32, 0));
-            } else {
-                let ps = s.child(port);
-                for (i, (name, _)) in layout.iter().enumerate() {
-                    ps.vars.push((name.clone(), n as u32, i));
+            for path in names {
+                let segs: Vec<&str> = path.split('.').collect();
+                let (port, scopes) = segs.split_last().expect("net path has a port");
+                let mut s = &mut root;
+                for seg in scopes {
+                    s = s.child(seg);
+                }
+                if layout.len() == 1 && layout[0].0.is_empty() {
+                    s.vars.push((port.to_string(), n as u32, 0));
+                } else {
+                    let ps = s.child(port);
+                    for (i, (name, _)) in layout.iter().enumerate() {
+                        ps.vars.push((name.clone(), n as u32, i));
+                    }
                 }
             }
             for (i, (_, k)) in layout.iter().enumerate() {
@@ -284,6 +295,22 @@ fn write_scope<W: Write>(
     for (vname, net, i) in &s.vars {
         let (first, _) = net_vars[*net as usize].expect("traced");
         let vi = first as usize + i;
+        if let Some(code) = &codes[vi] {
+            // Another name of a net already declared: the same id code.
+            let id: vcd::IdCode = code.parse().expect("a code the writer made");
+            let (width, index) = match kinds[vi].2 {
+                TraceKind::Bits(1) => (1, None),
+                TraceKind::Bits(b) | TraceKind::Wide(b) => (b, Some(vcd::ReferenceIndex::Range(b as i32 - 1, 0))),
+                TraceKind::Real => (64, None),
+            };
+            let ty = if kinds[vi].2 == TraceKind::Real {
+                vcd::VarType::Real
+            } else {
+                vcd::VarType::Wire
+            };
+            w.var_def(ty, width, id, vname, index).map_err(vcd_io)?;
+            continue;
+        }
         let id = match kinds[vi].2 {
             TraceKind::Bits(1) => w.add_var(vcd::VarType::Wire, 1, vname, None),
             TraceKind::Bits(b) => w.add_var(

@@ -246,3 +246,43 @@ fn the_dot_draws_clusters_and_cuts_at_a_depth_or_a_scope() {
     assert!(sc.contains("label=\"src\", style=dashed"), "{sc}");
     assert!(!sc.contains("cluster_chip {"), "{sc}");
 }
+
+#[test]
+fn a_net_is_traced_under_every_scope_it_passes_through() {
+    let mut nl = Netlist::new();
+    add_counter(&mut nl, "src", 3);
+    add_pair(&mut nl, "top");
+    add_stage(&mut nl, "sink", 0, false);
+    connect(&mut nl, "src.count", "top.in");
+    connect(&mut nl, "top.out", "sink.in");
+    let mut sim = nl.elaborate(1).unwrap();
+    let buf = hwsim_hw::SharedBuffer::default();
+    sim.trace_vcd(Box::new(buf.clone()), hwsim_hw::TraceOptions::default())
+        .unwrap();
+    sim.run(100).unwrap();
+    let now = sim.now();
+    sim.finish_trace(now).unwrap();
+    let vcd = buf.text();
+    // `$var wire 64 <code> <name> [63:0] $end` in each scope: top.out and top.b.out share a code,
+    // as do src.count and top.in.
+    let code = |scope: &str, name: &str| -> String {
+        let mut cur = Vec::new();
+        for l in vcd.lines() {
+            if let Some(r) = l.strip_prefix("$scope module ") {
+                cur.push(r.split_whitespace().next().unwrap().to_string());
+            } else if l.starts_with("$upscope") {
+                cur.pop();
+            } else if l.starts_with("$var") && cur.join(".") == scope {
+                let t: Vec<&str> = l.split_whitespace().collect();
+                if t[4] == name {
+                    return t[3].to_string();
+                }
+            }
+        }
+        panic!("no {scope}.{name} in\n{vcd}");
+    };
+    assert_eq!(code("top", "out"), code("top.b", "out"));
+    assert_eq!(code("top", "in"), code("src", "count"));
+    assert_eq!(code("top", "mid"), code("top.a", "out"));
+    assert_ne!(code("top", "out"), code("top", "in"));
+}

@@ -45,7 +45,7 @@ pub use paxi::{FlitKind, PackedEntry, PaxiFlit, MAX_PACKED};
 pub use psn::Psn;
 pub use qp::{QpId, VcBank};
 pub use rh::{Opcode, Rh};
-pub use rx_msg::{CreditCount, PktCount, RxAccepted};
+pub use rx_msg::{CreditCount, CtrlKind, PktCount, RxAccepted, RxCtrl};
 pub use switch_msg::{Cell, PfcChange, PfcFrame, PfcPause, PortId, MAX_SWITCH_PORTS};
 pub use tx_msg::{ArbReq, CbfcReq, SlotMap, UInt, VcCredits, SLOT_MAP_WORDS};
 pub use wire::{

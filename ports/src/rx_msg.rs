@@ -4,6 +4,7 @@
 //! | value | from → to | role |
 //! |---|---|---|
 //! | [`RxAccepted`] | PSN check → ACK MERGE | packets of one arrival accepted in order (or answered at once) |
+//! | [`RxCtrl`] ([`CtrlKind`]) | PSN check, ACK MERGE → control queue | one control message and its kind |
 //! | [`PktCount`], [`CreditCount`] | module state → waves | counts traced at their counter's width |
 //!
 //! Widths in the waves: chip id 16, QP 10, PSN 12, packet count 8 (a frame holds at most
@@ -12,9 +13,86 @@
 use hwsim_hw::{Trace, TraceField, TraceValue};
 use serde::{Deserialize, Serialize};
 
-use crate::msg::ChipId;
+use crate::msg::{ChipId, Ctrl};
 use crate::psn::Psn;
 use crate::qp::QpId;
+
+/// What an RX control message is, for the counters and the waves (3 bits): the PSN check makes
+/// NAKs, FACK ACKs, duplicate re-ACKs and CNPs, ACK MERGE the cumulative ACKs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[repr(u8)]
+pub enum CtrlKind {
+    /// Cumulative ACK from an ACK MERGE poll.
+    #[default]
+    Ack = 0,
+    /// Immediate ACK answering a zero-byte packet.
+    Fack = 1,
+    /// Immediate ACK answering a duplicate under `duplicate: ack`.
+    DupAck = 2,
+    /// NAK for a PSN gap.
+    Nak = 3,
+    /// Congestion notification for a CE-marked packet.
+    Cnp = 4,
+}
+
+impl CtrlKind {
+    /// Every kind, in declaration order (a kind's discriminant indexes it).
+    pub const ALL: [CtrlKind; 5] = [
+        CtrlKind::Ack,
+        CtrlKind::Fack,
+        CtrlKind::DupAck,
+        CtrlKind::Nak,
+        CtrlKind::Cnp,
+    ];
+
+    /// Whether it acknowledges: every kind but NAK and CNP.
+    pub fn is_ack(self) -> bool {
+        matches!(self, CtrlKind::Ack | CtrlKind::Fack | CtrlKind::DupAck)
+    }
+}
+
+impl Trace for CtrlKind {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 1] = [TraceField::bits("", 3)];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(*self as u64);
+    }
+}
+
+/// One write into the RX's control queue: a message and what it is. The PSN check and ACK MERGE
+/// hand theirs to the queue (`rx_ctrl`) in the cycle they make them, in the order they make
+/// them; the queue sends them one per cycle as [`Ctrl`]s.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RxCtrl {
+    /// What it is.
+    pub kind: CtrlKind,
+    /// The message.
+    pub ctrl: Ctrl,
+}
+
+impl Trace for RxCtrl {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 8] = [
+            TraceField::bits("kind", 3),
+            TraceField::bits("src", 16),
+            TraceField::bits("dst", 16),
+            TraceField::bits("lg", 3),
+            TraceField::bits("opcode", 2),
+            TraceField::bits("nak", 1),
+            TraceField::bits("qp", 10),
+            TraceField::bits("ack_psn", 12),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.kind as u64);
+        self.ctrl.sample(&mut out[1..]);
+    }
+}
 
 /// PSN check → ACK MERGE: the outcome of one arrival for the window `(src, qp)` when it moved
 /// ACK MERGE's state. `npkts` in-order data packets were accepted (their PSNs are the `npkts`

@@ -135,6 +135,8 @@ pub trait NetDyn: Any {
     fn value_type(&self) -> &'static str;
     /// Downcast support: `SignalNet<T>` or `StreamNet<T>`.
     fn as_any(&self) -> &dyn Any;
+    /// The shared net as `Rc<dyn Any>` (downcast to `Rc<SignalNet<T>>` or `Rc<StreamNet<T>>`).
+    fn into_any(self: Rc<Self>) -> Rc<dyn Any>;
     /// Whether this is a stream (its first traced variable is `valid`).
     fn is_stream(&self) -> bool;
     /// Whether this is a combinational net (read by its readers in the cycle it is written).
@@ -363,6 +365,9 @@ impl<T: SignalValue> NetDyn for SignalNet<T> {
         std::any::type_name::<T>()
     }
     fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn into_any(self: Rc<Self>) -> Rc<dyn Any> {
         self
     }
     fn is_stream(&self) -> bool {

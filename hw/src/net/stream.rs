@@ -193,6 +193,9 @@ impl<T: Value> NetDyn for StreamNet<T> {
     fn as_any(&self) -> &dyn Any {
         self
     }
+    fn into_any(self: Rc<Self>) -> Rc<dyn Any> {
+        self
+    }
     fn is_stream(&self) -> bool {
         true
     }

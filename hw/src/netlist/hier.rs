@@ -126,6 +126,14 @@ impl Netlist {
         Ok(())
     }
 
+    /// The declaration of the port `endpoint` names: an instance's, or a composite's.
+    pub fn decl_of(&self, endpoint: &str) -> Result<&PortDecl, ElabError> {
+        match self.composite_port(endpoint) {
+            Some((c, p)) => Ok(&self.comps[c].ports[p]),
+            None => self.resolve(endpoint).map(|e| self.port_at(e).1),
+        }
+    }
+
     /// The leaf endpoints `endpoint` stands for: itself (an instance's port), or what a
     /// composite port is exported to.
     pub(super) fn resolve_all(&self, endpoint: &str) -> Result<Vec<Endpoint>, ElabError> {

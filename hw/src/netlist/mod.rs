@@ -409,12 +409,12 @@ impl Netlist {
             paths,
             kinds,
         } = self.build_components(&port_net, &shared)?;
-        let mut aliases: Vec<(String, String)> = driver
+        let aliases: Vec<(String, String)> = driver
             .iter()
             .map(|(&input, &out)| (self.endpoint(input), self.net_name(out)))
             .collect();
-        // Then the composites' ports, whose targets the first ones define.
-        aliases.extend(self.export_aliases());
+        // Then the composites' ports, whose targets the first ones define: traced under each.
+        let export_aliases = self.export_aliases();
         let mut sim = Sim::new(
             seed,
             comps,
@@ -434,6 +434,9 @@ impl Netlist {
         // A net can be found by any endpoint on it, readers included.
         for (input, out) in aliases {
             sim.alias_net(&input, &out);
+        }
+        for (alias, target) in export_aliases {
+            sim.trace_alias(&alias, &target);
         }
         Ok(sim)
     }

@@ -108,6 +108,8 @@ pub struct Sim {
     nets: Vec<NetSlot>,
     net_list: Vec<Rc<dyn NetDyn>>,
     net_paths: Vec<String>,
+    /// Per net: the other names it is traced under (the scopes it passes through).
+    net_aliases: Vec<Vec<String>>,
     net_by_path: HashMap<String, u32>,
     /// Readers of all nets, indexed by `NetSlot::readers`.
     reader_list: Vec<u32>,
@@ -200,6 +202,7 @@ impl Sim {
             nets: net_slots,
             net_list: nets,
             net_paths,
+            net_aliases: Vec::new(),
             net_by_path,
             reader_list,
             shared,
@@ -335,6 +338,23 @@ impl Sim {
         &self.net_paths
     }
 
+    /// Registers another name under which the net at `target` is traced (a composite's port it
+    /// passes through); it is also found under it, as [`Sim::alias_net`] does.
+    pub fn trace_alias(&mut self, alias: &str, target: &str) -> bool {
+        let Some(id) = self.net_by_path.get(target).copied() else {
+            return false;
+        };
+        self.alias_net(alias, target);
+        if self.net_aliases.len() < self.net_list.len() {
+            self.net_aliases.resize(self.net_list.len(), Vec::new());
+        }
+        let names = &mut self.net_aliases[id as usize];
+        if self.net_paths[id as usize] != alias && !names.iter().any(|n| n == alias) {
+            names.push(alias.to_string());
+        }
+        true
+    }
+
     /// Registers another path under which a net can be found (a reader's `inst.port`).
     pub fn alias_net(&mut self, alias: &str, target: &str) -> bool {
         match self.net_by_path.get(target).copied() {
@@ -348,7 +368,7 @@ impl Sim {
 
     /// Starts a VCD trace of the nets selected by `opts`, written to `out`. Call before running.
     pub fn trace_vcd(&mut self, out: Box<dyn Write>, opts: TraceOptions) -> Result<usize, SimError> {
-        let tracer = VcdTracer::new(out, opts, &self.net_list, &self.net_paths)?;
+        let tracer = VcdTracer::new(out, opts, &self.net_list, &self.net_paths, &self.net_aliases)?;
         for &n in tracer.nets() {
             let ns = &mut self.nets[n as usize];
             ns.traced = true;

@@ -1,18 +1,17 @@
 //! RC Link RX ACK MERGE of one link group: demand-driven cumulative ACKs (seed 000 «ACK MERGE
-//! 汇聚»; appendix C «RX 参数» MERGE_DEPTH, POLL_CYCLE_NS; SPEC.md «RX side»). It is the second
-//! half of `rclink_rx` (rx.rs), which calls this core inside its own tick; the block `ack_merge`
-//! is the same core alone, fed by the PSN check's `accepted` messages, for module-by-module
-//! comparison with the RTL.
+//! 汇聚»; appendix C «RX 参数» MERGE_DEPTH, POLL_CYCLE_NS; SPEC.md «RX side»). One netlist node:
+//! alone in a module testbench, or `chip.lgK.rx.ack_merge` inside `rclink_rx`, between the PSN
+//! check and the control queue (`rx_ctrl`), with both hand-offs in the same cycle.
 //!
 //! ```text
-//!                                    +--------------------------------------+
-//!  accepted : stream<RxAccepted> ==> | per (src, qp): pending, EPSN         |==> ctrl : stream<Ctrl>
-//!  (capacity 8, from psn_check)      | first pending -> poll at +poll_cycle |    cumulative ACKs (RSP path)
-//!                                    | poll -> ACK covering <= merge_depth  |
-//!                                    | immediate_ack -> pending = 0         |
-//!                                    | state: src, qp, pending, next_poll,  |--> (signals, below)
-//!                                    |        last_ack                      |
-//!                                    +--------------------------------------+
+//!                                          +--------------------------------------+
+//!  accepted : comb stream<RxAccepted> ==>  | per (src, qp): pending, EPSN         |==> ctrl : comb stream<RxCtrl> ×1024
+//!  (from psn_check, this cycle's           | first pending -> poll at +poll_cycle |    cumulative ACKs of this
+//!   arrivals)                              | poll -> ACK covering <= merge_depth  |    cycle's polls, to rx_ctrl
+//!                                          | immediate_ack -> pending = 0         |
+//!                                          | state: src, qp, pending, next_poll,  |--> (signals, below)
+//!                                          |        last_ack                      |
+//!                                          +--------------------------------------+
 //! ```
 //!
 //! **Rules.** Demand-driven (no free-running poll): an accepted packet schedules a poll for its
@@ -34,13 +33,12 @@
 //! poll, 0 = none), `last_ack` (12: `ack_psn` of the last ACK this module generated). In
 //! `rclink_rx` the same signals appear as `ack_merge.*`.
 //!
-//! **Latency**: the ACK is generated at arrival + `poll_cycle` for the first packet of a merge
-//! window and pushed then if `ctrl` is free (seen one cycle later); ACKs generated together
-//! leave one per cycle in generation order. Standalone, `accepted` arrives one cycle after the
-//! PSN check saw the frame, so a psn_check → ack_merge chain ACKs one cycle later than
-//! `rclink_rx`, where the two cores share one tick.
+//! **Latency**: the ACK is made at arrival + `poll_cycle` for the first packet of a merge
+//! window and handed to the control queue in that cycle (it leaves there in generation order,
+//! one per cycle). The arrivals come in the cycle the PSN check saw them, so the PSN check →
+//! ACK MERGE → control queue chain has the timing of the RTL, no register between the modules.
 //!
-//! **Counters**: `acks_sent` (ACKs pushed).
+//! **Counters**: none of its own; the control queue counts the ACKs it sends (`acks_sent`).
 //!
 //! **Deviations and choices**: the seed's RX keeps `max_contiguous_psn` and `pending_count`;
 //! here EPSN comes with each [`RxAccepted`] (so this module needs no PSN check of its own), and
@@ -49,11 +47,11 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use hwsim_hw::{Binder, BuildResult, Component, Ctx, Cycle, Out, PortDecl, StreamIn, Wake};
-use hwsim_ports::{ChipId, Ctrl, LgId, PktCount, Psn, QpId, Rh, RxAccepted};
+use hwsim_hw::{Binder, BuildResult, Component, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_ports::{ChipId, LgId, PktCount, Psn, QpId, Rh, RxAccepted, RxCtrl};
 use serde::{Deserialize, Serialize};
 
-use super::rx_ctrl::{CtrlKind, CtrlPort, CtrlQueue, RxSource};
+use super::rx_ctrl::{hand_over, CtrlKind, CtrlQueue, RxSource, CHECK_WRITES, MERGE_WRITES};
 
 /// Parameters of one ACK MERGE (one per chip and LG); defaults from seed 000 appendix C.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -258,22 +256,25 @@ impl AckMergeView {
     }
 }
 
-/// Port list of the standalone block: `accepted` in; `ctrl` and the view out.
+/// Port list: `accepted` in, `ctrl` and the state out (both hand-offs in the same cycle).
 pub fn ports(_p: &Params) -> Vec<PortDecl> {
     let mut v = vec![
-        PortDecl::stream_in::<RxAccepted>("accepted", 8).doc("the PSN check's accepted packets and immediate ACKs"),
-        PortDecl::stream_out::<Ctrl>("ctrl").doc("cumulative ACKs (RSP path)"),
+        PortDecl::comb_stream_in::<RxAccepted>("accepted", CHECK_WRITES)
+            .doc("the PSN check's accepted packets and immediate ACKs, in the cycle of the arrival"),
+        PortDecl::comb_stream_out::<RxCtrl>("ctrl")
+            .width(MERGE_WRITES)
+            .doc("the cumulative ACKs of this cycle's polls, to the control queue"),
     ];
     v.extend(AckMergeView::ports(""));
     v
 }
 
-/// The standalone `ack_merge` block.
+/// The `ack_merge` block (alone in a module testbench, or `chip.lgK.rx.ack_merge` in a system).
 struct AckMergeBlock {
     core: AckMerge,
     accepted: StreamIn<RxAccepted>,
     ctrl_q: CtrlQueue,
-    ctrl: CtrlPort,
+    ctrl: StreamOut<RxCtrl>,
     view: AckMergeView,
 }
 
@@ -283,7 +284,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         core: AckMerge::new(p)?,
         accepted: b.stream_in("accepted")?,
         ctrl_q: CtrlQueue::default(),
-        ctrl: CtrlPort::bind(b, "ctrl", &[CtrlKind::Ack])?,
+        ctrl: b.stream_out("ctrl")?,
         view: AckMergeView::bind("", b)?,
     }))
 }
@@ -291,19 +292,15 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
 impl Component for AckMergeBlock {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
-        // Arrivals first (each push wakes us the next cycle), then the polls due now, which
-        // see them.
+        // This cycle's arrivals first (the PSN check ticked before us), then the polls due
+        // now, which see them; the ACKs made go to the control queue in this cycle.
         while let Some(m) = self.accepted.pop() {
             self.core.accept(now, &m);
         }
         self.core.poll(now, &mut self.ctrl_q);
-        self.ctrl.drive(ctx, &mut self.ctrl_q);
+        hand_over(&mut self.ctrl_q, &self.ctrl);
         self.view.show(&self.core);
-        Wake::earliest(
-            [self.ctrl.next_due(now, &self.ctrl_q), self.core.next_poll()]
-                .into_iter()
-                .flatten(),
-        )
+        Wake::earliest(self.core.next_poll())
     }
 }
 
@@ -433,7 +430,8 @@ mod tests {
         both_modes(
             |skip| {
                 let mut h = bench(&Params::default(), skip);
-                let rows = [(0, acc(3, 5, 4, 4)), (1, acc(3, 5, 8, 4))];
+                // Written (and seen: a combinational input) at 1 and 2: the poll at 1 + 4.
+                let rows = [(1, acc(3, 5, 4, 4)), (2, acc(3, 5, 8, 4))];
                 drive_port(&mut h, "accepted", &rows, 3);
                 assert_eq!(h.peek::<PktCount>("pending"), PktCount(8));
                 assert_eq!(h.peek::<u64>("next_poll"), 5);
@@ -442,7 +440,6 @@ mod tests {
                 assert_eq!(h.peek::<PktCount>("pending"), PktCount(0));
                 assert_eq!(h.peek::<u64>("next_poll"), 0);
                 assert_eq!(h.peek::<Psn>("last_ack"), psn(8));
-                assert_eq!(counter(&h, "acks_sent"), 1);
                 h
             },
             &["ctrl"],

@@ -97,14 +97,14 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, In, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{
     cbfc_cost, mcast_group, ChipId, CreditCount, CreditMsg, CreditSize, DataFrame, Ecn, FlitKind, LgId, Psn, QpId, Rh,
-    RxAccepted,
+    RxAccepted, RxCtrl,
 };
 use serde::{Deserialize, Serialize};
 
-use super::rx_ctrl::{CtrlKind, CtrlPort, CtrlQueue, RxSource};
+use super::rx_ctrl::{hand_over, CtrlKind, CtrlQueue, RxSource, CHECK_WRITES};
 use super::tx::TYPE2_VC;
 
 /// What the PSN check does with a duplicate (a PSN before EPSN).
@@ -142,6 +142,10 @@ pub struct Params {
     pub cnp_bytes: u16,
     /// What a duplicate gets: `drop` (the seed, default) or `ack` (re-ACK with EPSN).
     pub duplicate: Duplicate,
+    /// Hand every whole frame accepted to PAXI on a `deliver` stream, with PAXI's `pause`
+    /// holding the credit returns (the system form sets it; off by default, when nothing above
+    /// the RX is modelled).
+    pub deliver: bool,
 }
 
 impl Default for Params {
@@ -156,6 +160,7 @@ impl Default for Params {
             ack_bytes: 50,
             cnp_bytes: 64,
             duplicate: Duplicate::Drop,
+            deliver: false,
         }
     }
 }
@@ -659,26 +664,51 @@ impl PsnCheckIo {
     }
 }
 
-/// Port list of the standalone block: `data` in; `ctrl`, `credit`, `accepted` and the view out.
-pub fn ports(_p: &Params) -> Vec<PortDecl> {
+/// Port list: `data` (and `pause`) in; `credit`, the combinational `ctrl` and `accepted`
+/// (and `deliver`) out; the state.
+pub fn ports(p: &Params) -> Vec<PortDecl> {
     let mut v = PsnCheckIo::ports();
-    v.push(PortDecl::stream_out::<hwsim_ports::Ctrl>("ctrl").doc("NAK / FACK ACK / dup re-ACK / CNP (RSP path)"));
-    v.push(PortDecl::stream_out::<RxAccepted>("accepted").doc("accepted packets and immediate ACKs, to ACK MERGE"));
+    v.push(
+        PortDecl::comb_stream_out::<RxCtrl>("ctrl")
+            .width(CHECK_WRITES)
+            .doc("NAK / FACK ACK / dup re-ACK / CNP, every one made this cycle, to the control queue"),
+    );
+    v.push(
+        PortDecl::comb_stream_out::<RxAccepted>("accepted")
+            .width(CHECK_WRITES)
+            .doc("accepted packets and immediate ACKs, one per arrival, to ACK MERGE in the same cycle"),
+    );
+    if p.deliver {
+        v.push(
+            PortDecl::stream_out::<DataFrame>("deliver")
+                .doc("whole frames accepted, in PSN order, to PAXI (with `deliver: true`)"),
+        );
+        v.push(
+            PortDecl::input::<u8>("pause")
+                .doc("PAXI RX VC buffer back-pressure (non-zero: hold credit returns)")
+                .optional(),
+        );
+    }
     v.extend(PsnCheckView::ports(""));
     v
 }
 
-/// The standalone `psn_check` block.
+/// The `psn_check` block (alone in a module testbench, or `chip.lgK.rx.psn_check` in a system).
 struct PsnCheckBlock {
     core: PsnCheck,
     io: PsnCheckIo,
     ctrl_q: CtrlQueue,
-    ctrl: CtrlPort,
-    /// Messages for ACK MERGE waiting for the `accepted` stream, in generation order.
-    accepted_q: VecDeque<RxAccepted>,
+    ctrl: StreamOut<RxCtrl>,
     accepted: StreamOut<RxAccepted>,
-    accepted_free: bool,
     view: PsnCheckView,
+    /// Frames delivered and not yet pushed on `deliver` (one push per cycle): the RC Link RX
+    /// buffer (counter `deliver_peak`).
+    deliver_q: VecDeque<DataFrame>,
+    deliver: Option<StreamOut<DataFrame>>,
+    /// PAXI's back-pressure (with `deliver`): credit returns wait while it is non-zero.
+    pause: Option<In<u8>>,
+    /// The most frames waiting for `deliver` at once (0 without `deliver`).
+    c_deliver_peak: CounterId,
 }
 
 /// Binds ports; refuses `lg` above 7.
@@ -687,39 +717,74 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         core: PsnCheck::new(p)?,
         io: PsnCheckIo::bind(b)?,
         ctrl_q: CtrlQueue::default(),
-        ctrl: CtrlPort::bind(
-            b,
-            "ctrl",
-            &[CtrlKind::Nak, CtrlKind::Fack, CtrlKind::DupAck, CtrlKind::Cnp],
-        )?,
-        accepted_q: VecDeque::with_capacity(16),
+        ctrl: b.stream_out("ctrl")?,
         accepted: b.stream_out("accepted")?,
-        accepted_free: false,
         view: PsnCheckView::bind("", b)?,
+        deliver_q: VecDeque::new(),
+        deliver: if p.deliver {
+            Some(b.stream_out("deliver")?)
+        } else {
+            None
+        },
+        pause: if p.deliver { Some(b.input("pause")?) } else { None },
+        c_deliver_peak: b.counter("deliver_peak"),
     }))
 }
 
 impl Component for PsnCheckBlock {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
-        let q = &mut self.accepted_q;
-        self.io
-            .receive(ctx, &mut self.core, &mut self.ctrl_q, |m| q.push_back(m), |_| {});
-        self.ctrl.drive(ctx, &mut self.ctrl_q);
-        self.io.drive_credit(ctx, &mut self.core);
-        self.accepted_free = self.accepted.can_push();
-        if self.accepted_free {
-            if let Some(m) = self.accepted_q.pop_front() {
-                self.accepted.push(m);
+        // Every arrival through the check; what ACK MERGE must hear and the control messages
+        // made go out in this cycle, in the order made (the readers tick after us).
+        let accepted = &self.accepted;
+        let dq = &mut self.deliver_q;
+        let delivering = self.deliver.is_some();
+        self.io.receive(
+            ctx,
+            &mut self.core,
+            &mut self.ctrl_q,
+            |m| accepted.push(m),
+            |f| {
+                if delivering {
+                    dq.push_back(*f);
+                }
+            },
+        );
+        hand_over(&mut self.ctrl_q, &self.ctrl);
+        // PAXI's RX VC buffer above its high watermark: credits wait (CBFC back-pressure, the
+        // seed's TX_PFC_REQ_O shared by PFC and CBFC), so the senders stop when theirs run out.
+        let paused = self.pause.as_ref().is_some_and(|p| p.get() != 0);
+        if !paused {
+            self.io.drive_credit(ctx, &mut self.core);
+        }
+        let mut deliver_next = None;
+        if let Some(d) = &self.deliver {
+            let peak = self.c_deliver_peak;
+            if self.deliver_q.len() as u64 > ctx.counter(peak) {
+                ctx.set_counter(peak, self.deliver_q.len() as u64);
+            }
+            let mut pushed = false;
+            if d.can_push() {
+                if let Some(f) = self.deliver_q.pop_front() {
+                    d.push(f);
+                    pushed = true;
+                }
+            }
+            // More next cycle if the stream keeps room; a full stream wakes us when it drains.
+            if !self.deliver_q.is_empty() && d.space() > u32::from(pushed) {
+                deliver_next = Some(now + 1);
             }
         }
         self.view.show(&self.core);
-        let accepted_next = (self.accepted_free && !self.accepted_q.is_empty()).then_some(now + 1);
         Wake::earliest(
             [
-                self.ctrl.next_due(now, &self.ctrl_q),
-                self.io.next_due(now, &self.core),
-                accepted_next,
+                // While paused, the pause's release (an input change) wakes us.
+                if paused {
+                    None
+                } else {
+                    self.io.next_due(now, &self.core)
+                },
+                deliver_next,
             ]
             .into_iter()
             .flatten(),
@@ -968,7 +1033,6 @@ mod tests {
                 assert_eq!(h.peek::<CreditCount>("credits_due"), CreditCount(0));
                 assert_eq!(counter(&h, "dup_pkts"), 1);
                 assert_eq!(counter(&h, "ooo_pkts"), 1);
-                assert_eq!(counter(&h, "naks_sent"), 1);
                 assert_eq!(counter(&h, "credits_returned"), 31);
                 h
             },

@@ -1,27 +1,40 @@
-//! RC Link RX of one link group: the composition of the PSN check and ACK MERGE, ticked as one
-//! block (seed 000 «RX 侧设计»: «PSN 校验与三种结果», «FACK», «ACK MERGE 汇聚», «ECN 检测与 CNP
-//! 生成», «credit 返还»; appendix C «RX 参数»; SPEC.md «RX side»).
+//! RC Link RX of one link group: a composite of three netlist nodes, the PSN check, ACK MERGE
+//! and the control queue, with no logic of its own (seed 000 «RX 侧设计»: «PSN 校验与三种结果»,
+//! «FACK», «ACK MERGE 汇聚», «ECN 检测与 CNP 生成», «credit 返还»; appendix C «RX 参数»; SPEC.md
+//! «RX side»).
 //!
 //! ```text
-//!                     +---------------------------------------------------------------+
-//!  data  ============>| psn_check (psn_check.rs)        ack_merge (ack_merge.rs)      |==> ctrl : stream<Ctrl>
-//!  stream<DataFrame>  |  EPSN per (src, qp)   accepted   pending per (src, qp)       |    ACK / NAK / CNP (RSP path)
-//!  (capacity 8,       |  NAK / FACK / CNP  -----------> poll at +poll_cycle         |==> credit : stream<CreditMsg>
-//!   from rx_cap)      |  credit return      (a call,     cumulative ACK <= depth   |    CBFC returns (MAC path)
-//!                     |                      no register)                           |--> epsn, last_ack
-//!                     |  psn_check.{src,qp,epsn,        ack_merge.{src,qp,pending,   |--> (state signals)
-//!                     |    nak_pending,credits_due}       next_poll,last_ack}        |
-//!                     +---------------------------------------------------------------+
+//!  chip.lgK.rx (rclink_rx)
+//!  +--------------------------------------------------------------------------------+
+//!  |                  accepted (comb ×256)                                            |
+//!  | data ==> psn_check ===================> ack_merge                                |
+//!  |  (8)     (psn_check.rs)                  (ack_merge.rs)                          |
+//!  |           |  ctrl (comb ×256)             |  ctrl (comb ×1024)                   |
+//!  |           +================> ctrl_out <===+                                      |==> ctrl : stream<Ctrl>
+//!  |           |                  (rx_ctrl.rs: queue in generation order,           |--> last_ack
+//!  |           |                   ACK-VC CBFC gate) <== ack_credit                 |--> ack_cbfc.{credits, blocked}
+//!  |           +==> credit : stream<CreditMsg>, deliver : stream<DataFrame> (to PAXI) |
+//!  |           <--  pause (PAXI RX VC watermark)                                      |
+//!  |           --> epsn, psn_check.{src, qp, epsn, nak_pending, credits_due}          |
+//!  |  ack_merge.{src, qp, pending, next_poll, last_ack}                               |
+//!  +--------------------------------------------------------------------------------+
 //! ```
 //!
-//! The rules live in the two modules (read their headers): [`PsnCheck`] (PSN check with its
-//! three outcomes, FACK, credit return, and ECN → CNP, which stays there until the CNP MERGE /
-//! DCQCN work) and [`AckMerge`] (demand-driven cumulative ACKs). This block holds both cores
-//! and calls them in one tick, in this order: every arrival through the PSN check, whose
-//! accepted packets go straight to ACK MERGE in the same cycle; then the ACK MERGE polls due now
-//! (they see this cycle's arrivals); then one push on each output stream. So the composite's
-//! timing is the single block's it replaced — no register at the internal boundary — while the
-//! standalone blocks `psn_check` and `ack_merge` expose the same cores with ports of their own.
+//! The rules live in the three blocks (read their headers): [`PsnCheck`](super::psn_check)
+//! (PSN check with its three outcomes, FACK, credit return, ECN → CNP, delivery),
+//! [`AckMerge`](super::ack_merge) (demand-driven cumulative ACKs) and the control queue
+//! ([`rx_ctrl`](super::rx_ctrl): generation order, one message per cycle, ACK-VC CBFC). They are
+//! the same nodes a module testbench runs alone (`psn_check`, `ack_merge`, `rx_ctrl` in `hwsim
+//! list`). The hand-offs between them are combinational streams, so in one cycle: every arrival
+//! through the PSN check, whose accepted packets reach ACK MERGE in that cycle; then ACK
+//! MERGE's polls due now (they see this cycle's arrivals); then the control queue takes the PSN
+//! check's messages and then ACK MERGE's, and sends its head. The composite's timing is the RTL's
+//! (no register between the modules), and it is the fused block's this composite replaced, to
+//! the cycle and the counter (tests/golden/).
+//!
+//! The nodes report their counters in this composite's scope (`chip0.lg3.rx.rx_pkts`, as
+//! before), and the composite's ports are the nodes' (`rx.ctrl` is `rx.ctrl_out.ctrl`, also on
+//! the waves under both names).
 //!
 //! **Delivery** (`deliver: true`, as the system form builds it): every frame whose last packet
 //! is accepted — so the whole frame, in PSN order — is pushed on `deliver` for the chip's PAXI
@@ -49,9 +62,9 @@
 //! share `ctrl`; credit returns go on `credit`. Each stream takes one push per cycle, so
 //! messages generated together queue in generation order (a cycle's arrivals first, in packet
 //! order, then its polls) and leave one per cycle, waiting while the stream is full. `epsn`
-//! shows the EPSN of the `(src, qp)` last touched by an arrival; `last_ack` the `ack_psn` of the
-//! last ACK pushed (merged, FACK or dup re-ACK; not NAKs). The modules' state is on
-//! `psn_check.*` and `ack_merge.*` (nested scopes in the waves: chip0.lg3.rx.psn_check.epsn).
+//! shows the EPSN of the `(src, qp)` last touched by an arrival (it is `psn_check.epsn`);
+//! `last_ack` the `ack_psn` of the last ACK pushed (merged, FACK or dup re-ACK; not NAKs). The
+//! modules' state is on `psn_check.*` and `ack_merge.*` (their nodes' own ports).
 //!
 //! **Latency** (arrival = the cycle the frame is visible on `data`, popped at once): NAK, FACK
 //! ACK and CNP are pushed in the arrival cycle (seen downstream one cycle later) if `ctrl` is
@@ -65,7 +78,7 @@
 //! `duplicate: ack`, which is not in the seed (default `drop`, the seed's rule; see
 //! docs/spec-findings.md).
 //!
-//! Counters (events, never ticks), unchanged from the fused block: `rx_frames`, `rx_pkts` (all
+//! Counters (events, never ticks), the names and values of the fused block this replaced: `rx_frames`, `rx_pkts` (all
 //! packets, FACKs included), `lost_pkts`, `rx_payload_bytes` (accepted payload), `dup_pkts`,
 //! `ooo_pkts` (after EPSN, NAKed or not), `naks_sent`, `acks_sent` (merged ACKs), `fack_acks`
 //! (immediate ACKs), `cnps_sent`, `credits_returned` (credits pushed on `credit`),
@@ -73,16 +86,14 @@
 //! `data_latency_max`; and `dup_acks` (re-ACKs under `duplicate: ack`). `*_sent` and
 //! `credits_returned` count pushes.
 
-use std::collections::VecDeque;
-
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, In, Out, PortDecl, StreamOut, Wake};
-use hwsim_ports::{ChipId, CreditSize, Ctrl, DataFrame, LgId, Psn};
+use hwsim_hw::{ElabError, Netlist, PortDecl};
+use hwsim_ports::{ChipId, CreditSize, LgId};
 use serde::{Deserialize, Serialize};
 
-use super::ack_cbfc::{AckCbfcParams, AckGate};
-use super::ack_merge::{self, AckMerge, AckMergeView};
-use super::psn_check::{self, Duplicate, PsnCheck, PsnCheckIo, PsnCheckView};
-use super::rx_ctrl::{CtrlKind, CtrlPort, CtrlQueue};
+use super::ack_cbfc::AckCbfcParams;
+use super::ack_merge;
+use super::psn_check::{self, Duplicate};
+use super::rx_ctrl;
 
 /// Parameters of one RC Link RX (one per chip and LG); defaults from seed 000 appendix C.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -165,6 +176,7 @@ impl Params {
             ack_bytes: self.ack_bytes,
             cnp_bytes: self.cnp_bytes,
             duplicate: self.duplicate,
+            deliver: self.deliver,
         }
     }
     /// The ACK + CNP VC's CBFC share.
@@ -192,167 +204,112 @@ impl Params {
     }
 }
 
-/// Prefixes of the modules' state signals inside this block.
-const PSN_CHECK: &str = "psn_check.";
-const ACK_MERGE: &str = "ack_merge.";
+/// The nodes' port lists with this composite's parameters.
+fn parts(p: &Params) -> (psn_check::Params, ack_merge::Params, rx_ctrl::Params) {
+    let gate = p.ack_cbfc();
+    (
+        p.psn_check(),
+        p.ack_merge(),
+        rx_ctrl::Params {
+            chip: p.chip,
+            lg: p.lg,
+            pkt_ovhd: gate.pkt_ovhd,
+            credit_size: gate.credit_size,
+            ack_credits: gate.credits,
+            uf_limit: gate.uf_limit,
+            cbfc_vc_enable: gate.vc_enable,
+            stop_cbfc: gate.stop,
+        },
+    )
+}
 
-/// Port list: `data` in; `ctrl`, `credit`, `epsn`, `last_ack` and the modules' state out.
-pub fn ports(p: &Params) -> Vec<PortDecl> {
-    let mut v = PsnCheckIo::ports();
+/// The composite's ports and the node port each stands for: (outer name, node, node's port).
+fn exports(p: &Params) -> Vec<(&'static str, &'static str, &'static str)> {
+    let mut v = vec![("data", "psn_check", "data"), ("credit", "psn_check", "credit")];
     if p.deliver {
-        v.push(
-            PortDecl::stream_out::<DataFrame>("deliver")
-                .doc("whole frames accepted, in PSN order, to PAXI (with `deliver: true`)"),
-        );
-        v.push(
-            PortDecl::input::<u8>("pause")
-                .doc("PAXI RX VC buffer back-pressure (non-zero: hold credit returns)")
-                .optional(),
-        );
+        v.push(("deliver", "psn_check", "deliver"));
+        v.push(("pause", "psn_check", "pause"));
     }
     v.extend([
-        PortDecl::stream_out::<Ctrl>("ctrl").doc("ACK / NAK / CNP back to the sender (RSP path)"),
-        PortDecl::output::<Psn>("epsn").doc("EPSN of the (src, qp) most recently touched"),
-        PortDecl::output::<Psn>("last_ack").doc("ack_psn of the last ACK pushed"),
+        ("ctrl", "ctrl_out", "ctrl"),
+        ("epsn", "psn_check", "epsn"),
+        ("last_ack", "ctrl_out", "last_ack"),
+        ("ack_credit", "ctrl_out", "ack_credit"),
+        ("ack_cbfc.credits", "ctrl_out", "ack_cbfc.credits"),
+        ("ack_cbfc.blocked", "ctrl_out", "ack_cbfc.blocked"),
     ]);
-    v.extend(AckGate::ports());
-    v.extend(PsnCheckView::ports(PSN_CHECK));
-    v.extend(AckMergeView::ports(ACK_MERGE));
     v
 }
 
-/// The RC Link RX block.
-pub struct RcLinkRx {
-    psn_check: PsnCheck,
-    ack_merge: AckMerge,
-    io: PsnCheckIo,
-    /// Both cores' control messages, in generation order.
-    ctrl_q: CtrlQueue,
-    ctrl: CtrlPort,
-    /// CBFC on the ACK + CNP VC (off with `ack_credits` 0).
-    ack_gate: AckGate,
-    epsn_out: Out<Psn>,
-    last_ack: Out<Psn>,
-    psn_check_view: PsnCheckView,
-    ack_merge_view: AckMergeView,
-    /// Frames delivered and not yet pushed on `deliver` (one push per cycle).
-    deliver_q: VecDeque<DataFrame>,
-    deliver: Option<StreamOut<DataFrame>>,
-    /// PAXI's back-pressure (with `deliver`): credit returns wait while it is non-zero.
-    pause: Option<In<u8>>,
-    c_deliver_peak: CounterId,
+/// Port list: `data` in; `ctrl`, `credit`, `epsn`, `last_ack` (and `deliver`) out; the ACK-VC
+/// CBFC ports. Each is the port of the node it stands for, under its outer name.
+pub fn ports(p: &Params) -> Vec<PortDecl> {
+    let (pc, am, rc) = parts(p);
+    let node_ports = |node: &str| match node {
+        "psn_check" => psn_check::ports(&pc),
+        "ack_merge" => ack_merge::ports(&am),
+        _ => rx_ctrl::ports(&rc),
+    };
+    exports(p)
+        .into_iter()
+        .map(|(outer, node, port)| {
+            let mut d = node_ports(node)
+                .into_iter()
+                .find(|d| d.name == port)
+                .expect("every export names a node port");
+            d.name = outer.to_string();
+            if outer == "epsn" {
+                d.doc = "EPSN of the (src, qp) most recently touched (psn_check.epsn)";
+            }
+            d
+        })
+        .collect()
 }
 
-/// Binds ports; refuses `merge_depth` 0, `poll_cycle` 0 (a poll must come after the packet that
-/// schedules it) and `lg` above 7.
-pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
-    Ok(Box::new(RcLinkRx {
-        psn_check: PsnCheck::new(&p.psn_check())?,
-        ack_merge: AckMerge::new(&p.ack_merge())?,
-        io: PsnCheckIo::bind(b)?,
-        ctrl_q: CtrlQueue::default(),
-        ctrl: CtrlPort::bind(
-            b,
-            "ctrl",
-            &[
-                CtrlKind::Nak,
-                CtrlKind::Ack,
-                CtrlKind::Fack,
-                CtrlKind::DupAck,
-                CtrlKind::Cnp,
-            ],
-        )?,
-        ack_gate: AckGate::bind(&p.ack_cbfc(), b)?,
-        epsn_out: b.output("epsn")?,
-        last_ack: b.output("last_ack")?,
-        psn_check_view: PsnCheckView::bind(PSN_CHECK, b)?,
-        ack_merge_view: AckMergeView::bind(ACK_MERGE, b)?,
-        deliver_q: VecDeque::new(),
-        deliver: if p.deliver {
-            Some(b.stream_out("deliver")?)
-        } else {
-            None
-        },
-        pause: if p.deliver { Some(b.input("pause")?) } else { None },
-        c_deliver_peak: b.counter("deliver_peak"),
-    }))
-}
-
-impl Component for RcLinkRx {
-    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
-        let now = ctx.now();
-        // 1. Arrivals through the PSN check; what it accepts reaches ACK MERGE in the same
-        //    cycle (a call, not a stream: the hardware has no register there).
-        let merge = &mut self.ack_merge;
-        let dq = &mut self.deliver_q;
-        let delivering = self.deliver.is_some();
-        self.io.receive(
-            ctx,
-            &mut self.psn_check,
-            &mut self.ctrl_q,
-            |m| merge.accept(now, &m),
-            |f| {
-                if delivering {
-                    dq.push_back(*f);
-                }
-            },
-        );
-        if let Some((_, epsn, _)) = self.psn_check.last_window() {
-            self.epsn_out.set(epsn);
-        }
-        // 2. ACK MERGE polls due now (they see this cycle's arrivals).
-        self.ack_merge.poll(now, &mut self.ctrl_q);
-        // 3. One push per stream per cycle; the head control message only with ACK-VC credit
-        //    (a return visible now counts).
-        self.ack_gate.take_returns(ctx);
-        if let Some((kind, m)) = self.ctrl.drive_gated(ctx, &mut self.ctrl_q, Some(&mut self.ack_gate)) {
-            if kind.is_ack() {
-                self.last_ack.set(m.rh.psn());
-            }
-        }
-        // PAXI's RX VC buffer above its high watermark: credits wait (CBFC back-pressure, the
-        // seed's TX_PFC_REQ_O shared by PFC and CBFC), so the senders stop when theirs run out.
-        let paused = self.pause.as_ref().is_some_and(|p| p.get() != 0);
-        if !paused {
-            self.io.drive_credit(ctx, &mut self.psn_check);
-        }
-        if self.deliver_q.len() as u64 > ctx.counter(self.c_deliver_peak) {
-            let n = self.deliver_q.len() as u64;
-            ctx.set_counter(self.c_deliver_peak, n);
-        }
-        let mut deliver_next = None;
-        if let Some(d) = &self.deliver {
-            let mut pushed = false;
-            if d.can_push() {
-                if let Some(f) = self.deliver_q.pop_front() {
-                    d.push(f);
-                    pushed = true;
-                }
-            }
-            // More next cycle if the stream keeps room; a full stream wakes us when it drains.
-            if !self.deliver_q.is_empty() && d.space() > u32::from(pushed) {
-                deliver_next = Some(now + 1);
-            }
-        }
-        self.psn_check_view.show(&self.psn_check);
-        self.ack_merge_view.show(&self.ack_merge);
-        // 4. Next due work.
-        Wake::earliest(
-            [
-                self.ctrl.next_due(now, &self.ctrl_q),
-                // While paused, the pause's release (an input change) wakes us.
-                if paused {
-                    None
-                } else {
-                    self.io.next_due(now, &self.psn_check)
-                },
-                self.ack_merge.next_poll(),
-                deliver_next,
-            ]
-            .into_iter()
-            .flatten(),
-        )
+/// Creates the three nodes under `path`, wires them and exports the composite's ports. Refuses
+/// (at the node it concerns) `merge_depth` 0, `poll_cycle` 0 and `lg` above 7.
+pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError> {
+    let (pc, am, rc) = parts(p);
+    let node = |n: &str| format!("{path}.{n}");
+    // Each node counts in the composite's scope, as the fused block did.
+    let (s1, s2, s3) = (path.to_string(), path.to_string(), path.to_string());
+    let pc_ports = psn_check::ports(&pc);
+    nl.add(
+        &node("psn_check"),
+        "psn_check",
+        pc_ports,
+        Box::new(move |b| {
+            b.counters_in(&s1);
+            psn_check::build(&pc, b)
+        }),
+    )?;
+    let am_ports = ack_merge::ports(&am);
+    nl.add(
+        &node("ack_merge"),
+        "ack_merge",
+        am_ports,
+        Box::new(move |b| {
+            b.counters_in(&s2);
+            ack_merge::build(&am, b)
+        }),
+    )?;
+    let rc_ports = rx_ctrl::ports(&rc);
+    nl.add(
+        &node("ctrl_out"),
+        "rx_ctrl",
+        rc_ports,
+        Box::new(move |b| {
+            b.counters_in(&s3);
+            rx_ctrl::build(&rc, b)
+        }),
+    )?;
+    nl.connect(&node("psn_check.accepted"), &node("ack_merge.accepted"), None)?;
+    nl.connect(&node("psn_check.ctrl"), &node("ctrl_out.from_check"), None)?;
+    nl.connect(&node("ack_merge.ctrl"), &node("ctrl_out.from_merge"), None)?;
+    for (outer, n, port) in exports(p) {
+        nl.export(&format!("{path}.{outer}"), &format!("{path}.{n}.{port}"))?;
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -360,7 +317,21 @@ mod tests {
     use super::*;
     use crate::rclink::rx_test::{self, counter, credits, ctrls, drive, frame, log, psn};
     use hwsim_hw::Harness;
-    use hwsim_ports::{CreditCount, CreditMsg, CreditSize, DataFrame, Ecn, PktCount, ACK_VC};
+    use hwsim_ports::{CreditCount, CreditMsg, CreditSize, Ctrl, DataFrame, Ecn, PktCount, Psn, ACK_VC};
+
+    /// The composite at `dut` with every port on the bench.
+    fn harness(p: &Params, sink: u32) -> Result<Harness, ElabError> {
+        let q = p.clone();
+        Harness::new_with(
+            ports(p),
+            move |nl, ports| {
+                nl.add_composite("dut", "rclink_rx", ports)?;
+                expand(&q, "dut", nl)
+            },
+            1,
+            sink,
+        )
+    }
 
     /// A bench with both output streams logged and room for 256 messages in each.
     fn bench(p: &Params, skip: bool) -> Harness {
@@ -368,8 +339,7 @@ mod tests {
     }
 
     fn bench_sink(p: &Params, skip: bool, sink: u32) -> Harness {
-        let q = p.clone();
-        let mut h = Harness::new("rclink_rx", ports(p), Box::new(move |b| build(&q, b)), 1, sink).unwrap();
+        let mut h = harness(p, sink).unwrap();
         h.sim_mut().set_skip(skip);
         h.sim().net("dut.ctrl").unwrap().enable_log();
         h.sim().net("dut.credit").unwrap().enable_log();
@@ -919,9 +889,7 @@ mod tests {
                 ..Params::default()
             },
         ] {
-            let q = p.clone();
-            let r = Harness::new("rclink_rx", ports(&p), Box::new(move |b| build(&q, b)), 1, 1);
-            assert!(r.is_err());
+            assert!(harness(&p, 1).is_err());
         }
     }
 }

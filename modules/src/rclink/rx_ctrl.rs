@@ -1,59 +1,51 @@
-//! The RX's control output, shared by the PSN check, ACK MERGE and their composition `rclink_rx`
-//! (seed 000 «RX 侧设计»): ACKs, NAKs and CNPs queue in the order they are generated and leave on
-//! one `ctrl` stream, one per cycle (the kernel's one push per stream per cycle), waiting while
-//! the stream is full. Each message is stamped with the cycle it leaves (RH timestamp field,
-//! 32-bit ns) so the sender can measure the control path's latency.
+//! The RX's control output (seed 000 «RX 侧设计»): ACKs, NAKs and CNPs queue in the order they
+//! are generated and leave on one `ctrl` stream, one per cycle (the kernel's one push per stream
+//! per cycle), waiting while the stream is full or, with ACK-VC CBFC, while the head's
+//! destination has no credit (see `ack_cbfc`). Each message is stamped with the cycle it leaves
+//! (`sent_at`) so the sender can measure the control path's latency.
 //!
-//! Not a block: the cores push into a [`CtrlQueue`] they are handed (the standalone blocks each
-//! own one; `rclink_rx` hands the same one to both cores so that a cycle's arrivals and polls keep
-//! today's order), and a [`CtrlPort`] drains it onto the stream and counts what left, per kind.
+//! The block `rx_ctrl` is this queue as a netlist node (inside `rclink_rx` it is
+//! `chip.lgK.rx.ctrl_out`):
+//!
+//! ```text
+//!                          +----------------------------------------+
+//!  from_check  ==(comb)==> | ctrl queue, generation order          | ==> ctrl : stream<Ctrl> (RSP path)
+//!  stream<RxCtrl> ×256     |  this cycle's PSN-check messages first |
+//!  from_merge  ==(comb)==> |  then ACK MERGE's polls               | --> last_ack : signal<Psn>
+//!  stream<RxCtrl> ×1024    | [AckGate] per destination (VC 5)       | --> ack_cbfc.{credits, blocked}
+//!  ack_credit  ==(8)=====> |  ledger, head waits for credit         |
+//!  stream<CreditMsg>       +----------------------------------------+
+//! ```
+//!
+//! **Latency**: a message written at cycle n (the two inputs are combinational: the PSN check
+//! and ACK MERGE tick before this block in the same cycle) leaves at n if it reaches the head
+//! and the stream and the gate let it; the sender sees it at n + 1.
+//!
+//! **Counters** (pushes on `ctrl`, per kind): `acks_sent`, `fack_acks`, `dup_acks`,
+//! `naks_sent`, `cnps_sent`; the gate's `ack_credit_block`, `ack_credits_in`,
+//! `ack_credits_outstanding`.
+//!
+//! The cores (`PsnCheck`, `AckMerge`) push into a [`CtrlQueue`] they are handed; their blocks
+//! hand what a tick queued to this block on their combinational `ctrl` outputs.
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, CounterId, Ctx, Cycle, StreamOut};
-use hwsim_ports::{ChipId, Ctrl, LgId, Rh};
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_ports::{ChipId, CreditSize, Ctrl, LgId, Psn, Rh, RxCtrl};
+use serde::{Deserialize, Serialize};
 
-use super::ack_cbfc::AckGate;
+use super::ack_cbfc::{AckCbfcParams, AckGate};
 
-/// What a queued control message is, for the counters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CtrlKind {
-    /// Cumulative ACK from an ACK MERGE poll (counter `acks_sent`).
-    Ack,
-    /// Immediate ACK answering a zero-byte packet (counter `fack_acks`).
-    Fack,
-    /// Immediate ACK answering a duplicate under `duplicate: ack` (counter `dup_acks`).
-    DupAck,
-    /// NAK for a PSN gap (counter `naks_sent`).
-    Nak,
-    /// Congestion notification for a CE-marked packet (counter `cnps_sent`).
-    Cnp,
-}
+pub use hwsim_ports::CtrlKind;
 
-impl CtrlKind {
-    /// Every kind, in declaration order (a kind's discriminant indexes it).
-    const ALL: [CtrlKind; 5] = [
-        CtrlKind::Ack,
-        CtrlKind::Fack,
-        CtrlKind::DupAck,
-        CtrlKind::Nak,
-        CtrlKind::Cnp,
-    ];
-
-    /// The counter that counts pushes of this kind.
-    pub fn counter_name(self) -> &'static str {
-        match self {
-            CtrlKind::Ack => "acks_sent",
-            CtrlKind::Fack => "fack_acks",
-            CtrlKind::DupAck => "dup_acks",
-            CtrlKind::Nak => "naks_sent",
-            CtrlKind::Cnp => "cnps_sent",
-        }
-    }
-
-    /// Whether it acknowledges (shown on `last_ack`): every kind but NAK and CNP.
-    pub fn is_ack(self) -> bool {
-        matches!(self, CtrlKind::Ack | CtrlKind::Fack | CtrlKind::DupAck)
+/// The counter that counts pushes of `kind`.
+pub fn counter_name(kind: CtrlKind) -> &'static str {
+    match kind {
+        CtrlKind::Ack => "acks_sent",
+        CtrlKind::Fack => "fack_acks",
+        CtrlKind::DupAck => "dup_acks",
+        CtrlKind::Nak => "naks_sent",
+        CtrlKind::Cnp => "cnps_sent",
     }
 }
 
@@ -120,7 +112,7 @@ impl CtrlPort {
         let mut counters = [None; CtrlKind::ALL.len()];
         for (slot, k) in counters.iter_mut().zip(CtrlKind::ALL) {
             if kinds.contains(&k) {
-                *slot = Some(b.counter(k.counter_name()));
+                *slot = Some(b.counter(counter_name(k)));
             }
         }
         Ok(CtrlPort {
@@ -171,5 +163,132 @@ impl CtrlPort {
     /// full stream wakes the block when its consumer pops, so a blocked queue needs no timer.
     pub fn next_due(&self, now: Cycle, q: &CtrlQueue) -> Option<Cycle> {
         (self.free && !q.is_empty()).then_some(now + 1)
+    }
+}
+
+/// Messages per cycle the PSN check may hand over (a write port per frame it can check in a
+/// cycle, a few messages each): far above the 8 frames a default `data` stream holds.
+pub const CHECK_WRITES: u32 = 256;
+/// Messages per cycle ACK MERGE may hand over (one per window whose poll is due).
+pub const MERGE_WRITES: u32 = 1024;
+
+/// Drains a core's queue onto a combinational `ctrl` output, in order (one write each).
+pub fn hand_over(q: &mut CtrlQueue, out: &StreamOut<RxCtrl>) {
+    while let Some((kind, ctrl)) = q.pop() {
+        out.push(RxCtrl { kind, ctrl });
+    }
+}
+
+/// Parameters of the `rx_ctrl` block: the ACK + CNP VC's CBFC (the `rclink_rx` composite fills
+/// them from its own).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// This chip (the `dst` of the credit returns it takes).
+    pub chip: ChipId,
+    /// This LG, 0..=7.
+    pub lg: LgId,
+    /// Per-packet header bytes in a control message's cost, default 50.
+    pub pkt_ovhd: u32,
+    /// Bytes per CBFC credit, default 256.
+    pub credit_size: CreditSize,
+    /// ACK-VC credit limit per destination; 0 (default) = no CBFC on the VC.
+    pub ack_credits: u32,
+    /// CREDIT_UF_LIMIT of the ledgers, 1..=7, default 1.
+    pub uf_limit: u32,
+    /// `software_ctrl_cbfc_vc_status`: bit 5 = 0 stops the ACK VC.
+    pub cbfc_vc_enable: u8,
+    /// `stop_cbfc_en`: CBFC off on the ACK VC.
+    pub stop_cbfc: bool,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            chip: 0,
+            lg: 0,
+            pkt_ovhd: hwsim_ports::DEFAULT_PKT_OVERHEAD,
+            credit_size: CreditSize::default(),
+            ack_credits: 0,
+            uf_limit: 1,
+            cbfc_vc_enable: 0xFF,
+            stop_cbfc: false,
+        }
+    }
+}
+
+impl Params {
+    fn gate(&self) -> AckCbfcParams {
+        AckCbfcParams {
+            chip: self.chip,
+            lg: self.lg,
+            credits: self.ack_credits,
+            uf_limit: self.uf_limit,
+            pkt_ovhd: self.pkt_ovhd,
+            credit_size: self.credit_size,
+            vc_enable: self.cbfc_vc_enable,
+            stop: self.stop_cbfc,
+        }
+    }
+}
+
+/// Port list: the two combinational inputs, `ctrl` and `last_ack` out, the gate's ports.
+pub fn ports(_p: &Params) -> Vec<PortDecl> {
+    let mut v = vec![
+        PortDecl::comb_stream_in::<RxCtrl>("from_check", CHECK_WRITES)
+            .doc("NAK / FACK ACK / dup re-ACK / CNP written by the PSN check this cycle"),
+        PortDecl::comb_stream_in::<RxCtrl>("from_merge", MERGE_WRITES)
+            .doc("cumulative ACKs written by ACK MERGE's polls this cycle"),
+        PortDecl::stream_out::<Ctrl>("ctrl").doc("ACK / NAK / CNP back to the sender (RSP path), one per cycle"),
+        PortDecl::output::<Psn>("last_ack").doc("ack_psn of the last ACK pushed"),
+    ];
+    v.extend(AckGate::ports());
+    v
+}
+
+/// The `rx_ctrl` block.
+struct RxCtrlBlock {
+    from_check: StreamIn<RxCtrl>,
+    from_merge: StreamIn<RxCtrl>,
+    q: CtrlQueue,
+    ctrl: CtrlPort,
+    gate: AckGate,
+    last_ack: Out<Psn>,
+}
+
+/// Binds ports; checks the gate's parameters.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    if p.lg > 7 {
+        return Err(format!("lg {} out of range 0..=7", p.lg));
+    }
+    Ok(Box::new(RxCtrlBlock {
+        from_check: b.stream_in("from_check")?,
+        from_merge: b.stream_in("from_merge")?,
+        q: CtrlQueue::default(),
+        ctrl: CtrlPort::bind(b, "ctrl", &CtrlKind::ALL)?,
+        gate: AckGate::bind(&p.gate(), b)?,
+        last_ack: b.output("last_ack")?,
+    }))
+}
+
+impl Component for RxCtrlBlock {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
+        // This cycle's writes in generation order: the PSN check's (arrivals), then ACK
+        // MERGE's (its polls see the arrivals).
+        while let Some(m) = self.from_check.pop() {
+            self.q.push(m.kind, m.ctrl);
+        }
+        while let Some(m) = self.from_merge.pop() {
+            self.q.push(m.kind, m.ctrl);
+        }
+        // The head leaves only with ACK-VC credit (a return visible now counts).
+        self.gate.take_returns(ctx);
+        if let Some((kind, m)) = self.ctrl.drive_gated(ctx, &mut self.q, Some(&mut self.gate)) {
+            if kind.is_ack() {
+                self.last_ack.set(m.rh.psn());
+            }
+        }
+        Wake::earliest(self.ctrl.next_due(now, &self.q))
     }
 }

@@ -2,7 +2,7 @@
 //! cycle-by-cycle driver and readers of the logged output streams.
 
 use hwsim_hw::{Cycle, Harness, StreamNet, Value};
-use hwsim_ports::{ChipId, CreditMsg, Ctrl, DataFrame, Psn, QpId, RxAccepted};
+use hwsim_ports::{ChipId, CreditMsg, Ctrl, DataFrame, Psn, QpId, RxAccepted, RxCtrl};
 
 pub fn qp(v: u16) -> QpId {
     QpId::new(v).unwrap()
@@ -48,10 +48,16 @@ pub fn log<T: Value>(h: &Harness, port: &str) -> Vec<(Cycle, T)> {
     l.as_ref().unwrap().clone()
 }
 
-/// The control stream as (cycle, "ACK"/"NAK"/"CNP", qp, psn).
+/// The control stream as (cycle, "ACK"/"NAK"/"CNP", qp, psn): the RX's `ctrl` stream, or a
+/// PSN check's or ACK MERGE's writes into the control queue.
 pub fn ctrls(h: &Harness) -> Vec<(Cycle, &'static str, u16, u16)> {
-    log::<Ctrl>(h, "ctrl")
-        .into_iter()
+    let net = h.sim().net("dut.ctrl").unwrap();
+    let msgs: Vec<(Cycle, Ctrl)> = if net.as_any().is::<StreamNet<RxCtrl>>() {
+        log::<RxCtrl>(h, "ctrl").into_iter().map(|(c, m)| (c, m.ctrl)).collect()
+    } else {
+        log::<Ctrl>(h, "ctrl")
+    };
+    msgs.into_iter()
         .map(|(c, m)| {
             assert_eq!((m.src, m.lg), (0, 0));
             let kind = if m.is_nak() {
