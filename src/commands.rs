@@ -74,6 +74,15 @@ pub fn sweep(a: SweepArgs) -> Result<(String, u8), InputError> {
         }
         let rows = sweep::rows(&plan, dir)?;
         let out = a.out.clone().unwrap_or_else(|| dir.clone());
+        // The folder's plan and reports are inputs here, and the testbench with its includes
+        // (if it is still there): a table or plot never replaces them.
+        let mut inputs = sweep::outputs(&plan, dir, true, None, None);
+        inputs.retain(|p| p.exists());
+        if let Ok(l) = crate::testbench::load(&plan.testbench) {
+            inputs.extend(l.files);
+        }
+        let metric = sweep::metric_of(&plan, &rows)?;
+        sweep::check_outputs(&inputs, &sweep::outputs(&plan, &out, false, Some(&metric), None))?;
         let (files, summary) = sweep::write_outputs(&plan, &rows, &out)?;
         return Ok((with_files(summary, &files), 0));
     }
@@ -89,8 +98,24 @@ pub fn sweep(a: SweepArgs) -> Result<(String, u8), InputError> {
         x: a.x.clone(),
         counters: a.counter.clone(),
     })?;
+    // The testbench and its includes: no output may name one.
+    let inputs = crate::testbench::load(tb)?.files;
     if let [kind, dir] = a.emit.as_slice() {
         let dir = PathBuf::from(dir);
+        sweep::check_outputs(&inputs, &sweep::outputs(&plan, &dir, false, None, Some(kind)))?;
+        // One job per line: a value with a line break (or another control character) would
+        // split a job in two in the emitted list.
+        if let Some(v) = plan
+            .runs
+            .iter()
+            .flat_map(|r| &r.values)
+            .find(|v| v.chars().any(char::is_control))
+        {
+            return Err(arg(
+                &format!("--set {}", v.escape_debug()),
+                "a value with a control character (a line break) cannot go into a job list",
+            ));
+        }
         let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hwsim"));
         let script = sweep::emit(&plan, kind, &dir, &exe)?;
         let how = match kind.as_str() {
@@ -114,27 +139,34 @@ pub fn sweep(a: SweepArgs) -> Result<(String, u8), InputError> {
     if out.exists() && !out.is_dir() {
         return Err(arg(&format!("--out {}", out.display()), "exists and is not a folder"));
     }
-    std::fs::create_dir_all(out)
-        .map_err(|e| arg(&format!("--out {}", out.display()), format!("cannot create: {e}")))?;
-    // A rerun into the same folder must not mix in old reports.
-    for e in std::fs::read_dir(out).into_iter().flatten().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let digits = name.strip_prefix("point_").and_then(|r| r.strip_suffix(".json"));
-        if digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
-    sweep::write_plan(&plan, out)?;
     let jobs = a
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    if !(1..=MAX_JOBS).contains(&jobs) {
+        return Err(arg(&format!("-j {jobs}"), format!("out of range 1..={MAX_JOBS}")));
+    }
+    // Nothing is written or removed before every output is known not to be an input.
+    sweep::check_outputs(&inputs, &sweep::outputs(&plan, out, true, None, None))?;
+    std::fs::create_dir_all(out)
+        .map_err(|e| arg(&format!("--out {}", out.display()), format!("cannot create: {e}")))?;
+    // A rerun into the same folder must not mix in old reports: only those an earlier sweep's
+    // plan there lists are removed; any other `point_K.json` stops the sweep.
+    sweep::clear_old_reports(out)?;
+    sweep::write_plan(&plan, out)?;
     let bar = crate::progress::items(crate::progress::allowed(!a.quiet), plan.runs.len() as u64, "sweep");
     sweep::run(&plan, out, jobs, &|| bar.inc(1))?;
     bar.finish_and_clear();
     let rows = sweep::rows(&plan, out)?;
+    let metric = sweep::metric_of(&plan, &rows)?;
+    let mut all_inputs = inputs;
+    all_inputs.extend(sweep::outputs(&plan, out, true, None, None));
+    sweep::check_outputs(&all_inputs, &sweep::outputs(&plan, out, false, Some(&metric), None))?;
     let (files, summary) = sweep::write_outputs(&plan, &rows, out)?;
     Ok((with_files(summary, &files), 0))
 }
+
+/// Most parallel runs a sweep starts (`-j`): each is a thread with a simulation of its own.
+pub const MAX_JOBS: usize = 1024;
 
 fn with_files(mut s: String, files: &[PathBuf]) -> String {
     s.push_str("wrote ");

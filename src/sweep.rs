@@ -228,9 +228,12 @@ pub fn point_file(dir: &Path, k: usize) -> PathBuf {
 pub fn run(plan: &Plan, dir: &Path, jobs: usize, done: &(dyn Fn() + Sync)) -> Result<(), InputError> {
     let next = AtomicUsize::new(0);
     let first_error: Mutex<Option<(usize, InputError)>> = Mutex::new(None);
+    // No more threads than runs; a thread the OS refuses leaves the work to the others.
+    let threads = jobs.clamp(1, plan.runs.len().max(1));
+    let mut started = 0;
     std::thread::scope(|s| {
-        for _ in 0..jobs.max(1) {
-            s.spawn(|| loop {
+        for _ in 0..threads {
+            let spawned = std::thread::Builder::new().spawn_scoped(s, || loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 if k >= plan.runs.len() || first_error.lock().is_ok_and(|e| e.is_some()) {
                     break;
@@ -263,8 +266,15 @@ pub fn run(plan: &Plan, dir: &Path, jobs: usize, done: &(dyn Fn() + Sync)) -> Re
                 }
                 done();
             });
+            if spawned.is_err() {
+                break;
+            }
+            started += 1;
         }
     });
+    if started == 0 {
+        return Err(arg_error("-j", "the system refused every thread for the runs"));
+    }
     match first_error.into_inner().expect("no poisoned lock") {
         Some((k, e)) => {
             let r = &plan.runs[k];
@@ -543,13 +553,7 @@ pub fn chart(plan: &Plan, rows: &[Row], metric: &str) -> Chart {
 /// Writes the plan, table and plots into `dir`; returns the files written and a summary.
 pub fn write_outputs(plan: &Plan, rows: &[Row], dir: &Path) -> Result<(Vec<PathBuf>, String), InputError> {
     let metric = metric_of(plan, rows)?;
-    let leaf = plan.x.rsplit('.').next().unwrap_or(&plan.x).to_string();
-    let files = [
-        dir.join("sweep.csv"),
-        dir.join("sweep.json"),
-        dir.join(format!("{metric}_vs_{leaf}.svg")),
-        dir.join(format!("{metric}_vs_{leaf}.png")),
-    ];
+    let files = outputs(plan, dir, false, Some(&metric), None);
     crate::output::write_file(&files[0], csv(plan, rows).as_bytes())?;
     crate::output::write_file(&files[1], json(plan, rows).as_bytes())?;
     let c = chart(plan, rows, &metric);
@@ -715,7 +719,117 @@ pub fn read_plan(dir: &Path) -> Result<Plan, InputError> {
             format!("cannot read: {e} (a folder from `hwsim sweep --emit` or `--out`)"),
         )
     })?;
-    serde_json::from_str(&text).map_err(|e| InputError::new(&f, format!("not a sweep plan: {e}")))
+    let plan: Plan = serde_json::from_str(&text).map_err(|e| InputError::new(&f, format!("not a sweep plan: {e}")))?;
+    // A plan written by hand (or by another version) must still fit together.
+    if !plan.params.contains(&plan.x) {
+        return Err(InputError::new(
+            &f,
+            format!("not a sweep plan: x `{}` is not one of its parameters", plan.x),
+        ));
+    }
+    if let Some((k, r)) = plan
+        .runs
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.values.len() != plan.params.len())
+    {
+        return Err(InputError::new(
+            &f,
+            format!(
+                "not a sweep plan: run {k} has {} value(s) for {} parameter(s)",
+                r.values.len(),
+                plan.params.len()
+            ),
+        ));
+    }
+    Ok(plan)
+}
+
+/// A name made safe to be part of one file name (a metric or a parameter in a plot's name):
+/// anything but letters, digits, `_` and `-` becomes `_`, so `--metric ../../x` stays in the
+/// folder.
+pub fn file_part(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() {
+        "_".into()
+    } else {
+        s
+    }
+}
+
+/// The files a sweep writes into `dir` for `plan`: `plan.json` and the reports (`runs`), the
+/// table and plots (`table`, with the metric that names them), the job script of `emit`.
+pub fn outputs(plan: &Plan, dir: &Path, runs: bool, table: Option<&str>, emit: Option<&str>) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    if runs || emit.is_some() {
+        v.push(dir.join("plan.json"));
+    }
+    if runs {
+        v.extend((0..plan.runs.len()).map(|k| point_file(dir, k)));
+    }
+    if let Some(metric) = table {
+        let leaf = plan.x.rsplit('.').next().unwrap_or(&plan.x);
+        let (m, x) = (file_part(metric), file_part(leaf));
+        v.push(dir.join("sweep.csv"));
+        v.push(dir.join("sweep.json"));
+        v.push(dir.join(format!("{m}_vs_{x}.svg")));
+        v.push(dir.join(format!("{m}_vs_{x}.png")));
+    }
+    match emit {
+        Some("slurm") => v.push(dir.join("sweep.slurm")),
+        Some(_) => v.push(dir.join("jobs.txt")),
+        None => {}
+    }
+    v
+}
+
+/// Refuses a sweep whose outputs would overwrite one of its inputs (the testbench, an include,
+/// a collected folder's plan or reports) or each other.
+pub fn check_outputs(inputs: &[PathBuf], outputs: &[PathBuf]) -> Result<(), InputError> {
+    let named: Vec<(&str, &Path)> = outputs.iter().map(|p| ("sweep output", p.as_path())).collect();
+    crate::output::check_outputs(inputs, &named).map_err(|m| arg_error("sweep", m))
+}
+
+/// Before a run into `dir`: removes the reports an earlier sweep's `plan.json` there lists (so
+/// they cannot mix in), and refuses a `point_K.json` that no such plan lists (it is not ours to
+/// delete or to read as a result).
+pub fn clear_old_reports(dir: &Path) -> Result<(), InputError> {
+    let old = read_plan(dir).ok().map_or(0, |p| p.runs.len());
+    let mut foreign = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let digits = name.strip_prefix("point_").and_then(|r| r.strip_suffix(".json"));
+        let Some(k) = digits
+            .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|d| d.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        if k < old && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(e.path());
+        } else {
+            foreign.push(name);
+        }
+    }
+    if let Some(f) = foreign.first() {
+        return Err(InputError::new(
+            &dir.join(f),
+            format!(
+                "exists, and no plan.json of an earlier sweep in {} lists it: move it, or give --out a folder of its own",
+                dir.display()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

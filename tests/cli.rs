@@ -1695,3 +1695,145 @@ fn counter_sums_saturate() {
     let o = run_limited(&tb, &["-v"], 60).expect("ends");
     assert_code(&o, 0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Hostile sweep inputs (issue 29): a sweep writes, and deletes, only what is its own.
+
+/// A module testbench with no include, so it can live anywhere.
+const COUNTER_TB: &str = "name: c\nuntil: 20\ninstances:\n  c: {kind: counter, params: {stop: 5}}\nexpect:\n  - {metric: end_cycle, min: 1}\n";
+
+#[test]
+fn sweep_never_overwrites_or_deletes_its_testbench() {
+    let dir = temp_dir("sweep_input_named_point");
+    // The testbench is called point_0.json, in the folder the sweep writes to.
+    let tb = write(&dir, "point_0.json", COUNTER_TB);
+    let o = hwsim(&[
+        "sweep",
+        tb.to_str().unwrap(),
+        "--set",
+        "instances.c.params.start=1,2",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("is the input"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&tb).unwrap(),
+        COUNTER_TB,
+        "the testbench is untouched"
+    );
+    assert!(!dir.join("plan.json").exists(), "nothing written");
+}
+
+#[test]
+fn sweep_refuses_a_report_no_earlier_plan_lists_and_removes_only_its_own() {
+    let dir = temp_dir("sweep_foreign_point");
+    let tb = write(&dir, "c.yaml", COUNTER_TB);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let foreign = write(&out, "point_7.json", "someone else's\n");
+    let args = |vals: &str| {
+        vec![
+            "sweep".to_string(),
+            tb.display().to_string(),
+            "--set".into(),
+            format!("instances.c.params.start={vals}"),
+            "--out".into(),
+            out.display().to_string(),
+            "-q".into(),
+        ]
+    };
+    let o = hwsim(&args("1,2"));
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("point_7.json: exists, and no plan.json of an earlier sweep in"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&foreign).unwrap(), "someone else's\n");
+    std::fs::remove_file(&foreign).unwrap();
+    // Three points, then a rerun with one: the earlier plan's reports go, nothing else.
+    assert_code(&hwsim(&args("1,2,3")), 0);
+    let keep = write(&out, "notes.txt", "mine\n");
+    assert_code(&hwsim(&args("4")), 0);
+    assert!(out.join("point_0.json").exists());
+    assert!(!out.join("point_1.json").exists() && !out.join("point_2.json").exists());
+    assert!(keep.exists());
+}
+
+#[test]
+fn sweep_bounds_its_threads() {
+    let dir = temp_dir("sweep_jobs");
+    let tb = write(&dir, "c.yaml", COUNTER_TB);
+    let o = hwsim(&[
+        "sweep",
+        tb.to_str().unwrap(),
+        "--set",
+        "instances.c.params.start=1",
+        "--out",
+        dir.join("o").to_str().unwrap(),
+        "-j",
+        "4000",
+    ]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("-j 4000: out of range 1..=1024"), "{}", stderr(&o));
+}
+
+#[test]
+fn sweep_collect_refuses_a_plan_whose_runs_do_not_fit_its_parameters() {
+    let dir = temp_dir("sweep_bad_plan");
+    write(
+        &dir,
+        "plan.json",
+        r#"{"testbench": "x.yaml", "params": ["a", "b"], "runs": [{"point": 0, "values": ["1"], "seed": 1}], "metric": null, "x": "a", "counters": []}"#,
+    );
+    let o = hwsim(&["sweep", "--collect", dir.to_str().unwrap()]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("not a sweep plan: run 0 has 1 value(s) for 2 parameter(s)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn sweep_emit_keeps_each_job_on_one_line() {
+    let dir = temp_dir("sweep_emit_newline");
+    let tb = write(&dir, "c.yaml", COUNTER_TB);
+    let o = hwsim(&[
+        "sweep",
+        tb.to_str().unwrap(),
+        "--set",
+        "name='a\nb'",
+        "--emit",
+        "parallel",
+        dir.join("jobs").to_str().unwrap(),
+    ]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("a value with a control character (a line break) cannot go into a job list"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("jobs").join("jobs.txt").exists());
+}
+
+#[test]
+fn an_instance_name_that_is_not_a_plain_name_is_refused_at_its_line() {
+    let dir = temp_dir("bad_instance_name");
+    let tb = write(&dir, "t.yaml", "name: t\ninstances:\n  \"../x\": {kind: counter}\n");
+    let o = hwsim(&[
+        "vectors",
+        tb.to_str().unwrap(),
+        "--out",
+        dir.join("v").to_str().unwrap(),
+    ]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o)
+            .contains("t.yaml:3:4: bad instance name `../x`: use dot-separated names of letters, digits, `_` and `-`"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("x.csv").exists());
+}

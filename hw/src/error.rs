@@ -14,7 +14,7 @@ pub enum ElabError {
         path: String,
     },
     /// A path with an empty segment or whitespace.
-    #[error("bad instance name `{name}`: use dot-separated names without spaces")]
+    #[error("bad instance name `{name}`: use dot-separated names of letters, digits, `_` and `-`")]
     BadName {
         /// The name.
         name: String,

@@ -1263,14 +1263,14 @@ fn elab_duplicate_instance_and_bad_names() {
         .add("chip0.a", "src", vec![], Box::new(|_| comp(|_| Wake::OnInput)))
         .unwrap_err();
     assert_elab_err!(e, DuplicateInstance, "instance `chip0.a` is defined twice");
-    for bad in ["", "a..b", ".a", "a.", "a b"] {
+    for bad in ["", "a..b", ".a", "a.", "a b", "/x", "a/b", "..", "a.\\b", "x\ny"] {
         let e = nl
             .add(bad, "src", vec![], Box::new(|_| comp(|_| Wake::OnInput)))
             .unwrap_err();
         assert!(matches!(e, ElabError::BadName { .. }), "{bad:?}: {e:?}");
         assert_eq!(
             e.to_string(),
-            format!("bad instance name `{bad}`: use dot-separated names without spaces")
+            format!("bad instance name `{bad}`: use dot-separated names of letters, digits, `_` and `-`")
         );
     }
     assert_eq!(nl.instance_count(), 1);

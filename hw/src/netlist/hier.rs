@@ -16,7 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 
-use super::{Endpoint, Netlist};
+use super::{good_path, Endpoint, Netlist};
 use crate::error::ElabError;
 use crate::port::{Dir, PortDecl, Shape};
 
@@ -42,7 +42,7 @@ impl Netlist {
     /// Adds a composite at `path` of kind `kind` with the ports it shows outside. Its children
     /// are added with paths under it; each port is then [exported](Self::export).
     pub fn add_composite(&mut self, path: &str, kind: &str, ports: Vec<PortDecl>) -> Result<(), ElabError> {
-        if path.is_empty() || path.split('.').any(|s| s.is_empty() || s.contains(char::is_whitespace)) {
+        if !good_path(path) {
             return Err(ElabError::BadName { name: path.to_string() });
         }
         if self.by_path.contains_key(path) || self.comp_by_path.contains_key(path) {

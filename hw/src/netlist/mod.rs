@@ -51,6 +51,17 @@ struct Instance {
     node: NodeIndex,
 }
 
+/// Whether `path` is a hierarchical name: dot-separated segments of ASCII letters, digits, `_`
+/// and `-`. A name is also a file name (`hwsim vectors` writes `<instance>.csv`) and a VCD
+/// scope, so nothing else is let in: `/x`, `a/b`, `..` or a space would reach outside a folder
+/// or break a viewer.
+pub(crate) fn good_path(path: &str) -> bool {
+    !path.is_empty()
+        && path
+            .split('.')
+            .all(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'))
+}
+
 /// Above this many ports an instance keeps a name index (below it a scan is as fast).
 const INDEXED_PORTS: usize = 16;
 
@@ -109,7 +120,7 @@ impl Netlist {
 
     /// Adds an instance at hierarchical `path` (dot-separated) of block `kind`.
     pub fn add(&mut self, path: &str, kind: &str, ports: Vec<PortDecl>, build: BuildFn) -> Result<InstId, ElabError> {
-        if path.is_empty() || path.split('.').any(|s| s.is_empty() || s.contains(char::is_whitespace)) {
+        if !good_path(path) {
             return Err(ElabError::BadName { name: path.to_string() });
         }
         if self.by_path.contains_key(path) || self.comp_by_path.contains_key(path) {
