@@ -43,7 +43,9 @@ pub fn find_testbenches(dir: &Path) -> Vec<PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+            } else if p.is_file() && p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+                // Regular files only: a FIFO or device named *.yaml is no testbench, and opening
+                // one would block the whole regression.
                 out.push(p);
             }
         }

@@ -204,11 +204,22 @@ fn read_includes(path: &Path, text: &str, tb: &Testbench) -> Result<Includes, In
     for inc in &tb.include {
         let candidates = [path.parent().unwrap_or(Path::new(".")).join(inc), PathBuf::from(inc)];
         let Some(file) = candidates.iter().find(|p| p.is_file()) else {
+            // Say what is there when something is: a folder or a device is no include.
+            let what = candidates.iter().find_map(|p| std::fs::metadata(p).ok()).map(|m| {
+                if m.is_dir() {
+                    "is a folder, not a file"
+                } else {
+                    "is not a regular file"
+                }
+            });
             return Err(InputError::at_key(
                 path,
                 text,
                 inc,
-                format!("include `{inc}` not found"),
+                match what {
+                    Some(w) => format!("include `{inc}` {w}"),
+                    None => format!("include `{inc}` not found"),
+                },
             ));
         };
         files.push(file.clone());

@@ -60,6 +60,91 @@ fn guarded<T>(path: &Path, f: impl FnOnce() -> Result<T, String>) -> Result<T, I
     }
 }
 
+/// Widest variable read from a wave, bits (hwsim writes at most 4096; RTL memories dumped whole
+/// can be wider): a declared width is what the reader allocates for every value.
+pub const MAX_WAVE_WIDTH: u64 = 1 << 16;
+
+/// Before a wave reaches the reader, which allocates what the file declares: the file must be a
+/// regular one (`/dev/zero` or a FIFO would never end), and a VCD's header must end and declare
+/// no variable wider than [`MAX_WAVE_WIDTH`].
+fn precheck(path: &Path) -> Result<(), InputError> {
+    use std::io::BufRead;
+    let meta = std::fs::metadata(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
+    if !meta.is_file() {
+        return Err(InputError::new(
+            path,
+            "cannot read the wave: not a regular file (a VCD or FST file is expected)",
+        ));
+    }
+    let f = std::fs::File::open(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
+    let mut r = std::io::BufReader::new(f);
+    let first = r
+        .fill_buf()
+        .map(|b| b.iter().find(|c| !c.is_ascii_whitespace()).copied());
+    if first.ok().flatten() != Some(b'$') {
+        // Not a VCD (an FST is binary): the reader's own checks apply.
+        return Ok(());
+    }
+    // The header: `$var <type> <width> <id> <name> … $end` declarations up to `$enddefinitions`.
+    // Tokens are read one at a time (a declaration may span lines); lines are bounded so a file
+    // of one endless line cannot fill memory here either.
+    let mut line = String::new();
+    let mut n = 0u64;
+    let mut pending: Vec<String> = Vec::new();
+    loop {
+        line.clear();
+        let got = std::io::Read::take(&mut r, 1 << 20)
+            .read_line(&mut line)
+            .map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
+        if got == 0 {
+            return Err(InputError::new(
+                path,
+                format!(
+                    "cannot read the wave: the header ends at line {n} without $enddefinitions (a truncated file?)"
+                ),
+            ));
+        }
+        n += 1;
+        for tok in line.split_whitespace() {
+            if tok == "$enddefinitions" {
+                return Ok(());
+            }
+            if tok == "$var" {
+                pending.clear();
+            }
+            pending.push(tok.to_string());
+            if tok == "$end" && pending.first().is_some_and(|t| t == "$var") {
+                let width = pending.get(2).and_then(|w| w.parse::<u64>().ok());
+                let name = pending.get(4).map_or("?", String::as_str);
+                match width {
+                    Some(w) if w <= MAX_WAVE_WIDTH => {}
+                    Some(w) => {
+                        return Err(InputError::new(
+                            path,
+                            format!(
+                                "cannot read the wave: line {n}: variable `{name}` is {w} bits wide; at most {MAX_WAVE_WIDTH} are read"
+                            ),
+                        ))
+                    }
+                    None => {
+                        return Err(InputError::new(
+                            path,
+                            format!("cannot read the wave: line {n}: a $var without a width"),
+                        ))
+                    }
+                }
+                pending.clear();
+            }
+        }
+        if line.len() >= 1 << 20 && !line.ends_with('\n') {
+            return Err(InputError::new(
+                path,
+                format!("cannot read the wave: line {n} of the header is longer than 1 MiB"),
+            ));
+        }
+    }
+}
+
 fn single_thread() -> wellen::LoadOptions {
     wellen::LoadOptions {
         multi_thread: false,
@@ -70,9 +155,7 @@ fn single_thread() -> wellen::LoadOptions {
 impl Wave {
     /// Opens a VCD or FST file (the format is detected from the content).
     pub fn open(path: &Path) -> Result<Wave, InputError> {
-        if let Err(e) = std::fs::metadata(path) {
-            return Err(InputError::new(path, format!("cannot read: {e}")));
-        }
+        precheck(path)?;
         let p = path.to_path_buf();
         let inner = guarded(path, move || {
             simple::read_with_options(&p, &single_thread()).map_err(|e| e.to_string())

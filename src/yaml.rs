@@ -68,8 +68,32 @@ impl InputError {
     }
 }
 
-/// Reads a file (a UTF-8 byte-order mark, as some editors write, is dropped).
+/// Largest testbench or include read, bytes: far above any written by hand or generated (the
+/// biggest under tb/ is a few kB), far below what would strain the parser.
+pub const MAX_YAML_BYTES: u64 = 64 << 20;
+
+/// Reads a file (a UTF-8 byte-order mark, as some editors write, is dropped). A folder, a device
+/// or a FIFO is refused at once (`/dev/zero` never ends, a FIFO may never be written), and so is
+/// a file above [`MAX_YAML_BYTES`].
 pub fn read(file: &Path) -> Result<String, InputError> {
+    let meta = std::fs::metadata(file).map_err(|e| InputError::new(file, format!("cannot read: {e}")))?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() {
+            "a folder"
+        } else {
+            "not a regular file"
+        };
+        return Err(InputError::new(
+            file,
+            format!("cannot read: {what} (a YAML file is expected)"),
+        ));
+    }
+    if meta.len() > MAX_YAML_BYTES {
+        return Err(InputError::new(
+            file,
+            format!("cannot read: {} bytes; at most {MAX_YAML_BYTES} are read", meta.len()),
+        ));
+    }
     let text = std::fs::read_to_string(file).map_err(|e| InputError::new(file, format!("cannot read: {e}")))?;
     Ok(match text.strip_prefix('\u{feff}') {
         Some(rest) => rest.to_string(),

@@ -1837,3 +1837,81 @@ fn an_instance_name_that_is_not_a_plain_name_is_refused_at_its_line() {
     );
     assert!(!dir.join("x.csv").exists());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Hostile outside files (issue 29): a reader refuses what is not a file, and bounds what a
+// file declares before allocating it.
+
+#[test]
+fn a_wave_that_is_not_a_file_or_declares_a_huge_variable_is_refused() {
+    let dir = temp_dir("hostile_waves");
+    let good = dir.join("a.vcd");
+    assert_code(
+        &hwsim(&["tb/modules/comb_chain.yaml", "-q", "--vcd", good.to_str().unwrap()]),
+        0,
+    );
+    let big = write(
+        &dir,
+        "big.vcd",
+        "$timescale 1ns $end\n$scope module top $end\n$var wire 4294967295 ! big $end\n$upscope $end\n$enddefinitions $end\n#0\n",
+    );
+    let trunc = write(&dir, "trunc.vcd", &std::fs::read_to_string(&good).unwrap()[..120]);
+    let cases = [
+        (
+            big.display().to_string(),
+            "big.vcd: cannot read the wave: line 3: variable `big` is 4294967295 bits wide; at most 65536 are read",
+        ),
+        (
+            "/dev/zero".to_string(),
+            "/dev/zero: cannot read the wave: not a regular file (a VCD or FST file is expected)",
+        ),
+        (
+            trunc.display().to_string(),
+            "without $enddefinitions (a truncated file?)",
+        ),
+    ];
+    for (b, msg) in cases {
+        let o = hwsim(&["diff", good.to_str().unwrap(), &b]);
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains(msg), "{b}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_testbench_or_include_that_is_not_a_file_is_refused_and_regress_skips_one() {
+    let dir = temp_dir("hostile_yaml");
+    for (p, msg) in [
+        (
+            "/dev/zero",
+            "/dev/zero: cannot read: not a regular file (a YAML file is expected)",
+        ),
+        (dir.to_str().unwrap(), "cannot read: a folder (a YAML file is expected)"),
+    ] {
+        let o = hwsim(&["run", p]);
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains(msg), "{p}: {}", stderr(&o));
+    }
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let tb = write(
+        &dir,
+        "inc.yaml",
+        "name: t\ninclude: [sub]\ninstances:\n  c: {kind: counter}\n",
+    );
+    let o = hwsim(&["run", tb.to_str().unwrap()]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("inc.yaml:2:11: include `sub` is a folder, not a file"),
+        "{}",
+        stderr(&o)
+    );
+    // A FIFO named like a testbench in a regression folder is skipped, not waited on.
+    let rdir = dir.join("r");
+    std::fs::create_dir_all(&rdir).unwrap();
+    write(&rdir, "ok.yaml", COUNTER_TB);
+    let fifo = rdir.join("stray.yaml");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let o = hwsim(&["regress", rdir.to_str().unwrap(), "-j", "1"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("1 passed, 0 failed"), "{}", stdout(&o));
+}
