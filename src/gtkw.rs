@@ -189,7 +189,13 @@ pub fn files(
     let end = wave.end_time();
     let (from, to) = match l.tb.view.as_ref().and_then(|v| v.window) {
         Some([a, b]) if b > a => (a, b.min(end.max(a.saturating_add(1)))),
-        _ => (0, end.max(1)),
+        Some([a, b]) => {
+            return Err(l.error_at(
+                "window",
+                format!("view.window [{a}, {b}] is empty or reversed: give [from, to] with from < to"),
+            ))
+        }
+        None => (0, end.max(1)),
     };
     // GTKWave's zoom z shows about WAVE_SPAN_AT_0 × 2^-z time units across the wave pane (the
     // pane this file sets up; measured with GTKWave 3.3 under Xvfb). Fit the window, a little

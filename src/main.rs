@@ -432,6 +432,10 @@ fn check(tb: &Path, max_memory: u64, set: &[String]) -> ExitCode {
         Ok(l) => l,
         Err(e) => return e,
     };
+    // What `run` would refuse before building, `check` refuses too.
+    if let Err(e) = runner::validate_run(&l, None) {
+        return bad(e);
+    }
     match runner::build(&l, l.tb.seed).and_then(|(sim, el)| runner::validate_checks(&l, &sim).map(|_| (sim, el))) {
         Ok((sim, el)) => {
             use std::fmt::Write as _;

@@ -39,7 +39,17 @@ pub fn stage(target: &Path) -> Result<(File, Staged), InputError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = target.with_file_name(format!(".{name}.hwsim-{}.tmp", std::process::id()));
+    // The temporary name carries the final one when the file system allows it (255 bytes a
+    // name); a longer final name gets a short temporary one, unique in this process.
+    let pid = std::process::id();
+    let long = format!(".{name}.hwsim-{pid}.tmp");
+    let tmp = if long.len() <= 255 {
+        target.with_file_name(long)
+    } else {
+        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let k = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        target.with_file_name(format!(".hwsim-{pid}-{k}.tmp"))
+    };
     let f = File::create(&tmp).map_err(cannot)?;
     Ok((
         f,
@@ -159,6 +169,17 @@ mod tests {
         assert!(check_outputs(&[], &[("--vcd", &d.join("new.vcd")), ("--json", &d.join("./new.vcd"))]).is_err());
         assert!(check_outputs(std::slice::from_ref(&target), &[("--vcd", &other)]).is_err());
         assert!(check_outputs(std::slice::from_ref(&target), &[("--vcd", &d.join("a.vcd"))]).is_ok());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_name_of_255_bytes_is_written() {
+        let d = std::env::temp_dir().join(format!("hwsim-output-long-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        let target = d.join(format!("{}.json", "x".repeat(250)));
+        write_file(&target, b"whole").unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"whole");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1, "no temporary file left");
         let _ = std::fs::remove_dir_all(&d);
     }
 }

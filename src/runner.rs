@@ -778,26 +778,19 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
     }
 }
 
-/// Loads and runs a testbench file.
-pub fn run_file(path: &Path, opts: Options) -> Result<Report, InputError> {
-    let l = testbench::load(path)?;
-    run_loaded(&l, opts)
-}
-
-/// Runs a loaded testbench.
-pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
-    let seed = opts.seed.unwrap_or(l.tb.seed);
-    let until = opts.until.or(l.tb.until).unwrap_or(DEFAULT_UNTIL);
-    // Every time the model computes is a start or a cycle plus a bounded latency: with the run
-    // ending by 2^62, none of them can pass 2^64 - 1 and wrap.
+/// The end of the run (`--until`, else the testbench's `until`, else the default), checked with
+/// what depends on it before anything is built, for `run` and `check` alike: at most 2^62 cycles
+/// (every time the model computes is a start or a cycle plus a bounded latency, so none can
+/// wrap), and no flow starting at or after it (it would send nothing, and nothing would fail).
+pub fn validate_run(l: &Loaded, until_override: Option<u64>) -> Result<u64, InputError> {
+    let until = until_override.or(l.tb.until).unwrap_or(DEFAULT_UNTIL);
     if until > MAX_UNTIL {
         let msg = format!("until {until} out of range 0..={MAX_UNTIL} cycles (2^62 ns is 146 years)");
-        return Err(match opts.until {
+        return Err(match until_override {
             Some(_) => InputError::new(Path::new("--until"), msg),
             None => l.error_at("until", msg),
         });
     }
-    // A flow that starts at or after the end of the run sends nothing, and nothing would fail.
     let mut traffic = l.tb.system.iter().flat_map(|s| &s.traffic).enumerate();
     if let Some((i, f)) = traffic.find(|(_, f)| f.start >= until) {
         return Err(l.item_error(
@@ -810,6 +803,19 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
             ),
         ));
     }
+    Ok(until)
+}
+
+/// Loads and runs a testbench file.
+pub fn run_file(path: &Path, opts: Options) -> Result<Report, InputError> {
+    let l = testbench::load(path)?;
+    run_loaded(&l, opts)
+}
+
+/// Runs a loaded testbench.
+pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
+    let seed = opts.seed.unwrap_or(l.tb.seed);
+    let until = validate_run(l, opts.until)?;
     let (mut sim, el) = build(l, seed)?;
     validate_checks(l, &sim)?;
     for ep in el.watches.keys() {

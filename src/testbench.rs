@@ -301,6 +301,17 @@ pub fn load_text_with(path: &Path, text: String, overrides: &[Override]) -> Resu
         let merged = yaml::merge(defaults.get(k).unwrap_or(&Value::Null), v);
         defaults.insert(k.clone(), merged);
     }
+    // A window the zoom cannot fit is refused where it is written (`check` as well as `run`).
+    if let Some([a, b]) = tb.view.as_ref().and_then(|v| v.window) {
+        if b <= a {
+            return Err(InputError::at_key(
+                path,
+                &text,
+                "window",
+                format!("view.window [{a}, {b}] is empty or reversed: give [from, to] with from < to"),
+            ));
+        }
+    }
     Ok(Loaded {
         path: path.to_path_buf(),
         text,

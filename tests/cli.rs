@@ -1915,3 +1915,75 @@ fn a_testbench_or_include_that_is_not_a_file_is_refused_and_regress_skips_one() 
     assert_code(&o, 0);
     assert!(stdout(&o).contains("1 passed, 0 failed"), "{}", stdout(&o));
 }
+
+#[test]
+fn check_refuses_what_run_refuses_before_building() {
+    let dir = temp_dir("check_like_run");
+    let tb = system_tb(
+        &dir,
+        "late",
+        &[
+            P2P,
+            "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, start: 18446744073709551615}]",
+        ],
+    );
+    for cmd in ["run", "check"] {
+        let o = hwsim(&[cmd, tb.to_str().unwrap()]);
+        assert_code(&o, 2);
+        assert!(
+            stderr(&o).contains(
+                "late.yaml:6:58: traffic: a flow starts at cycle 18446744073709551615, at or after the end of the run"
+            ),
+            "{cmd}: {}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn a_trace_window_after_the_end_keeps_the_run_and_its_report() {
+    let dir = temp_dir("trace_from_past_end");
+    let (vcd, json) = (dir.join("x.vcd"), dir.join("x.json"));
+    let o = hwsim(&[
+        "tb/modules/comb_chain.yaml",
+        "-q",
+        "--vcd",
+        vcd.to_str().unwrap(),
+        "--trace-from",
+        "5000",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_code(&o, 0);
+    assert!(read_json(&json)["passed"].as_bool().unwrap());
+    // One timestamp, the window's first, with every value as it held since the end.
+    let text = std::fs::read_to_string(&vcd).unwrap();
+    assert!(text.contains("#5000\n$dumpvars"), "{text}");
+}
+
+#[test]
+fn a_reversed_view_window_is_refused_at_its_line() {
+    let dir = temp_dir("reversed_window");
+    let text = std::fs::read_to_string("tb/modules/comb_chain.yaml").unwrap()
+        + "view:\n  window: [200, 100]\n  groups: [{title: all, signals: ['*']}]\n";
+    let tb = write(&dir, "w.yaml", &text);
+    for cmd in ["run", "check"] {
+        let o = hwsim(&[cmd, tb.to_str().unwrap()]);
+        assert_code(&o, 2);
+        assert!(
+            stderr(&o).contains("view.window [200, 100] is empty or reversed: give [from, to] with from < to"),
+            "{cmd}: {}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn an_output_name_of_255_bytes_is_written() {
+    let dir = temp_dir("long_output_name");
+    let json = dir.join(format!("{}.json", "r".repeat(250)));
+    let o = hwsim(&["tb/modules/comb_chain.yaml", "-q", "--json", json.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(read_json(&json)["passed"].as_bool().unwrap());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary file left");
+}

@@ -503,7 +503,9 @@ impl VcdTracer {
     /// timestamp, flush.
     pub(crate) fn finish(&mut self, end: Cycle, nets: &[Rc<dyn NetDyn>]) -> Result<(), SimError> {
         self.flush_lowers_before(end.saturating_add(1), nets)?;
-        if !self.dumped && self.from <= end && self.from < self.to {
+        // A window that starts after the run's end still gets the values (held since the end)
+        // at its first time, so the file is a wave a viewer opens, not a header alone.
+        if !self.dumped && self.from < self.to {
             self.dump(self.from)?;
         }
         let end_t = end.min(self.to);
