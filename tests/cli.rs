@@ -1987,3 +1987,64 @@ fn an_output_name_of_255_bytes_is_written() {
     assert!(read_json(&json)["passed"].as_bool().unwrap());
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary file left");
 }
+
+/// System fields the builder owns or ignores, and traffic the topology cannot carry, are refused
+/// at elaboration with the field they concern (issue 29).
+#[test]
+fn builder_owned_ignored_and_unreachable_system_inputs_are_refused() {
+    let dir = temp_dir("hostile_system_2");
+    let star = "topology: {kind: star, chips: 3}";
+    let cases: &[(&str, &[&str], &str)] = &[
+        (
+            "owned",
+            &[star, ONE_FLOW, "switch: {ports: 8}"],
+            "system.switch.ports is set by the system builder (from the topology and the traffic); remove it",
+        ),
+        (
+            "owned_salt",
+            &[star, ONE_FLOW, "switch: {ecmp_salt: 3}"],
+            "system.switch.ecmp_salt is set by the system builder",
+        ),
+        (
+            "not_a_map",
+            &[star, ONE_FLOW, "switch: 7"],
+            "system.switch: expected a mapping of switch parameters, got 7",
+        ),
+        (
+            "a2a_src",
+            &[star, "traffic: [{pattern: all_to_all, src: [0], bytes: 64}]"],
+            "traffic: `all_to_all` involves every chip; `src` applies to flow, incast and multicast",
+        ),
+        (
+            "perm_dst",
+            &[star, "traffic: [{pattern: permutation, dst: 1, bytes: 64}]"],
+            "traffic: `permutation` involves every chip; `dst` applies to flow and incast",
+        ),
+        (
+            "report_flows",
+            &[star, ONE_FLOW, "chip: {tx: {report_flows: [{dst: 9, qp: 0}]}}"],
+            "system.chip.tx.report_flows: dst chip 9 out of range 0..3",
+        ),
+        (
+            "unreachable",
+            &[
+                "topology: {kind: custom, chips: 4, links: [[chip0, chip1], [chip2, chip3]]}",
+                "traffic: [{pattern: flow, src: [0], dst: 3, bytes: 64}]",
+            ],
+            "traffic: chip 3 cannot be reached from chip 0 (no path between them in the topology)",
+        ),
+    ];
+    for (name, lines, msg) in cases {
+        let tb = system_tb(&dir, name, lines);
+        for cmd in ["check", "run"] {
+            let o = hwsim(&[cmd, tb.to_str().unwrap()]);
+            assert_code(&o, 2);
+            let err = stderr(&o);
+            assert!(err.contains(msg), "{name} ({cmd}): {err}");
+            assert!(
+                err.lines().count() == 1 && err.len() < 300,
+                "{name}: one short line: {err}"
+            );
+        }
+    }
+}

@@ -208,6 +208,20 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
 
     // Traffic → per chip transactions and flows.
     let (pairs, groups) = expand_traffic(l, s, n, seed)?;
+    // Traffic between chips the topology does not connect would wait for a route forever: say
+    // so here, with the flow, rather than as a violation in the run.
+    if let Some((a, b, f)) = pairs
+        .iter()
+        .find(|(a, b, _)| route[*a as usize][*b as usize].is_empty())
+    {
+        let i = s.traffic.iter().position(|x| std::ptr::eq(x, *f)).unwrap_or(0);
+        return Err(l.item_error(
+            "traffic",
+            i,
+            "pattern",
+            format!("traffic: chip {b} cannot be reached from chip {a} (no path between them in the topology)"),
+        ));
+    }
     // Multicast: every group's tree, per node; and the member lists the sources' PAXI and TX
     // need (their B count and CBFC ledgers). Nothing is added to a system without multicast.
     let trees = mcast_trees(&groups, &route, &per_chip);
@@ -289,6 +303,17 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             rx_cfg = set(&rx_cfg, key, v.clone());
         }
     }
+    // A flow named for its own counters must be able to exist: its destination a chip here.
+    if let Some(Value::Sequence(fl)) = chip.tx.get("report_flows") {
+        for f in fl {
+            if let Some(d) = f.get("dst").and_then(Value::as_u64).filter(|&d| d >= n as u64) {
+                return Err(l.error_at(
+                    "report_flows",
+                    format!("system.chip.tx.report_flows: dst chip {d} out of range 0..{n} (the topology's chips)"),
+                ));
+            }
+        }
+    }
     let tx_cfg = if ack_cbfc {
         set(&chip.tx, "ack_cbfc", true)
     } else {
@@ -297,6 +322,30 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
 
     // PFC mode (the switches run PFC): the chips send PFC from their PAXI RX watermarks rather
     // than holding CBFC credits (the seed's TX_PFC_REQ_O serves one mode or the other).
+    // The builder sets a switch's ports, routes, ECMP salt and multicast table from the
+    // topology and the traffic: a value written for one would be dropped without a word.
+    match &s.switch {
+        Value::Null | Value::Mapping(_) => {}
+        other => {
+            return Err(l.error_at(
+                "switch",
+                format!(
+                    "system.switch: expected a mapping of switch parameters, got {}",
+                    yaml::show(other)
+                ),
+            ))
+        }
+    }
+    for owned in ["ports", "routes", "ecmp_salt", "mcast"] {
+        if s.switch.get(owned).is_some() {
+            return Err(l.error_at(
+                owned,
+                format!(
+                    "system.switch.{owned} is set by the system builder (from the topology and the traffic); remove it"
+                ),
+            ));
+        }
+    }
     let switch_cfg = yaml::merge(defaults.get("switch").unwrap_or(&Value::Null), &s.switch);
     let pfc_mode = nsw > 0 && switch_cfg.get("pfc").and_then(Value::as_bool).unwrap_or(false);
     for c in 0..n {

@@ -94,6 +94,22 @@ pub(super) fn expand_traffic<'a>(l: &Loaded, s: &'a System, n: u16, seed: u64) -
                 Err(at(what, format!("traffic: {what} chip {c} out of range 0..{n}")))
             }
         };
+        if matches!(f.pattern.as_str(), "all_to_all" | "permutation") {
+            // Every chip sends: a `src` or `dst` would be ignored, so it is refused.
+            let p = &f.pattern;
+            if !f.src.is_empty() {
+                return Err(at(
+                    "src",
+                    format!("traffic: `{p}` involves every chip; `src` applies to flow, incast and multicast"),
+                ));
+            }
+            if f.dst.is_some() {
+                return Err(at(
+                    "dst",
+                    format!("traffic: `{p}` involves every chip; `dst` applies to flow and incast"),
+                ));
+            }
+        }
         match f.pattern.as_str() {
             "flow" | "incast" => {
                 let d = check(
