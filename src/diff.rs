@@ -245,6 +245,22 @@ impl<'a> Sampler<'a> {
     }
 }
 
+/// The cycles (minus `off`) at which the value sampled from `changes` can change: for each
+/// change at time `t`, the first cycle whose sampling time (rounded, as [`Sampler`] does) reaches
+/// it. `units` is time units per cycle.
+fn change_cycles(changes: &[(u64, Val)], units: f64, off: i64) -> impl Iterator<Item = i64> + '_ {
+    changes.iter().map(move |&(t, _)| {
+        let mut c = (t as f64 / units).floor() as i64;
+        while ((c as f64 * units).round() as u64) < t {
+            c += 1;
+        }
+        while c > 0 && (((c - 1) as f64 * units).round() as u64) >= t {
+            c -= 1;
+        }
+        c - off
+    })
+}
+
 /// Last cycle of `wave` sampled every `period` ns.
 fn last_cycle(wave: &Wave, period: f64) -> u64 {
     ((wave.end_time() as f64 * wave.ns_per_unit) / period).floor() as u64
@@ -392,30 +408,43 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool), InputError> {
     let mut differ = 0usize;
     let mut first: Option<(i64, String)> = None;
     for (k, (sa, sb, off)) in pairs.iter().enumerate() {
+        let show = |v: Option<&Norm>| v.map_or("-".to_string(), Norm::show);
+        let same_at = |x: Option<&Norm>, y: Option<&Norm>| match (x, y) {
+            (Some(x), Some(y)) => x.same(y),
+            (None, None) => true,
+            _ => false,
+        };
+        // The comparison can change only at a cycle where one side's value changes, so the
+        // walk visits those cycles, not every one (two waves ending at #4294000000 with a few
+        // changes cost a few steps, not 4 × 10^9).
+        let mut marks: Vec<i64> = change_cycles(&ca[k], pa / a.ns_per_unit, 0)
+            .chain(change_cycles(&cb[k], pb / b.ns_per_unit, *off))
+            .filter(|&c| c > from && c < to)
+            .collect();
+        marks.push(from);
+        marks.sort_unstable();
+        marks.dedup();
         let mut xa = Sampler::new(&ca[k], pa, a.ns_per_unit, sa.slice);
         let mut xb = Sampler::new(&cb[k], pb, b.ns_per_unit, sb.slice);
-        let show = |v: Option<&Norm>| v.map_or("-".to_string(), Norm::show);
-        // The last CONTEXT cycles before the first divergence, as text.
-        let mut recent: std::collections::VecDeque<(String, String)> = std::collections::VecDeque::new();
         let mut diverged: Option<(i64, String, String)> = None;
         let mut count = 0u64;
-        for c in from..to {
+        for (i, &c) in marks.iter().enumerate() {
+            let end = marks.get(i + 1).copied().unwrap_or(to);
             let (x, y) = (xa.at(c), xb.at(c + off));
-            let same = match (x, y) {
-                (Some(x), Some(y)) => x.same(y),
-                (None, None) => true,
-                _ => false,
-            };
-            if !same {
-                count += 1;
+            if !same_at(x, y) {
+                count += (end - c) as u64;
                 if diverged.is_none() {
                     diverged = Some((c, show(x), show(y)));
                 }
-            } else if diverged.is_none() {
-                recent.push_back((show(x), show(y)));
-                if recent.len() > CONTEXT {
-                    recent.pop_front();
-                }
+            }
+        }
+        // The last CONTEXT cycles before the first divergence, as text (sampled again).
+        let mut recent: Vec<(String, String)> = Vec::new();
+        if let Some((c0, ..)) = &diverged {
+            let mut xa = Sampler::new(&ca[k], pa, a.ns_per_unit, sa.slice);
+            let mut xb = Sampler::new(&cb[k], pb, b.ns_per_unit, sb.slice);
+            for c in (*c0 - CONTEXT as i64).max(from)..*c0 {
+                recent.push((show(xa.at(c)), show(xb.at(c + off))));
             }
         }
         let off_txt = if *off != 0 {

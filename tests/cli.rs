@@ -2048,3 +2048,28 @@ fn builder_owned_ignored_and_unreachable_system_inputs_are_refused() {
         }
     }
 }
+
+#[test]
+fn diff_costs_changes_not_cycles() {
+    // Two waves of one bit ending at #4294000000, different only at cycle 5: answered at once
+    // (the walk visits change times; it once stepped every cycle, about 36 minutes).
+    let dir = temp_dir("diff_long");
+    let vcd = |t: u32| {
+        format!(
+            "$timescale 1ns $end\n$scope module top $end\n$var wire 1 ! a $end\n$upscope $end\n$enddefinitions $end\n#0\n$dumpvars\n0!\n$end\n#{t}\n1!\n#4294000000\n0!\n"
+        )
+    };
+    let (a, b) = (write(&dir, "a.vcd", &vcd(5)), write(&dir, "b.vcd", &vcd(6)));
+    let start = std::time::Instant::now();
+    let o = hwsim(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(start.elapsed().as_secs() < 20);
+    assert_code(&o, 1);
+    assert!(
+        stdout(&o).contains("DIFFER  top.a = top.a: first at cycle 5: A 1, B 0; 1 of 4294000001 cycles differ"),
+        "{}",
+        stdout(&o)
+    );
+    // The same wave against itself: the same everywhere.
+    let o = hwsim(&["diff", a.to_str().unwrap(), a.to_str().unwrap()]);
+    assert_code(&o, 0);
+}
