@@ -665,6 +665,17 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
     let w = &el.watches[ep];
     let ops = &el.values[&w.type_id];
     let net = sim.net(ep).expect("watched endpoint has a net");
+    if let (Some(n), false, None, None) = (e.count, w.log, e.at, e.within) {
+        // Every push of the run, counted by the stream itself (no history was kept).
+        let got = net.pushes().unwrap_or(0);
+        return CheckResult {
+            first_difference: None,
+            name: e.name.clone().unwrap_or_else(|| format!("{ep} pushes == {n}")),
+            passed: got == n,
+            expected: n.to_string(),
+            actual: got.to_string(),
+        };
+    }
     let (reset, log) = ops.history(net.as_ref(), w.shape).unwrap_or((None, Vec::new()));
     let (lo, hi) = match (e.at, e.within) {
         (Some(a), _) => (a, a),
@@ -818,8 +829,8 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     let until = validate_run(l, opts.until)?;
     let (mut sim, el) = build(l, seed)?;
     validate_checks(l, &sim)?;
-    for ep in el.watches.keys() {
-        if let Some(n) = sim.net(ep) {
+    for (ep, w) in &el.watches {
+        if let Some(n) = sim.net(ep).filter(|_| w.log) {
             n.enable_log();
         }
     }

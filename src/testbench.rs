@@ -333,6 +333,9 @@ pub struct Watch {
     pub type_id: TypeId,
     /// Signal or stream.
     pub shape: Shape,
+    /// Whether a check needs the port's history. A stream whose checks only count every push
+    /// of the run reads the stream's own push count: 10^8 pushes cost a counter, not a log.
+    pub log: bool,
 }
 
 /// The elaborated testbench.
@@ -378,14 +381,14 @@ pub fn watches(
                     }
                 }
             }
-            watches.insert(
-                ep.clone(),
-                Watch {
-                    endpoint: ep.clone(),
-                    type_id: d.type_id,
-                    shape: d.shape,
-                },
-            );
+            let counts_only = d.shape == Shape::Stream && e.count.is_some() && e.at.is_none() && e.within.is_none();
+            let w = watches.entry(ep.clone()).or_insert(Watch {
+                endpoint: ep.clone(),
+                type_id: d.type_id,
+                shape: d.shape,
+                log: false,
+            });
+            w.log |= !counts_only;
         }
     }
     Ok(watches)

@@ -2073,3 +2073,18 @@ fn diff_costs_changes_not_cycles() {
     let o = hwsim(&["diff", a.to_str().unwrap(), a.to_str().unwrap()]);
     assert_code(&o, 0);
 }
+
+#[test]
+fn a_stream_count_over_the_run_is_counted_not_logged() {
+    // 2 × 10^6 pushes: the check reads the stream's push count (it used to keep every message,
+    // 1.7 GB for 10^7), and a count in a window still reads the history.
+    let dir = temp_dir("stream_count");
+    let tb = write(
+        &dir,
+        "many.yaml",
+        "name: many\nuntil: 3000000\ninstances:\n  src: {kind: producer, params: {count: 2000000, interval: 1}}\n  snk: {kind: consumer, params: {interval: 1}}\nconnect:\n  - {from: src.out, to: snk.in}\nexpect:\n  - {port: src.out, count: 2000000}\n  - {port: src.out, within: [0, 9], count: 10}\n",
+    );
+    let o = hwsim(&["run", tb.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("src.out pushes == 2000000"), "{}", stdout(&o));
+}

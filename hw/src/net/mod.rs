@@ -143,6 +143,10 @@ pub trait NetDyn: Any {
     fn is_comb(&self) -> bool {
         false
     }
+    /// For a stream: the messages pushed (committed) so far; `None` for a signal.
+    fn pushes(&self) -> Option<u64> {
+        None
+    }
     /// For a signal of `bool` or an unsigned integer (u8 … u64): its size in bytes (1, 2, 4 or
     /// 8), and the net is a `#[repr(C)]` [`SignalNet`] the kernel may commit through its
     /// `WordNet`; 0 otherwise.

@@ -202,6 +202,9 @@ impl<T: Value> NetDyn for StreamNet<T> {
     fn is_comb(&self) -> bool {
         self.head.comb
     }
+    fn pushes(&self) -> Option<u64> {
+        Some(self.pushes.get())
+    }
 }
 
 /// Consumer side of a stream.
