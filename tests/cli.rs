@@ -2088,3 +2088,26 @@ fn a_stream_count_over_the_run_is_counted_not_logged() {
     assert_code(&o, 0);
     assert!(stdout(&o).contains("src.out pushes == 2000000"), "{}", stdout(&o));
 }
+
+#[test]
+fn vectors_of_a_run_too_long_for_one_row_per_cycle_is_refused() {
+    let dir = temp_dir("vectors_rows");
+    let tb = write(
+        &dir,
+        "long.yaml",
+        "name: long\nuntil: 10000001\ninstances:\n  c: {kind: counter}\nexpect:\n  - {metric: end_cycle, min: 1}\n",
+    );
+    let o = hwsim(&[
+        "vectors",
+        tb.to_str().unwrap(),
+        "--out",
+        dir.join("v").to_str().unwrap(),
+    ]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("the run ended at cycle 10000001: one row per cycle would be 10000002 rows, more than the 10000000 vectors writes"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("v").join("c.csv").exists());
+}
