@@ -43,11 +43,25 @@ pub struct Prober {
     rows: u64,
 }
 
+/// Most rows a probe CSV may get (one per sample).
+pub const MAX_PROBE_ROWS: u64 = 10_000_000;
+
 impl Prober {
     /// Resolves the probe's globs against the simulation and opens `path`.
-    pub fn new(l: &Loaded, p: &Probe, sim: &Sim, path: &Path) -> Result<Prober, InputError> {
+    pub fn new(l: &Loaded, p: &Probe, sim: &Sim, path: &Path, until: Cycle) -> Result<Prober, InputError> {
         if p.every == 0 {
             return Err(l.error_at("every", "probe: `every` must be ≥ 1 (cycles between samples)"));
+        }
+        // One row per sample over the whole run at most: bounded before the run starts.
+        let rows = until / p.every + 1;
+        if rows > MAX_PROBE_ROWS {
+            return Err(l.error_at(
+                "every",
+                format!(
+                    "probe: every {} cycles over a run of {until} is {rows} rows, more than {MAX_PROBE_ROWS} (raise `every` or shorten the run)",
+                    p.every
+                ),
+            ));
         }
         if p.signals.is_empty() && p.counters.is_empty() {
             return Err(l.error_at("probe", "probe: give `signals:` or `counters:` (globs)"));

@@ -883,7 +883,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     }
 
     let mut prober = match (&opts.probe, &l.tb.probe) {
-        (Some(path), Some(p)) => Some(crate::probe::Prober::new(l, p, &sim, path)?),
+        (Some(path), Some(p)) => Some(crate::probe::Prober::new(l, p, &sim, path, until)?),
         (Some(path), None) => {
             return Err(InputError::new(
                 Path::new("--probe"),

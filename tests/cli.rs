@@ -2033,6 +2033,15 @@ fn builder_owned_ignored_and_unreachable_system_inputs_are_refused() {
             ],
             "traffic: chip 3 cannot be reached from chip 0 (no path between them in the topology)",
         ),
+        (
+            // A multicast is checked per member of its group (its pair names the group).
+            "unreachable_member",
+            &[
+                "topology: {kind: custom, chips: 4, links: [[chip0, chip1], [chip2, chip3]]}",
+                "traffic: [{pattern: multicast, src: [0], group: [1, 2], bytes: 64}]",
+            ],
+            "traffic: chip 2 cannot be reached from chip 0 (no path between them in the topology)",
+        ),
     ];
     for (name, lines, msg) in cases {
         let tb = system_tb(&dir, name, lines);
@@ -2110,4 +2119,28 @@ fn vectors_of_a_run_too_long_for_one_row_per_cycle_is_refused() {
         stderr(&o)
     );
     assert!(!dir.join("v").join("c.csv").exists());
+}
+
+#[test]
+fn a_probe_with_too_many_rows_is_refused_before_the_run() {
+    let dir = temp_dir("probe_rows");
+    let tb = write(
+        &dir,
+        "p.yaml",
+        "name: p\nuntil: 1000000000\ninstances:\n  c: {kind: counter}\nprobe: {every: 1, signals: [c.count]}\n",
+    );
+    let start = std::time::Instant::now();
+    let o = hwsim(&[
+        "run",
+        tb.to_str().unwrap(),
+        "--probe",
+        dir.join("p.csv").to_str().unwrap(),
+    ]);
+    assert!(start.elapsed().as_secs() < 20, "refused before running");
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("probe: every 1 cycles over a run of 1000000000 is 1000000001 rows, more than 10000000"),
+        "{}",
+        stderr(&o)
+    );
 }

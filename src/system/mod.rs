@@ -14,6 +14,7 @@
 //! configuration and puts them together.
 
 use hwsim_hw::Netlist;
+use hwsim_ports::MCAST_BIT;
 use serde::Deserialize;
 
 use crate::registry;
@@ -210,11 +211,20 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
     let (pairs, groups) = expand_traffic(l, s, n, seed)?;
     // Traffic between chips the topology does not connect would wait for a route forever: say
     // so here, with the flow, rather than as a violation in the run.
-    if let Some((a, b, f)) = pairs
-        .iter()
-        .find(|(a, b, _)| route[*a as usize][*b as usize].is_empty())
-    {
-        let i = s.traffic.iter().position(|x| std::ptr::eq(x, *f)).unwrap_or(0);
+    // A multicast pair names its group: every member must be reachable from the source.
+    let unreachable = pairs.iter().find_map(|&(a, b, f)| {
+        let one = [b];
+        let dsts: &[u16] = if b & MCAST_BIT != 0 {
+            &groups[(b & !MCAST_BIT) as usize].1
+        } else {
+            &one
+        };
+        dsts.iter()
+            .find(|&&d| route[a as usize][d as usize].is_empty())
+            .map(|&d| (a, d, f))
+    });
+    if let Some((a, b, f)) = unreachable {
+        let i = s.traffic.iter().position(|x| std::ptr::eq(x, f)).unwrap_or(0);
         return Err(l.item_error(
             "traffic",
             i,
