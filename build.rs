@@ -1,6 +1,7 @@
 //! Build script: the git commit that `hwsim --version` names (`unknown` where git or the
 //! repository is absent, as in a source tarball), and the table `hwsim explain` prints from: each
-//! block file's `//!` header and the counters it declares (modules/src/**/*.rs).
+//! block file's `//!` header (modules/src/**/*.rs). (Counters come from each kind's counter
+//! table, `COUNTERS` in its file, at run time.)
 
 use std::path::Path;
 use std::process::Command;
@@ -11,7 +12,7 @@ fn git(args: &[&str]) -> Option<String> {
     (o.status.success() && !s.is_empty()).then_some(s)
 }
 
-fn scan(dir: &Path, out: &mut Vec<(String, String, Vec<String>)>) {
+fn scan(dir: &Path, out: &mut Vec<(String, String)>) {
     let Ok(rd) = std::fs::read_dir(dir) else { return };
     let mut entries: Vec<_> = rd.flatten().map(|e| e.path()).collect();
     entries.sort();
@@ -30,19 +31,17 @@ fn scan(dir: &Path, out: &mut Vec<(String, String, Vec<String>)>) {
                         .unwrap_or(l.trim_start_matches("//!"))
                 })
                 .collect();
-            let mut counters = Vec::new();
-            for part in text.split(".counter(\"").skip(1) {
-                if let Some(name) = part.split('"').next() {
-                    if !counters.iter().any(|c: &String| c == name) {
-                        counters.push(name.to_string());
-                    }
-                }
-            }
-            let stem = p
+            // A block in a folder keeps its header in the folder's mod.rs: named by the folder.
+            let named = if p.file_stem().is_some_and(|s| s == "mod") {
+                p.parent().unwrap_or(&p)
+            } else {
+                p.as_path()
+            };
+            let stem = named
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            out.push((stem, header.join("\n"), counters));
+            out.push((stem, header.join("\n")));
         }
     }
 }
@@ -58,9 +57,11 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let mut files = Vec::new();
     scan(Path::new("modules/src"), &mut files);
-    let mut code = String::from("/// (file stem, `//!` header, counters declared) of each block source file.\npub const BLOCK_FILES: &[(&str, &str, &[&str])] = &[\n");
-    for (stem, header, counters) in files {
-        code.push_str(&format!("    ({stem:?}, {header:?}, &{counters:?}),\n"));
+    let mut code = String::from(
+        "/// (file stem, `//!` header) of each block source file.\npub const BLOCK_FILES: &[(&str, &str)] = &[\n",
+    );
+    for (stem, header) in files {
+        code.push_str(&format!("    ({stem:?}, {header:?}),\n"));
     }
     code.push_str("];\n");
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("block_files.rs");

@@ -1,6 +1,6 @@
 //! `hwsim explain BLOCK`: one block kind's documentation — its source file's `//!` header
-//! (embedded at build time by build.rs), its ports, its parameters with defaults, and the counters
-//! the file declares.
+//! (embedded at build time by build.rs), its ports, its parameters with defaults, and its counter
+//! table (name, unit, meaning).
 
 use std::fmt::Write as _;
 
@@ -30,8 +30,8 @@ pub fn explain(kind: &str) -> Result<String, String> {
     };
     let mut s = String::new();
     let _ = writeln!(s, "{} — {}\n", b.name, b.doc);
-    let file = BLOCK_FILES.iter().find(|(stem, ..)| *stem == file_of(b.name));
-    if let Some((_, header, _)) = file {
+    let file = BLOCK_FILES.iter().find(|(stem, _)| *stem == file_of(b.name));
+    if let Some((_, header)) = file {
         let _ = writeln!(s, "{header}\n");
     }
     let _ = writeln!(s, "ports:");
@@ -53,12 +53,16 @@ pub fn explain(kind: &str) -> Result<String, String> {
             let _ = writeln!(s, "  {line}");
         }
     }
-    match file {
-        Some((_, _, counters)) if !counters.is_empty() => {
-            let _ = writeln!(s, "counters: {}", counters.join(", "));
-        }
-        _ => {
-            let _ = writeln!(s, "counters: none declared in its file");
+    let decls: Vec<_> = b.counters.iter().flat_map(|t| t.iter()).collect();
+    if decls.is_empty() {
+        let _ = writeln!(s, "counters: none");
+    } else {
+        // `*` in a name stands for what a parameter picks (a port, a VC, a flow).
+        let _ = writeln!(s, "counters (name, unit, meaning):");
+        let w = decls.iter().map(|d| d.name.len()).max().unwrap_or(0);
+        let u = decls.iter().map(|d| d.unit.len()).max().unwrap_or(0);
+        for d in decls {
+            let _ = writeln!(s, "  {:<w$}  {:<u$}  {}", d.name, d.unit, d.doc);
         }
     }
     Ok(s)

@@ -6,6 +6,7 @@ pub mod commands;
 pub mod diff;
 pub mod explain;
 pub mod gtkw;
+pub mod monitors;
 pub mod output;
 pub mod overrides;
 pub mod plot;

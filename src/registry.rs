@@ -4,7 +4,7 @@
 use std::any::TypeId;
 use std::collections::HashMap;
 
-use hwsim_hw::{Binder, BuildFn, BuildResult, ElabError, Netlist, PortDecl};
+use hwsim_hw::{Binder, BuildFn, BuildResult, CounterDecl, ElabError, Netlist, PortDecl};
 use hwsim_modules::kernel_examples as kx;
 use hwsim_modules::rclink as rc;
 use hwsim_modules::switch as sw;
@@ -55,6 +55,9 @@ pub struct BlockKind {
     pub defaults: Value,
     /// Ports with the default parameters.
     pub default_ports: Vec<PortDecl>,
+    /// The counter tables of the kind (its file's and its modules'): every counter an instance
+    /// registers is in one, and a composite lists its children's.
+    pub counters: &'static [&'static [CounterDecl]],
     make: Make,
 }
 
@@ -62,6 +65,36 @@ impl BlockKind {
     /// Ports and body for parameters `params` (merged over the defaults by the caller).
     pub fn make(&self, params: &Value) -> Result<(Vec<PortDecl>, Body), String> {
         (self.make)(params)
+    }
+
+    /// The declaration of counter `leaf` (the name without the instance path).
+    pub fn counter(&self, leaf: &str) -> Option<&'static CounterDecl> {
+        self.counters.iter().flat_map(|t| t.iter()).find(|d| d.matches(leaf))
+    }
+}
+
+/// Builds through `build` and refuses a counter the kind's tables do not declare (a block
+/// that counts something nobody declared would show in reports with no unit or meaning, and a
+/// renamed counter would leave the monitors reading nothing).
+fn build_checked(
+    kind: &str,
+    tables: &'static [&'static [CounterDecl]],
+    b: &mut Binder,
+    build: impl FnOnce(&mut Binder) -> BuildResult,
+) -> BuildResult {
+    let c = build(b)?;
+    let mut missing: Vec<&str> = b
+        .counter_names()
+        .filter(|n| !tables.iter().flat_map(|t| t.iter()).any(|d| d.matches(n)))
+        .collect();
+    missing.dedup();
+    if missing.is_empty() {
+        Ok(c)
+    } else {
+        Err(format!(
+            "block kind `{kind}` registers counter(s) its counter table does not declare: {} (add them to COUNTERS in its file)",
+            missing.join(", ")
+        ))
     }
 }
 
@@ -72,6 +105,7 @@ fn composite_kind<P>(
     doc: &'static str,
     ports: fn(&P) -> Vec<PortDecl>,
     expand: fn(&P, &str, &mut Netlist) -> Result<(), ElabError>,
+    counters: &'static [&'static [CounterDecl]],
 ) -> BlockKind
 where
     P: Serialize + DeserializeOwned + Default + Clone + 'static,
@@ -83,6 +117,7 @@ where
         doc,
         defaults,
         default_ports,
+        counters,
         make: Box::new(move |v: &Value| {
             let p: P = if v.is_null() {
                 P::default()
@@ -101,11 +136,12 @@ fn kind<P>(
     doc: &'static str,
     ports: fn(&P) -> Vec<PortDecl>,
     build: fn(&P, &mut Binder) -> BuildResult,
+    counters: &'static [&'static [CounterDecl]],
 ) -> BlockKind
 where
     P: Serialize + DeserializeOwned + Default + Clone + 'static,
 {
-    checked_kind(name, doc, ports, build, |_| Ok(()))
+    checked_kind(name, doc, ports, build, |_| Ok(()), counters)
 }
 
 /// A kind whose port count grows with a parameter: `check` refuses an out-of-range value before
@@ -116,6 +152,7 @@ fn checked_kind<P>(
     ports: fn(&P) -> Vec<PortDecl>,
     build: fn(&P, &mut Binder) -> BuildResult,
     check: fn(&P) -> Result<(), String>,
+    counters: &'static [&'static [CounterDecl]],
 ) -> BlockKind
 where
     P: Serialize + DeserializeOwned + Default + Clone + 'static,
@@ -127,6 +164,7 @@ where
         doc,
         defaults,
         default_ports,
+        counters,
         make: Box::new(move |v: &Value| {
             let p: P = if v.is_null() {
                 P::default()
@@ -135,7 +173,8 @@ where
             };
             check(&p)?;
             let decls = ports(&p);
-            let b: BuildFn = Box::new(move |binder: &mut Binder| build(&p, binder));
+            let b: BuildFn =
+                Box::new(move |binder: &mut Binder| build_checked(name, counters, binder, |binder| build(&p, binder)));
             Ok((decls, Body::Leaf(b)))
         }),
     }
@@ -148,7 +187,9 @@ fn pipe_kind() -> BlockKind {
         let decls = kx::pipe::ports::<T>(&p);
         (
             decls,
-            Body::Leaf(Box::new(move |b: &mut Binder| kx::pipe::build::<T>(&p, b))),
+            Body::Leaf(Box::new(move |b: &mut Binder| {
+                build_checked("pipe", kx::pipe::COUNTER_TABLES, b, |b| kx::pipe::build::<T>(&p, b))
+            })),
         )
     }
     let mut defaults = yaml::to_value(&kx::pipe::Params::default());
@@ -160,6 +201,7 @@ fn pipe_kind() -> BlockKind {
         doc: "latency-N stream relay for any message type (type: u64|psn|qp|rh|tos|vlan|tc|mac)",
         defaults,
         default_ports: kx::pipe::ports::<u64>(&kx::pipe::Params::default()),
+        counters: kx::pipe::COUNTER_TABLES,
         make: Box::new(|v: &Value| {
             let mut rest = v.clone();
             let ty = match &mut rest {
@@ -204,36 +246,42 @@ pub fn blocks() -> Vec<BlockKind> {
             "free-running counter (kernel example; W3 source)",
             kx::counter::ports,
             kx::counter::build,
+            kx::counter::COUNTER_TABLES,
         ),
         kind(
             "add1",
             "out = in + 1: a register, latency 1 (kernel example; W3 stage), or with `input`/`output: comb` a combinational stage",
             kx::add1::ports,
             kx::add1::build,
+            kx::add1::COUNTER_TABLES,
         ),
         kind(
             "producer",
             "stream source with back-pressure (kernel example)",
             kx::producer::ports,
             kx::producer::build,
+            kx::producer::COUNTER_TABLES,
         ),
         kind(
             "fifo",
             "synchronous FIFO between two streams (kernel example)",
             kx::fifo::ports,
             kx::fifo::build,
+            kx::fifo::COUNTER_TABLES,
         ),
         kind(
             "consumer",
             "stream sink with a service interval (kernel example)",
             kx::consumer::ports,
             kx::consumer::build,
+            kx::consumer::COUNTER_TABLES,
         ),
         kind(
             "timer",
             "periodic toggle (kernel example; idle benchmark)",
             kx::timer::ports,
             kx::timer::build,
+            kx::timer::COUNTER_TABLES,
         ),
         pipe_kind(),
         kind(
@@ -241,30 +289,35 @@ pub fn blocks() -> Vec<BlockKind> {
             "CDMA traffic source: AXI write and read transactions into the PAXI core",
             rc::cdma::ports,
             rc::cdma::build,
+            rc::cdma::COUNTER_TABLES,
         ),
         kind(
             "paxi",
             "PAXI core: AXI writes, reads and TYPE2 multicast, W/R/MUL OST, ITLV, AR/B packing, B and R responses, RX VC and AXI channel buffers (seed 000/002)",
             rc::paxi::ports,
             rc::paxi::build,
+            rc::paxi::COUNTER_TABLES,
         ),
         kind(
             "paxi_pack",
             "PAXI AR/B TX packing buffer: up to 16 per flit on watermark, DA/VC change, timeout, frame length (seed 002)",
             rc::paxi_pack::ports,
             rc::paxi_pack::build,
+            rc::paxi_pack::COUNTER_TABLES,
         ),
         kind(
             "mac_tx",
             "per-LG MAC/SerDes serializer: max(datapath, line rate), exact carry (seed 000 «MAC Credit»)",
             rc::mac::ports,
             rc::mac::build,
+            rc::mac::COUNTER_TABLES,
         ),
         kind(
             "phylink",
             "one edge direction: REQ and RSP queues, credit side channel (seed 000 «物理链路模型»)",
             rc::phylink::ports,
             rc::phylink::build,
+            rc::phylink::COUNTER_TABLES,
         ),
         checked_kind(
             "router",
@@ -272,6 +325,7 @@ pub fn blocks() -> Vec<BlockKind> {
             rc::router::ports,
             rc::router::build,
             rc::router::check,
+            rc::router::COUNTER_TABLES,
         ),
         checked_kind(
             "rate_monitor",
@@ -279,104 +333,165 @@ pub fn blocks() -> Vec<BlockKind> {
             rc::monitor::ports,
             rc::monitor::build,
             rc::monitor::check,
+            rc::monitor::COUNTER_TABLES,
         ),
         kind(
             "rclink_tx",
             "RC Link TX of one LG: slot FIFO, PSN, bank arbiter, CBFC, rate gate (seed 000 «TX 侧设计»)",
             rc::tx::ports,
             rc::tx::build,
+            rc::tx::COUNTER_TABLES,
         ),
         kind(
             "slot_fifo",
             "RC Link TX slot FIFO: 3-state slots, PSN, VC queues, ACK, Go-Back-N (seed 000 «Slot 管理»)",
             rc::slot_fifo::ports,
             rc::slot_fifo::build,
+            rc::slot_fifo::COUNTER_TABLES,
         ),
         kind(
             "bank_arbiter",
             "RC Link TX bank arbiter: weighted RR pointer/counter, per-flow rule, CBFC gate (seed 000 «VC 仲裁»)",
             rc::bank_arbiter::ports,
             rc::bank_arbiter::build,
+            rc::bank_arbiter::COUNTER_TABLES,
         ),
         kind(
             "cbfc",
             "RC Link TX CBFC controller: ledgers per (dst, vc), per-packet send rule (seed 000 «CBFC 流控»)",
             rc::cbfc::ports,
             rc::cbfc::build,
+            rc::cbfc::COUNTER_TABLES,
         ),
         kind(
             "mac_credit",
             "RC Link TX MAC2TX credit gate: no credit, no frame (seed 000 «打包延迟与 MAC Credit»)",
             rc::mac_credit::ports,
             rc::mac_credit::build,
+            rc::mac_credit::COUNTER_TABLES,
         ),
         kind(
             "dcqcn",
             "DCQCN rate gate state of one flow: on_cnp, byte counter and timer recovery, pacing (seed 000 «DCQCN»)",
             rc::dcqcn::ports,
             rc::dcqcn::build,
+            rc::dcqcn::COUNTER_TABLES,
         ),
         kind(
             "cnp_merge",
             "CNP MERGE: QPID buffer of 8 and a timer threshold filter repeated CNPs (seed 002 «CNP MERGE»)",
             rc::cnp_merge::ports,
             rc::cnp_merge::build,
+            rc::cnp_merge::COUNTER_TABLES,
         ),
         composite_kind(
             "rclink_rx",
             "RC Link RX of one LG (composite: psn_check → ack_merge → rx_ctrl): PSN check, ACK MERGE, credit return, CNP, ACK-VC CBFC (seed 000 «RX 侧设计», 002 «CBFC»)",
             rc::rx::ports,
             rc::rx::expand,
+            rc::rx::COUNTER_TABLES,
         ),
         kind(
             "psn_check",
             "RC Link RX PSN check: EPSN per (src, qp), NAK once per gap, FACK, credit return, CNP, delivery; hands its control messages and accepted packets on in the same cycle (seed 000 «PSN 校验与三种结果»)",
             rc::psn_check::ports,
             rc::psn_check::build,
+            rc::psn_check::COUNTER_TABLES,
         ),
         kind(
             "ack_merge",
             "RC Link RX ACK MERGE: demand-driven poll, cumulative ACK ≤ merge_depth, handed to the control queue in the same cycle (seed 000 «ACK MERGE 汇聚»)",
             rc::ack_merge::ports,
             rc::ack_merge::build,
+            rc::ack_merge::COUNTER_TABLES,
         ),
         kind(
             "rx_ctrl",
             "RC Link RX control queue: ACK / NAK / CNP in generation order, one per cycle, ACK-VC CBFC gate (seed 000 «RX 侧设计», 002 «CBFC 详细行为»)",
             rc::rx_ctrl::ports,
             rc::rx_ctrl::build,
+            rc::rx_ctrl::COUNTER_TABLES,
         ),
         kind(
             "rx_cap",
             "per-LG receive serializer at line rate; data only (seed 000 «芯片级聚合接收 cap»)",
             rc::rx_cap::ports,
             rc::rx_cap::build,
+            rc::rx_cap::COUNTER_TABLES,
         ),
         kind(
             "voq_switch",
             "input-queued cell switch: VOQs, crossbar matched by islip | pim | fifo (seed 003 «VOQ», «iSLIP»)",
             sw::voq_switch::ports,
             sw::voq_switch::build,
+            sw::voq_switch::COUNTER_TABLES,
         ),
         kind(
             "switch_egress",
             "switch egress port: SP for ACK/CNP, WRR REQ:RSP, best effort last, ECN RED at enqueue (seed 003)",
             sw::egress::ports,
             sw::egress::build,
+            sw::egress::COUNTER_TABLES,
         ),
         kind(
             "l2_switch",
             "L2 switch for chip traffic: ingress latency, route by dst chip, VOQs + crossbar, SP for ACK/CNP, WRR REQ:RSP, ECN RED, port-rate serialization (seed 003)",
             sw::l2_switch::ports,
             sw::l2_switch::build,
+            sw::l2_switch::COUNTER_TABLES,
         ),
         kind(
             "cell_source",
             "synthetic switch traffic: Bernoulli cells per input at `load`, uniform / hotspot / permutation",
             sw::source::ports,
             sw::source::build,
+            sw::source::COUNTER_TABLES,
         ),
     ]
+}
+
+/// Every counter's unit (full name → unit), from the table of the kind that registers it.
+pub fn counter_units(sim: &hwsim_hw::Sim) -> std::collections::BTreeMap<String, &'static str> {
+    let blocks = blocks();
+    let mut last: Option<(&str, &BlockKind)> = None;
+    let mut m = std::collections::BTreeMap::new();
+    for (name, kind) in sim.counter_kinds() {
+        // Counters come grouped by block: look the kind up once per run of them.
+        let k = match last {
+            Some((n, k)) if n == kind => Some(k),
+            _ => find(&blocks, kind),
+        };
+        let Some(k) = k else { continue };
+        last = Some((kind, k));
+        let leaf = name.rsplit_once('.').map_or(name, |(_, l)| l);
+        if let Some(d) = k.counter(leaf) {
+            m.insert(name.to_string(), d.unit);
+        }
+    }
+    m
+}
+
+/// The first counter no counter table declares, as an error naming it and the kind of the
+/// block that registers it. The registry checks a block it builds; this also covers the nodes
+/// a composite creates itself (rclink_rx's children).
+pub fn check_counter_tables(sim: &hwsim_hw::Sim) -> Result<(), String> {
+    let blocks = blocks();
+    let mut last: Option<(&str, Option<&BlockKind>)> = None;
+    for (name, kind) in sim.counter_kinds() {
+        let k = match last {
+            Some((n, k)) if n == kind => k,
+            _ => find(&blocks, kind),
+        };
+        last = Some((kind, k));
+        let leaf = name.rsplit_once('.').map_or(name, |(_, l)| l);
+        // A kind outside the registry (a test's own block) has no table to hold it to.
+        if k.is_some_and(|k| k.counter(leaf).is_none()) {
+            return Err(format!(
+                "counter `{name}` (registered by a `{kind}` block) is in no counter table of its kind (add it to COUNTERS in the block's file)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Looks up a kind.
@@ -434,4 +549,62 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
         TypeId::of::<hp::CreditCount>(),
         signal_type::<hp::CreditCount>("CreditCount"),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The counter names of every shipped testbench's golden report.
+    fn golden_counters() -> Vec<String> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+        let mut v = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap() {
+            let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+            for l in text.lines() {
+                if let Some(rest) = l.strip_prefix("counter ") {
+                    v.push(rest.split(' ').next().unwrap().to_string());
+                }
+            }
+        }
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    #[test]
+    fn every_declared_counter_is_counted_by_some_testbench() {
+        // A table entry no testbench registers is stale (a renamed counter left behind) or a
+        // typo; the registry check catches the other direction.
+        let names = golden_counters();
+        let leaves: std::collections::BTreeSet<&str> = names
+            .iter()
+            .map(|n| n.rsplit_once('.').map_or(n.as_str(), |(_, l)| l))
+            .collect();
+        let mut stale = Vec::new();
+        for b in blocks() {
+            for d in b.counters.iter().flat_map(|t| t.iter()) {
+                if !leaves.iter().any(|l| d.matches(l)) {
+                    stale.push(format!("{}.{}", b.name, d.name));
+                }
+            }
+        }
+        assert!(stale.is_empty(), "declared but counted by no testbench: {stale:?}");
+    }
+
+    #[test]
+    fn every_entry_has_a_unit_and_a_meaning_and_no_name_twice_in_a_kind() {
+        for b in blocks() {
+            let decls: Vec<_> = b.counters.iter().flat_map(|t| t.iter()).collect();
+            for (i, d) in decls.iter().enumerate() {
+                assert!(!d.unit.is_empty() && !d.doc.is_empty(), "{}.{}", b.name, d.name);
+                assert!(
+                    decls[..i].iter().all(|e| e.name != d.name),
+                    "{}: `{}` declared twice",
+                    b.name,
+                    d.name
+                );
+            }
+        }
+    }
 }

@@ -124,6 +124,8 @@ pub struct Report {
     pub checks: Vec<CheckResult>,
     /// Counters by hierarchical name.
     pub counters: BTreeMap<String, u64>,
+    /// Each counter's unit, from the counter table of the block kind that registers it.
+    pub units: BTreeMap<String, &'static str>,
     /// Flows.
     pub flows: Vec<FlowReport>,
     /// The figures a study plots (`METRICS`): `end_cycle` always; `goodput`, `latency_max`,
@@ -189,6 +191,7 @@ fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
             values,
             system: Some(info),
             kinds: Default::default(),
+            monitor_counters: None,
         }
     } else {
         if l.tb.instances.is_empty() {
@@ -201,7 +204,13 @@ fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
     };
     let nl = std::mem::take(&mut el.netlist);
     el.kinds = nl.kind_counts();
+    let instances = el.system.is_some().then(|| nl.instance_kinds());
     let sim = nl.elaborate(seed).map_err(|e| testbench::elab_error(l, e))?;
+    crate::registry::check_counter_tables(&sim).map_err(|e| InputError::new(&l.path, e))?;
+    if let Some(instances) = instances {
+        let m = crate::monitors::MonitorCounters::bind(&instances, &sim).map_err(|e| l.error_at("system", e))?;
+        el.monitor_counters = Some(m);
+    }
     Ok((sim, el))
 }
 
@@ -260,188 +269,6 @@ fn sum(sim: &Sim, glob: &str) -> u64 {
         .filter(|(n, _)| hwsim_hw::glob_match(glob, n))
         .map(|(_, v)| v)
         .fold(0, u64::saturating_add)
-}
-
-/// The always-on monitors of a system run (DESIGN.md §5): every transaction completed exactly
-/// once, no slot leaked, every CBFC credit home, no reordering on a lossless network, and the run
-/// finished its work.
-/// Failures a testbench says it expects (by an `expect` on their counter), so the monitors let
-/// them pass.
-#[derive(Clone, Copy)]
-struct Expected {
-    /// QP fatal (`diag_max_retry_hit`).
-    fatal: bool,
-    /// Multicast timeouts (`mul_timeouts`).
-    mul_timeout: bool,
-}
-
-fn monitors(sim: &Sim, el: &Elaborated, quiescent: bool, expected: Expected) -> Vec<CheckResult> {
-    let expects_fatal = expected.fatal;
-    let Some(info) = &el.system else { return Vec::new() };
-    let mut v = Vec::new();
-    let mut check = |name: &str, passed: bool, expected: String, actual: String| {
-        v.push(CheckResult {
-            first_difference: None,
-            name: format!("monitor: {name}"),
-            passed,
-            expected,
-            actual,
-        });
-    };
-    let q = if quiescent {
-        "quiescent"
-    } else {
-        "work pending at the end"
-    };
-    check("work finished before `until`", quiescent, "quiescent".into(), q.into());
-    let (issued, done, dup) = (
-        sum(sim, "*.cdma.txns"),
-        sum(sim, "*.paxi.txns_done"),
-        sum(sim, "*.paxi.duplicate_done"),
-    );
-    let failed = sum(sim, "*.paxi.txns_failed");
-    check(
-        "every transaction completed exactly once",
-        issued == done.saturating_add(failed) && dup == 0,
-        format!("{issued} completed (done or lost), 0 duplicates"),
-        format!("{done} done + {failed} lost, {dup} duplicates"),
-    );
-    // QP fatal (MAX_RETRY exceeded): the run goes on for the other QPs, and the verdict says
-    // where and which transactions died. It fails the run unless the testbench expects it (an
-    // `expect` on a `diag_max_retry_hit` counter).
-    let fatal: Vec<String> = sim
-        .counters()
-        .filter(|(n, v)| n.ends_with(".tx.diag_max_retry_hit") && *v > 0)
-        .map(|(n, _)| {
-            let lg = n.trim_end_matches(".diag_max_retry_hit");
-            let qp = sim.counter(&format!("{lg}.fatal_qp")).unwrap_or(1).saturating_sub(1);
-            let at = sim.counter(&format!("{lg}.fatal_at")).unwrap_or(1).saturating_sub(1);
-            format!("{lg}: QP {qp} fatal at cycle {at}")
-        })
-        .collect();
-    let lost_txns: Vec<String> = sim
-        .counters()
-        .filter(|(n, v)| n.ends_with(".paxi.txns_failed") && *v > 0)
-        .map(|(n, v)| format!("{}: {v} transaction(s) lost", n.trim_end_matches(".txns_failed")))
-        .collect();
-    check(
-        "QP fatal events (MAX_RETRY exceeded)",
-        fatal.is_empty() || expects_fatal,
-        if expects_fatal {
-            "as the testbench expects".into()
-        } else {
-            "none".into()
-        },
-        if fatal.is_empty() {
-            "none".into()
-        } else {
-            format!("{}; {}", fatal.join("; "), lost_txns.join("; "))
-        },
-    );
-    // TYPE2 has no retransmission: a multicast burst whose group did not answer in full by the
-    // multicast timeout is lost, and the run fails unless the testbench expects it.
-    let timeouts: Vec<String> = sim
-        .counters()
-        .filter(|(n, v)| n.ends_with(".paxi.mul_timeouts") && *v > 0)
-        .map(|(n, v)| {
-            format!(
-                "{}: {v} multicast burst(s) timed out",
-                n.trim_end_matches(".mul_timeouts")
-            )
-        })
-        .collect();
-    if !timeouts.is_empty() || sum(sim, "*.cdma.multicasts") > 0 {
-        check(
-            "multicast timeouts (a group member never answered)",
-            timeouts.is_empty() || expected.mul_timeout,
-            if expected.mul_timeout {
-                "as the testbench expects".into()
-            } else {
-                "none".into()
-            },
-            if timeouts.is_empty() {
-                "none".into()
-            } else {
-                timeouts.join("; ")
-            },
-        );
-    }
-    if quiescent {
-        let slots = sum(sim, "*.tx.slots_in_use");
-        check(
-            "no slot leaked",
-            slots == 0,
-            "0 slots in use".into(),
-            format!("{slots}"),
-        );
-        let credits = sum(sim, "*.tx.credits_outstanding");
-        check(
-            "CBFC credits conserved (all home)",
-            credits == 0,
-            "0 outstanding".into(),
-            format!("{credits}"),
-        );
-        // The ACK + CNP VC: every control message the RXs sent was taken in and its credit came
-        // back. A control message lost to a fault takes its credit with it (finding 12), so
-        // only lossless runs can be held to this. (The TXs return ACK-VC credit only when the
-        // RXs hold it: `rx.ack_credits` > 0.)
-        let ack = sum(sim, "*.rx.ack_credits_outstanding");
-        if !info.lossy && sim.counters().any(|(n, _)| n.ends_with(".tx.ack_credits_returned")) {
-            check(
-                "ACK-VC CBFC credits conserved (all home)",
-                ack == 0,
-                "0 outstanding".into(),
-                format!("{ack}"),
-            );
-        }
-    }
-    // Delivered at the AXI side: write data at the completers' slaves, read data back at the
-    // requesters (PAXI counts whole frames the RX accepted in PSN order); a multicast write's
-    // bytes once per group member.
-    let (sent, delivered) = (
-        sum(sim, "*.cdma.bytes")
-            .saturating_sub(sum(sim, "*.cdma.multicast_bytes"))
-            .saturating_add(sum(sim, "*.paxi.mul_copy_bytes")),
-        sum(sim, "*.paxi.wdata_bytes_in") + sum(sim, "*.paxi.rdata_bytes_in") + sum(sim, "*.paxi.mul_bytes_in"),
-    );
-    let lost = sum(sim, "*.paxi.bytes_failed").saturating_add(sum(sim, "*.paxi.mul_copy_bytes_failed"));
-    check(
-        "scoreboard: every byte delivered exactly once, in PSN order",
-        if lost == 0 {
-            sent == delivered
-        } else {
-            delivered <= sent && delivered.saturating_add(lost) >= sent
-        },
-        if lost == 0 {
-            format!("{sent} bytes")
-        } else {
-            format!("{sent} bytes, less ≤ {lost} lost to fatal QPs")
-        },
-        format!("{delivered} bytes"),
-    );
-    // Without faults and switch drops nothing is lost: no NAK. Duplicates then come only from
-    // retry timeouts that fired on frames still in flight (a slow queue), so they are allowed
-    // exactly when a timeout fired.
-    let drops = sum(sim, "sw*.drops");
-    if !info.lossy && drops == 0 {
-        let (naks, dups) = (sum(sim, "*.rx.naks_sent"), sum(sim, "*.rx.dup_pkts"));
-        let timeouts = sum(sim, "*.tx.diag_timeout");
-        let (name, ok, expected) = if timeouts == 0 {
-            (
-                "PSN order on the wire (lossless: no NAK, no duplicate)",
-                naks == 0 && dups == 0,
-                "0 NAK, 0 duplicates".to_string(),
-            )
-        } else {
-            (
-                "PSN order on the wire (lossless: no NAK; duplicates only from retry timeouts)",
-                naks == 0,
-                format!("0 NAK ({timeouts} timeouts)"),
-            )
-        };
-        check(name, ok, expected, format!("{naks} NAK, {dups} duplicates"));
-    }
-    v
 }
 
 /// Checks every `expect:` entry against the elaborated simulation (names, forms, bounds).
@@ -982,11 +809,11 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
                 .iter()
                 .any(|e| e.counter.as_deref().is_some_and(|c| c.contains(what)))
         };
-        let expected = Expected {
+        let expected = crate::monitors::Expected {
             fatal: expects("diag_max_retry_hit"),
             mul_timeout: expects("mul_timeouts"),
         };
-        checks.extend(monitors(&sim, &el, sim.is_quiescent(), expected));
+        checks.extend(crate::monitors::monitors(&sim, &el, sim.is_quiescent(), expected));
     }
     let error_text = error.map(|e| e.to_string());
     if let Some(e) = &error_text {
@@ -1017,6 +844,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         passed: checks.iter().all(|c| c.passed) && error_text.is_none() && !interrupted,
         checks,
         counters: sim.counters().map(|(n, v)| (n.to_string(), v)).collect(),
+        units: crate::registry::counter_units(&sim),
         metrics: METRICS
             .iter()
             .filter_map(|m| metric_value(m, &sim, end, &flow_reports).map(|x| (m.to_string(), x)))

@@ -351,6 +351,8 @@ pub struct Elaborated {
     /// Instances per kind (count, whether the kind is a composite), filled when the netlist is
     /// elaborated (`hwsim check` prints them).
     pub kinds: BTreeMap<String, (usize, bool)>,
+    /// System form: the counters the always-on monitors read, bound at elaboration.
+    pub monitor_counters: Option<crate::monitors::MonitorCounters>,
 }
 
 /// Resolves the ports the checks read.
@@ -620,6 +622,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
         values,
         system: None,
         kinds: BTreeMap::new(),
+        monitor_counters: None,
     })
 }
 

@@ -167,8 +167,16 @@ fn default_report_fits_a_screen_and_loses_nothing_from_json() {
     let out = stdout(&o);
     assert!(out.lines().count() <= 40, "one screen:\n{out}");
     assert!(!out.contains('\x1b'), "no colour off a terminal:\n{out}");
-    let n = read_json(&j)["counters"].as_object().unwrap().len();
+    let json = read_json(&j);
+    let n = json["counters"].as_object().unwrap().len();
     assert!(n > 500, "{n} counters in the JSON");
+    // Every counter has its unit, from the table of the block that registers it (the RX's
+    // from its child rx_ctrl, counting in the RX's scope).
+    let units = json["units"].as_object().unwrap();
+    assert_eq!(units.len(), n, "a unit per counter");
+    assert_eq!(units["chip0.lg0.tx.payload_bytes_sent"], "bytes");
+    assert_eq!(units["chip0.lg0.tx.frames_sent"], "frames");
+    assert_eq!(units["chip1.lg0.rx.naks_sent"], "messages");
     for want in [
         "flows:\n  flow ",
         "chip0->chip1 cdma0",
@@ -600,7 +608,9 @@ fn explain_prints_a_blocks_header_ports_params_and_counters() {
         "**Control bypass**",
         "out backlog",
         "line_rate",
-        "counters: pkts, frames, payload_bytes, wire_bytes, bypassed, backlog_peak",
+        "counters (name, unit, meaning):",
+        "  pkts           packets  data packets pushed on `out`",
+        "  wire_bytes     bytes    wire bytes",
     ] {
         assert!(out.contains(want), "`{want}` in:\n{out}");
     }

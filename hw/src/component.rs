@@ -38,6 +38,36 @@ impl Wake {
     }
 }
 
+/// One counter a block kind declares, in the table its file owns (`pub const COUNTERS`): its
+/// name, unit and meaning. `explain`, the JSON report and plot axes read the table, and the
+/// system's monitors bind to declared counters. A `*` in the name stands for what a parameter
+/// picks (a port number, a VC name, a flow), matched as a glob.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CounterDecl {
+    /// Name as the block registers it (without the instance path).
+    pub name: &'static str,
+    /// Unit: `frames`, `packets`, `bytes`, `cycles`, `ns`, `cycle` (a time stamp), `events`…
+    pub unit: &'static str,
+    /// What it counts, in one line.
+    pub doc: &'static str,
+}
+
+impl CounterDecl {
+    /// A table entry.
+    pub const fn new(name: &'static str, unit: &'static str, doc: &'static str) -> Self {
+        CounterDecl { name, unit, doc }
+    }
+
+    /// Whether this entry declares the counter named `leaf`.
+    pub fn matches(&self, leaf: &str) -> bool {
+        if self.name.contains('*') {
+            crate::trace::glob_match(self.name, leaf)
+        } else {
+            self.name == leaf
+        }
+    }
+}
+
 /// Index of one of a component's counters, handed out at build time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CounterId(pub(crate) u32);

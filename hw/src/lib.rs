@@ -30,7 +30,7 @@ pub type Cycle = u64;
 /// Clock frequency: 1 GHz.
 pub const CLOCK_HZ: u64 = 1_000_000_000;
 
-pub use component::{Component, CounterId, Ctx, Wake};
+pub use component::{Component, CounterDecl, CounterId, Ctx, Wake};
 pub use error::{ElabError, SimError};
 pub use harness::Harness;
 pub use net::{CombOut, In, NetDyn, Out, SignalNet, StreamIn, StreamNet, StreamOut};

@@ -198,6 +198,16 @@ impl Netlist {
         v
     }
 
+    /// Every instance as (path, kind): the blocks in the order they were added, then the
+    /// composites (a system's monitors bind to counters by the kind that declares them).
+    pub fn instance_kinds(&self) -> Vec<(String, String)> {
+        self.insts
+            .iter()
+            .map(|i| (i.path.clone(), i.kind.clone()))
+            .chain(self.comps.iter().map(|c| (c.path.clone(), c.kind.clone())))
+            .collect()
+    }
+
     /// Instances per kind (composites counted under their kind too), sorted by kind.
     pub fn kind_counts(&self) -> BTreeMap<String, (usize, bool)> {
         let mut m: BTreeMap<String, (usize, bool)> = BTreeMap::new();

@@ -300,6 +300,18 @@ impl Sim {
             .zip(self.counters.iter().copied())
     }
 
+    /// All counters as `(<scope>.<name>, kind of the block that registers it)`, in
+    /// elaboration order (a counter a block registers in its composite's scope is its block's).
+    pub fn counter_kinds(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.kinds.iter().enumerate().flat_map(move |(c, kind)| {
+            let b = self.counter_base[c] as usize;
+            let l = self.counter_len[c] as usize;
+            self.counter_names[b..b + l]
+                .iter()
+                .map(move |n| (n.as_str(), kind.as_str()))
+        })
+    }
+
     /// A counter by full name.
     pub fn counter(&self, name: &str) -> Option<u64> {
         let index = self.counter_index.get_or_init(|| {

@@ -12,8 +12,15 @@
 //! a registered one at n + 1). Woken only when `in` changes (a stage whose input holds keeps its
 //! output).
 
-use hwsim_hw::{Binder, CombOut, Component, Ctx, In, Out, PortDecl, Wake};
+use hwsim_hw::{Binder, CombOut, Component, CounterDecl, Ctx, In, Out, PortDecl, Wake};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// When a side of the stage is seen (hwsim's kernel-example choice; no seed describes it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

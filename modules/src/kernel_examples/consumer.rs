@@ -6,8 +6,18 @@
 //! Pops at most one message every `interval` cycles, from cycle `ready_from` on. Counters:
 //! `received`, `sum` (of values).
 
-use hwsim_hw::{Binder, Component, CounterId, Ctx, Out, PortDecl, StreamIn, Wake};
+use hwsim_hw::{Binder, Component, CounterDecl, CounterId, Ctx, Out, PortDecl, StreamIn, Wake};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new("received", "messages", "messages popped from `in`"),
+    CounterDecl::new("sum", "value", "Σ of the values received (a checksum of the stream)"),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Parameters.
 #[derive(Clone, Debug, Serialize, Deserialize)]

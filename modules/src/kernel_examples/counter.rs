@@ -9,8 +9,15 @@
 //! Latency: the value for cycle n is driven at n (visible to readers at n+1). Computed from `now`,
 //! so ticks at extra cycles change nothing.
 
-use hwsim_hw::{Binder, Component, Ctx, Out, PortDecl, Wake};
+use hwsim_hw::{Binder, Component, CounterDecl, Ctx, Out, PortDecl, Wake};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Parameters.
 #[derive(Clone, Debug, Serialize, Deserialize)]

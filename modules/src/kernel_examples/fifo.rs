@@ -8,8 +8,22 @@
 //! n+2 (latency 2 cycles from the upstream push, one register stage). Counters: `passed`,
 //! `peak_occupancy`.
 
-use hwsim_hw::{Binder, Component, CounterId, Ctx, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{Binder, Component, CounterDecl, CounterId, Ctx, PortDecl, StreamIn, StreamOut, Wake};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new("passed", "messages", "messages moved from `in` to `out`"),
+    CounterDecl::new(
+        "peak_occupancy",
+        "messages",
+        "gauge: most messages held in the `in` buffer at the start of a tick",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Parameters.
 #[derive(Clone, Debug, Serialize, Deserialize)]

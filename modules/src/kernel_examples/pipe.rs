@@ -12,8 +12,21 @@
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, PortDecl, StreamIn, StreamOut, Value, Wake};
+use hwsim_hw::{
+    Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, PortDecl, StreamIn, StreamOut, Value, Wake,
+};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[CounterDecl::new(
+    "passed",
+    "messages",
+    "messages pushed onto `out` after their latency",
+)];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Parameters.
 #[derive(Clone, Debug, Serialize, Deserialize)]

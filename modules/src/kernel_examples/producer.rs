@@ -10,8 +10,22 @@
 //! goes at the first cycle with space (the producer is woken when the consumer pops).
 //! Counters: `sent`, `stall_cycles` (Σ cycles messages waited past their due cycle).
 
-use hwsim_hw::{Binder, Component, CounterId, Ctx, PortDecl, StreamOut, Wake};
+use hwsim_hw::{Binder, Component, CounterDecl, CounterId, Ctx, PortDecl, StreamOut, Wake};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new("sent", "messages", "messages pushed onto `out`"),
+    CounterDecl::new(
+        "stall_cycles",
+        "cycles",
+        "Σ cycles messages waited past their due cycle (back-pressure)",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Parameters.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -8,8 +8,19 @@
 //! ```
 //! The level at cycle n is ⌊n / period⌋ mod 2, computed from `now`.
 
-use hwsim_hw::{Binder, Component, CounterId, Ctx, Out, PortDecl, Wake};
+use hwsim_hw::{Binder, Component, CounterDecl, CounterId, Ctx, Out, PortDecl, Wake};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[CounterDecl::new(
+    "fires",
+    "events",
+    "gauge: toggles of `tick` so far, ⌊now / period⌋ at the last tick",
+)];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Parameters.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -43,10 +43,39 @@
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut};
+use hwsim_hw::{Binder, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut};
 use hwsim_ports::{ctrl_cost, ChipId, CreditMsg, CreditSize, Ctrl, LgId, ACK_VC};
 
 use super::cbfc::{Cbfc, CbfcMode};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+/// These are the sender's ([`AckGate`], in `rx_ctrl` and so `rclink_rx`); the receiver's are in
+/// [`RETURN_COUNTERS`].
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "ack_credit_block",
+        "messages",
+        "control messages that waited at the queue head for ACK-VC credit (once each)",
+    ),
+    CounterDecl::new(
+        "ack_credits_in",
+        "credits",
+        "ACK-VC credits returned by the senders' TXs on `ack_credit`",
+    ),
+    CounterDecl::new(
+        "ack_credits_outstanding",
+        "credits",
+        "gauge: ACK-VC credits charged and not yet returned, all destinations",
+    ),
+];
+
+/// The receiver's counter ([`AckReturn`], in `rclink_tx` with `ack_cbfc`).
+pub const RETURN_COUNTERS: &[CounterDecl] = &[CounterDecl::new(
+    "ack_credits_returned",
+    "credits",
+    "ACK-VC credits pushed on `ack_cr` to the RXs whose ACKs, NAKs and CNPs were taken in",
+)];
 
 /// The ACK + CNP VC's CBFC parameters of one RX (the system copies `uf_limit`, `cbfc_vc_enable`
 /// and `stop_cbfc` from the TX, `pkt_ovhd` and `credit_size` from the TX's packet format).

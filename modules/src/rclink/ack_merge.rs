@@ -47,11 +47,18 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use hwsim_hw::{Binder, BuildResult, Component, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{ChipId, LgId, PktCount, Psn, QpId, Rh, RxAccepted, RxCtrl};
 use serde::{Deserialize, Serialize};
 
 use super::rx_ctrl::{hand_over, CtrlKind, CtrlQueue, RxSource, CHECK_WRITES, MERGE_WRITES};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Parameters of one ACK MERGE (one per chip and LG); defaults from seed 000 appendix C.
 #[derive(Clone, Debug, Serialize, Deserialize)]

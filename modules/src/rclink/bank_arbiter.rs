@@ -43,11 +43,38 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{ArbReq, ChipId, CreditMsg, QpId, UInt};
 use serde::{Deserialize, Serialize};
 
 use super::cbfc::{Cbfc, CbfcView};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+/// These are the arbiter's rounds', which `rclink_tx` counts too (same names, same meaning);
+/// the standalone block's own are in [`BLOCK_COUNTERS`].
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "diag_arb_calls",
+        "events",
+        "arbitration rounds run (in rclink_tx also those skipped: diag_arb_tx_busy)",
+    ),
+    CounterDecl::new(
+        "diag_credit_block",
+        "events",
+        "flow heads a round found blocked by CBFC credit (once per flow per round)",
+    ),
+];
+
+/// The counters only the standalone `bank_arbiter` block registers.
+pub const BLOCK_COUNTERS: &[CounterDecl] = &[CounterDecl::new(
+    "grants",
+    "frames",
+    "requests granted and pushed on `grant`",
+)];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, BLOCK_COUNTERS];
 
 /// Number of TX VCs: banks 0..3 and MUL (index 4, multicast).
 pub const NUM_VC: usize = 5;

@@ -48,9 +48,41 @@
 
 use std::collections::HashMap;
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{cbfc_cost, CbfcReq, ChipId, CreditMsg, CreditSize, VcCredits};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+/// This is the ledgers' gauge, which `rclink_tx` keeps too (same name, same meaning); the
+/// standalone block's own counters are in [`BLOCK_COUNTERS`].
+pub const COUNTERS: &[CounterDecl] = &[CounterDecl::new(
+    "credits_outstanding",
+    "credits",
+    "gauge: Σ (initial − remaining) over the CBFC ledgers (rclink_tx: TYPE2's too); 0 = all home",
+)];
+
+/// The counters only the standalone `cbfc` block registers.
+pub const BLOCK_COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "diag_credit_block",
+        "events",
+        "checks that found the head request short of credit (it waits)",
+    ),
+    CounterDecl::new(
+        "credits_granted",
+        "credits",
+        "credits charged to the ledgers by granted requests",
+    ),
+    CounterDecl::new(
+        "credits_returned",
+        "credits",
+        "credits given back by the returns taken in on `credit`",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, BLOCK_COUNTERS];
 
 /// Largest CBFC credit count: the hardware counter is 15 bits.
 pub const MAX_CREDITS: u32 = (1 << 15) - 1;

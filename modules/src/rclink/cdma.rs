@@ -11,9 +11,38 @@
 //! (written or read; a multicast write's bytes once, not per member), `reads` (transactions that
 //! are reads), `multicasts` (multicast writes) and `multicast_bytes` (their bytes, once).
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, PortDecl, StreamOut, Wake};
+use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, PortDecl, StreamOut, Wake};
 use hwsim_ports::{ChipId, Txn, TxnOp};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "txns",
+        "transactions",
+        "transactions issued into the PAXI core (writes, reads and multicasts)",
+    ),
+    CounterDecl::new(
+        "bytes",
+        "bytes",
+        "bytes of the transactions issued, written or read (a multicast's bytes once)",
+    ),
+    CounterDecl::new("reads", "transactions", "issued transactions that are reads"),
+    CounterDecl::new(
+        "multicasts",
+        "transactions",
+        "issued transactions that are multicast writes",
+    ),
+    CounterDecl::new(
+        "multicast_bytes",
+        "bytes",
+        "bytes of the multicast writes issued, once per write (not per member)",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// One transaction to issue.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]

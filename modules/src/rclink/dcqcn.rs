@@ -41,9 +41,28 @@
 //! bytes actually sent (a frame of up to four packets) where the seed's formula assumes one full
 //! packet, (50 + 1344) / R_C; for full packets the two agree.
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, Wake};
+use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, Wake};
 use hwsim_ports::UInt;
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new("cnps", "messages", "CNPs taken in on `cnp` (each an on_cnp rate cut)"),
+    CounterDecl::new(
+        "increases",
+        "events",
+        "rate_increase steps, from the byte counter or the timer",
+    ),
+    CounterDecl::new(
+        "timer_fires",
+        "events",
+        "recovery timer expiries (each also a rate_increase)",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Parameters (seed 000 appendix C «DCQCN 参数»).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

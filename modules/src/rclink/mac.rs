@@ -40,9 +40,35 @@
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{
+    Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake,
+};
 use hwsim_ports::{ByteRate, DataFrame, SerializerClock};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "frames",
+        "frames",
+        "frames started on the serializer, zero-byte (bypassed) frames included",
+    ),
+    CounterDecl::new("payload_bytes", "bytes", "payload bytes of the data frames started"),
+    CounterDecl::new(
+        "wire_bytes",
+        "bytes",
+        "wire bytes (payload + overheads) of the data frames started",
+    ),
+    CounterDecl::new(
+        "bypassed",
+        "frames",
+        "zero-byte frames passed on without serializer time (outside the send cap)",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Parameters.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -33,9 +33,28 @@
 //! round runs one cycle before the serializer frees (the loop's register stages), which is what
 //! keeps the line rate exact in a clocked model.
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{DataFrame, UInt};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "diag_arb_tx_busy",
+        "frames",
+        "frames held at the head of `frame_in` for want of a MAC credit (once each)",
+    ),
+    CounterDecl::new("frames", "frames", "frames passed to `frame_out` (one MAC credit each)"),
+    CounterDecl::new(
+        "credits_returned",
+        "credits",
+        "MAC2TX credits given back by the MAC on `credit`",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Most MAC credits per LG (a 4-bit counter).
 pub const MAX_MAC_CREDITS: u32 = 8;

@@ -110,13 +110,243 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use hwsim_hw::rng::splitmix64;
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{
+    Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake,
+};
 use hwsim_ports::{
     mcast_group, ChipId, DataFrame, FlitKind, FrameDone, PackedEntry, PaxiFlit, QpId, Segment, Txn, TxnOp,
 };
 use serde::{Deserialize, Serialize};
 
 use super::paxi_pack::{self, PackCounters, Packer};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "txns_issued",
+        "transactions",
+        "transactions taken from `txn` (writes, reads and multicasts)",
+    ),
+    CounterDecl::new(
+        "txns_done",
+        "transactions",
+        "transactions completed (last burst done, none failed)",
+    ),
+    CounterDecl::new(
+        "segments",
+        "segments",
+        "segments pushed to the LGs (AW+W, MUL, and AR/R/B flits)",
+    ),
+    CounterDecl::new(
+        "frames_done",
+        "bursts",
+        "bursts done (B, R, ACK or given up); a transaction completes at its last",
+    ),
+    CounterDecl::new("bytes_done", "bytes", "bytes of the transactions completed"),
+    CounterDecl::new(
+        "latency_sum",
+        "cycles",
+        "Σ issue-to-completion latency of the transactions completed",
+    ),
+    CounterDecl::new(
+        "latency_max",
+        "cycles",
+        "gauge: longest issue-to-completion latency of a completed transaction",
+    ),
+    CounterDecl::new("ost_peak", "entries", "gauge: most W OST entries in use at once"),
+    CounterDecl::new(
+        "first_issue_at",
+        "cycle",
+        "cycle + 1 of the first transaction issued (0 = never)",
+    ),
+    CounterDecl::new(
+        "last_done_at",
+        "cycle",
+        "cycle + 1 of the last transaction completed (0 = never)",
+    ),
+    CounterDecl::new(
+        "duplicate_done",
+        "events",
+        "completion reports for an unknown transaction or a burst already done",
+    ),
+    CounterDecl::new(
+        "txns_failed",
+        "transactions",
+        "transactions with a burst lost to a fatal QP (or a multicast timeout)",
+    ),
+    CounterDecl::new("bytes_failed", "bytes", "bytes of the failed transactions"),
+    CounterDecl::new(
+        "last_failed_txn",
+        "id",
+        "id + 1 of the last failed transaction (0 = none)",
+    ),
+    CounterDecl::new("writes_done", "transactions", "write transactions completed"),
+    CounterDecl::new(
+        "write_lat_sum",
+        "cycles",
+        "Σ latency of the write transactions completed",
+    ),
+    CounterDecl::new(
+        "write_lat_max",
+        "cycles",
+        "gauge: longest latency of a completed write transaction",
+    ),
+    CounterDecl::new("reads_done", "transactions", "read transactions completed"),
+    CounterDecl::new("read_bytes_done", "bytes", "bytes of the read transactions completed"),
+    CounterDecl::new("read_lat_sum", "cycles", "Σ latency of the read transactions completed"),
+    CounterDecl::new(
+        "read_lat_max",
+        "cycles",
+        "gauge: longest latency of a completed read transaction",
+    ),
+    CounterDecl::new("r_ost_peak", "entries", "gauge: most R OST entries in use at once"),
+    CounterDecl::new(
+        "frames_acked",
+        "frames",
+        "AW+W frames the RC Link ACKed (or gave up on)",
+    ),
+    CounterDecl::new(
+        "b_received",
+        "entries",
+        "B entries received in B flits (multicast Bs included)",
+    ),
+    CounterDecl::new(
+        "b_stale",
+        "entries",
+        "B entries for an OST entry no longer waiting (late or never sent)",
+    ),
+    CounterDecl::new("r_received", "frames", "R frames received at this requester"),
+    CounterDecl::new(
+        "wdata_bytes_in",
+        "bytes",
+        "write data bytes (AW+W frames) that reached this chip's AXI slave",
+    ),
+    CounterDecl::new(
+        "rdata_bytes_in",
+        "bytes",
+        "read data bytes (R frames) back at this chip's AXI master",
+    ),
+    CounterDecl::new(
+        "w_in_first_at",
+        "cycle",
+        "cycle + 1 of the first W (or multicast copy) at this AXI side (0 = never)",
+    ),
+    CounterDecl::new(
+        "ar_in_first_at",
+        "cycle",
+        "cycle + 1 of the first AR flit at this AXI side (0 = never)",
+    ),
+    CounterDecl::new(
+        "r_in_first_at",
+        "cycle",
+        "cycle + 1 of the first R frame at this AXI side (0 = never)",
+    ),
+    CounterDecl::new("ar_in", "entries", "AR entries received by the completer"),
+    CounterDecl::new(
+        "r_frames_sent",
+        "frames",
+        "R frames the completer sent (one per AR, when its R buffer is full)",
+    ),
+    CounterDecl::new(
+        "r_out_of_order",
+        "frames",
+        "R frames sent while an earlier AR's data was still being read",
+    ),
+    CounterDecl::new("r_bufs_peak", "entries", "gauge: most R buffers in use at once"),
+    CounterDecl::new(
+        "rsp_frames_acked",
+        "frames",
+        "AR/R/B flit frames the RC Link ACKed (or gave up on)",
+    ),
+    CounterDecl::new(
+        "multicasts_done",
+        "transactions",
+        "multicast transactions completed (every member's B in)",
+    ),
+    CounterDecl::new(
+        "mul_lat_sum",
+        "cycles",
+        "Σ latency of the multicast transactions completed",
+    ),
+    CounterDecl::new(
+        "mul_lat_max",
+        "cycles",
+        "gauge: longest latency of a completed multicast transaction",
+    ),
+    CounterDecl::new(
+        "mul_timeouts",
+        "bursts",
+        "multicast bursts given up `mul_timeout` cycles after they left",
+    ),
+    CounterDecl::new("mul_ost_peak", "entries", "gauge: most MUL OST entries in use at once"),
+    CounterDecl::new(
+        "mul_b_received",
+        "entries",
+        "multicast B entries received from the group members",
+    ),
+    CounterDecl::new(
+        "mul_bytes_in",
+        "bytes",
+        "multicast copy bytes that reached this chip as a member",
+    ),
+    CounterDecl::new("mul_copy_bytes", "bytes", "multicast bytes × group members, at issue"),
+    CounterDecl::new(
+        "mul_copy_bytes_failed",
+        "bytes",
+        "multicast bytes × members not answered, at a timeout",
+    ),
+    CounterDecl::new(
+        "rx_*_peak",
+        "frames",
+        "gauge: most frames held in RX VC buffer * (req, rsp, mul)",
+    ),
+    CounterDecl::new(
+        "rx_*_xoff",
+        "events",
+        "times RX VC buffer * (req, rsp, mul) reached its high watermark (pause up)",
+    ),
+    CounterDecl::new(
+        "rx_*_paused_cycles",
+        "cycles",
+        "cycles RX VC buffer * (req, rsp, mul) held its pause up, counted at XON",
+    ),
+    CounterDecl::new(
+        "rx_*_held_back",
+        "cycles",
+        "LG-cycles a frame waited in an RX because VC buffer * (req, rsp, mul) was full",
+    ),
+    CounterDecl::new("flow*_txns", "transactions", "transactions of flow * completed"),
+    CounterDecl::new("flow*_bytes", "bytes", "bytes of the transactions of flow * completed"),
+    CounterDecl::new(
+        "flow*_lat_sum",
+        "cycles",
+        "Σ latency of the transactions of flow * completed",
+    ),
+    CounterDecl::new(
+        "flow*_lat_max",
+        "cycles",
+        "gauge: longest latency of a completed transaction of flow *",
+    ),
+    CounterDecl::new(
+        "flow*_first",
+        "cycle",
+        "cycle + 1 of the first transaction of flow * issued (0 = never)",
+    ),
+    CounterDecl::new(
+        "flow*_last",
+        "cycle",
+        "cycle + 1 of the last transaction of flow * completed (0 = never)",
+    ),
+    CounterDecl::new(
+        "axi_*_peak_bytes",
+        "bytes",
+        "gauge: most bytes held in AXI channel buffer * (w, ar, r, b)",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, super::paxi_pack::COUNTERS];
 
 /// ITLV link-group choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]

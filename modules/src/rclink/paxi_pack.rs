@@ -35,9 +35,54 @@
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{
+    Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake,
+};
 use hwsim_ports::{ChipId, FlitKind, PackedEntry, PaxiFlit, QpId, Segment, MAX_PACKED};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "*max_entries",
+        "entries",
+        "gauge: most entries packed in one flit (prefix `ar_`/`b_` in the PAXI core)",
+    ),
+    CounterDecl::new(
+        "*entries",
+        "entries",
+        "AR or B entries taken into the packing buffer (prefix `ar_`/`b_` in the PAXI core)",
+    ),
+    CounterDecl::new(
+        "*flits",
+        "flits",
+        "packed flits sent (prefix `ar_`/`b_` in the PAXI core)",
+    ),
+    CounterDecl::new(
+        "*flush_wm",
+        "flits",
+        "flits sent because the buffer reached the watermark `wm` (TX_BUF_WM)",
+    ),
+    CounterDecl::new(
+        "*flush_da_vc",
+        "flits",
+        "flits sent because an entry for another destination or QP came in",
+    ),
+    CounterDecl::new(
+        "*flush_timeout",
+        "flits",
+        "flits sent `acc_wt` cycles after their first entry (TX_BUF_ACC_WT)",
+    ),
+    CounterDecl::new(
+        "*flush_length",
+        "flits",
+        "flits sent because the next entry would pass `max_flit_bytes`",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Why a flit left the buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

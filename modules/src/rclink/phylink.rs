@@ -31,9 +31,60 @@
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, PortDecl, StreamIn, StreamOut, Value, Wake};
+use hwsim_hw::{
+    Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, PortDecl, StreamIn, StreamOut, Value, Wake,
+};
 use hwsim_ports::{ByteRate, CreditMsg, Ctrl, DataFrame, PfcFrame, Psn, QpId, SerializerClock};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "fault_data_pkts",
+        "packets",
+        "data packets marked lost or corrupted by a fault rule as they enter the REQ queue",
+    ),
+    CounterDecl::new(
+        "fault_ctrl_msgs",
+        "messages",
+        "ACK/NAK/CNP messages dropped by a fault rule (never delivered)",
+    ),
+    CounterDecl::new(
+        "fault_credit_msgs",
+        "messages",
+        "credit returns dropped by a fault rule (never delivered)",
+    ),
+    CounterDecl::new(
+        "pfc_frames",
+        "frames",
+        "PFC frames carried (propagation and pipeline delay only; `pfc: true`)",
+    ),
+    CounterDecl::new("req_frames", "frames", "data frames taken into the REQ queue"),
+    CounterDecl::new(
+        "req_wire_bytes",
+        "bytes",
+        "wire bytes of the data frames taken into the REQ queue",
+    ),
+    CounterDecl::new(
+        "rsp_msgs",
+        "messages",
+        "ACK/NAK/CNP messages taken into the RSP queue (faults excluded)",
+    ),
+    CounterDecl::new(
+        "credit_msgs",
+        "messages",
+        "MAC credit returns carried on the side channel (faults excluded)",
+    ),
+    CounterDecl::new(
+        "req_backlog_peak",
+        "frames",
+        "gauge: most data frames in flight in the REQ queue at once",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// What a fault hits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

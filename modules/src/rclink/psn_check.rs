@@ -97,7 +97,9 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, In, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{
+    Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, In, Out, PortDecl, StreamIn, StreamOut, Wake,
+};
 use hwsim_ports::{
     cbfc_cost, mcast_group, ChipId, CreditCount, CreditMsg, CreditSize, DataFrame, Ecn, FlitKind, LgId, Psn, QpId, Rh,
     RxAccepted, RxCtrl,
@@ -106,6 +108,59 @@ use serde::{Deserialize, Serialize};
 
 use super::rx_ctrl::{hand_over, CtrlKind, CtrlQueue, RxSource, CHECK_WRITES};
 use super::tx::TYPE2_VC;
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new("rx_frames", "frames", "frames taken in on `data` and checked"),
+    CounterDecl::new(
+        "lost_pkts",
+        "packets",
+        "packets the MAC discarded before the check (credit still returned)",
+    ),
+    CounterDecl::new(
+        "data_latency_max",
+        "ns",
+        "longest data-path latency: arrival − the sender MAC's `sent_at`",
+    ),
+    CounterDecl::new(
+        "rx_pkts",
+        "packets",
+        "packets checked, FACKs and TYPE2 included, lost ones not",
+    ),
+    CounterDecl::new("rx_payload_bytes", "bytes", "payload bytes of the packets accepted"),
+    CounterDecl::new("dup_pkts", "packets", "duplicates (PSN before EPSN), dropped"),
+    CounterDecl::new(
+        "ooo_pkts",
+        "packets",
+        "out-of-order packets (PSN after EPSN), dropped, NAKed or not",
+    ),
+    CounterDecl::new("credits_returned", "credits", "CBFC credits pushed on `credit`"),
+    CounterDecl::new(
+        "first_byte_at",
+        "cycle",
+        "cycle + 1 of the first accepted payload (0 = none)",
+    ),
+    CounterDecl::new(
+        "last_byte_at",
+        "cycle",
+        "cycle + 1 of the last accepted payload (0 = none)",
+    ),
+    CounterDecl::new("type2_frames", "frames", "TYPE2 (multicast) frames delivered whole"),
+    CounterDecl::new(
+        "type2_dropped",
+        "frames",
+        "TYPE2 frames dropped: a packet of theirs went missing",
+    ),
+    CounterDecl::new(
+        "deliver_peak",
+        "frames",
+        "the most frames waiting at once for `deliver` (0 without `deliver`)",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// What the PSN check does with a duplicate (a PSN before EPSN).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

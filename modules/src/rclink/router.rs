@@ -43,9 +43,48 @@
 //! beyond the first), `pfc_pauses` (XOFFs received), `pfc_paused_cycles` (edge-cycles spent
 //! paused, counted at each XON), `pfc_xoff_sent`, `pfc_xon_sent` (frames, per edge).
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, In, PortDecl, StreamIn, StreamOut, Value, Wake};
+use hwsim_hw::{
+    Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, In, PortDecl, StreamIn, StreamOut, Value, Wake,
+};
 use hwsim_ports::{mcast_group, ChipId, CreditMsg, Ctrl, DataFrame, LgId, PfcChange, PfcFrame, PfcPause, ACK_VC};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "pfc_xoff_sent",
+        "frames",
+        "PFC XOFF frames sent to the edges when the PAXI `pause` went non-zero (one per edge)",
+    ),
+    CounterDecl::new(
+        "pfc_xon_sent",
+        "frames",
+        "PFC XON frames sent to the edges when `pause` went back to zero (one per edge)",
+    ),
+    CounterDecl::new("pfc_pauses", "events", "PFC XOFFs received that paused an edge's data"),
+    CounterDecl::new(
+        "pfc_paused_cycles",
+        "cycles",
+        "edge-cycles spent paused by PFC, counted at each XON",
+    ),
+    CounterDecl::new("data_local", "frames", "data frame copies delivered to this chip's LGs"),
+    CounterDecl::new(
+        "data_forwarded",
+        "frames",
+        "data frame copies forwarded to an edge (relayed or sent out)",
+    ),
+    CounterDecl::new(
+        "ctrl_msgs",
+        "messages",
+        "control messages (ACK/NAK/CNP) moved to their LG or edge",
+    ),
+    CounterDecl::new("credit_msgs", "messages", "credit returns moved to their LG or edge"),
+    CounterDecl::new("mcast_copies", "frames", "multicast frame copies beyond the first"),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Parameters.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -86,7 +86,7 @@
 //! `data_latency_max`; and `dup_acks` (re-ACKs under `duplicate: ack`). `*_sent` and
 //! `credits_returned` count pushes.
 
-use hwsim_hw::{ElabError, Netlist, PortDecl};
+use hwsim_hw::{CounterDecl, ElabError, Netlist, PortDecl};
 use hwsim_ports::{ChipId, CreditSize, LgId};
 use serde::{Deserialize, Serialize};
 
@@ -94,6 +94,21 @@ use super::ack_cbfc::AckCbfcParams;
 use super::ack_merge;
 use super::psn_check::{self, Duplicate};
 use super::rx_ctrl;
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+/// None: the composite has no logic; its nodes count in its scope (their tables below).
+pub const COUNTERS: &[CounterDecl] = &[];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs):
+/// the three nodes', the control queue's ACK-VC gate included.
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[
+    COUNTERS,
+    psn_check::COUNTERS,
+    ack_merge::COUNTERS,
+    rx_ctrl::COUNTERS,
+    super::ack_cbfc::COUNTERS,
+];
 
 /// Parameters of one RC Link RX (one per chip and LG); defaults from seed 000 appendix C.
 #[derive(Clone, Debug, Serialize, Deserialize)]

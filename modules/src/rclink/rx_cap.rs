@@ -56,9 +56,45 @@
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{
+    Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake,
+};
 use hwsim_ports::{ByteRate, DataFrame, SerializerClock};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "pkts",
+        "packets",
+        "data packets pushed on `out` once their last byte is received",
+    ),
+    CounterDecl::new("frames", "frames", "data frames whose last packet left on `out`"),
+    CounterDecl::new(
+        "payload_bytes",
+        "bytes",
+        "payload bytes of the data packets pushed on `out`",
+    ),
+    CounterDecl::new(
+        "wire_bytes",
+        "bytes",
+        "wire bytes (payload + pkt_ovhd) of the data packets pushed on `out`",
+    ),
+    CounterDecl::new(
+        "bypassed",
+        "packets",
+        "zero-payload packets passed on without the serializer (control bypass)",
+    ),
+    CounterDecl::new(
+        "backlog_peak",
+        "packets",
+        "gauge: most packets held at once (on the wire or waiting for `out`)",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Parameters of one RX cap (one per LG).
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -30,13 +30,42 @@
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{
+    Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake,
+};
 use hwsim_ports::{ChipId, CreditSize, Ctrl, LgId, Psn, Rh, RxCtrl};
 use serde::{Deserialize, Serialize};
 
 use super::ack_cbfc::{AckCbfcParams, AckGate};
 
 pub use hwsim_ports::CtrlKind;
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+/// [`CtrlPort::bind`] registers them (names from [`counter_name`]); the gate's are
+/// `ack_cbfc`'s.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "acks_sent",
+        "messages",
+        "merged cumulative ACKs (ACK MERGE's) pushed on `ctrl`",
+    ),
+    CounterDecl::new(
+        "fack_acks",
+        "messages",
+        "immediate ACKs answering a FACK, pushed on `ctrl`",
+    ),
+    CounterDecl::new(
+        "dup_acks",
+        "messages",
+        "re-ACKs of duplicates (`duplicate: ack`) pushed on `ctrl`",
+    ),
+    CounterDecl::new("naks_sent", "messages", "NAKs pushed on `ctrl`"),
+    CounterDecl::new("cnps_sent", "messages", "CNPs pushed on `ctrl`"),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, super::ack_cbfc::COUNTERS];
 
 /// The counter that counts pushes of `kind`.
 pub fn counter_name(kind: CtrlKind) -> &'static str {

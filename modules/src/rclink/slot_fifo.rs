@@ -66,7 +66,9 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::num::NonZeroU32;
 
 use bitvec::prelude::{BitVec, Lsb0};
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{
+    Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake,
+};
 use hwsim_ports::{
     packet_count, split_packets, ChipId, Ctrl, DataFrame, Ecn, FlitKind, FrameDone, HeaderTags, LgId, Opcode, PaxiFlit,
     Psn, QpId, Segment, SlotMap, UInt, SLOT_MAP_WORDS,
@@ -74,6 +76,68 @@ use hwsim_ports::{
 use serde::{Deserialize, Serialize};
 
 use super::bank_arbiter::NUM_VC;
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+/// [`SlotCounters::declare`] registers them, in the standalone block and in `rclink_tx`.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "diag_slot_full",
+        "segments",
+        "segments that had to wait in `seg` for free slots (once each)",
+    ),
+    CounterDecl::new(
+        "diag_nak_processed",
+        "messages",
+        "NAKs that triggered a Go-Back-N (not those that made the QP fatal)",
+    ),
+    CounterDecl::new(
+        "diag_max_retry_hit",
+        "events",
+        "NAKs/timeouts refused at max_retry: the QP went fatal",
+    ),
+    CounterDecl::new(
+        "diag_nak_retransmit_total",
+        "packets",
+        "WaitAck packets put back to WaitGrant by NAKs (to be resent)",
+    ),
+    CounterDecl::new("diag_timeout", "events", "retry timeouts that triggered a Go-Back-N"),
+    CounterDecl::new(
+        "diag_timeout_retransmit_total",
+        "packets",
+        "WaitAck packets put back to WaitGrant by retry timeouts",
+    ),
+    CounterDecl::new(
+        "segments_accepted",
+        "segments",
+        "segments given slots and a PSN (Empty → WaitGrant)",
+    ),
+    CounterDecl::new(
+        "frames_done",
+        "frames",
+        "frames whose every packet was ACKed (slot group freed, FrameDone ok)",
+    ),
+    CounterDecl::new(
+        "frames_failed",
+        "frames",
+        "frames given up on a fatal QP, or refused at once for one (FrameDone failed)",
+    ),
+    CounterDecl::new("slots_peak", "slots", "the most slots in use at once"),
+    CounterDecl::new(
+        "slots_in_use",
+        "slots",
+        "gauge: slots held now (0 at the end when every frame was ACKed)",
+    ),
+    CounterDecl::new(
+        "fatal_qp",
+        "qp",
+        "gauge: QP id + 1 of the last QP that went fatal (0 = none)",
+    ),
+    CounterDecl::new("fatal_at", "cycle", "cycle + 1 when the last QP went fatal (0 = never)"),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Largest slot pool: a flow's packets in flight must span less than half the PSN ring
 /// (2048), or a cumulative ACK covering all of them would look stale to `Psn::before`.

@@ -30,11 +30,38 @@
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{
+    Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake,
+};
 use hwsim_ports::{Cell, UInt};
 use serde::{Deserialize, Serialize};
 
 use super::ecn::RedMarker;
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "enqueued",
+        "cells",
+        "cells taken into the port's class queues (drops excluded)",
+    ),
+    CounterDecl::new(
+        "sent_p*",
+        "cells",
+        "cells of class * (0 other, 1 RSP, 2 REQ, 3 ACK/CNP) sent onto the link",
+    ),
+    CounterDecl::new("drops", "cells", "cells dropped on arrival to a full buffer"),
+    CounterDecl::new("ecn_marks", "cells", "ECN-capable cells marked CE at enqueue by RED"),
+    CounterDecl::new(
+        "buffer_peak",
+        "cells",
+        "gauge: most cells held in the port's buffer at once",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -125,7 +125,9 @@
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{
+    Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake,
+};
 use hwsim_ports::{
     mcast_group, ByteRate, ChipId, CreditMsg, Ctrl, DataFrame, Ecn, PfcChange, PfcFrame, PfcPause, SerializerClock,
     UInt,
@@ -134,6 +136,146 @@ use serde::{Deserialize, Serialize};
 
 use super::allocator::{Allocator, AllocatorKind, Matching, Requests};
 use super::ecn::RedMarker;
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "crossbar_matches",
+        "frames",
+        "`voq`: frame transfers the crossbar allocator started",
+    ),
+    CounterDecl::new(
+        "buffer_peak_bytes",
+        "bytes",
+        "`voq`, gauge: most wire bytes held in the shared buffer at once",
+    ),
+    CounterDecl::new(
+        "voq_peak_bytes",
+        "bytes",
+        "`voq`, gauge: most wire bytes held in one VOQ at once",
+    ),
+    CounterDecl::new(
+        "dt_drops",
+        "frames",
+        "`voq`: data frames dropped by the shared buffer's Dynamic Threshold rule",
+    ),
+    CounterDecl::new(
+        "pfc_xoff_sent",
+        "frames",
+        "PFC XOFF frames sent upstream, all ports (ingress bytes above `pfc_xoff`)",
+    ),
+    CounterDecl::new(
+        "pfc_xon_sent",
+        "frames",
+        "PFC XON frames sent upstream, all ports (ingress bytes back at `pfc_xon`)",
+    ),
+    CounterDecl::new(
+        "pfc_pauses_received",
+        "events",
+        "PFC XOFFs received that paused a port's REQ data",
+    ),
+    CounterDecl::new(
+        "mcast_copies",
+        "frames",
+        "multicast frame copies made at ingress beyond the first",
+    ),
+    CounterDecl::new(
+        "pfc_watchdog_fired",
+        "events",
+        "pauses ignored by the PFC watchdog after `pfc_watchdog` ns in force",
+    ),
+    CounterDecl::new("data_frames", "frames", "data frames that left the switch"),
+    CounterDecl::new(
+        "data_bytes",
+        "bytes",
+        "payload bytes of the data frames that left the switch",
+    ),
+    CounterDecl::new("ctrl_msgs", "messages", "control messages (ACK/NAK/CNP) sent out"),
+    CounterDecl::new("credit_msgs", "messages", "credit returns sent out"),
+    CounterDecl::new(
+        "drops",
+        "frames",
+        "data frames tail-dropped at enqueue (output queue full, or DT)",
+    ),
+    CounterDecl::new("ecn_marks", "frames", "ECT data frames marked CE by RED at enqueue"),
+    CounterDecl::new(
+        "queue_peak_bytes",
+        "bytes",
+        "gauge: most data wire bytes held for one output, over all outputs",
+    ),
+    CounterDecl::new(
+        "cut_through_frames",
+        "frames",
+        "data frames that left cut-through (egress idle when matched)",
+    ),
+    CounterDecl::new(
+        "residence_min",
+        "cycles",
+        "gauge: shortest arrival-to-departure time of a data frame",
+    ),
+    CounterDecl::new(
+        "residence_max",
+        "cycles",
+        "gauge: longest arrival-to-departure time of a data frame",
+    ),
+    CounterDecl::new(
+        "residence_sum",
+        "cycles",
+        "Σ arrival-to-departure times of the data frames that left",
+    ),
+    CounterDecl::new(
+        "class*_frames",
+        "frames",
+        "data frames of VOQ level * (priority class 0–3) that left",
+    ),
+    CounterDecl::new(
+        "class*_residence_max",
+        "cycles",
+        "gauge: longest residence of a data frame of level * (0–3)",
+    ),
+    CounterDecl::new(
+        "class*_bytes",
+        "bytes",
+        "payload bytes of the data frames of level * (0–3) that left",
+    ),
+    CounterDecl::new("p*_pfc_xoff", "frames", "PFC XOFF frames sent out of port *"),
+    CounterDecl::new(
+        "p*_pfc_paused_cycles",
+        "cycles",
+        "cycles port * was paused by PFC, counted at each XON",
+    ),
+    CounterDecl::new(
+        "p*_ingress_peak_bytes",
+        "bytes",
+        "gauge: most data wire bytes held that came in on port *",
+    ),
+    CounterDecl::new(
+        "p*_peak_bytes",
+        "bytes",
+        "gauge: most data wire bytes held for output port *",
+    ),
+    CounterDecl::new("p*_frames", "frames", "data frames that left on port *"),
+    CounterDecl::new(
+        "p*_bytes",
+        "bytes",
+        "payload bytes of the data frames that left on port *",
+    ),
+    CounterDecl::new(
+        "p*_drops",
+        "frames",
+        "data frames for output port * tail-dropped at enqueue",
+    ),
+    CounterDecl::new(
+        "p*_ecn_marks",
+        "frames",
+        "data frames for output port * marked CE at enqueue",
+    ),
+    CounterDecl::new("p*_cut_through", "frames", "data frames that left port * cut-through"),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

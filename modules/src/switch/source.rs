@@ -18,9 +18,27 @@
 //!
 //! Counters: `cells` (generated), `blocked`.
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, PortDecl, Rng, StreamOut, Wake};
+use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, PortDecl, Rng, StreamOut, Wake};
 use hwsim_ports::{Cell, MAX_SWITCH_PORTS};
 use serde::{Deserialize, Serialize};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "cells",
+        "cells",
+        "cells generated and pushed to the switch inputs (blocked ones not included)",
+    ),
+    CounterDecl::new(
+        "blocked",
+        "cells",
+        "cells generated that found their output stream full and were dropped",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Destination pattern.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -53,11 +53,66 @@
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{Cell, UInt, MAX_SWITCH_PORTS};
 use serde::{Deserialize, Serialize};
 
 use super::allocator::{all_ports, Allocator, AllocatorKind, Matching, Requests};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "arrivals",
+        "cells",
+        "cells that arrived on the inputs, dropped ones included",
+    ),
+    CounterDecl::new(
+        "drops",
+        "cells",
+        "arriving cells dropped: VOQ full (`voq_depth`) or refused by the shared buffer's DT",
+    ),
+    CounterDecl::new(
+        "transfers",
+        "cells",
+        "cells moved across the crossbar (all, warmup included)",
+    ),
+    CounterDecl::new(
+        "delivered",
+        "cells",
+        "measured cells (born at or after `warmup`) moved across the crossbar",
+    ),
+    CounterDecl::new("delay_sum", "cycles", "Σ birth-to-crossbar delay of the measured cells"),
+    CounterDecl::new(
+        "delay_max",
+        "cycles",
+        "gauge: largest birth-to-crossbar delay of a measured cell",
+    ),
+    CounterDecl::new(
+        "delay_p99",
+        "cycles",
+        "at the end of the run: 99th percentile delay of the measured cells (1-cycle bins)",
+    ),
+    CounterDecl::new(
+        "throughput_ppm",
+        "ppm",
+        "at the end of the run: transfers from `warmup` per output per slot × 10^6",
+    ),
+    CounterDecl::new("voq_peak", "cells", "gauge: most cells queued in all VOQs at once"),
+    CounterDecl::new(
+        "delivered_p*",
+        "cells",
+        "measured cells of priority class * (a cell's prio & 3) moved across the crossbar",
+    ),
+    CounterDecl::new(
+        "delay_max_p*",
+        "cycles",
+        "gauge: largest delay of a measured cell of priority class * (prio & 3)",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Histogram bins of the delay (1 cycle each); the last one holds everything above.
 const DELAY_BINS: usize = 4096;
