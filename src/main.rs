@@ -117,6 +117,9 @@ struct RunArgs {
     /// Write the report as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Write every counter as CSV: counter,value,unit.
+    #[arg(long, value_name = "FILE")]
+    counters_csv: Option<PathBuf>,
     /// Trace only nets matching GLOB (repeatable; `*`, `?`).
     #[arg(long, value_name = "GLOB")]
     trace: Vec<String>,
@@ -310,11 +313,16 @@ fn run(a: RunArgs) -> ExitCode {
     let wave_paths = waves.paths();
     let probe = commands::probe_path(&l, a.probe.as_deref(), a.json.as_deref());
     let vcd = waves.vcd().map(Path::to_path_buf);
-    let outputs: Vec<(&str, &Path)> = [("--vcd", &vcd), ("--json", &a.json), ("--probe", &probe)]
-        .into_iter()
-        .filter_map(|(opt, p)| p.as_deref().map(|p| (opt, p)))
-        .chain(wave_paths.iter().map(|(o, p)| (*o, p.as_path())))
-        .collect();
+    let outputs: Vec<(&str, &Path)> = [
+        ("--vcd", &vcd),
+        ("--json", &a.json),
+        ("--probe", &probe),
+        ("--counters-csv", &a.counters_csv),
+    ]
+    .into_iter()
+    .filter_map(|(opt, p)| p.as_deref().map(|p| (opt, p)))
+    .chain(wave_paths.iter().map(|(o, p)| (*o, p.as_path())))
+    .collect();
     if let Err(e) = output::check_outputs(&l.files, &outputs) {
         return bad(e);
     }
@@ -356,6 +364,11 @@ fn run(a: RunArgs) -> ExitCode {
     if let Some(j) = &a.json {
         let text = serde_json::to_string_pretty(&report).expect("report serializes");
         if let Err(e) = output::write_file(j, (text + "\n").as_bytes()) {
+            return bad(e);
+        }
+    }
+    if let Some(c) = &a.counters_csv {
+        if let Err(e) = output::write_file(c, report.counters_csv().as_bytes()) {
             return bad(e);
         }
     }

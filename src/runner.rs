@@ -110,12 +110,16 @@ pub struct FlowReport {
 /// The report of one run.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The hwsim that made it: package version and git commit.
+    pub version: &'static str,
     /// Testbench name.
     pub testbench: String,
     /// Its file.
     pub file: String,
     /// The seed used.
     pub seed: u64,
+    /// The `--set` overrides applied to the testbench, as given.
+    pub overrides: Vec<String>,
     /// End time in cycles.
     pub cycles: u64,
     /// Every check passed and no protocol violation.
@@ -144,6 +148,17 @@ pub struct Report {
 }
 
 impl Report {
+    /// One run's counters as CSV: `counter,value,unit` (the unit from the counter table of the
+    /// block that registers it), one row per counter in name order.
+    pub fn counters_csv(&self) -> String {
+        let mut s = String::from("counter,value,unit\n");
+        for (name, v) in &self.counters {
+            let unit = self.units.get(name).copied().unwrap_or("");
+            s.push_str(&format!("{name},{v},{unit}\n"));
+        }
+        s
+    }
+
     /// The verdict and checks as text: counters with `with_counters` (all), the statistics line
     /// with `with_stats`; long values in full. (The terminal's view: [`Report::render_view`].)
     pub fn render(&self, with_counters: bool, with_stats: bool) -> String {
@@ -837,9 +852,11 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         peak_rss_bytes: peak_rss_bytes(),
     };
     Ok(Report {
+        version: crate::explain::VERSION,
         testbench: l.name(),
         file: l.path.display().to_string(),
         seed,
+        overrides: l.overrides.iter().map(|o| o.arg.clone()).collect(),
         cycles: end,
         passed: checks.iter().all(|c| c.passed) && error_text.is_none() && !interrupted,
         checks,

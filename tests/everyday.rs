@@ -177,6 +177,13 @@ fn default_report_fits_a_screen_and_loses_nothing_from_json() {
     assert_eq!(units["chip0.lg0.tx.payload_bytes_sent"], "bytes");
     assert_eq!(units["chip0.lg0.tx.frames_sent"], "frames");
     assert_eq!(units["chip1.lg0.rx.naks_sent"], "messages");
+    // Provenance: which hwsim, which overrides.
+    let version = json["version"].as_str().unwrap();
+    assert!(
+        version.contains(env!("CARGO_PKG_VERSION")) && version.contains("commit "),
+        "{version}"
+    );
+    assert_eq!(json["overrides"], serde_json::json!([]));
     for want in [
         "flows:\n  flow ",
         "chip0->chip1 cdma0",
@@ -593,6 +600,29 @@ fn plot_draws_a_probe_in_one_command() {
         &["`x` is not a number"],
     );
     let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn counters_csv_has_every_counter_with_its_unit_and_the_json_names_the_overrides() {
+    let d = temp_dir("counters_csv");
+    let (c, j) = (d.join("c.csv"), d.join("r.json"));
+    let tb = "tb/go_back_n.yaml";
+    let o = hwsim(&[tb, "-q", "--set", "seed=3", "--counters-csv", &s(&c), "--json", &s(&j)]);
+    assert_code(&o, 0);
+    let csv = std::fs::read_to_string(&c).unwrap();
+    let json = read_json(&j);
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("counter,value,unit"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), json["counters"].as_object().unwrap().len());
+    for r in &rows {
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(json["counters"][r[0]].as_u64().unwrap().to_string(), r[1], "{r:?}");
+        assert!(!r[2].is_empty(), "a unit for {}", r[0]);
+    }
+    assert!(csv.contains("\nchip0.lg0.tx.payload_bytes_sent,"));
+    assert_eq!(json["overrides"], serde_json::json!(["seed=3"]));
+    assert_eq!(json["seed"], 3);
 }
 
 // ------------------------------------------------------------------------------------------------
