@@ -432,6 +432,18 @@ const METRICS: &[&str] = &[
     "drops",
 ];
 
+/// A metric's unit (the plot axes print it).
+pub fn metric_unit(m: &str) -> Option<&'static str> {
+    Some(match m {
+        "end_cycle" | "mean_delay" | "p99_delay" => "cycles",
+        "goodput" => "bytes/ns",
+        "latency_max" | "latency_mean" => "ns",
+        "throughput" => "cells per output per slot",
+        "drops" => "cells",
+        _ => return None,
+    })
+}
+
 /// A metric's value, or `None` when the run has nothing it measures (no flows, no switch).
 fn metric_value(m: &str, sim: &Sim, end: Cycle, flows: &[FlowReport]) -> Option<f64> {
     let switches = sim.counters().filter(|(n, _)| n.ends_with(".throughput_ppm")).count();

@@ -306,6 +306,8 @@ pub struct Row {
     pub metrics: BTreeMap<String, f64>,
     /// Chosen counters.
     pub counters: BTreeMap<String, u64>,
+    /// Their units, from the report (`units`).
+    pub units: BTreeMap<String, String>,
 }
 
 /// Reads the reports of a plan's runs from `dir` into rows (a missing report: verdict MISSING).
@@ -322,6 +324,7 @@ pub fn rows(plan: &Plan, dir: &Path) -> Result<Vec<Row>, InputError> {
             cycles: 0,
             metrics: BTreeMap::new(),
             counters: BTreeMap::new(),
+            units: BTreeMap::new(),
         };
         if f.exists() {
             let text = std::fs::read_to_string(&f).map_err(|e| InputError::new(&f, format!("cannot read: {e}")))?;
@@ -353,6 +356,9 @@ pub fn rows(plan: &Plan, dir: &Path) -> Result<Vec<Row>, InputError> {
             for (c, v) in j["counters"].as_object().ok_or_else(bad)? {
                 if plan.counters.iter().any(|g| hwsim_hw::glob_match(g, c)) {
                     row.counters.insert(c.clone(), v.as_u64().unwrap_or(0));
+                    if let Some(u) = j["units"][c.as_str()].as_str() {
+                        row.units.insert(c.clone(), u.to_string());
+                    }
                 }
             }
         }
@@ -544,7 +550,14 @@ pub fn chart(plan: &Plan, rows: &[Row], metric: &str) -> Chart {
                     .join(", ")
             ),
         },
-        y_label: metric.to_string(),
+        // The unit from the metric's definition or the counter's table, as the report gives it.
+        y_label: match crate::runner::metric_unit(metric)
+            .map(str::to_string)
+            .or_else(|| rows.iter().find_map(|r| r.units.get(metric).cloned()))
+        {
+            Some(u) => format!("{metric} ({u})"),
+            None => metric.to_string(),
+        },
         log_x: numeric.is_some() && plot::wants_log(&xs),
         series,
     }
@@ -853,6 +866,37 @@ mod tests {
         assert_ne!(a, derive_seed(1, &["p=2".into()], 0));
         assert_ne!(a, derive_seed(2, &["p=1".into()], 0));
         assert!(a < 1 << 53);
+    }
+
+    #[test]
+    fn the_y_axis_names_the_unit_of_a_metric_or_of_a_counter() {
+        let plan = Plan {
+            testbench: "t.yaml".into(),
+            params: vec!["p".into()],
+            runs: vec![PlannedRun {
+                point: 0,
+                values: vec!["1".into()],
+                seed: 1,
+            }],
+            metric: None,
+            x: "p".into(),
+            counters: vec!["*.frames_sent".into()],
+        };
+        let c = "chip0.lg0.tx.frames_sent".to_string();
+        let row = Row {
+            run: 0,
+            planned: plan.runs[0].clone(),
+            verdict: "PASS".into(),
+            passed: 1,
+            checks: 1,
+            cycles: 10,
+            metrics: [("goodput".to_string(), 1.5)].into(),
+            counters: [(c.clone(), 3)].into(),
+            units: [(c.clone(), "frames".to_string())].into(),
+        };
+        let rows = [row];
+        assert_eq!(chart(&plan, &rows, "goodput").y_label, "goodput (bytes/ns)");
+        assert_eq!(chart(&plan, &rows, &c).y_label, format!("{c} (frames)"));
     }
 
     #[test]
