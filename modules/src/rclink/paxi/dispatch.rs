@@ -1,0 +1,375 @@
+//! The block itself (seed 000 «Segment Dispatch 机制», «多 Link Group 并行模型», «ITLV 分发机制»):
+//! the PAXI core's state (`Paxi`) and its binding; its cycle (`tick`: the order of the phases,
+//! which carries the timing); the ITLV choice of a segment's LG and the push of ready segments
+//! to the LGs' slot FIFOs (the header's **Dispatch**); the status outputs and the next wake-up.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use hwsim_hw::rng::splitmix64;
+use hwsim_hw::{Binder, Component, Ctx, Cycle, Out, StreamIn, StreamOut, Wake};
+use hwsim_ports::{mcast_group, ChipId, DataFrame, FlitKind, FrameDone, PackedEntry, PaxiFlit, QpId, Segment, Txn};
+
+use super::completer::RJob;
+use super::counters::{set_max, Counters, FlowCounters};
+use super::multicast::MEntry;
+use super::paxi_pack::{PackCounters, Packer};
+use super::requester::{REntry, ReadBurst, TxnState, WEntry};
+use super::rx_vc::{bind_axi_chans, bind_rx_vcs, AxiChan, RxVc};
+use super::{Itlv, Params};
+
+/// The ITLV hash: a splitmix64 avalanche over the three inputs (never a linear mix).
+pub fn itlv_hash(txn: u64, frame_seq: u32, qp: QpId) -> u64 {
+    splitmix64(splitmix64(txn) ^ ((frame_seq as u64) << 16 | qp.value() as u64))
+}
+
+/// Segment ids of flits (AR, R, B) have this bit set: their ACKs are not a transaction's.
+pub(super) const FLIT_BIT: u64 = 1 << 63;
+
+/// With `rsp_own_qp`, R and B frames go on the request's QP id with this bit set: their own PSN
+/// space, which the RC Link keys per (LG, dst, QP).
+pub(super) const RSP_QP_BIT: u16 = 1 << 9;
+
+/// The block.
+pub struct Paxi {
+    pub(super) p: Params,
+    pub(super) txn_in: StreamIn<Txn>,
+    pub(super) seg_out: Vec<StreamOut<Segment>>,
+    pub(super) done_in: Vec<StreamIn<FrameDone>>,
+    pub(super) rx_in: Vec<StreamIn<DataFrame>>,
+    pub(super) ost_sig: Out<u16>,
+    pub(super) r_ost_sig: Out<u16>,
+    pub(super) mul_ost_sig: Out<u16>,
+    pub(super) ar_fill_sig: Out<u8>,
+    pub(super) b_fill_sig: Out<u8>,
+    pub(super) r_bufs_sig: Out<u16>,
+    pub(super) r_beat_sig: Out<u8>,
+    pub(super) r_sent_sig: Out<u8>,
+    /// Per LG k, three queues: `3k` AW+W bursts (which wait for a W OST entry), `3k + 1` AR,
+    /// R and B flits (which never do: the AR, R and B buffers are PAXI's own, and a B must not
+    /// wait behind a write that waits for a B), `3k + 2` multicast bursts (which wait for a
+    /// MUL OST entry). Entries (ready cycle, chip-wide segment number, segment), in (ready,
+    /// number) order.
+    pub(super) queues: Vec<VecDeque<(Cycle, u64, Segment)>>,
+    /// Segments created so far (their order).
+    pub(super) seq: u64,
+    /// Flits (AR, R, B) made so far: their segment ids.
+    pub(super) flits: u64,
+    pub(super) txns: BTreeMap<u64, TxnState>,
+    /// W OST table by index, its free indices (a stack) and the index of each held burst.
+    pub(super) w_tab: Vec<Option<WEntry>>,
+    pub(super) w_free: Vec<u8>,
+    pub(super) w_index: HashMap<(u64, u32), u8>,
+    /// R OST table by index and its free indices.
+    pub(super) r_tab: Vec<Option<REntry>>,
+    pub(super) r_free: Vec<u8>,
+    /// MUL OST table by index and its free indices.
+    pub(super) m_tab: Vec<Option<MEntry>>,
+    pub(super) m_free: Vec<u8>,
+    /// Read bursts in issue order, waiting for their ready cycle and an R OST entry.
+    pub(super) reads: VecDeque<ReadBurst>,
+    /// AR flits in flight: their entries, so a flit lost to a fatal QP fails its reads.
+    pub(super) ar_flits: BTreeMap<u64, PaxiFlit>,
+    pub(super) ar_pack: Packer,
+    pub(super) b_pack: Packer,
+    pub(super) ar_c: PackCounters,
+    pub(super) b_c: PackCounters,
+    /// Completer: B responses (due, requester, qp, the B entry), due order.
+    pub(super) b_due: VecDeque<(Cycle, ChipId, QpId, PackedEntry)>,
+    /// Completer: reads being filled (at most `r_bufs`, arrival order) and those waiting.
+    pub(super) r_jobs: Vec<RJob>,
+    pub(super) r_wait: VecDeque<RJob>,
+    /// Round-robin position among `r_jobs` for the next beat.
+    pub(super) r_rr: usize,
+    pub(super) ar_order: u64,
+    pub(super) rr: u64,
+    pub(super) rx_vcs: Vec<RxVc>,
+    pub(super) axi_chans: Vec<AxiChan>,
+    pub(super) rx_pause: Out<u8>,
+    pub(super) c: Counters,
+    pub(super) flows: Vec<FlowCounters>,
+}
+
+impl Paxi {
+    /// Binds the ports, outputs and counters (in this order: the registry numbers them so).
+    pub(super) fn bind(p: &Params, b: &mut Binder) -> Result<Paxi, String> {
+        let rx_vcs = bind_rx_vcs(p, b)?;
+        if p.ar_pack.kind != FlitKind::Ar || p.b_pack.kind != FlitKind::B {
+            return Err("ar_pack.kind must be `ar` and b_pack.kind `b`".into());
+        }
+        let ar_pack = Packer::new(&p.ar_pack).map_err(|e| format!("ar_pack: {e}"))?;
+        let b_pack = Packer::new(&p.b_pack).map_err(|e| format!("b_pack: {e}"))?;
+        let mut seg_out = Vec::new();
+        let mut done_in = Vec::new();
+        let mut rx_in = Vec::new();
+        for k in 0..p.num_lg {
+            seg_out.push(b.stream_out(&format!("seg{k}"))?);
+            done_in.push(b.stream_in(&format!("done{k}"))?);
+            rx_in.push(b.stream_in(&format!("rx{k}"))?);
+        }
+        let flows = (0..p.flows).map(|f| FlowCounters::bind(b, f)).collect();
+        let c = Counters::bind(b);
+        Ok(Paxi {
+            txn_in: b.stream_in("txn")?,
+            seg_out,
+            done_in,
+            rx_in,
+            ost_sig: b.output("ost")?,
+            r_ost_sig: b.output("r_ost")?,
+            mul_ost_sig: b.output("mul_ost")?,
+            ar_fill_sig: b.output("ar_fill")?,
+            b_fill_sig: b.output("b_fill")?,
+            r_bufs_sig: b.output("r_bufs")?,
+            r_beat_sig: b.output("r_beat")?,
+            r_sent_sig: b.output("r_sent")?,
+            queues: (0..3 * p.num_lg as usize).map(|_| VecDeque::new()).collect(),
+            seq: 0,
+            flits: 0,
+            txns: BTreeMap::new(),
+            w_tab: vec![None; p.w_ost as usize],
+            // Stacks popped from the end: index 0 is taken first.
+            w_free: (0..p.w_ost).rev().map(|i| i as u8).collect(),
+            w_index: HashMap::with_capacity(p.w_ost as usize),
+            r_tab: vec![None; p.r_ost as usize],
+            r_free: (0..p.r_ost).rev().map(|i| i as u8).collect(),
+            m_tab: vec![None; p.mul_ost as usize],
+            m_free: (0..p.mul_ost).rev().map(|i| i as u8).collect(),
+            reads: VecDeque::new(),
+            ar_flits: BTreeMap::new(),
+            ar_pack,
+            b_pack,
+            ar_c: PackCounters::bind(b, "ar_"),
+            b_c: PackCounters::bind(b, "b_"),
+            b_due: VecDeque::new(),
+            r_jobs: Vec::with_capacity(p.r_bufs.min(256) as usize),
+            r_wait: VecDeque::new(),
+            r_rr: 0,
+            ar_order: 0,
+            rr: 0,
+            rx_vcs,
+            axi_chans: bind_axi_chans(b),
+            rx_pause: b.output("rx_pause")?,
+            c,
+            flows,
+            p: p.clone(),
+        })
+    }
+
+    pub(super) fn lg_for(&mut self, txn: u64, seq: u32, qp: QpId) -> u8 {
+        (match self.p.itlv {
+            Itlv::Hash => itlv_hash(txn, seq, qp) % self.p.num_lg as u64,
+            Itlv::RoundRobin => {
+                let l = self.rr % self.p.num_lg as u64;
+                self.rr += 1;
+                l
+            }
+            Itlv::Qp => splitmix64(qp.value() as u64) % self.p.num_lg as u64,
+        }) as u8
+    }
+
+    /// Queues `seg` on its LG in (ready, age) order: a frame paced for later must not hold back
+    /// another one that is ready now (no head-of-line blocking).
+    pub(super) fn enqueue(&mut self, ready: Cycle, seg: Segment) {
+        let class = match seg.paxi.kind {
+            FlitKind::WData => 0,
+            FlitKind::Mul => 2,
+            _ => 1,
+        };
+        let q = &mut self.queues[3 * seg.lg as usize + class];
+        let at = q.partition_point(|&(r, n, _)| (r, n) <= (ready, self.seq));
+        q.insert(at, (ready, self.seq, seg));
+        self.seq += 1;
+    }
+
+    /// A flit (AR, R, B) for `dst` on `qp` (a response on its own QP with `rsp_own_qp`),
+    /// ready `tx_latency` from now.
+    pub(super) fn send_flit(&mut self, now: Cycle, dst: ChipId, qp: QpId, bytes: u32, flit: PaxiFlit) -> u64 {
+        let qp = if self.p.rsp_own_qp && flit.kind.is_response() {
+            QpId::new(qp.value() | RSP_QP_BIT).expect("10 bits")
+        } else {
+            qp
+        };
+        let id = FLIT_BIT | self.flits;
+        self.flits += 1;
+        let lg = self.lg_for(id, 0, qp);
+        let seg = Segment {
+            txn: id,
+            frame_seq: 0,
+            dst,
+            qp,
+            bytes,
+            lg,
+            paxi: flit,
+        };
+        self.enqueue(now.saturating_add(self.p.tx_latency), seg);
+        id
+    }
+
+    /// Whether a segment of `kind` can take its OST entry now (AW+W: W OST; multicast: MUL
+    /// OST; flits need none).
+    fn has_ost(&self, kind: FlitKind) -> bool {
+        match kind {
+            FlitKind::WData => !self.w_free.is_empty(),
+            FlitKind::Mul => !self.m_free.is_empty(),
+            _ => true,
+        }
+    }
+
+    /// The RC Link's reports of the frames it ACKed (or gave up on), LG by LG.
+    fn take_acks(&mut self, ctx: &mut Ctx<'_>) {
+        for k in 0..self.done_in.len() {
+            while let Some(d) = self.done_in[k].pop() {
+                self.acked(ctx, d);
+            }
+        }
+    }
+
+    /// The transactions the CDMA issued this cycle.
+    fn take_txns(&mut self, ctx: &mut Ctx<'_>) {
+        while let Some(t) = self.txn_in.pop() {
+            if let Err(e) = self.issue(ctx, t) {
+                ctx.violation(e);
+            }
+        }
+    }
+
+    /// Pushes the ready segments to their LGs; returns the LGs pushed to (a bit per LG).
+    fn push_ready(&mut self, ctx: &mut Ctx<'_>, now: Cycle) -> u32 {
+        // Push ready segments in segment order (the oldest first, whatever its LG), one per LG
+        // stream per cycle; AW+W only while W OST allows. Order matters when OST is scarce:
+        // scanning LGs in a fixed order would hand every freed entry to the lowest LG and
+        // starve the rest.
+        let mut pushed = 0u32;
+        loop {
+            let mut best: Option<(u64, usize)> = None;
+            for qi in 0..self.queues.len() {
+                let k = qi / 3;
+                if pushed & (1 << k) != 0 || !self.seg_out[k].can_push() {
+                    continue;
+                }
+                if let Some(&(ready, seq, s)) = self.queues[qi].front() {
+                    if self.has_ost(s.paxi.kind) && ready <= now && best.is_none_or(|(b, _)| seq < b) {
+                        best = Some((seq, qi));
+                    }
+                }
+            }
+            let Some((_, qi)) = best else { break };
+            let k = qi / 3;
+            let (_, _, mut seg) = self.queues[qi].pop_front().expect("front");
+            if seg.paxi.kind == FlitKind::Mul {
+                let i = self.m_free.pop().expect("room checked");
+                seg.paxi.ost = i;
+                let g = mcast_group(seg.dst).expect("checked at issue") as usize;
+                self.m_tab[i as usize] = Some(MEntry {
+                    txn: seg.txn,
+                    seq: seg.frame_seq,
+                    bytes: seg.bytes,
+                    left: self.p.groups[g].len() as u32,
+                    deadline: now.saturating_add(self.p.mul_timeout),
+                });
+            }
+            if seg.paxi.kind == FlitKind::WData {
+                let i = self.w_free.pop().expect("room checked");
+                seg.paxi.ost = i;
+                self.w_tab[i as usize] = Some(WEntry {
+                    txn: seg.txn,
+                    seq: seg.frame_seq,
+                    acked: false,
+                    responded: false,
+                });
+                self.w_index.insert((seg.txn, seg.frame_seq), i);
+            }
+            self.seg_out[k].push(seg);
+            pushed |= 1 << k;
+            ctx.count(self.c.segments, 1);
+        }
+        pushed
+    }
+
+    /// The next cycle with work for the queues, the reads, the RX and AXI channel buffers, the
+    /// AR packing buffer and the slave (`pushed`: the LGs pushed to this cycle).
+    fn next_wake(&self, now: Cycle, pushed: u32) -> Cycle {
+        let mut next = Cycle::MAX;
+        for qi in 0..self.queues.len() {
+            let k = qi / 3;
+            if let Some(&(ready, _, s)) = self.queues[qi].front() {
+                if ready > now {
+                    next = next.min(ready);
+                } else if self.has_ost(s.paxi.kind) && self.seg_out[k].space() > u32::from(pushed & (1 << k) != 0) {
+                    next = next.min(now + 1);
+                }
+                // Otherwise the LG's pop or a completion (freeing OST) wakes us.
+            }
+        }
+        if let Some(r) = self.reads.front() {
+            if r.ready > now {
+                next = next.min(r.ready);
+            }
+            // Else it waits for an R OST entry: an R frame's arrival wakes us.
+        }
+        if self.rx_vcs.iter().any(|v| !v.q.is_empty()) || self.axi_chans.iter().any(|c| !c.q.is_empty()) {
+            // The AXI channels drain every cycle while they hold frames; a full buffer that
+            // left frames in an RX stream takes them as it drains.
+            next = next.min(now + 1);
+        }
+        for t in [self.ar_pack.deadline(), self.slave_next(now)].into_iter().flatten() {
+            next = next.min(t.max(now + 1));
+        }
+        next
+    }
+
+    /// The OST tables in use: their peaks and the outputs `ost`, `r_ost`, `mul_ost`.
+    fn show_ost(&mut self, ctx: &mut Ctx<'_>) {
+        let w_used = self.p.w_ost as usize - self.w_free.len();
+        set_max(ctx, self.c.ost_peak, w_used as u64);
+        let ost = w_used as u16;
+        if ost != self.ost_sig.get() {
+            self.ost_sig.set(ost);
+        }
+        let r_used = (self.p.r_ost as usize - self.r_free.len()) as u16;
+        if r_used != self.r_ost_sig.get() {
+            self.r_ost_sig.set(r_used);
+        }
+        let m_used = (self.p.mul_ost as usize - self.m_free.len()) as u16;
+        if m_used != self.mul_ost_sig.get() {
+            self.mul_ost_sig.set(m_used);
+        }
+        set_max(ctx, self.c.mul_ost_peak, m_used as u64);
+    }
+
+    /// The outputs `ar_fill`, `b_fill` (packing buffers) and `r_bufs` (R buffers in use).
+    fn show_fill(&mut self) {
+        let (af, bf) = (self.ar_pack.fill(), self.b_pack.fill());
+        if af != self.ar_fill_sig.get() {
+            self.ar_fill_sig.set(af);
+        }
+        if bf != self.b_fill_sig.get() {
+            self.b_fill_sig.set(bf);
+        }
+        let rb = self.r_jobs.len() as u16;
+        if rb != self.r_bufs_sig.get() {
+            self.r_bufs_sig.set(rb);
+        }
+    }
+}
+
+impl Component for Paxi {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
+        self.take_acks(ctx);
+        self.receive(ctx, now);
+        self.mul_expire(ctx, now);
+        self.take_txns(ctx);
+        self.ar_pack.poll(now);
+        self.issue_reads(ctx, now);
+        self.take_packed(ctx, now, true);
+        self.slave(ctx, now);
+        let pushed = self.push_ready(ctx, now);
+        let mut next = self.next_wake(now, pushed);
+        self.show_ost(ctx);
+        if let Some(d) = self.m_tab.iter().flatten().map(|m| m.deadline).min() {
+            next = next.min(d.max(now + 1));
+        }
+        self.show_fill();
+        Wake::earliest((next != Cycle::MAX).then_some(next))
+    }
+}

@@ -1,0 +1,604 @@
+//! The PAXI core of one chip, requester and completer (seed 000 «Segment Dispatch 机制», «多 Link
+//! Group 并行模型», «ITLV 分发机制», «跨 LG 事务完成保证»; seed 002 «完整传输流程» (AXI write,
+//! B response return, AXI read, «关键差异»), «Buffer 资源全景» (PAXI TX buffers AW+W, R, AR, B)).
+//!
+//! ```text
+//!   txn : stream<Txn> ==>+--------------------------+==> seg{k} : stream<Segment>   (k = 0..num_lg)
+//!                        |  PAXI core               |<== done{k} : stream<FrameDone> (ACKed frames)
+//!   rx{k} : stream  ====>|  requester  |  completer |--> ost, r_ost, mul_ost : u16 (OST in use)
+//!     <DataFrame>        |W/R/MUL OST  |  AXI slave |--> ar_fill, b_fill : u8 (packing buffers)
+//!   (frames delivered    |  AR packer  |  R buffers |--> r_bufs : u16, r_beat, r_sent : u8
+//!    by LG k's RX)       |             |  B packer  |
+//!                        +--------------------------+
+//! ```
+//! **Requester.** A transaction is an AXI write or read of `bytes`, cut into bursts of ≤ MPS.
+//! - Write: burst i becomes an AW+W segment ready at issue + `tx_latency` + ceil(i · MPS /
+//!   bandwidth) (the PAXI TX pipeline, then the CDMA injection gate; unpaced when bandwidth is
+//!   0). It takes a W OST entry (`w_ost`, ≤ 256; the entry's index travels in the frame) when it
+//!   is pushed to its LG. The burst is done when the completer's B response for that index
+//!   returns (seed 002 «B 响应返回路径»); the entry is free once the B is in and the RC Link has
+//!   ACKed the frame. With `b_response: false` the ACK completes the burst instead (no B flits:
+//!   the abstraction of earlier hwsim versions, lighter on big fabrics).
+//! - Read: burst i is ready at issue + ceil(i · MPS / bandwidth); it takes an R OST entry
+//!   (`r_ost`, ≤ 256) and goes as an AR entry (index, length) into the AR packing buffer; the
+//!   packed flit (up to 16 AR, [`paxi_pack`](super::paxi_pack)) becomes a segment ready
+//!   `tx_latency` later. The burst is done when its R data returns; the entry is freed then.
+//! - Multicast (TYPE2, seed 002 «多播写请求流程»; `op: multicast`, `dst` = `MCAST_BIT | g`):
+//!   burst i is ready like a write's; it takes a MUL OST entry (`mul_ost`, 16: «TYPE2 OST»)
+//!   when pushed to its LG and goes as one `Mul` segment, which the RC Link TX sends as a TYPE2
+//!   frame (no slot, no Go-Back-N). Every member of `groups[g]` answers with a B (flagged as a
+//!   multicast B); the burst is done at the last one, so its latency is the slowest member's
+//!   («B 响应延迟 = max»). A burst not answered in full `mul_timeout` cycles after it left
+//!   (0x03d0_9000 = 64 M by default) is given up and its transaction counted lost
+//!   (`mul_timeouts`; TYPE2 resends nothing); a B after that is stale.
+//! - A transaction completes when its last burst is done; its latency is from issue.
+//!
+//! **Completer** (the AXI slave side of the frames `rx{k}` delivers, whole and in PSN order):
+//! - AW+W: the burst's bytes reach the slave; its B is ready `slave_latency` later and goes into
+//!   the B packing buffer (up to 16 B per flit) for the requester. A multicast copy (`Mul`)
+//!   likewise, always (TYPE2 has no ACK to complete it), with its B flagged multicast.
+//! - AR flit: each AR gets an R buffer (`r_bufs` of them, «R: OST 个空间»; ARs beyond wait in
+//!   order). From `slave_latency` after the AR's arrival, the slave returns read data in beats of
+//!   `beat_bytes`, `slave_bytes_per_cycle` per cycle, one beat per read in turn (interleaved, as
+//!   an AXI slave may). A buffer full sends its R frame at once, so R leaves in the order buffers
+//!   fill, not the order of the ARs («关键差异»: interleaving allowed).
+//! - R and B frames are segments like any other, `tx_latency` after they are made, on the QP of
+//!   the request (with `rsp_own_qp`, that QP id + 512: a PSN space of their own, so that a
+//!   switch may queue them in the RSP class without reordering the data's QP), to the
+//!   requester; their RC Link ACKs come back here and are only counted.
+//!
+//! **RX VC buffers** («PAXI RX 方向» «VC Buffer», «AXI 通道 Buffer»): delivered frames wait in
+//! REQ MEM (W, AR), RSP MEM (R, B) or MUL MEM, and move in order into their AXI channel buffer
+//! (W: AW+W and multicast copies, AR, R, B; `axi_channel_bytes` each, 16 MPS = 64 KiB) while it
+//! has room; each channel hands `rx_axi_bytes_per_cycle` to the bus per cycle on its own
+//! («每个通道独立握手»: a W channel held back does not stop B or R). A frame acts (B made, AR
+//! answered, read done) when its last byte is taken. Each VC buffer holds N + 2 RTT frames
+//! (`rx_req_frames` 32, `rx_rsp_frames` 32, `rx_mul_frames` 8, `rx_rtt_frames` 25); at the
+//! high watermark N + 1 RTT its bit of `rx_pause` goes up, and at the low watermark
+//! (`rx_xon_frames`, default N) down. The system connects `rx_pause` to every LG's RX, which
+//! holds its CBFC credit returns while it is up, so the senders stop as their credits run out
+//! (in PFC mode: to the router, which sends PFC XOFF / XON).
+//! A buffer at capacity takes no more: frames wait in the RX (`rx{k}` left unread;
+//! `rx_*_held_back` counts the cycles). With `rx_axi_bytes_per_cycle` 0 (the default) the AXI
+//! side takes every frame as it arrives and the buffers stay empty. Counters
+//! `axi_{w,ar,r,b}_peak_bytes` (the channel buffers' fill).
+//!
+//! **Dispatch** is push, not polling: a ready segment goes to its LG as soon as the LG's slot
+//! FIFO input has room (and, for AW+W, a W OST entry is free); otherwise it waits in one of its
+//! LG's two queues here — AW+W bursts, and AR/R/B flits, so that a B never waits behind a write
+//! that waits for a W OST entry, which only Bs free (with one queue, all-to-all traffic
+//! deadlocked: every chip's OST full, every B stuck) — and is pushed the cycle room appears.
+//! Among the queues that can push, the oldest segment goes first. ITLV per segment: `hash` (default) lg = splitmix64 mix of (txn, burst,
+//! qp) mod num_lg; `round_robin` (a chip-level counter, for debugging: it phase-locks); `qp`
+//! (one LG per QP). Flits (AR, R, B) hash their flit number.
+//!
+//! **Latency**: a transaction visible at n has its first segment (write) or AR entry (read)
+//! taken at n; a segment ready at r is pushed at r (visible to the LG at r + 1); a frame
+//! delivered by `rx{k}` at d is at the slave at d; a B or R made at m is a segment ready at
+//! m + `tx_latency`.
+//!
+//! **Counters** (events): `txns_issued`, `txns_done`, `segments`, `frames_done` (bursts done),
+//! `bytes_done`, `latency_sum`, `latency_max`, `ost_peak`, `first_issue_at`, `last_done_at`
+//! (cycle + 1; 0 = never), `duplicate_done`, `txns_failed`, `bytes_failed`, `last_failed_txn`;
+//! by operation `writes_done`, `write_lat_sum`, `write_lat_max`, `reads_done`,
+//! `read_bytes_done`, `read_lat_sum`, `read_lat_max`, `r_ost_peak`; responses `frames_acked`,
+//! `b_received`, `b_stale` (a B for an entry no longer waiting), `r_received`; the completer's
+//! `wdata_bytes_in` / `rdata_bytes_in` (write data at this slave, read data back at this
+//! master), `w_in_first_at`, `ar_in_first_at`, `r_in_first_at` (cycle + 1 of the first W, AR,
+//! R at this chip's AXI side), `ar_in`, `r_frames_sent`, `r_out_of_order` (R frames sent while
+//! an earlier AR's data was still being read), `r_bufs_peak`, `rsp_frames_acked`; the packing
+//! buffers' `ar_*` and `b_*` (`entries`, `flits`, `flush_wm`, `flush_da_vc`, `flush_timeout`,
+//! `flush_length`, `max_entries`); multicast `multicasts_done`, `mul_lat_sum`, `mul_lat_max`,
+//! `mul_timeouts`, `mul_ost_peak`, `mul_b_received`, `mul_copy_bytes` (bytes × members issued),
+//! `mul_copy_bytes_failed` (bytes × members not answered, at a timeout), and at a member
+//! `mul_bytes_in`; the RX VC buffers' `rx_{req,rsp,mul}_peak` (frames),
+//! `_xoff` (times back-pressure went up), `_paused_cycles`, `_held_back`; per flow f: `flow{f}_txns`, `flow{f}_bytes`,
+//! `flow{f}_lat_sum`, `flow{f}_lat_max`, `flow{f}_first`, `flow{f}_last`.
+//!
+//! **Deviations**: the AXI slave is a latency and a bandwidth (no memory model); a write's B
+//! leaves `slave_latency` after its data arrives. The AR and B entry sizes (16 B, 8 B) are
+//! hwsim's (the seed gives none). An R or B flit lost to a fatal QP leaves its transaction
+//! waiting (the run ends with work pending and the QP fatal reported). In CBFC mode the
+//! back-pressure holds all of an LG's credit returns (see `rclink_rx`); in PFC mode the system
+//! wires `rx_pause` to the chip's router instead, which sends XOFF / XON for the REQ data
+//! priority to its neighbours (see `router`), whichever buffer crossed its watermark. A multicast B is one B entry with a flag bit (the seed gives no B
+//! format for it). The MUL channel's weight against REQ/RSP (0x0100 vs 0x0008) is the RC Link
+//! TX's MUL VC weight (`rclink_tx.vc_weights[4]`), not a PAXI arbiter: here the oldest ready
+//! segment of any queue goes first. CBFC on the ACK+CNP VC is not modelled (control messages
+//! bypass CBFC).
+
+use hwsim_hw::{Binder, BuildResult, CounterDecl, PortDecl};
+use hwsim_ports::{ChipId, DataFrame, FlitKind, FrameDone, Segment, Txn};
+use serde::{Deserialize, Serialize};
+
+use super::paxi_pack;
+
+mod completer;
+mod counters;
+mod dispatch;
+mod multicast;
+mod requester;
+mod rx_vc;
+
+pub use dispatch::{itlv_hash, Paxi};
+use rx_vc::RX_VCS;
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "txns_issued",
+        "transactions",
+        "transactions taken from `txn` (writes, reads and multicasts)",
+    ),
+    CounterDecl::new(
+        "txns_done",
+        "transactions",
+        "transactions completed (last burst done, none failed)",
+    ),
+    CounterDecl::new(
+        "segments",
+        "segments",
+        "segments pushed to the LGs (AW+W, MUL, and AR/R/B flits)",
+    ),
+    CounterDecl::new(
+        "frames_done",
+        "bursts",
+        "bursts done (B, R, ACK or given up); a transaction completes at its last",
+    ),
+    CounterDecl::new("bytes_done", "bytes", "bytes of the transactions completed"),
+    CounterDecl::new(
+        "latency_sum",
+        "cycles",
+        "Σ issue-to-completion latency of the transactions completed",
+    ),
+    CounterDecl::new(
+        "latency_max",
+        "cycles",
+        "gauge: longest issue-to-completion latency of a completed transaction",
+    ),
+    CounterDecl::new("ost_peak", "entries", "gauge: most W OST entries in use at once"),
+    CounterDecl::new(
+        "first_issue_at",
+        "cycle",
+        "cycle + 1 of the first transaction issued (0 = never)",
+    ),
+    CounterDecl::new(
+        "last_done_at",
+        "cycle",
+        "cycle + 1 of the last transaction completed (0 = never)",
+    ),
+    CounterDecl::new(
+        "duplicate_done",
+        "events",
+        "completion reports for an unknown transaction or a burst already done",
+    ),
+    CounterDecl::new(
+        "txns_failed",
+        "transactions",
+        "transactions with a burst lost to a fatal QP (or a multicast timeout)",
+    ),
+    CounterDecl::new("bytes_failed", "bytes", "bytes of the failed transactions"),
+    CounterDecl::new(
+        "last_failed_txn",
+        "id",
+        "id + 1 of the last failed transaction (0 = none)",
+    ),
+    CounterDecl::new("writes_done", "transactions", "write transactions completed"),
+    CounterDecl::new(
+        "write_lat_sum",
+        "cycles",
+        "Σ latency of the write transactions completed",
+    ),
+    CounterDecl::new(
+        "write_lat_max",
+        "cycles",
+        "gauge: longest latency of a completed write transaction",
+    ),
+    CounterDecl::new("reads_done", "transactions", "read transactions completed"),
+    CounterDecl::new("read_bytes_done", "bytes", "bytes of the read transactions completed"),
+    CounterDecl::new("read_lat_sum", "cycles", "Σ latency of the read transactions completed"),
+    CounterDecl::new(
+        "read_lat_max",
+        "cycles",
+        "gauge: longest latency of a completed read transaction",
+    ),
+    CounterDecl::new("r_ost_peak", "entries", "gauge: most R OST entries in use at once"),
+    CounterDecl::new(
+        "frames_acked",
+        "frames",
+        "AW+W frames the RC Link ACKed (or gave up on)",
+    ),
+    CounterDecl::new(
+        "b_received",
+        "entries",
+        "B entries received in B flits (multicast Bs included)",
+    ),
+    CounterDecl::new(
+        "b_stale",
+        "entries",
+        "B entries for an OST entry no longer waiting (late or never sent)",
+    ),
+    CounterDecl::new("r_received", "frames", "R frames received at this requester"),
+    CounterDecl::new(
+        "wdata_bytes_in",
+        "bytes",
+        "write data bytes (AW+W frames) that reached this chip's AXI slave",
+    ),
+    CounterDecl::new(
+        "rdata_bytes_in",
+        "bytes",
+        "read data bytes (R frames) back at this chip's AXI master",
+    ),
+    CounterDecl::new(
+        "w_in_first_at",
+        "cycle",
+        "cycle + 1 of the first W (or multicast copy) at this AXI side (0 = never)",
+    ),
+    CounterDecl::new(
+        "ar_in_first_at",
+        "cycle",
+        "cycle + 1 of the first AR flit at this AXI side (0 = never)",
+    ),
+    CounterDecl::new(
+        "r_in_first_at",
+        "cycle",
+        "cycle + 1 of the first R frame at this AXI side (0 = never)",
+    ),
+    CounterDecl::new("ar_in", "entries", "AR entries received by the completer"),
+    CounterDecl::new(
+        "r_frames_sent",
+        "frames",
+        "R frames the completer sent (one per AR, when its R buffer is full)",
+    ),
+    CounterDecl::new(
+        "r_out_of_order",
+        "frames",
+        "R frames sent while an earlier AR's data was still being read",
+    ),
+    CounterDecl::new("r_bufs_peak", "entries", "gauge: most R buffers in use at once"),
+    CounterDecl::new(
+        "rsp_frames_acked",
+        "frames",
+        "AR/R/B flit frames the RC Link ACKed (or gave up on)",
+    ),
+    CounterDecl::new(
+        "multicasts_done",
+        "transactions",
+        "multicast transactions completed (every member's B in)",
+    ),
+    CounterDecl::new(
+        "mul_lat_sum",
+        "cycles",
+        "Σ latency of the multicast transactions completed",
+    ),
+    CounterDecl::new(
+        "mul_lat_max",
+        "cycles",
+        "gauge: longest latency of a completed multicast transaction",
+    ),
+    CounterDecl::new(
+        "mul_timeouts",
+        "bursts",
+        "multicast bursts given up `mul_timeout` cycles after they left",
+    ),
+    CounterDecl::new("mul_ost_peak", "entries", "gauge: most MUL OST entries in use at once"),
+    CounterDecl::new(
+        "mul_b_received",
+        "entries",
+        "multicast B entries received from the group members",
+    ),
+    CounterDecl::new(
+        "mul_bytes_in",
+        "bytes",
+        "multicast copy bytes that reached this chip as a member",
+    ),
+    CounterDecl::new("mul_copy_bytes", "bytes", "multicast bytes × group members, at issue"),
+    CounterDecl::new(
+        "mul_copy_bytes_failed",
+        "bytes",
+        "multicast bytes × members not answered, at a timeout",
+    ),
+    CounterDecl::new(
+        "rx_*_peak",
+        "frames",
+        "gauge: most frames held in RX VC buffer * (req, rsp, mul)",
+    ),
+    CounterDecl::new(
+        "rx_*_xoff",
+        "events",
+        "times RX VC buffer * (req, rsp, mul) reached its high watermark (pause up)",
+    ),
+    CounterDecl::new(
+        "rx_*_paused_cycles",
+        "cycles",
+        "cycles RX VC buffer * (req, rsp, mul) held its pause up, counted at XON",
+    ),
+    CounterDecl::new(
+        "rx_*_held_back",
+        "cycles",
+        "LG-cycles a frame waited in an RX because VC buffer * (req, rsp, mul) was full",
+    ),
+    CounterDecl::new("flow*_txns", "transactions", "transactions of flow * completed"),
+    CounterDecl::new("flow*_bytes", "bytes", "bytes of the transactions of flow * completed"),
+    CounterDecl::new(
+        "flow*_lat_sum",
+        "cycles",
+        "Σ latency of the transactions of flow * completed",
+    ),
+    CounterDecl::new(
+        "flow*_lat_max",
+        "cycles",
+        "gauge: longest latency of a completed transaction of flow *",
+    ),
+    CounterDecl::new(
+        "flow*_first",
+        "cycle",
+        "cycle + 1 of the first transaction of flow * issued (0 = never)",
+    ),
+    CounterDecl::new(
+        "flow*_last",
+        "cycle",
+        "cycle + 1 of the last transaction of flow * completed (0 = never)",
+    ),
+    CounterDecl::new(
+        "axi_*_peak_bytes",
+        "bytes",
+        "gauge: most bytes held in AXI channel buffer * (w, ar, r, b)",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, super::paxi_pack::COUNTERS];
+
+/// ITLV link-group choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Itlv {
+    /// splitmix64-class hash of (txn, frame_seq, qp) (the spec's default).
+    #[default]
+    Hash,
+    /// A chip-level counter, one step per segment (debug baseline; phase-locks).
+    RoundRobin,
+    /// Hash of the QP only: one LG per QP.
+    Qp,
+}
+
+/// Parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// This chip.
+    pub chip: ChipId,
+    /// Link groups.
+    pub num_lg: u8,
+    /// Maximum payload per frame (MPS), bytes: the largest AXI burst.
+    pub mps: u32,
+    /// W OST pool: outstanding write bursts chip-wide, 1..=256 (the index is 8 bits).
+    pub w_ost: u32,
+    /// R OST pool: outstanding read bursts chip-wide, 1..=256.
+    pub r_ost: u32,
+    /// LG choice.
+    pub itlv: Itlv,
+    /// Flows accounted for (flow ids 0..flows).
+    pub flows: u16,
+    /// Fixed PAXI TX pipeline, ns (AXI in → segment ready for the RC Link), 0..=10^6. 0 here;
+    /// the chip preset sets it (with the PhyLink's `pipeline_latency`) so that an idle P2P
+    /// write takes the seed's 150 ns AXI-to-AXI.
+    pub tx_latency: u64,
+    /// Writes complete by the remote B response (the seed; default) or, when false, by the RC
+    /// Link ACK of their frames (no B flits).
+    pub b_response: bool,
+    /// R and B frames on a QP of their own, the request's QP id + 512 (so a PSN space of their
+    /// own; the requests' QP ids must then be below 512, CDMA engines 0–127). Off (the seed's
+    /// one PSN space per (LG, dst, QP)), a switch that queues responses apart from the data
+    /// reorders the QP, and every reorder is a Go-Back-N (docs/spec-findings.md finding 10).
+    pub rsp_own_qp: bool,
+    /// The AR packing buffer (kind `ar`; entry 16 B).
+    pub ar_pack: paxi_pack::Params,
+    /// The B packing buffer (kind `b`; entry 8 B).
+    pub b_pack: paxi_pack::Params,
+    /// R buffers of the completer: ARs being answered at once, 1..=4096 (default 256).
+    pub r_bufs: u32,
+    /// The AXI slave's latency, ns: from a W burst's arrival to its B, from an AR's arrival to
+    /// its first data beat (default 0).
+    pub slave_latency: u64,
+    /// Read data the slave returns per cycle, bytes, ≥ 1 (default 512: eight 64 B beats).
+    pub slave_bytes_per_cycle: u32,
+    /// One read data beat, bytes, 1..=4096 (default 64).
+    pub beat_bytes: u32,
+    /// PAXI RX VC buffers (seed 002 «PAXI RX 方向» «VC Buffer»): REQ MEM frames N (32).
+    pub rx_req_frames: u32,
+    /// RSP MEM frames N (32).
+    pub rx_rsp_frames: u32,
+    /// MUL MEM frames N (8).
+    pub rx_mul_frames: u32,
+    /// One RTT of frames (the seed's «1 RTT»: what arrives after back-pressure is asserted),
+    /// default 25 (a 254 ns round trip at 400 B/ns in 4 KiB frames). Each buffer holds
+    /// N + 2 RTT frames; its high watermark is N + 1 RTT.
+    pub rx_rtt_frames: u32,
+    /// Low watermark, frames: back-pressure ends when a buffer holds this many or fewer
+    /// (default: N, one RTT below the high watermark; the seed gives no figure).
+    pub rx_xon_frames: Option<u32>,
+    /// Bytes per cycle each AXI channel takes out of its RX VC buffer (the channels are
+    /// independent: «每个通道独立握手»); 0 (default) = the AXI side takes every frame the cycle
+    /// it arrives, so the buffers never fill.
+    pub rx_axi_bytes_per_cycle: u32,
+    /// Each AXI channel buffer (W, AR, R, B) between the RX VC buffers and the bus, bytes
+    /// (seed 002 «AXI 通道 Buffer»: 16 MPS = 65 536), 1..=2^24.
+    pub axi_channel_bytes: u32,
+    /// Multicast groups (TYPE2), by group id: each group's member chips. The system builder
+    /// fills it from the traffic; a multicast transaction names its group as
+    /// `MCAST_BIT | group`.
+    pub groups: Vec<Vec<ChipId>>,
+    /// MUL OST: multicast bursts outstanding chip-wide, 1..=256 (seed 002: TYPE2 OST 16).
+    pub mul_ost: u32,
+    /// Multicast timeout, cycles (seed 002 «多播超时»: 0x03d0_9000 = 64 000 000): a burst whose
+    /// group has not answered in full by then is given up and its transaction reported lost.
+    pub mul_timeout: u64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            chip: 0,
+            num_lg: 8,
+            mps: 4096,
+            w_ost: 256,
+            r_ost: 256,
+            itlv: Itlv::Hash,
+            flows: 1,
+            tx_latency: 0,
+            b_response: true,
+            rsp_own_qp: false,
+            ar_pack: paxi_pack::Params::default(),
+            b_pack: paxi_pack::Params {
+                kind: FlitKind::B,
+                entry_bytes: 8,
+                ..paxi_pack::Params::default()
+            },
+            r_bufs: 256,
+            slave_latency: 0,
+            slave_bytes_per_cycle: 512,
+            beat_bytes: 64,
+            rx_req_frames: 32,
+            rx_rsp_frames: 32,
+            rx_mul_frames: 8,
+            rx_rtt_frames: 25,
+            rx_xon_frames: None,
+            rx_axi_bytes_per_cycle: 0,
+            axi_channel_bytes: 16 * 4096,
+            groups: Vec::new(),
+            mul_ost: 16,
+            mul_timeout: MUL_TIMEOUT,
+        }
+    }
+}
+
+/// The seed's multicast timeout, cycles (0x03d0_9000).
+pub const MUL_TIMEOUT: u64 = 0x03d0_9000;
+
+/// Port list.
+pub fn ports(p: &Params) -> Vec<PortDecl> {
+    let mut v = vec![PortDecl::stream_in::<Txn>("txn", 16)
+        .doc("AXI write and read transactions from the CDMA (unbound: a completer only)")
+        .optional()];
+    for k in 0..p.num_lg {
+        v.push(PortDecl::stream_out::<Segment>(&format!("seg{k}")).doc("segments to LG k's slot FIFO"));
+        v.push(
+            PortDecl::stream_in::<FrameDone>(&format!("done{k}"), 4)
+                .doc("frames fully ACKed on LG k")
+                .optional(),
+        );
+        v.push(
+            PortDecl::stream_in::<DataFrame>(&format!("rx{k}"), 8)
+                .doc("frames LG k's RX delivered (whole, in PSN order): W, AR, R, B")
+                .optional(),
+        );
+    }
+    v.push(PortDecl::output::<u16>("ost").doc("W OST entries in use"));
+    v.push(PortDecl::output::<u16>("r_ost").doc("R OST entries in use"));
+    v.push(
+        PortDecl::output::<u16>("mul_ost").doc("MUL OST entries in use (multicast bursts awaiting their group's B)"),
+    );
+    v.push(PortDecl::output::<u8>("ar_fill").doc("AR entries held in the AR packing buffer"));
+    v.push(PortDecl::output::<u8>("b_fill").doc("B entries held in the B packing buffer"));
+    v.push(PortDecl::output::<u16>("r_bufs").doc("R buffers being filled (completer)"));
+    v.push(PortDecl::output::<u8>("r_beat").doc("R OST index of the last read beat (interleaving)"));
+    v.push(PortDecl::output::<u8>("r_sent").doc("R OST index of the last R frame sent"));
+    for (name, _) in RX_VCS {
+        v.push(PortDecl::output::<u16>(&format!("rx_{name}")).doc("frames held in this RX VC buffer"));
+    }
+    v.push(
+        PortDecl::output::<u8>("rx_pause")
+            .doc("back-pressure per RX VC buffer (bit 0 REQ, 1 RSP, 2 MUL): high watermark on, low off"),
+    );
+    v
+}
+
+/// The parameters' ranges (those of the RX watermarks and the packing buffers are checked as
+/// they are bound): the first one out of range is the error.
+fn check(p: &Params) -> Result<(), String> {
+    if p.num_lg == 0 || p.num_lg > 8 {
+        return Err(format!("num_lg {} out of range 1..=8", p.num_lg));
+    }
+    if p.mps == 0 || p.mps > 4096 {
+        return Err(format!("mps {} out of range 1..=4096", p.mps));
+    }
+    if p.w_ost == 0 || p.w_ost > 256 {
+        return Err(format!("w_ost {} out of range 1..=256 (an 8-bit index)", p.w_ost));
+    }
+    if p.r_ost == 0 || p.r_ost > 256 {
+        return Err(format!("r_ost {} out of range 1..=256 (an 8-bit index)", p.r_ost));
+    }
+    if p.mul_ost == 0 || p.mul_ost > 256 {
+        return Err(format!("mul_ost {} out of range 1..=256 (an 8-bit index)", p.mul_ost));
+    }
+    if p.mul_timeout == 0 || p.mul_timeout > 1 << 40 {
+        return Err(format!("mul_timeout = {}: must be in 1..=2^40 cycles", p.mul_timeout));
+    }
+    if p.groups.len() > 1 << 15 {
+        return Err(format!(
+            "groups: {} groups, at most 32768 (a 15-bit group id)",
+            p.groups.len()
+        ));
+    }
+    if let Some(g) = p.groups.iter().position(|g| g.is_empty()) {
+        return Err(format!("groups[{g}]: a group needs at least one member"));
+    }
+    if p.tx_latency > 1_000_000 {
+        return Err(format!("tx_latency = {}: must be in 0..=1000000 ns", p.tx_latency));
+    }
+    if p.slave_latency > 1_000_000 {
+        return Err(format!(
+            "slave_latency = {}: must be in 0..=1000000 ns",
+            p.slave_latency
+        ));
+    }
+    if p.r_bufs == 0 || p.r_bufs > 4096 {
+        return Err(format!("r_bufs {} out of range 1..=4096", p.r_bufs));
+    }
+    if p.beat_bytes == 0 || p.beat_bytes > 4096 {
+        return Err(format!("beat_bytes {} out of range 1..=4096", p.beat_bytes));
+    }
+    if p.slave_bytes_per_cycle == 0 || p.slave_bytes_per_cycle > 1 << 20 {
+        return Err(format!(
+            "slave_bytes_per_cycle {} out of range 1..=1048576",
+            p.slave_bytes_per_cycle
+        ));
+    }
+    for (name, n) in [
+        ("rx_req_frames", p.rx_req_frames),
+        ("rx_rsp_frames", p.rx_rsp_frames),
+        ("rx_mul_frames", p.rx_mul_frames),
+    ] {
+        if n == 0 || n > 4096 {
+            return Err(format!("{name} {n} out of range 1..=4096"));
+        }
+    }
+    if p.rx_rtt_frames > 4096 {
+        return Err(format!("rx_rtt_frames {} out of range 0..=4096", p.rx_rtt_frames));
+    }
+    if p.axi_channel_bytes == 0 || p.axi_channel_bytes > 1 << 24 {
+        return Err(format!(
+            "axi_channel_bytes {} out of range 1..=16777216",
+            p.axi_channel_bytes
+        ));
+    }
+    if p.rx_axi_bytes_per_cycle > 1 << 20 {
+        return Err(format!(
+            "rx_axi_bytes_per_cycle {} out of range 0..=1048576",
+            p.rx_axi_bytes_per_cycle
+        ));
+    }
+    Ok(())
+}
+
+/// Binds ports.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    check(p)?;
+    Ok(Box::new(Paxi::bind(p, b)?))
+}
+
+#[cfg(test)]
+mod tests;
