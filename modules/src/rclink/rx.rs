@@ -8,7 +8,7 @@
 //!  +--------------------------------------------------------------------------------+
 //!  |                  accepted (comb ×256)                                            |
 //!  | data ==> psn_check ===================> ack_merge                                |
-//!  |  (8)     (psn_check.rs)                  (ack_merge.rs)                          |
+//!  |  (8)     (psn_check/)                    (ack_merge.rs)                          |
 //!  |           |  ctrl (comb ×256)             |  ctrl (comb ×1024)                   |
 //!  |           +================> ctrl_out <===+                                      |==> ctrl : stream<Ctrl>
 //!  |           |                  (rx_ctrl.rs: queue in generation order,           |--> last_ack

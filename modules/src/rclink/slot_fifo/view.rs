@@ -1,0 +1,72 @@
+//! What the slot FIFO shows (seed 000 «Slot 管理»): the slot bitmaps, the `slots_used`,
+//! `slots` and `depth_vc*` waves, and the `slots_in_use` gauge.
+
+use hwsim_hw::{Binder, Ctx, Out, PortDecl};
+use hwsim_ports::{SlotMap, UInt, SLOT_MAP_WORDS};
+
+use super::{SlotCounters, SlotFifo, NUM_VC};
+
+impl SlotFifo {
+    /// Slots 0..512 as bitmaps.
+    pub fn slot_map(&self) -> SlotMap {
+        let mut m = SlotMap::default();
+        for (dst, src) in m.wait_grant.iter_mut().zip(self.wait_grant.as_raw_slice()) {
+            *dst = *src;
+        }
+        for (dst, src) in m.wait_ack.iter_mut().zip(self.wait_ack.as_raw_slice()) {
+            *dst = *src;
+        }
+        const { assert!(SLOT_MAP_WORDS * 64 >= 512) };
+        m
+    }
+
+    /// Gauges at the end of a tick.
+    pub fn update_gauges(&self, ctx: &mut Ctx<'_>, c: &SlotCounters) {
+        ctx.set_counter(c.slots_in_use, self.used as u64);
+    }
+}
+
+/// The slot FIFO's state on the waves: `{prefix}slots_used`, `{prefix}slots`,
+/// `{prefix}depth_vc{v}` are written by [`SlotView::show`]; `slots_used` keeps its historic
+/// name on `rclink_tx` (no prefix).
+pub struct SlotView {
+    used: Out<u16>,
+    map: Out<SlotMap>,
+    depth: Vec<Out<UInt<11>>>,
+}
+
+impl SlotView {
+    /// Port declarations.
+    pub fn ports(prefix: &str, used_name: &str) -> Vec<PortDecl> {
+        let mut v = vec![
+            PortDecl::output::<u16>(used_name).doc("slots not Empty, packets"),
+            PortDecl::output::<SlotMap>(&format!("{prefix}slots"))
+                .doc("slot states 0..511: WaitGrant and WaitAck bitmaps (neither = Empty)"),
+        ];
+        for vc in 0..NUM_VC {
+            v.push(
+                PortDecl::output::<UInt<11>>(&format!("{prefix}depth_vc{vc}"))
+                    .doc("frames with WaitGrant packets queued on the VC (4 = MUL)"),
+            );
+        }
+        v
+    }
+    /// Binds the signals.
+    pub fn bind(prefix: &str, used_name: &str, b: &Binder) -> Result<SlotView, String> {
+        Ok(SlotView {
+            used: b.output(used_name)?,
+            map: b.output(&format!("{prefix}slots"))?,
+            depth: (0..NUM_VC)
+                .map(|vc| b.output(&format!("{prefix}depth_vc{vc}")))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+    /// Shows the state (call after a change).
+    pub fn show(&self, s: &SlotFifo) {
+        self.used.update(s.used as u16);
+        self.map.update(s.slot_map());
+        for (o, q) in self.depth.iter().zip(&s.queues) {
+            o.update(UInt::wrap(q.len() as u64));
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! The TX's inputs (seed 000 «Slot 管理», «Go-Back-N 重传», «CBFC 流控», «打包延迟与 MAC Credit»):
+//! ACK/NAK/CNP on `ctrl` (with the ACK-VC credit each one owes), CBFC credit returns on
+//! `credit`, MAC2TX credit returns on `mac_credit`, and segments on `seg` into the slot FIFO or
+//! the TYPE2 queue.
+
+use hwsim_hw::{Ctx, Cycle};
+use hwsim_ports::{CreditMsg, Ctrl, FlitKind, Opcode, Segment};
+
+use super::{Params, RcLinkTx, TYPE2_VC};
+use crate::rclink::bank_arbiter::NUM_VC;
+use crate::rclink::cbfc::Cbfc;
+use crate::rclink::slot_fifo;
+
+/// Why a segment can never be sent, if it cannot.
+fn unsendable(p: &Params, cbfc: &Cbfc, seg: &Segment, npkts: u32) -> Option<String> {
+    if seg.lg != p.lg {
+        return Some(format!("for LG {}, this is LG {}", seg.lg, p.lg));
+    }
+    if npkts > u8::MAX as u32 || npkts > p.slots {
+        return Some(format!(
+            "{npkts} packets never fit (slots = {}, at most 255 per frame)",
+            p.slots
+        ));
+    }
+    // Per packet: only a packet that alone exceeds the credits can never go (the first packet
+    // is the largest of a frame).
+    let cost = cbfc.cost(seg.bytes.min(p.max_payload));
+    if cost > cbfc.max_packet_cost() {
+        return Some(format!(
+            "a packet costs {cost} credits, never sendable with initial_credits = {} and uf_limit = {}",
+            p.initial_credits, p.uf_limit
+        ));
+    }
+    None
+}
+
+impl RcLinkTx {
+    /// The CBFC ledger of every flow the slot FIFO created since the last call.
+    pub(super) fn map_new_flows(&mut self) {
+        while self.flow_ledger.len() < self.slots.flow_count() {
+            let (dst, qp) = self.slots.flow_key(self.flow_ledger.len());
+            let l = self.cbfc.ledger(dst, qp.vc_bank().value());
+            self.flow_ledger.push(l as u32);
+            self.rate_gate.add_flow();
+            let key = (dst, qp.value());
+            for r in self.flow_report.iter_mut() {
+                if r.key == key {
+                    r.flow = Some(self.flow_ledger.len() - 1);
+                }
+            }
+        }
+    }
+
+    /// ACK/NAK/CNP on `ctrl`, all of them: latencies, the message itself, its ACK-VC credit.
+    pub(super) fn take_ctrl(&mut self, ctx: &mut Ctx<'_>, now: Cycle) {
+        while let Some(msg) = self.ctrl_in.pop() {
+            // Control-path latency from the receiver's push (`sent_at`; 0 = not stamped, e.g.
+            // testbench stimulus) to this pop: acceptance 9 bounds it.
+            if msg.sent_at != 0 {
+                let lat = now.saturating_sub(msg.sent_at);
+                if lat > ctx.counter(self.c.ctrl_latency_max) {
+                    ctx.set_counter(self.c.ctrl_latency_max, lat);
+                }
+            }
+            // Round trip: the RH timestamp echoes our grant time of the data it answers (32-bit
+            // ns, wrapping; 0 = not stamped).
+            if msg.rh.timestamp() != 0 && msg.rh.opcode() == Opcode::Ack {
+                let rtt = u64::from((now as u32).wrapping_sub(msg.rh.timestamp()));
+                if rtt > ctx.counter(self.c.rtt_max) {
+                    ctx.set_counter(self.c.rtt_max, rtt);
+                }
+            }
+            self.on_ctrl(ctx, &msg);
+            self.arb_pending = true;
+            // Its place in the ACK buffer is free: the credit goes back to its RX.
+            if let Some(r) = &mut self.ack_return {
+                r.took(msg.src);
+            }
+        }
+    }
+
+    fn on_ctrl(&mut self, ctx: &mut Ctx<'_>, msg: &Ctrl) {
+        if let Some(why) = slot_fifo::misrouted(msg, self.p.chip, self.p.lg) {
+            ctx.violation(why);
+            return;
+        }
+        match msg.rh.opcode() {
+            Opcode::Cnp => {
+                ctx.count(self.c.cnp_received, 1);
+                // A CNP for a flow that never sent here has no rate to cut.
+                let flow = self.slots.find_flow(msg.src, msg.rh.qp());
+                if let (true, Some(f)) = (self.rate_gate.enabled, flow) {
+                    if self.rate_gate.on_cnp(f, msg.rh.qp(), ctx.now()) {
+                        ctx.count(self.c.cnp_passed, 1);
+                        self.arb_pending = true;
+                    } else {
+                        ctx.count(self.c.cnp_filtered, 1);
+                    }
+                }
+            }
+            Opcode::Ack => {
+                let nak = msg.rh.is_nak();
+                if !nak {
+                    ctx.count(self.c.acks_received, 1);
+                }
+                let r = self
+                    .slots
+                    .on_ack(ctx, &self.sc, msg.src, msg.rh.qp(), msg.rh.psn(), nak);
+                if r.is_none() {
+                    // An ACK that acknowledged nothing, or a NAK for a flow that never sent.
+                    ctx.count(self.c.acks_ignored, 1);
+                }
+            }
+            Opcode::Data => {
+                ctx.violation(format!("data opcode on the ctrl path: {msg:?}"));
+            }
+        }
+    }
+
+    /// Credit returns on `credit`, all of them.
+    pub(super) fn take_credits(&mut self, ctx: &mut Ctx<'_>, now: Cycle) {
+        while let Some(msg) = self.credit_in.pop() {
+            if msg.sent_at != 0 {
+                let lat = now.saturating_sub(msg.sent_at);
+                if lat > ctx.counter(self.c.credit_latency_max) {
+                    ctx.set_counter(self.c.credit_latency_max, lat);
+                }
+            }
+            self.on_credit(ctx, &msg);
+        }
+    }
+
+    fn on_credit(&mut self, ctx: &mut Ctx<'_>, msg: &CreditMsg) {
+        if msg.dst == self.p.chip && msg.lg == self.p.lg && msg.vc == TYPE2_VC {
+            if let Err((_, why)) = self.t2.cbfc.give_back(msg.src, TYPE2_VC, msg.credits as u32) {
+                ctx.violation(format!("TYPE2: {why}"));
+            }
+            self.arb_pending = true;
+            return;
+        }
+        if msg.dst != self.p.chip || msg.lg != self.p.lg || msg.vc as usize >= NUM_VC - 1 {
+            ctx.violation(format!(
+                "credit return for chip {} LG {} VC {} arrived at chip {} LG {}: {msg:?}",
+                msg.dst, msg.lg, msg.vc, self.p.chip, self.p.lg
+            ));
+            return;
+        }
+        let l = match self.cbfc.give_back(msg.src, msg.vc, msg.credits as u32) {
+            Ok(l) => l,
+            Err((l, why)) => {
+                ctx.violation(why);
+                l
+            }
+        };
+        self.show_credit(l);
+        self.arb_pending = true;
+    }
+
+    /// MAC2TX credit returns on `mac_credit`, all of them.
+    pub(super) fn take_mac_credits(&mut self, ctx: &mut Ctx<'_>) {
+        while let Some(n) = self.mac_credit_in.pop() {
+            if let Err(why) = self.mac_credit.give(n as u32) {
+                ctx.violation(why);
+            }
+            // The MAC frees frames in the order it took them: a TYPE2 frame out of it gives
+            // its multicast MAC TX credit back.
+            for _ in 0..n {
+                if self.t2.in_mac.pop_front() == Some(true) {
+                    self.t2.mac_credits += 1;
+                }
+            }
+            self.arb_pending = true;
+        }
+    }
+
+    /// Segments in order: TYPE2 ones into the TYPE2 queue, TYPE1 ones into the slot FIFO,
+    /// each intake stopping at the other's segment.
+    pub(super) fn take_segments(&mut self, ctx: &mut Ctx<'_>) {
+        loop {
+            if self.accept_type2(ctx) {
+                self.arb_pending = true;
+            }
+            let (p, cbfc) = (&self.p, &self.cbfc);
+            slot_fifo::accept_segments(
+                ctx,
+                &mut self.slots,
+                &self.sc,
+                &self.seg_in,
+                &mut self.seg_block_counted,
+                |seg, n| unsendable(p, cbfc, seg, n),
+            );
+            let more = self
+                .seg_in
+                .peek()
+                .is_some_and(|s| s.paxi.kind == FlitKind::Mul && self.t2.q.len() < self.t2.cap);
+            if !more {
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,678 @@
+//! RC Link TX of one link group (LG) of one chip, as the composition of its RTL modules: the
+//! slot FIFO ([`slot_fifo`](super::slot_fifo): slots, PSN, VC queues, ACK, Go-Back-N, retry
+//! timeout, QP fatal), the bank arbiter ([`bank_arbiter`](super::bank_arbiter): weighted RR,
+//! per-flow rule) with its gates — the DCQCN rate gate (DCQCN per flow behind CNP MERGE, see the
+//! deviations below) and the CBFC controller ([`cbfc`](super::cbfc), per packet) — and the MAC
+//! credit ([`mac_credit`](super::mac_credit)).
+//!
+//! Seed 000 «TX 侧设计» («Slot 管理», «PSN 管理», «VC 仲裁», «CBFC 流控», «事件粒度», «打包延迟与
+//! MAC Credit», «Go-Back-N 重传»), appendix C «诊断计数器» and «TX 参数»; seed 002 §5.4 (gate
+//! order). Every piece of state here belongs to this one LG (seed: «作用域说明»).
+//!
+//! ```text
+//!                       +------------------------------------------------------------+
+//!  seg        ==(1)==>  | slot_fifo ──VC queues──> arbiter ─ rate gate ─ cbfc ─ mac_credit | ==> frame : stream<DataFrame> (to the MAC)
+//!  ctrl       ==(8)==>  |   ▲ ACK/NAK/timeout (Go-Back-N)          ▲ credit    ▲ credit     | ==> done  : stream<FrameDone> (to PAXI)
+//!  credit     ==(8)==>  |   └──────────────────────────────────────┘           │            | --> slots_used, credit_view
+//!  mac_credit ==(8)==>  | (from the MAC: MAC2TX credit) ─────────────────────────┘            | --> slot_fifo.*, arbiter.*, cbfc.*,
+//!                       |   ctrl taken in ──> ACK-VC credit owed per sender (ack_cbfc)         |     mac_credit.available
+//!                       +------------------------------------------------------------+ ==> ack_cr : stream<CreditMsg> (vc 5)
+//! ```
+//!
+//! The modules are plain state machines called in order inside one tick, so the composite adds no
+//! register at an internal boundary: its timing is the modules' own. Each module also exists as a
+//! block of its own (`slot_fifo`, `bank_arbiter`, `cbfc`, `mac_credit` in `hwsim list`) for
+//! module-form testbenches; here their state shows on the waves as nested scopes
+//! (`chip0.lg3.tx.arbiter.ptr`, `….tx.slot_fifo.slots`, `….tx.cbfc.credits_d1`,
+//! `….tx.mac_credit.available`).
+//!
+//! **One tick** (cycle n): ACK/NAK/CNP in `ctrl` (slots freed at n), credit returns, MAC credit
+//! returns, due retry timeouts, then segments while slots last (a segment freed room for at n is
+//! taken at n), one `FrameDone`, then — if anything changed since the last round — one
+//! arbitration round: skipped (`diag_arb_tx_busy`) without a MAC credit; else the arbiter visits
+//! the VC queues from its pointer, and within a VC the flows' head frames, rate gate first, then
+//! the CBFC per-packet rule: a frame sends the run of its WaitGrant packets that the credits admit
+//! one by one (all of them when credit is plenty; the rest waits at its place in the queue). A
+//! grant takes a MAC credit, charges CBFC, moves the slots to WaitAck, starts the retry timer and
+//! pushes the frame (visible to the MAC at n+1). At most one grant per cycle.
+//!
+//! **MAC credit**: with the default single credit, the next round runs when the MAC gives the
+//! credit back, two cycles before its serializer frees (see `mac_tx`), so the next frame is chosen
+//! then — not while the previous one is still being serialized — and CBFC is charged then.
+//!
+//! **TYPE2 (multicast)** (seed 002 «多播双重流控», «RC Link 资源» TYPE2 column): a segment whose
+//! PAXI kind is `Mul` takes no slot and gets no PSN (no Go-Back-N: reliability is FEC's). It
+//! waits in the TYPE2 queue (`type2_queue`, 16) and is sent whole, as one frame to its group
+//! address, when both gates pass: every member's TYPE2 CBFC ledger (`type2_credits` 2048 each,
+//! the same per-packet rule and credit size as TYPE1, returns on `CreditMsg.vc` 4) admits all
+//! its packets, and a multicast MAC TX credit is free (`mul_mac_credits`: TYPE2 frames in the
+//! MAC's replication buffer; back when the MAC returns that frame's MAC2TX credit — the MAC
+//! frees frames in order). TYPE2 is the arbiter's fifth VC (MUL, weight `vc_weights[4]`, 256):
+//! while TYPE1 has frames queued, TYPE2 sends up to that many frames in a row, then TYPE1 gets
+//! one grant. Its frames carry `type2_priority` (0, seed 003's TYPE2 class) in their header,
+//! are never ECN-capable (TYPE2 has its own rate limit, SET_TYPE2_RATE, not DCQCN; not
+//! modelled), and report no `FrameDone` (nothing ACKs them: PAXI completes them by B).
+//! Counters `type2_frames_sent`, `type2_payload_bytes_sent`, `type2_credit_block`,
+//! `type2_mac_block`, `type2_queue_peak` (the frames also count in `frames_sent` and the byte
+//! counters; `credits_outstanding` includes the TYPE2 ledgers); waves `type2.queue`,
+//! `type2.mac_credit`.
+//!
+//! **ACK-VC credit return** (`ack_cbfc`; seed 002 «CBFC 详细行为» `type1_ack_cbfc`, see
+//! `ack_cbfc`): every ACK, NAK and CNP taken in from `ctrl` frees its place in this LG's ACK
+//! buffer, so its credit goes back to the RX that sent it on the `ack_cr` stream (vc 5), summed
+//! per sender, one message per cycle, in the cycle it was taken in if the stream has room.
+//! Counter `ack_credits_returned`. `cbfc_vc_enable` bit 5 and `stop_cbfc` act on the RX that
+//! sends on the VC (the system copies them there).
+//!
+//! **Counters**: `diag_arb_calls`, `diag_arb_tx_busy` (rounds skipped for want of a MAC credit),
+//! `diag_credit_block`, `diag_rate_block`, `diag_slot_full`, `diag_nak_processed`,
+//! `diag_max_retry_hit`, `diag_nak_retransmit_total`, `diag_timeout`,
+//! `diag_timeout_retransmit_total`, `segments_accepted`, `frames_sent`, `pkts_sent`,
+//! `payload_bytes_sent`, `wire_bytes_sent` (the four count resends too), `acks_received`,
+//! `acks_ignored`, `cnp_received`, `ctrl_latency_max` and `credit_latency_max` (ns from the
+//! receiver's send, `Ctrl::sent_at` and `CreditMsg::sent_at`), `rtt_max` (ns from our grant of a
+//! packet to the ACK or NAK that echoes its RH timestamp), `frames_done`,
+//! `frames_failed`, `slots_peak`; end-of-run gauges `slots_in_use` and `credits_outstanding`
+//! (both 0 when every frame was ACKed and every credit returned), `fatal_qp`, `fatal_at`;
+//! DCQCN: `cnp_passed`, `cnp_filtered` (by CNP MERGE), `rate_increases`, `dcqcn_recoveries`
+//! (flows back at line rate after a cut) and `dcqcn_recovered_at` (the cycle of the last),
+//! gauges `dcqcn_rate_min_milli` (the lowest rate any flow was cut to, milli-bytes/ns) and
+//! `dcqcn_flows_limited` (flows below line rate now); the state of the flow that changed last
+//! on `tx.dcqcn.{qp, rate, alpha, state}`. Per flow, for the flows (dst, qp) named in
+//! `report_flows` (at most 64; none by default): `flow_d{dst}_q{qp}_rate_milli` (R_C now,
+//! milli-bytes/ns), `…_rate_min_milli` (the lowest it was cut to), `…_state` (0 NORMAL,
+//! 1 CONGESTED, 2 RECOVERED: back at line rate, timer stopped, no send since), `…_cuts` (CNPs
+//! that passed CNP MERGE) and `…_recovered_at` (the cycle it last got back to line rate, 0 if
+//! never cut); a flow that never sent on this LG shows the reset state (line rate, NORMAL, 0).
+//! They are written only when they change (a flow table lookup per named flow at creation, no
+//! search per cycle).
+//!
+//! **Deviations and simplifications** (the modules' headers list their own):
+//! - CBFC's «高级特性» switches are `dyn_uf_limit`, `cbfc_vc_enable` and `stop_cbfc` (see `cbfc`).
+//! - Zero-byte packets cost no credit and bypass the CBFC gate (SPEC: zero-byte packets consume
+//!   and return no credit; charging them would leak credit).
+//! - The rate gate is DCQCN per flow ([`dcqcn`](super::dcqcn)) behind CNP MERGE
+//!   ([`cnp_merge`](super::cnp_merge)): a CNP that passes the merge cuts its flow's rate; a
+//!   flow below line rate is paced (its next frame waits until the last one's wire bytes have
+//!   left at the current rate); the round that finds it blocked counts `diag_rate_block` and
+//!   the block wakes exactly at its ready time. CNP MERGE keys on the QP id per LG (see its
+//!   header). `rate_control: false` turns the gate off.
+//! - `DataFrame.hdr` says what a switch parses (seed 003 «报文格式»): `frame_format` (Standard
+//!   by default), a VLAN tag if `vlan` with PCP `data_priority` (2, REQ data), and on Standard
+//!   the DSCP class selector `data_priority << 3`; PAXI responses (R, B) carry `rsp_priority`
+//!   (1, RSP) instead (docs/spec-findings.md finding 10). `DataFrame.ecn` is ECT(0) on Standard
+//!   (the only format with an IP header, so switches may mark it), Not-ECT on the AFH formats.
+//!   `pkt_ovhd` stays its own parameter (the spec's HEADER_OVERHEAD 50 is Standard's header;
+//!   set it to the layout's, e.g. 22 for AFH_GEN1). `DataFrame.sent_at` is the grant cycle (the
+//!   MAC restamps it).
+//! - Misrouted inputs (a segment for another LG, ctrl/credit for another chip or LG, a data
+//!   opcode on `ctrl`, a credit for VC > 3) and segments that can never be sent (more packets
+//!   than slots or than 255, a packet costing more than `initial_credits − uf_limit`) are
+//!   protocol violations.
+//! - `credit_view` shows the last ledger change of a cycle when there were two (a return and a
+//!   grant).
+//! - The frame stream's room is a second condition besides the MAC credit (a testbench sink may
+//!   be slower than the credits say). "The stream's space changed" is taken as "the MAC took a
+//!   frame" (space grew beyond what our own push left); a grant is followed by a round next cycle
+//!   only if credit and room remain, so `--no-skip` runs no extra rounds.
+//! - The retry timeout («超时重传») is implemented, with its own counters; MAX_RETRY makes the QP
+//!   fatal (seed 002 L3).
+
+use hwsim_hw::{Binder, BuildResult, CounterDecl, Out, PortDecl, StreamIn, StreamOut};
+use hwsim_ports::{
+    ChipId, CreditMsg, CreditSize, Ctrl, DataFrame, FrameDone, FrameFormat, FrameLayout, HeaderTags, LgId, QpId,
+    Segment, UInt,
+};
+use serde::{Deserialize, Serialize};
+
+use super::ack_cbfc::AckReturn;
+use super::bank_arbiter::{ArbiterView, BankArbiter};
+use super::cbfc::{Cbfc, CbfcMode, CbfcView, MAX_VIEW_DSTS};
+use super::cnp_merge;
+use super::dcqcn;
+use super::mac_credit::MacCredit;
+use super::slot_fifo::{SlotCounters, SlotFifo, SlotView};
+
+// The TX's parts, each in its own file; this file keeps the parameters, the ports, the counter
+// table, the block's state and `build`.
+/// The arbitration round: TYPE2 against TYPE1, the bank arbiter with its gates, the grant.
+mod arbitration;
+/// The cycle: `tick`, its phases in their order.
+mod cycle;
+/// Inputs: ACK/NAK/CNP on `ctrl`, CBFC credit returns, MAC credit returns, segments.
+mod ingress;
+/// The DCQCN rate gate behind CNP MERGE, its waves and the per-flow `report_flows` counters.
+mod rate_gate;
+/// The block's own counter ids, the credit view and the end-of-cycle waves and gauges.
+mod report;
+/// The TYPE2 (multicast) path: its queue, its two gates, its grant.
+mod type2;
+
+pub use rate_gate::RateGate;
+use rate_gate::{DcqcnView, FlowReport};
+use report::Counters;
+use type2::Type2;
+
+pub use super::bank_arbiter::NUM_VC;
+pub use super::cbfc::MAX_CREDITS;
+pub use super::slot_fifo::MAX_SLOTS;
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+/// The ones it shares with its modules' blocks (`diag_arb_calls`, `diag_credit_block`,
+/// `credits_outstanding`) and the slot FIFO's and ACK-VC return's are in those modules' tables.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "diag_arb_tx_busy",
+        "events",
+        "arbitration rounds skipped for want of a MAC credit (or of room on `frame`)",
+    ),
+    CounterDecl::new(
+        "diag_rate_block",
+        "events",
+        "flow heads a round found blocked by the DCQCN rate gate (pacing)",
+    ),
+    CounterDecl::new(
+        "frames_sent",
+        "frames",
+        "frames pushed on `frame` (TYPE1 grants, resends and TYPE2 included)",
+    ),
+    CounterDecl::new("pkts_sent", "packets", "packets in the frames sent (resends included)"),
+    CounterDecl::new(
+        "payload_bytes_sent",
+        "bytes",
+        "payload bytes of the frames sent (resends included)",
+    ),
+    CounterDecl::new(
+        "wire_bytes_sent",
+        "bytes",
+        "wire bytes (payload + per-packet overhead) of the frames sent",
+    ),
+    CounterDecl::new("acks_received", "messages", "ACKs (not NAKs) taken in on `ctrl`"),
+    CounterDecl::new(
+        "acks_ignored",
+        "messages",
+        "ACKs that acknowledged nothing, and NAKs for a flow that never sent",
+    ),
+    CounterDecl::new("cnp_received", "messages", "CNPs taken in on `ctrl`"),
+    CounterDecl::new(
+        "ctrl_latency_max",
+        "ns",
+        "longest control-path latency: pop from `ctrl` − the RX's `Ctrl::sent_at`",
+    ),
+    CounterDecl::new(
+        "credit_latency_max",
+        "ns",
+        "longest credit-return latency: pop from `credit` − `CreditMsg::sent_at`",
+    ),
+    CounterDecl::new(
+        "rtt_max",
+        "ns",
+        "longest round trip: our grant of a packet to the ACK/NAK echoing its RH timestamp",
+    ),
+    CounterDecl::new(
+        "cnp_passed",
+        "messages",
+        "CNPs that passed CNP MERGE and cut their flow's rate",
+    ),
+    CounterDecl::new(
+        "cnp_filtered",
+        "messages",
+        "CNPs that CNP MERGE filtered (their QP had one within timer_thr)",
+    ),
+    CounterDecl::new(
+        "rate_increases",
+        "events",
+        "DCQCN rate_increase steps (byte counter or recovery timer)",
+    ),
+    CounterDecl::new(
+        "dcqcn_recoveries",
+        "events",
+        "times a flow got back to line rate after a cut",
+    ),
+    CounterDecl::new(
+        "dcqcn_recovered_at",
+        "cycle",
+        "cycle of the last recovery to line rate (0 = none)",
+    ),
+    CounterDecl::new(
+        "dcqcn_rate_min_milli",
+        "milli-bytes/ns",
+        "gauge: the lowest rate any flow was cut to (line rate until a cut)",
+    ),
+    CounterDecl::new(
+        "dcqcn_flows_limited",
+        "flows",
+        "gauge: flows below line rate (CONGESTED) now; 0 at the end = all recovered",
+    ),
+    CounterDecl::new(
+        "type2_frames_sent",
+        "frames",
+        "TYPE2 (multicast) frames sent, one per segment, to the group address",
+    ),
+    CounterDecl::new(
+        "type2_payload_bytes_sent",
+        "bytes",
+        "payload bytes of the TYPE2 frames sent",
+    ),
+    CounterDecl::new(
+        "type2_credit_block",
+        "events",
+        "TYPE2 grant attempts refused: a member's TYPE2 ledger lacked credit",
+    ),
+    CounterDecl::new(
+        "type2_mac_block",
+        "events",
+        "TYPE2 grant attempts refused: no multicast MAC TX credit free",
+    ),
+    CounterDecl::new(
+        "type2_queue_peak",
+        "frames",
+        "the most TYPE2 segments waiting in the TYPE2 queue at once",
+    ),
+    CounterDecl::new(
+        "flow_d*_q*_rate_milli",
+        "milli-bytes/ns",
+        "gauge: R_C of the `report_flows` flow (dst, qp) now",
+    ),
+    CounterDecl::new(
+        "flow_d*_q*_rate_min_milli",
+        "milli-bytes/ns",
+        "gauge: the lowest rate that flow was cut to",
+    ),
+    CounterDecl::new(
+        "flow_d*_q*_state",
+        "state",
+        "gauge: that flow's DCQCN state: 0 NORMAL, 1 CONGESTED, 2 RECOVERED",
+    ),
+    CounterDecl::new(
+        "flow_d*_q*_cuts",
+        "messages",
+        "CNPs of that flow that passed CNP MERGE (rate cuts)",
+    ),
+    CounterDecl::new(
+        "flow_d*_q*_recovered_at",
+        "cycle",
+        "cycle that flow last got back to line rate (0 = never cut)",
+    ),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[
+    COUNTERS,
+    super::slot_fifo::COUNTERS,
+    super::bank_arbiter::COUNTERS,
+    super::cbfc::COUNTERS,
+    super::ack_cbfc::RETURN_COUNTERS,
+];
+
+/// Parameters (seed 000 appendix C «TX 参数»).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// This chip's id (`DataFrame.src`, `credit_view.src`).
+    pub chip: ChipId,
+    /// This link group's index, 0..=7.
+    pub lg: LgId,
+    /// Slot pool size TYPE1_OST, in packets, 1..=2047.
+    pub slots: u32,
+    /// Largest packet payload MAX_PAYLOAD, bytes, 1..=65535: frames are split into packets of
+    /// this size, the Go-Back-N unit.
+    pub max_payload: u32,
+    /// Per-packet header overhead HEADER_OVERHEAD, bytes, 0..=511 (the hardware PktOvhd
+    /// register is 10-bit signed; negative values are not modelled).
+    pub pkt_ovhd: u32,
+    /// Bytes per CBFC credit: 32, 64, 128, 256, 1024 or 2048.
+    pub credit_size: u32,
+    /// CREDIT_UF_LIMIT, credits kept in reserve: a packet goes only if
+    /// `remaining ≥ cost + uf_limit`; 1..=7.
+    pub uf_limit: u32,
+    /// INITIAL_CREDIT per (dst, vc), credits, uf_limit+1..=32767 (15-bit counter).
+    pub initial_credits: u32,
+    /// dyn_uf_limit_cbfc_en: the CBFC dynamic lower limit (default off; see `cbfc`).
+    pub dyn_uf_limit: bool,
+    /// software_ctrl_cbfc_vc_status: bit v = 0 stops VC v: banks 0..3, bit 4 TYPE2, bit 5 the
+    /// ACK + CNP VC (which the RX sends on: the system copies this to it); default 0xFF, all run.
+    pub cbfc_vc_enable: u8,
+    /// stop_cbfc_en: CBFC off altogether (default false).
+    pub stop_cbfc: bool,
+    /// Weighted-RR weights, frames per turn: banks 0..3, then MUL; each 1..=256.
+    pub vc_weights: [u32; NUM_VC],
+    /// MAX_RETRY: NAKs/timeouts in a row a flow may take; one more makes the QP fatal.
+    pub max_retry: u32,
+    /// RETRY_TIMEOUT_NS: cycles after a grant without ACK before it is resent (≥ 1).
+    pub retry_timeout: u64,
+    /// MAC2TX credits, 1..=8: frames handed to the MAC ahead of its serializer (the seed: one;
+    /// the MAC's `credits` must match). A module testbench without a MAC may raise it.
+    pub mac_credits: u32,
+    /// Destinations 0..view_dsts get a `cbfc.credits_d{d}` signal on the waves, 0..=1024.
+    pub view_dsts: u32,
+    /// DCQCN rate control on (the seed: on; with no CNP it never blocks).
+    pub rate_control: bool,
+    /// DCQCN parameters (seed 000 appendix C «DCQCN 参数»).
+    pub dcqcn: dcqcn::Params,
+    /// CNP MERGE in front of the rate gate (seed 002).
+    pub cnp_merge: cnp_merge::Params,
+    /// Frame format of this link's data frames (seed 003 «报文格式»): `standard` (the only one
+    /// a switch can ECN-mark), `afh_gen1`, `afh_gen2_16b`, `afh_lite`. `pkt_ovhd` is set apart
+    /// (the spec's HEADER_OVERHEAD 50 is Standard's header).
+    pub frame_format: FrameFormat,
+    /// A VLAN tag on the data frames, its PCP = `data_priority` (not with `afh_lite`).
+    pub vlan: bool,
+    /// Priority of the data frames (REQ data: 2 in seed 003's mapping), 0..=7: the VLAN PCP if
+    /// tagged, and the DSCP class selector (`data_priority << 3`) on Standard.
+    pub data_priority: u8,
+    /// Priority of the PAXI responses (R data, B), 0..=7, tagged as `data_priority` is (RSP: 1
+    /// in seed 003's mapping, so that a switch classifying on that field does not queue them
+    /// behind REQ data).
+    pub rsp_priority: u8,
+    /// Flows (dst, qp) whose DCQCN state gets counters of their own,
+    /// `flow_d{dst}_q{qp}_{rate_milli, rate_min_milli, state, cuts, recovered_at}`; at most 64.
+    pub report_flows: Vec<FlowKey>,
+    /// Multicast groups (TYPE2) by group id: the member chips, each with a TYPE2 CBFC ledger
+    /// here. The system builder fills it from the traffic.
+    pub groups: Vec<Vec<ChipId>>,
+    /// Initial TYPE2 CBFC credits per member, uf_limit+1..=32767 (seed 002 «RC Link 资源»:
+    /// 2048).
+    pub type2_credits: u32,
+    /// Multicast MAC TX credits, frames, 1..=64: TYPE2 frames the MAC's replication buffer may
+    /// hold (seed 002 «多播双重流控»; the seed gives no size, 4 is hwsim's).
+    pub mul_mac_credits: u32,
+    /// TYPE2 frames waiting here for their gates, 1..=256 (default 16, the TYPE2 OST).
+    pub type2_queue: u32,
+    /// Header priority of TYPE2 frames, 0..=7 (seed 003's mapping: 0 for TYPE2/TYPE3).
+    pub type2_priority: u8,
+    /// CBFC on the TYPE1 ACK + CNP VC (5): every ACK, NAK and CNP taken in from `ctrl` returns
+    /// its credit to the RX that sent it, on `ack_cr` (see `ack_cbfc`). Off by default (no
+    /// port); the system form sets it when its RXs hold ACK-VC credits (`rx.ack_credits`).
+    pub ack_cbfc: bool,
+}
+
+/// A flow named in `report_flows`: destination chip and QP id (0..=1023).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowKey {
+    /// Destination chip.
+    pub dst: ChipId,
+    /// QP id (the 10-bit `{xpu_id, bank}`; CDMA engine e is QP 4e + e mod 4).
+    pub qp: u16,
+}
+
+/// Most flows `report_flows` may name.
+pub const MAX_REPORT_FLOWS: usize = 64;
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            chip: 0,
+            lg: 0,
+            slots: 512,
+            max_payload: 1344,
+            pkt_ovhd: 50,
+            credit_size: 256,
+            uf_limit: 1,
+            initial_credits: 1024,
+            dyn_uf_limit: false,
+            cbfc_vc_enable: 0xFF,
+            stop_cbfc: false,
+            vc_weights: [1, 1, 1, 1, 256],
+            max_retry: 15,
+            retry_timeout: 50_000,
+            mac_credits: 1,
+            view_dsts: 2,
+            rate_control: true,
+            dcqcn: dcqcn::Params::default(),
+            cnp_merge: cnp_merge::Params::default(),
+            report_flows: Vec::new(),
+            frame_format: FrameFormat::Standard,
+            vlan: false,
+            data_priority: 2,
+            groups: Vec::new(),
+            type2_credits: 2048,
+            mul_mac_credits: 4,
+            type2_queue: 16,
+            type2_priority: 0,
+            ack_cbfc: false,
+            rsp_priority: 1,
+        }
+    }
+}
+
+impl Params {
+    /// The header fields of this link's data frames; refuses `vlan` with `afh_lite` and a
+    /// `data_priority` beyond 3 bits.
+    pub fn header(&self) -> Result<HeaderTags, String> {
+        self.tags("data_priority", self.data_priority)
+    }
+
+    /// The header fields of this link's TYPE2 (multicast) frames: `type2_priority`.
+    pub fn type2_header(&self) -> Result<HeaderTags, String> {
+        self.tags("type2_priority", self.type2_priority)
+    }
+
+    /// The header fields of this link's PAXI responses: as [`header`](Self::header), with
+    /// `rsp_priority`.
+    pub fn rsp_header(&self) -> Result<HeaderTags, String> {
+        self.tags("rsp_priority", self.rsp_priority)
+    }
+
+    /// This link's layout tagged with priority `prio` (the parameter `name`): one rule for the
+    /// data, response and TYPE2 headers.
+    fn tags(&self, name: &str, prio: u8) -> Result<HeaderTags, String> {
+        if prio > 7 {
+            return Err(format!("{name} = {prio}: must be in 0..=7"));
+        }
+        let layout = FrameLayout::new(self.frame_format, self.vlan, false)
+            .map_err(|e| format!("vlan = true: {e} (frame_format = {})", self.frame_format))?;
+        Ok(HeaderTags::for_layout(layout, prio))
+    }
+
+    /// Checks every parameter; the error names the offending one.
+    pub fn check(&self) -> Result<(), String> {
+        if self.lg > 7 {
+            return Err(format!("lg = {}: must be in 0..=7", self.lg));
+        }
+        if self.view_dsts > MAX_VIEW_DSTS {
+            return Err(format!(
+                "view_dsts = {}: must be in 0..={MAX_VIEW_DSTS}",
+                self.view_dsts
+            ));
+        }
+        SlotFifo::new(self.slots, self.max_payload, self.max_retry, self.retry_timeout)?;
+        self.header()?;
+        self.rsp_header()?;
+        Cbfc::new(self.credit_size, self.pkt_ovhd, self.uf_limit, self.initial_credits)?;
+        BankArbiter::new(self.vc_weights)?;
+        MacCredit::new(self.mac_credits, "mac_credits")?;
+        self.type2_header()?;
+        Cbfc::new(self.credit_size, self.pkt_ovhd, self.uf_limit, self.type2_credits)
+            .map_err(|e| format!("type2_credits: {e}"))?;
+        if self.mul_mac_credits == 0 || self.mul_mac_credits > 64 {
+            return Err(format!("mul_mac_credits = {}: must be in 1..=64", self.mul_mac_credits));
+        }
+        if self.type2_queue == 0 || self.type2_queue > 256 {
+            return Err(format!("type2_queue = {}: must be in 1..=256", self.type2_queue));
+        }
+        if self.groups.len() > 1 << 15 {
+            return Err(format!("groups: {} groups, at most 32768", self.groups.len()));
+        }
+        if let Some(g) = self.groups.iter().position(|g| g.is_empty()) {
+            return Err(format!("groups[{g}]: a group needs at least one member"));
+        }
+        RateGate::new(self)?;
+        if self.report_flows.len() > MAX_REPORT_FLOWS {
+            return Err(format!(
+                "report_flows: {} flows, at most {MAX_REPORT_FLOWS}",
+                self.report_flows.len()
+            ));
+        }
+        for (k, f) in self.report_flows.iter().enumerate() {
+            QpId::new(f.qp).map_err(|e| format!("report_flows.{k}.qp: {e}"))?;
+            if self.report_flows[..k].contains(f) {
+                return Err(format!("report_flows.{k}: dst {} qp {} named twice", f.dst, f.qp));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Port list.
+pub fn ports(p: &Params) -> Vec<PortDecl> {
+    let mut v = vec![
+        PortDecl::stream_in::<Segment>("seg", 1)
+            .doc("segments (frames) from the PAXI core; left queued while slots are short"),
+        PortDecl::stream_in::<Ctrl>("ctrl", 8).doc("ACK / NAK / CNP back from the receiver (src = our dst)"),
+        PortDecl::stream_in::<CreditMsg>("credit", 8).doc("CBFC credit returns (src = our dst, vc, credits)"),
+        PortDecl::stream_in::<u8>("mac_credit", 8)
+            .optional()
+            .doc("MAC2TX credit returns from the MAC (unbound: the mac_credits never come back)"),
+        PortDecl::stream_out::<DataFrame>("frame")
+            .doc("granted frames (or runs of their packets) to the MAC, at most one per cycle"),
+        PortDecl::stream_out::<FrameDone>("done").doc("to PAXI: every packet of the frame was ACKed"),
+        PortDecl::output::<CreditMsg>("credit_view")
+            .doc("after each ledger change: remaining credits of the (dst, vc) that changed"),
+        PortDecl::output::<UInt<4>>("mac_credit.available").doc("MAC credits available"),
+        PortDecl::output::<u16>("type2.queue").doc("TYPE2 (multicast) frames waiting for their gates"),
+        PortDecl::output::<u8>("type2.mac_credit").doc("multicast MAC TX credits available"),
+    ];
+    v.extend(SlotView::ports("slot_fifo.", "slots_used"));
+    v.extend(ArbiterView::ports("arbiter."));
+    v.extend(DcqcnView::ports());
+    v.extend(CbfcView::ports("cbfc.", p.view_dsts));
+    if p.ack_cbfc {
+        v.extend(AckReturn::ports());
+    }
+    v
+}
+
+/// The block.
+pub struct RcLinkTx {
+    p: Params,
+    seg_in: StreamIn<Segment>,
+    ctrl_in: StreamIn<Ctrl>,
+    credit_in: StreamIn<CreditMsg>,
+    mac_credit_in: StreamIn<u8>,
+    frame_out: StreamOut<DataFrame>,
+    done_out: StreamOut<FrameDone>,
+    credit_view_out: Out<CreditMsg>,
+    mac_credit_out: Out<UInt<4>>,
+    c: Counters,
+    sc: SlotCounters,
+    rate_gate: RateGate,
+    dcqcn_view: DcqcnView,
+    /// Counters of the flows in `report_flows`.
+    flow_report: Vec<FlowReport>,
+
+    slots: SlotFifo,
+    slot_view: SlotView,
+    arbiter: BankArbiter,
+    arbiter_view: ArbiterView,
+    cbfc: Cbfc,
+    cbfc_view: CbfcView,
+    mac_credit: MacCredit,
+    /// CBFC ledger of each slot-FIFO flow (by flow index).
+    flow_ledger: Vec<u32>,
+
+    /// Something changed since the last arbitration round.
+    arb_pending: bool,
+    /// `frame.space()` as it must read next time if the MAC pops nothing: more means the MAC took
+    /// a frame (pops are the only way it grows, and a pop wakes us the next cycle whether or not
+    /// event skip is on).
+    mac_space_seen: u32,
+    /// The segment at the head of `seg` was already counted as slot-blocked.
+    seg_block_counted: bool,
+    /// Value last written to the `credits_outstanding` gauge.
+    credits_shown: u64,
+    t2: Type2,
+    /// ACK-VC credits owed to the RXs whose control messages came in (with `ack_cbfc`).
+    ack_return: Option<AckReturn>,
+}
+
+/// Binds ports; refuses out-of-range parameters with a message naming the parameter.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    p.check()?;
+    let slots = SlotFifo::new(p.slots, p.max_payload, p.max_retry, p.retry_timeout)?
+        .with_origin(p.chip, p.lg, p.pkt_ovhd as u16)
+        .with_header(p.header()?)
+        .with_rsp_header(p.rsp_header()?);
+    let mut cbfc = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.initial_credits)?;
+    cbfc.set_mode(CbfcMode {
+        dyn_uf_limit: p.dyn_uf_limit,
+        vc_enable: p.cbfc_vc_enable,
+        stop: p.stop_cbfc,
+        max_payload: p.max_payload,
+    });
+    let arbiter = BankArbiter::new(p.vc_weights)?;
+    let mac_credit = MacCredit::new(p.mac_credits, "mac_credits")?;
+    let mut t2_cbfc = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.type2_credits)?;
+    t2_cbfc.set_mode(CbfcMode {
+        dyn_uf_limit: false,
+        vc_enable: p.cbfc_vc_enable,
+        stop: p.stop_cbfc,
+        max_payload: p.max_payload,
+    });
+    let ledgers = p
+        .groups
+        .iter()
+        .map(|g| g.iter().map(|&m| t2_cbfc.ledger(m, TYPE2_VC) as u32).collect())
+        .collect();
+    let t2 = Type2 {
+        q: std::collections::VecDeque::with_capacity(p.type2_queue as usize),
+        cap: p.type2_queue as usize,
+        cbfc: t2_cbfc,
+        ledgers,
+        hdr: p.type2_header()?,
+        mac_credits: p.mul_mac_credits,
+        in_mac: std::collections::VecDeque::with_capacity(p.mac_credits as usize),
+        run: 0,
+        weight: p.vc_weights[NUM_VC - 1],
+        queue_out: b.output("type2.queue")?,
+        mac_out: b.output("type2.mac_credit")?,
+    };
+    t2.mac_out.set(p.mul_mac_credits as u8);
+    let mac_credit_out: Out<UInt<4>> = b.output("mac_credit.available")?;
+    mac_credit_out.set(mac_credit.shown());
+    Ok(Box::new(RcLinkTx {
+        p: p.clone(),
+        seg_in: b.stream_in("seg")?,
+        ctrl_in: b.stream_in("ctrl")?,
+        credit_in: b.stream_in("credit")?,
+        mac_credit_in: b.stream_in("mac_credit")?,
+        frame_out: b.stream_out("frame")?,
+        done_out: b.stream_out("done")?,
+        credit_view_out: b.output("credit_view")?,
+        mac_credit_out,
+        c: Counters::declare(b),
+        sc: SlotCounters::declare(b),
+        rate_gate: RateGate::new(p)?,
+        dcqcn_view: DcqcnView::bind(b, p.dcqcn.line_rate)?,
+        flow_report: p.report_flows.iter().map(|f| FlowReport::declare(b, f)).collect(),
+        slot_view: SlotView::bind("slot_fifo.", "slots_used", b)?,
+        arbiter_view: ArbiterView::bind("arbiter.", b)?,
+        cbfc_view: CbfcView::bind("cbfc.", p.view_dsts, b, &cbfc)?,
+        slots,
+        arbiter,
+        cbfc,
+        mac_credit,
+        flow_ledger: Vec::new(),
+        arb_pending: false,
+        mac_space_seen: 0,
+        seg_block_counted: false,
+        credits_shown: 0,
+        t2,
+        ack_return: AckReturn::bind(
+            p.ack_cbfc,
+            p.chip,
+            p.lg,
+            p.pkt_ovhd,
+            CreditSize::new(p.credit_size.into()).map_err(|e| format!("credit_size = {}: {e}", p.credit_size))?,
+            b,
+        )?,
+    }))
+}
+
+/// The CBFC VC of TYPE2 credit returns (`CreditMsg.vc`): the arbiter's fifth VC, MUL.
+pub const TYPE2_VC: u8 = (NUM_VC - 1) as u8;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,107 @@
+//! What the TX shows (seed 000 appendix C «诊断计数器»): its own counter ids, the credit view
+//! after a ledger change, and the end-of-cycle waves and gauges of its modules.
+
+use hwsim_hw::{Binder, CounterId, Ctx};
+use hwsim_ports::CreditMsg;
+
+use super::RcLinkTx;
+
+/// The ids of the counters this block declares (its modules' blocks declare the others).
+pub(super) struct Counters {
+    pub(super) arb_calls: CounterId,
+    pub(super) arb_tx_busy: CounterId,
+    pub(super) credit_block: CounterId,
+    pub(super) rate_block: CounterId,
+    pub(super) frames_sent: CounterId,
+    pub(super) pkts_sent: CounterId,
+    pub(super) payload_bytes_sent: CounterId,
+    pub(super) wire_bytes_sent: CounterId,
+    pub(super) acks_received: CounterId,
+    pub(super) acks_ignored: CounterId,
+    pub(super) cnp_received: CounterId,
+    pub(super) ctrl_latency_max: CounterId,
+    pub(super) credit_latency_max: CounterId,
+    pub(super) rtt_max: CounterId,
+    pub(super) credits_outstanding: CounterId,
+    pub(super) type2_frames: CounterId,
+    pub(super) type2_bytes: CounterId,
+    pub(super) type2_credit_block: CounterId,
+    pub(super) type2_mac_block: CounterId,
+    pub(super) type2_queue_peak: CounterId,
+    pub(super) cnp_passed: CounterId,
+    pub(super) cnp_filtered: CounterId,
+    pub(super) rate_increases: CounterId,
+    pub(super) dcqcn_recoveries: CounterId,
+    pub(super) dcqcn_recovered_at: CounterId,
+    pub(super) dcqcn_rate_min_milli: CounterId,
+    pub(super) dcqcn_flows_limited: CounterId,
+}
+
+impl Counters {
+    pub(super) fn declare(b: &mut Binder) -> Self {
+        Counters {
+            arb_calls: b.counter("diag_arb_calls"),
+            arb_tx_busy: b.counter("diag_arb_tx_busy"),
+            credit_block: b.counter("diag_credit_block"),
+            rate_block: b.counter("diag_rate_block"),
+            frames_sent: b.counter("frames_sent"),
+            pkts_sent: b.counter("pkts_sent"),
+            payload_bytes_sent: b.counter("payload_bytes_sent"),
+            wire_bytes_sent: b.counter("wire_bytes_sent"),
+            acks_received: b.counter("acks_received"),
+            acks_ignored: b.counter("acks_ignored"),
+            cnp_received: b.counter("cnp_received"),
+            ctrl_latency_max: b.counter("ctrl_latency_max"),
+            credit_latency_max: b.counter("credit_latency_max"),
+            rtt_max: b.counter("rtt_max"),
+            cnp_passed: b.counter("cnp_passed"),
+            cnp_filtered: b.counter("cnp_filtered"),
+            rate_increases: b.counter("rate_increases"),
+            dcqcn_recoveries: b.counter("dcqcn_recoveries"),
+            dcqcn_recovered_at: b.counter("dcqcn_recovered_at"),
+            dcqcn_rate_min_milli: b.counter("dcqcn_rate_min_milli"),
+            dcqcn_flows_limited: b.counter("dcqcn_flows_limited"),
+            credits_outstanding: b.counter("credits_outstanding"),
+            type2_frames: b.counter("type2_frames_sent"),
+            type2_bytes: b.counter("type2_payload_bytes_sent"),
+            type2_credit_block: b.counter("type2_credit_block"),
+            type2_mac_block: b.counter("type2_mac_block"),
+            type2_queue_peak: b.counter("type2_queue_peak"),
+        }
+    }
+}
+
+impl RcLinkTx {
+    /// After a change of CBFC ledger `ledger`: `credit_view` and the `cbfc.*` waves.
+    pub(super) fn show_credit(&mut self, ledger: usize) {
+        let (dst, vc) = self.cbfc.key(ledger);
+        self.credit_view_out.set(CreditMsg {
+            src: self.p.chip,
+            dst,
+            lg: self.p.lg,
+            vc,
+            credits: self.cbfc.remaining(ledger) as u16,
+            sent_at: 0,
+        });
+        self.cbfc_view.show(&self.cbfc, dst);
+    }
+
+    /// End of the cycle: the TYPE2, slot FIFO, arbiter and MAC credit waves, the slot gauges and
+    /// `credits_outstanding`; `changed` says the slot FIFO changed before the round.
+    pub(super) fn show_state(&mut self, ctx: &mut Ctx<'_>, changed: bool) {
+        // A TYPE2 frame popped from `seg` leaves room there: the PAXI pushes the next.
+        self.t2.queue_out.update(self.t2.q.len() as u16);
+        self.t2.mac_out.update(self.t2.mac_credits.min(255) as u8);
+        if self.slots.take_changed() || changed {
+            self.slot_view.show(&self.slots);
+        }
+        self.arbiter_view.show(&self.arbiter, self.slots.queues());
+        self.mac_credit_out.update(self.mac_credit.shown());
+        self.slots.update_gauges(ctx, &self.sc);
+        let outstanding = self.cbfc.outstanding() + self.t2.cbfc.outstanding();
+        if outstanding != self.credits_shown {
+            self.credits_shown = outstanding;
+            ctx.set_counter(self.c.credits_outstanding, self.credits_shown);
+        }
+    }
+}
