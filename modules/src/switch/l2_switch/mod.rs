@@ -123,19 +123,23 @@
 //! one at a time (no fan-out in one crossing), so a group of n spends n − 1 more port
 //! serializations at the switch's input.
 
-use std::collections::VecDeque;
-
-use hwsim_hw::{
-    Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake,
-};
-use hwsim_ports::{
-    mcast_group, ByteRate, ChipId, CreditMsg, Ctrl, DataFrame, Ecn, PfcChange, PfcFrame, PfcPause, SerializerClock,
-    UInt,
-};
+use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, PortDecl, Wake};
+use hwsim_ports::{ByteRate, CreditMsg, Ctrl, DataFrame, PfcFrame, UInt};
 use serde::{Deserialize, Serialize};
 
-use super::allocator::{Allocator, AllocatorKind, Matching, Requests};
+use super::allocator::AllocatorKind;
 use super::ecn::RedMarker;
+
+mod buffer;
+mod check;
+mod ingress;
+mod output;
+mod pfc;
+mod port;
+mod voq;
+
+use port::Port;
+use voq::Voq;
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
 /// and the system monitors read this table; the registry refuses a counter missing from it.
@@ -437,14 +441,6 @@ pub enum Forwarding {
     CutThrough,
 }
 
-/// The ECMP hash of a flow key (splitmix64's finalizer): deterministic, well mixed.
-fn flow_hash(salt: u64, key: u64) -> u64 {
-    let mut z = key ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// Port list.
 pub fn ports(p: &Params) -> Vec<PortDecl> {
     let mut v = Vec::new();
@@ -488,162 +484,9 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     v
 }
 
-/// One output port.
-struct Port {
-    req_in: StreamIn<DataFrame>,
-    rsp_in: StreamIn<Ctrl>,
-    cr_in: StreamIn<CreditMsg>,
-    req_out: StreamOut<DataFrame>,
-    rsp_out: StreamOut<Ctrl>,
-    cr_out: StreamOut<CreditMsg>,
-    q_sig: Out<UInt<32>>,
-    /// PFC ports (PFC mode only): frames in, frames out, the state on the waves.
-    pfc_io: Option<(StreamIn<PfcFrame>, StreamOut<PfcFrame>, Out<UInt<2>>)>,
-    /// An XOFF we sent upstream on this port is in force.
-    xoff_sent: bool,
-    /// Paused by the downstream neighbour (and since when).
-    pause: PfcPause,
-    /// The watchdog fired for the pause in force: ignored until the XON.
-    watchdog_fired: bool,
-    /// This cycle: paused (and the watchdog not fired), and when the watchdog would fire.
-    paused: bool,
-    pfc_wake: Option<Cycle>,
-    c_xoff: CounterId,
-    c_paused: CounterId,
-    c_ingress_peak: CounterId,
-    /// Data through the ingress pipeline: (ready cycle, arrival cycle, frame).
-    data_pipe: VecDeque<(Cycle, Cycle, u8, DataFrame)>,
-    /// Data queued for the link: (arrival cycle, input port, frame).
-    queue: VecDeque<(Cycle, u8, DataFrame)>,
-    /// Frames being / done serializing: (end cycle, arrival cycle, frame).
-    on_wire: VecDeque<(Cycle, Cycle, u8, DataFrame)>,
-    clock: SerializerClock,
-    queued_bytes: u64,
-    rsp: VecDeque<(Cycle, Ctrl)>,
-    cr: VecDeque<(Cycle, CreditMsg)>,
-    /// Per-port counters: frames and payload bytes out, drops, ECN marks, peak queue bytes.
-    c_frames: CounterId,
-    c_bytes: CounterId,
-    c_drops: CounterId,
-    c_marks: CounterId,
-    c_peak: CounterId,
-    c_cut: CounterId,
-}
-
 /// Priority levels of the VOQs (seed 003's mapping: 3 ACK+CNP, 2 REQ data, 1 RSP, 0 TYPE2/3;
 /// priorities 4–7 join level 3).
 const LEVELS: usize = 4;
-
-/// The level PFC pauses: the REQ data priority the switches' XOFF/XON name.
-const PFC_LEVEL: usize = PfcFrame::REQ_DATA_PRIO as usize;
-
-/// The two levels that share an output by WRR (seed 003 «推荐的 PAXI 出口调度»): REQ data and RSP.
-const REQ_LEVEL: usize = 2;
-const RSP_LEVEL: usize = 1;
-
-/// How far one WRR level may get ahead of its share at an output: the balance is clamped at this
-/// times the larger weight, so a level that could not be matched for a long while (its inputs
-/// busy elsewhere) catches up by a few frames, not by all it missed.
-const WRR_CATCH_UP_BYTES: i64 = 4 * 8192;
-
-/// A frame in a VOQ: (ready cycle, arrival cycle, output, frame).
-type Queued = (Cycle, Cycle, u8, DataFrame);
-
-/// The VOQ fabric (`fabric: voq`): the queues in the shared buffer, the allocator, and the
-/// inputs' crossbar occupancy.
-struct Voq {
-    n: usize,
-    /// One queue per input (`allocator: fifo`) instead of one per (input, output).
-    fifo: bool,
-    /// One allocator per priority level (strict priority across levels, each its own pointers).
-    alloc: Vec<Box<dyn Allocator>>,
-    /// Queue (level l, input i, output o) at `(l * n + i) * n + o` (FIFO: `(l * n + i) * n`).
-    queues: Vec<VecDeque<Queued>>,
-    /// Bytes in each queue.
-    q_bytes: Vec<u64>,
-    /// Per (level l, input i) at `l * n + i`: the outputs it holds frames for (a bit per
-    /// output; FIFO: the output of its head frame).
-    nonempty: Vec<u64>,
-    /// Per input: bytes in its queues.
-    in_bytes: Vec<u64>,
-    /// Bytes in the shared buffer (queued and crossing).
-    total: u64,
-    /// Per input: its crossbar transfer ends at this time, in 1/rate.bytes ns (as the
-    /// serializer clock counts).
-    in_busy: Vec<u128>,
-    req: Requests,
-    m: Matching,
-    in_sig: Vec<Out<UInt<32>>>,
-    gptr: Vec<Out<UInt<6>>>,
-    aptr: Vec<Out<UInt<6>>>,
-    matches: Out<UInt<7>>,
-    buffer_sig: Out<UInt<32>>,
-    c_matches: CounterId,
-    c_buffer_peak: CounterId,
-    c_voq_peak: CounterId,
-    c_dt_drops: CounterId,
-    /// Frames queued per level (the WRR work is skipped unless levels 1 and 2 both hold some).
-    level_frames: [u64; LEVELS],
-    /// WRR weights: REQ (level 2), RSP (level 1).
-    wrr_req: i64,
-    wrr_rsp: i64,
-    /// Per output: the WRR balance in weighted bytes, `wrr_rsp` × REQ bytes − `wrr_req` × RSP
-    /// bytes sent while both levels held frames for it (reset to 0 when one had none); > 0:
-    /// REQ is ahead of its share, so RSP matches first.
-    wrr_balance: Vec<i64>,
-    /// Bound of `wrr_balance`'s magnitude.
-    wrr_cap: i64,
-    rsp_first_sig: Vec<Out<UInt<1>>>,
-    /// The outputs shown as RSP-first on the waves.
-    rsp_first_shown: u64,
-}
-
-impl Voq {
-    fn queue_of(&self, l: usize, i: usize, o: usize) -> usize {
-        (l * self.n + i) * self.n + if self.fifo { 0 } else { o }
-    }
-
-    /// The outputs for which both WRR levels hold frames (contended), and among them those
-    /// where it is RSP's turn to match first. Both 0 unless both levels hold frames somewhere
-    /// (the common case of data alone costs two comparisons).
-    fn wrr_turns(&self) -> (u64, u64) {
-        if self.level_frames[REQ_LEVEL] == 0 || self.level_frames[RSP_LEVEL] == 0 {
-            return (0, 0);
-        }
-        let n = self.n;
-        let req_for = self.nonempty[REQ_LEVEL * n..(REQ_LEVEL + 1) * n]
-            .iter()
-            .fold(0, |a, m| a | m);
-        let rsp_for = self.nonempty[RSP_LEVEL * n..(RSP_LEVEL + 1) * n]
-            .iter()
-            .fold(0, |a, m| a | m);
-        let contended = req_for & rsp_for;
-        let (mut rsp_first, mut outs) = (0u64, contended);
-        while outs != 0 {
-            let o = outs.trailing_zeros() as usize;
-            outs &= outs - 1;
-            if self.wrr_balance[o] > 0 {
-                rsp_first |= 1 << o;
-            }
-        }
-        (contended, rsp_first)
-    }
-
-    /// Charges a frame of `wire` bytes matched at output `o` from level `l` to the WRR balance:
-    /// while both levels contend for `o` the sender moves ahead by its bytes over its weight;
-    /// otherwise the balance restarts (a level with nothing queued keeps no credit, as in
-    /// deficit round robin).
-    fn wrr_charge(&mut self, l: usize, o: usize, wire: u64, contended: u64) {
-        let b = &mut self.wrr_balance[o];
-        if contended & 1 << o == 0 {
-            *b = 0;
-        } else if l == REQ_LEVEL {
-            *b = (*b + wire as i64 * self.wrr_rsp).min(self.wrr_cap);
-        } else if l == RSP_LEVEL {
-            *b = (*b - wire as i64 * self.wrr_req).max(-self.wrr_cap);
-        }
-    }
-}
 
 /// The block.
 pub struct L2Switch {
@@ -678,161 +521,15 @@ pub struct L2Switch {
 
 /// Binds ports; refuses out-of-range parameters naming the parameter.
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
-    if p.ports == 0 || p.ports > 64 {
-        return Err(format!("ports = {}: must be in 1..=64", p.ports));
-    }
-    if p.latency > 1_000_000 {
-        return Err(format!("latency = {}: must be in 0..=1000000 ns", p.latency));
-    }
-    if p.port_buffer == 0 || p.port_buffer > 1 << 36 {
-        return Err(format!("port_buffer = {}: must be in 1..=2^36 bytes", p.port_buffer));
-    }
-    let (buf_name, buf) = match p.fabric {
-        Fabric::Voq => ("buffer", p.buffer),
-        Fabric::OutputQueued => ("port_buffer", p.port_buffer),
-    };
-    if p.pfc && (p.pfc_xon > p.pfc_xoff || p.pfc_xoff >= buf) {
-        return Err(format!(
-            "pfc: thresholds must satisfy pfc_xon ({}) ≤ pfc_xoff ({}) < {buf_name} ({buf})",
-            p.pfc_xon, p.pfc_xoff
-        ));
-    }
-    if p.pfc_watchdog > 1_000_000_000 {
-        return Err(format!(
-            "pfc_watchdog = {}: must be in 0..=1000000000 ns",
-            p.pfc_watchdog
-        ));
-    }
-    if p.cut_through_latency > 1_000_000 {
-        return Err(format!(
-            "cut_through_latency = {}: must be in 0..=1000000 ns",
-            p.cut_through_latency
-        ));
-    }
-    for (d, r) in p.routes.iter().enumerate() {
-        let Some(r) = r else { continue };
-        if r.ports().is_empty() {
-            return Err(format!("routes[{d}]: an empty list (use null for unreachable)"));
-        }
-        if let Some(bad) = r.ports().iter().find(|&&o| o >= p.ports) {
-            return Err(format!("routes[{d}]: port {bad} does not exist (ports = {})", p.ports));
-        }
-    }
-    if p.mcast.len() > 1 << 15 {
-        return Err(format!("mcast: {} groups, at most 32768", p.mcast.len()));
-    }
-    for (g, ports) in p.mcast.iter().enumerate() {
-        if let Some(bad) = ports.iter().find(|&&o| o >= p.ports) {
-            return Err(format!("mcast[{g}]: port {bad} does not exist (ports = {})", p.ports));
-        }
-    }
-    RedMarker::new(p.ecn_kmin, p.ecn_kmax, 1)?;
-    if p.default_priority > 7 {
-        return Err(format!("default_priority = {}: must be in 0..=7", p.default_priority));
-    }
-    for (name, w) in [("wrr_req", p.wrr_req), ("wrr_rsp", p.wrr_rsp)] {
-        if !(1..=65535).contains(&w) {
-            return Err(format!("{name} = {w}: must be in 1..=65535"));
-        }
-    }
+    check::check(p)?;
     let voq = if p.fabric == Fabric::Voq {
-        if p.buffer == 0 || p.buffer > 1 << 36 {
-            return Err(format!("buffer = {}: must be in 1..=2^36 bytes", p.buffer));
-        }
-        if !(1.0 / 64.0..=64.0).contains(&p.dt_alpha) {
-            return Err(format!("dt_alpha = {}: must be in 1/64..=64", p.dt_alpha));
-        }
-        let n = p.ports as usize;
-        if p.reserve.saturating_mul((n * n) as u64) > p.buffer {
-            return Err(format!(
-                "reserve = {}: the {} queues' reserves exceed the buffer of {} bytes",
-                p.reserve,
-                n * n,
-                p.buffer
-            ));
-        }
-        let it = p.iterations as usize;
-        let alloc = p.allocator.build_levels(it, LEVELS)?;
-        let outs = |prefix: &str| -> Result<Vec<Out<UInt<6>>>, String> {
-            (0..n).map(|k| b.output(&format!("{prefix}{k}"))).collect()
-        };
-        Some(Voq {
-            n,
-            fifo: p.allocator == AllocatorKind::Fifo,
-            alloc,
-            queues: (0..LEVELS * n * n).map(|_| VecDeque::new()).collect(),
-            q_bytes: vec![0; LEVELS * n * n],
-            nonempty: vec![0; LEVELS * n],
-            in_bytes: vec![0; n],
-            total: 0,
-            in_busy: vec![0; n],
-            req: Requests::new(n),
-            m: Matching::empty(),
-            in_sig: (0..n)
-                .map(|k| b.output(&format!("in_bytes{k}")))
-                .collect::<Result<_, _>>()?,
-            gptr: outs("gptr")?,
-            aptr: outs("aptr")?,
-            matches: b.output("matches")?,
-            buffer_sig: b.output("buffer_bytes")?,
-            c_matches: b.counter("crossbar_matches"),
-            c_buffer_peak: b.counter("buffer_peak_bytes"),
-            c_voq_peak: b.counter("voq_peak_bytes"),
-            c_dt_drops: b.counter("dt_drops"),
-            level_frames: [0; LEVELS],
-            wrr_req: p.wrr_req as i64,
-            wrr_rsp: p.wrr_rsp as i64,
-            wrr_balance: vec![0; n],
-            wrr_cap: WRR_CATCH_UP_BYTES * p.wrr_req.max(p.wrr_rsp) as i64,
-            rsp_first_sig: (0..n)
-                .map(|k| b.output(&format!("rsp_first{k}")))
-                .collect::<Result<_, _>>()?,
-            rsp_first_shown: 0,
-        })
+        Some(Voq::bind(p, b)?)
     } else {
         None
     };
     let mut ports = Vec::new();
     for k in 0..p.ports {
-        ports.push(Port {
-            req_in: b.stream_in(&format!("e{k}_req_in"))?,
-            rsp_in: b.stream_in(&format!("e{k}_rsp_in"))?,
-            cr_in: b.stream_in(&format!("e{k}_cr_in"))?,
-            req_out: b.stream_out(&format!("e{k}_req_out"))?,
-            rsp_out: b.stream_out(&format!("e{k}_rsp_out"))?,
-            cr_out: b.stream_out(&format!("e{k}_cr_out"))?,
-            q_sig: b.output(&format!("q_bytes{k}"))?,
-            pfc_io: if p.pfc {
-                Some((
-                    b.stream_in(&format!("e{k}_pfc_in"))?,
-                    b.stream_out(&format!("e{k}_pfc_out"))?,
-                    b.output(&format!("pfc{k}"))?,
-                ))
-            } else {
-                None
-            },
-            xoff_sent: false,
-            pause: PfcPause::default(),
-            watchdog_fired: false,
-            paused: false,
-            pfc_wake: None,
-            c_xoff: b.counter(&format!("p{k}_pfc_xoff")),
-            c_paused: b.counter(&format!("p{k}_pfc_paused_cycles")),
-            c_ingress_peak: b.counter(&format!("p{k}_ingress_peak_bytes")),
-            data_pipe: VecDeque::new(),
-            queue: VecDeque::new(),
-            on_wire: VecDeque::new(),
-            clock: SerializerClock::new(p.rate),
-            queued_bytes: 0,
-            rsp: VecDeque::new(),
-            cr: VecDeque::new(),
-            c_frames: b.counter(&format!("p{k}_frames")),
-            c_bytes: b.counter(&format!("p{k}_bytes")),
-            c_drops: b.counter(&format!("p{k}_drops")),
-            c_marks: b.counter(&format!("p{k}_ecn_marks")),
-            c_peak: b.counter(&format!("p{k}_peak_bytes")),
-            c_cut: b.counter(&format!("p{k}_cut_through")),
-        });
+        ports.push(Port::bind(p, k, b)?);
     }
     Ok(Box::new(L2Switch {
         p: p.clone(),
@@ -862,263 +559,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     }))
 }
 
-impl Port {
-    /// The PFC state on the waves: bit 0 XOFF sent upstream, bit 1 paused by downstream.
-    fn show_pfc(&mut self) {
-        let v = self.xoff_sent as u64 | (self.pause.is_paused() as u64) << 1;
-        if let Some((_, _, sig)) = self.pfc_io.as_mut() {
-            sig.update(UInt::wrap(v));
-        }
-    }
-}
-
-impl L2Switch {
-    /// The output for a message to `dst` of the flow `key`: the route's port, or one of its
-    /// equal-cost ports by the flow's hash (so a flow's frames keep their order).
-    fn route(&self, ctx: &mut Ctx<'_>, dst: ChipId, key: u64, what: &str) -> Option<usize> {
-        match self.p.routes.get(dst as usize).and_then(|r| r.as_ref()) {
-            Some(Route::One(o)) => Some(*o as usize),
-            Some(Route::Many(v)) => Some(v[(flow_hash(self.p.ecmp_salt, key) % v.len() as u64) as usize] as usize),
-            None => {
-                ctx.violation(format!("no route to chip {dst} for a {what}"));
-                None
-            }
-        }
-    }
-}
-
-impl L2Switch {
-    /// The ingress classification of a data frame: its priority from the header field the
-    /// switch trusts, else the port default; the VOQ level is the priority, 4–7 at level 3.
-    fn level_of(&self, f: &DataFrame) -> usize {
-        let h = f.hdr;
-        let prio = match (self.p.trust, h.pcp) {
-            (Trust::Dscp, _) if h.format.carries_ecn() => (h.dscp.0 >> 3) as u8 & 7,
-            (_, Some(pcp)) => pcp.0 as u8 & 7,
-            _ => self.p.default_priority,
-        };
-        (prio as usize).min(LEVELS - 1)
-    }
-
-    /// Records a data frame leaving the switch on output `o`: residence and the counters.
-    fn depart(&mut self, ctx: &mut Ctx<'_>, o: usize, now: Cycle, arrived: Cycle, inp: u8, f: &DataFrame) {
-        let wire = f.wire_bytes() as u64;
-        let port = &mut self.ports[o];
-        port.queued_bytes -= wire;
-        self.ingress[inp as usize] -= wire;
-        if let Some(v) = self.voq.as_mut() {
-            v.total -= wire;
-        }
-        // Residence: arrival (last byte in) to departure (last byte out), cycles.
-        let res = now - arrived;
-        if ctx.counter(self.c_data) == 0 || res < ctx.counter(self.c_res_min) {
-            ctx.set_counter(self.c_res_min, res);
-        }
-        if res > ctx.counter(self.c_res_max) {
-            ctx.set_counter(self.c_res_max, res);
-        }
-        ctx.count(self.c_res_sum, res);
-        ctx.count(self.c_data, 1);
-        ctx.count(self.c_bytes, f.payload() as u64);
-        ctx.count(port.c_frames, 1);
-        ctx.count(port.c_bytes, f.payload() as u64);
-        let l = self.level_of(f);
-        ctx.count(self.c_class_frames[l], 1);
-        ctx.count(self.c_class_bytes[l], f.payload() as u64);
-        if res > ctx.counter(self.c_class_res[l]) {
-            ctx.set_counter(self.c_class_res[l], res);
-        }
-    }
-
-    /// A frame out of the ingress pipeline of output `o` into its queue: tail drop (the output
-    /// queue's size, or the DT rule in the shared buffer), ECN RED at enqueue on the output's
-    /// utilization. Returns the frame if admitted.
-    fn admit(&mut self, ctx: &mut Ctx<'_>, o: usize, inp: u8, l: usize, mut f: DataFrame) -> Option<DataFrame> {
-        let wire = f.wire_bytes() as u64;
-        let port = &self.ports[o];
-        let admitted = match &self.voq {
-            None => port.queued_bytes + wire <= self.p.port_buffer,
-            Some(v) => {
-                // Dynamic Threshold: room in the buffer, and the queue under α × free (or under
-                // its static reserve).
-                let q = v.q_bytes[v.queue_of(l, inp as usize, o)];
-                let free = self.p.buffer - v.total;
-                wire <= free && (q < self.p.reserve || (q as f64) < self.p.dt_alpha * free as f64)
-            }
-        };
-        if !admitted {
-            self.ingress[inp as usize] -= wire;
-            ctx.count(self.c_drops, 1);
-            ctx.count(self.ports[o].c_drops, 1);
-            if let Some(v) = &self.voq {
-                ctx.count(v.c_dt_drops, 1);
-            }
-            return None;
-        }
-        let port = &mut self.ports[o];
-        // Only a format with an IP header has an ECN field to mark (Standard).
-        if self.p.ecn && f.hdr.format.carries_ecn() && matches!(f.ecn, Ecn::Ect0 | Ecn::Ect1) {
-            let util = port.queued_bytes as f64 / self.p.port_buffer as f64;
-            if self.red.as_mut().expect("seeded").mark(util) {
-                f.ecn = Ecn::Ce;
-                ctx.count(self.c_marks, 1);
-                ctx.count(port.c_marks, 1);
-            }
-        }
-        port.queued_bytes += wire;
-        if port.queued_bytes > ctx.counter(port.c_peak) {
-            ctx.set_counter(port.c_peak, port.queued_bytes);
-        }
-        if port.queued_bytes > ctx.counter(self.c_peak) {
-            ctx.set_counter(self.c_peak, port.queued_bytes);
-        }
-        Some(f)
-    }
-
-    /// The crossbar (`fabric: voq`): inputs not crossing and outputs free to start a frame are
-    /// matched by the allocator; each match moves its VOQ's head frame, which crosses at the port
-    /// rate and leaves when its last byte is out (the crossbar transfer is the egress
-    /// serialization: no speedup). A frame matched in the cycle it left the pipeline, on an
-    /// egress idle for its whole serialization before, leaves at once (cut-through).
-    fn crossbar(&mut self, ctx: &mut Ctx<'_>, now: Cycle) -> bool {
-        let cut = self.p.forwarding == Forwarding::CutThrough;
-        let Some(v) = self.voq.as_mut() else { return false };
-        let end_of_now = (now as u128 + 1) * self.p.rate.bytes() as u128;
-        let (mut free_any, mut free_data) = (0u64, 0u64);
-        for (o, port) in self.ports.iter().enumerate() {
-            if port.clock.free_within(now) && port.on_wire.len() < 2 {
-                free_any |= 1 << o;
-                if !port.paused {
-                    free_data |= 1 << o;
-                }
-            }
-        }
-        // Egress scheduling (seed 003 «推荐的 PAXI 出口调度»): level 3 (ACK/CNP class) matches
-        // first and level 0 last, in strict priority; levels 2 (REQ data) and 1 (RSP) share each
-        // output by WRR. At an output both hold frames for, the level whose turn it is matches
-        // first and the other may take the output only if the first left it (work-conserving);
-        // so the passes are 3, 1 on its RSP-first outputs, 2, 1 on the rest, 0. Each pass is
-        // among the inputs and outputs the earlier ones left. PFC pauses only the priority it
-        // names (the REQ data's).
-        let (contended, rsp_first) = v.wrr_turns();
-        if rsp_first != v.rsp_first_shown {
-            let mut changed = rsp_first ^ v.rsp_first_shown;
-            while changed != 0 {
-                let o = changed.trailing_zeros() as usize;
-                changed &= changed - 1;
-                v.rsp_first_sig[o].update(UInt::wrap(rsp_first >> o & 1));
-            }
-            v.rsp_first_shown = rsp_first;
-        }
-        let (mut matched_in, mut taken_out) = (0u64, 0u64);
-        let mut made = 0u64;
-        let passes = [
-            (3, !0u64),
-            (RSP_LEVEL, rsp_first),
-            (REQ_LEVEL, !0),
-            (RSP_LEVEL, !0),
-            (0, !0),
-        ];
-        for (l, allowed) in passes {
-            if v.level_frames[l] == 0 || allowed == 0 {
-                continue;
-            }
-            let free_out = if l == PFC_LEVEL { free_data } else { free_any } & allowed & !taken_out;
-            let mut any = false;
-            for i in 0..v.n {
-                v.req.req[i] = if v.in_busy[i] > end_of_now || matched_in & 1 << i != 0 {
-                    0
-                } else {
-                    v.nonempty[l * v.n + i] & free_out
-                };
-                any |= v.req.req[i] != 0;
-            }
-            if !any {
-                continue;
-            }
-            v.req.fill_columns();
-            // A level's allocator may run twice in a cycle (RSP: its first outputs, then the
-            // rest), but on outputs and inputs the first run left unmatched, whose pointers it
-            // did not move: each pointer still moves at most once per cycle.
-            v.alloc[l].allocate(&v.req, ctx.rng(), &mut v.m);
-            if l == PFC_LEVEL {
-                // The pointers move only when the level's allocator runs.
-                for k in 0..v.n {
-                    v.gptr[k].update(UInt::wrap(v.alloc[l].grant_ptr(k) as u64));
-                    v.aptr[k].update(UInt::wrap(v.alloc[l].accept_ptr(k) as u64));
-                }
-            }
-            for i in 0..v.n {
-                let Some(o) = v.m.out_of[i] else { continue };
-                let o = o as usize;
-                matched_in |= 1 << i;
-                taken_out |= 1 << o;
-                let q = v.queue_of(l, i, o);
-                let (ready, arrived, _, f) = v.queues[q].pop_front().expect("requested");
-                let wire = f.wire_bytes() as u64;
-                v.level_frames[l] -= 1;
-                if l == REQ_LEVEL || l == RSP_LEVEL {
-                    v.wrr_charge(l, o, wire, contended);
-                }
-                v.q_bytes[q] -= wire;
-                v.in_bytes[i] -= wire;
-                v.in_sig[i].update(UInt::wrap(v.in_bytes[i]));
-                let ne = &mut v.nonempty[l * v.n + i];
-                if v.fifo {
-                    *ne = v.queues[q].front().map_or(0, |e| 1 << e.2);
-                } else if v.queues[q].is_empty() {
-                    *ne &= !(1 << o);
-                }
-                let port = &mut self.ports[o];
-                let end = if cut && ready == now && port.clock.finish_by(now, wire) {
-                    ctx.count(self.c_cut, 1);
-                    ctx.count(port.c_cut, 1);
-                    now
-                } else {
-                    port.clock.start(now, wire)
-                };
-                v.in_busy[i] = port.clock.busy_until_exact().0;
-                port.on_wire.push_back((end, arrived, i as u8, f));
-                made += 1;
-            }
-        }
-        ctx.count(v.c_matches, made);
-        v.matches.update(UInt::wrap(made));
-        made > 0
-    }
-
-    /// When the crossbar next may match (`fabric: voq`): the earliest cycle at which an input
-    /// holding frames and an output it holds frames for are both free. A pair free now that the
-    /// allocator left unmatched tries again next cycle.
-    fn crossbar_wake(&self, now: Cycle) -> Option<Cycle> {
-        let v = self.voq.as_ref()?;
-        let bytes = self.p.rate.bytes() as u128;
-        // The first cycle within which a clock busy until `t` is free (`free_within`).
-        let free_at = |t: u128| (t.div_ceil(bytes) as u64).saturating_sub(1).max(now + 1);
-        let mut next = None::<Cycle>;
-        for li in 0..LEVELS * v.n {
-            let (l, i) = (li / v.n, li % v.n);
-            let mut outs = v.nonempty[li];
-            if outs == 0 {
-                continue;
-            }
-            let ti = free_at(v.in_busy[i]);
-            while outs != 0 {
-                let o = outs.trailing_zeros() as usize;
-                outs &= outs - 1;
-                let port = &self.ports[o];
-                if (l == PFC_LEVEL && port.paused) || port.on_wire.len() >= 2 {
-                    // Woken by the XON, or by the departure (on_wire's end is a wake-up).
-                    continue;
-                }
-                let t = ti.max(free_at(port.clock.busy_until_exact().0));
-                next = Some(next.map_or(t, |n: Cycle| n.min(t)));
-            }
-        }
-        next
-    }
-}
-
 impl Component for L2Switch {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
@@ -1126,171 +566,19 @@ impl Component for L2Switch {
             let seed = ctx.rng().next_u64();
             self.red = Some(RedMarker::new(self.p.ecn_kmin, self.p.ecn_kmax, seed).expect("checked"));
         }
-        let cut = self.p.forwarding == Forwarding::CutThrough;
-        let ready = now + self.p.latency;
-        let data_ready = if cut { now + self.p.cut_through_latency } else { ready };
-        // Ingress: everything that arrived, into its output's pipeline. The ECMP key is the
-        // flow: (src, dst, LG, QP) for data and control, (src, dst, LG, VC) for credits.
-        let key =
-            |src: ChipId, dst: ChipId, lg: u8, x: u64| (src as u64) << 48 | (dst as u64) << 32 | (lg as u64) << 24 | x;
-        for k in 0..self.ports.len() {
-            if let Some(f) = self.ports[k].req_in.pop() {
-                if let Some(g) = mcast_group(f.dst) {
-                    // Multicast: the lookup gives the group's ports; a copy of the frame goes
-                    // into each one's pipeline (each copy queued and counted on its own).
-                    let n = self.p.mcast.get(g as usize).map_or(0, |v| v.len());
-                    if n == 0 {
-                        ctx.violation(format!("no multicast route for group {g}: {f:?}"));
-                        continue;
-                    }
-                    ctx.count(self.c_mcast_copies, n as u64 - 1);
-                    for j in 0..n {
-                        let o = self.p.mcast[g as usize][j] as usize;
-                        self.ingress[k] += f.wire_bytes() as u64;
-                        self.ports[o].data_pipe.push_back((data_ready, now, k as u8, f));
-                    }
-                    if self.ingress[k] > ctx.counter(self.ports[k].c_ingress_peak) {
-                        ctx.set_counter(self.ports[k].c_ingress_peak, self.ingress[k]);
-                    }
-                    continue;
-                }
-                let kf = key(f.src, f.dst, f.lg, f.qp.value() as u64);
-                if let Some(o) = self.route(ctx, f.dst, kf, "data frame") {
-                    self.ingress[k] += f.wire_bytes() as u64;
-                    if self.ingress[k] > ctx.counter(self.ports[k].c_ingress_peak) {
-                        ctx.set_counter(self.ports[k].c_ingress_peak, self.ingress[k]);
-                    }
-                    self.ports[o].data_pipe.push_back((data_ready, now, k as u8, f));
-                }
-            }
-            while let Some(m) = self.ports[k].rsp_in.pop() {
-                let km = key(m.src, m.dst, m.lg, m.rh.qp().value() as u64);
-                if let Some(o) = self.route(ctx, m.dst, km, "control message") {
-                    self.ports[o].rsp.push_back((ready, m));
-                }
-            }
-            while let Some(m) = self.ports[k].cr_in.pop() {
-                let km = key(m.src, m.dst, m.lg, m.vc as u64);
-                if let Some(o) = self.route(ctx, m.dst, km, "credit return") {
-                    self.ports[o].cr.push_back((ready, m));
-                }
-            }
-        }
+        // Ingress: everything that arrived, into its output's pipeline.
+        self.arrivals(ctx, now);
         // Per output: PFC received, then the frames out of the pipeline into their queue.
         for o in 0..self.ports.len() {
-            let port = &mut self.ports[o];
-            // PFC from the neighbour on this port: XOFF / XON of the REQ data priority.
-            while let Some(f) = port.pfc_io.as_mut().and_then(|io| io.0.pop()) {
-                match port.pause.receive(f, now) {
-                    PfcChange::Paused => ctx.count(self.c_pauses_rx, 1),
-                    PfcChange::Resumed(cycles) => {
-                        port.watchdog_fired = false;
-                        ctx.count(port.c_paused, cycles);
-                    }
-                    PfcChange::None => {}
-                }
-            }
-            port.pfc_wake = None;
-            if let Some(t) = port.pause.since {
-                if self.p.pfc_watchdog > 0 && !port.watchdog_fired {
-                    if now >= t + self.p.pfc_watchdog {
-                        port.watchdog_fired = true;
-                        ctx.count(self.c_watchdog, 1);
-                    } else {
-                        port.pfc_wake = Some(t + self.p.pfc_watchdog);
-                    }
-                }
-            }
-            port.paused = port.pause.is_paused() && !port.watchdog_fired;
-            while self.ports[o].data_pipe.front().is_some_and(|(t, _, _, _)| *t <= now) {
-                let (t, arrived, inp, f) = self.ports[o].data_pipe.pop_front().expect("front");
-                let l = self.level_of(&f);
-                let Some(f) = self.admit(ctx, o, inp, l, f) else {
-                    continue;
-                };
-                let wire = f.wire_bytes() as u64;
-                if let Some(v) = self.voq.as_mut() {
-                    let q = v.queue_of(l, inp as usize, o);
-                    let i = inp as usize;
-                    if v.fifo {
-                        if v.queues[q].is_empty() {
-                            v.nonempty[l * v.n + i] = 1 << o;
-                        }
-                    } else {
-                        v.nonempty[l * v.n + i] |= 1 << o;
-                    }
-                    v.queues[q].push_back((t, arrived, o as u8, f));
-                    v.level_frames[l] += 1;
-                    v.q_bytes[q] += wire;
-                    v.in_bytes[i] += wire;
-                    v.in_sig[i].update(UInt::wrap(v.in_bytes[i]));
-                    v.total += wire;
-                    if v.q_bytes[q] > ctx.counter(v.c_voq_peak) {
-                        ctx.set_counter(v.c_voq_peak, v.q_bytes[q]);
-                    }
-                    if v.total > ctx.counter(v.c_buffer_peak) {
-                        ctx.set_counter(v.c_buffer_peak, v.total);
-                    }
-                    continue;
-                }
-                let port = &mut self.ports[o];
-                // Cut-through: an idle egress (nothing queued, the serializer idle since the
-                // frame's first byte could have gone) sends it as it comes, ending now.
-                if cut && !port.paused && port.queue.is_empty() && port.clock.finish_by(now, wire) {
-                    ctx.count(self.c_cut, 1);
-                    ctx.count(port.c_cut, 1);
-                    port.on_wire.push_back((now, arrived, inp, f));
-                } else {
-                    port.queue.push_back((arrived, inp, f));
-                }
-            }
+            self.pfc_receive(ctx, o, now);
+            self.enqueue(ctx, o, now);
         }
         let matched = self.crossbar(ctx, now);
         // A cycle with matches is followed by a tick, so that `matches` shows the next cycle's
         // count (0 or more) as it would when every cycle ticks.
         let mut next = if matched { now + 1 } else { Cycle::MAX };
         for o in 0..self.ports.len() {
-            let port = &mut self.ports[o];
-            let paused = port.paused;
-            // Output-queued: the next frame starts when the link frees (fraction carried).
-            // (A port paused by PFC starts no new frame; one already serializing finishes.)
-            while !paused && port.clock.free_within(now) && !port.queue.is_empty() && port.on_wire.len() < 2 {
-                let (arrived, inp, f) = port.queue.pop_front().expect("non-empty");
-                let end = port.clock.start(now, f.wire_bytes() as u64);
-                port.on_wire.push_back((end, arrived, inp, f));
-            }
-            if port.on_wire.front().is_some_and(|(t, _, _, _)| *t <= now) && port.req_out.can_push() {
-                let (_, arrived, inp, f) = port.on_wire.pop_front().expect("front");
-                self.depart(ctx, o, now, arrived, inp, &f);
-                self.ports[o].req_out.push(f);
-            }
-            let port = &mut self.ports[o];
-            if port.rsp.front().is_some_and(|(t, _)| *t <= now) && port.rsp_out.can_push() {
-                let (_, m) = port.rsp.pop_front().expect("front");
-                port.rsp_out.push(m);
-                ctx.count(self.c_ctrl, 1);
-            }
-            if port.cr.front().is_some_and(|(t, _)| *t <= now) && port.cr_out.can_push() {
-                let (_, m) = port.cr.pop_front().expect("front");
-                port.cr_out.push(m);
-                ctx.count(self.c_credit, 1);
-            }
-            port.q_sig.update(UInt::wrap(port.queued_bytes));
-            port.show_pfc();
-            // When this output next has something to do (a full stream wakes us on its pop).
-            for t in [
-                port.data_pipe.front().map(|x| x.0),
-                port.on_wire.front().map(|x| x.0),
-                port.rsp.front().map(|x| x.0),
-                port.cr.front().map(|x| x.0),
-                (!paused && !port.queue.is_empty()).then(|| port.clock.busy_until_cycle().saturating_sub(1)),
-                port.pfc_wake,
-            ]
-            .into_iter()
-            .flatten()
-            {
-                next = next.min(t.max(now + 1));
-            }
+            next = next.min(self.egress(ctx, o, now));
         }
         // After the departures: an output they freed may match next cycle.
         if let Some(t) = self.crossbar_wake(now) {
@@ -1301,37 +589,8 @@ impl Component for L2Switch {
         }
         // PFC to the neighbours: XOFF when a port's ingress bytes pass `pfc_xoff`, XON when they
         // fall to `pfc_xon` (hysteresis, so one crossing sends one frame).
-        if self.p.pfc {
-            let mask = 1 << PfcFrame::REQ_DATA_PRIO;
-            for k in 0..self.ports.len() {
-                let held = self.ingress[k];
-                let port = &mut self.ports[k];
-                let want = if !port.xoff_sent && held > self.p.pfc_xoff {
-                    Some(true)
-                } else if port.xoff_sent && held <= self.p.pfc_xon {
-                    Some(false)
-                } else {
-                    None
-                };
-                let Some((_, out, _)) = port.pfc_io.as_mut() else {
-                    continue;
-                };
-                if let Some(pause) = want {
-                    if out.can_push() {
-                        out.push(PfcFrame { prio_mask: mask, pause });
-                        port.xoff_sent = pause;
-                        if pause {
-                            ctx.count(self.c_xoff, 1);
-                            ctx.count(port.c_xoff, 1);
-                        } else {
-                            ctx.count(self.c_xon, 1);
-                        }
-                        port.show_pfc();
-                    } else {
-                        next = next.min(now + 1);
-                    }
-                }
-            }
+        if self.p.pfc && self.pfc_send(ctx) {
+            next = next.min(now + 1);
         }
         Wake::earliest((next != Cycle::MAX).then_some(next))
     }

@@ -2,7 +2,7 @@
 
 use super::*;
 use hwsim_hw::Harness;
-use hwsim_ports::QpId;
+use hwsim_ports::{ChipId, QpId};
 
 /// Two ports, chip d behind port d; PFC on with a 1000 ns watchdog.
 fn harness(watchdog: u64) -> Harness {
