@@ -1,0 +1,96 @@
+//! The shared buffer (seed 003 «共享缓冲池与 DT 算法»): a data frame out of the ingress pipeline
+//! is admitted by the Dynamic Threshold rule (`fabric: voq`: room in `buffer`, and its VOQ under
+//! `dt_alpha` × the free buffer or under its `reserve`) or by its output queue's size
+//! (`output_queued`: `port_buffer`), else tail-dropped; an admitted frame joins its VOQ, or its
+//! output queue, or the wire at once when cut-through finds the egress idle.
+
+use hwsim_hw::{Ctx, Cycle};
+use hwsim_ports::{DataFrame, UInt};
+
+use super::{Forwarding, L2Switch};
+
+impl L2Switch {
+    /// A frame out of the ingress pipeline of output `o` into its queue: tail drop (the output
+    /// queue's size, or the DT rule in the shared buffer), ECN RED at enqueue on the output's
+    /// utilization. Returns the frame if admitted.
+    fn admit(&mut self, ctx: &mut Ctx<'_>, o: usize, inp: u8, l: usize, mut f: DataFrame) -> Option<DataFrame> {
+        let wire = f.wire_bytes() as u64;
+        let port = &self.ports[o];
+        let admitted = match &self.voq {
+            None => port.queued_bytes + wire <= self.p.port_buffer,
+            Some(v) => {
+                // Dynamic Threshold: room in the buffer, and the queue under α × free (or under
+                // its static reserve).
+                let q = v.q_bytes[v.queue_of(l, inp as usize, o)];
+                let free = self.p.buffer - v.total;
+                wire <= free && (q < self.p.reserve || (q as f64) < self.p.dt_alpha * free as f64)
+            }
+        };
+        if !admitted {
+            self.ingress[inp as usize] -= wire;
+            ctx.count(self.c_drops, 1);
+            ctx.count(self.ports[o].c_drops, 1);
+            if let Some(v) = &self.voq {
+                ctx.count(v.c_dt_drops, 1);
+            }
+            return None;
+        }
+        self.red_mark(ctx, o, &mut f);
+        let port = &mut self.ports[o];
+        port.queued_bytes += wire;
+        if port.queued_bytes > ctx.counter(port.c_peak) {
+            ctx.set_counter(port.c_peak, port.queued_bytes);
+        }
+        if port.queued_bytes > ctx.counter(self.c_peak) {
+            ctx.set_counter(self.c_peak, port.queued_bytes);
+        }
+        Some(f)
+    }
+
+    /// The frames out of output `o`'s ingress pipeline this cycle, into their queue.
+    pub(super) fn enqueue(&mut self, ctx: &mut Ctx<'_>, o: usize, now: Cycle) {
+        let cut = self.p.forwarding == Forwarding::CutThrough;
+        while self.ports[o].data_pipe.front().is_some_and(|(t, _, _, _)| *t <= now) {
+            let (t, arrived, inp, f) = self.ports[o].data_pipe.pop_front().expect("front");
+            let l = self.level_of(&f);
+            let Some(f) = self.admit(ctx, o, inp, l, f) else {
+                continue;
+            };
+            let wire = f.wire_bytes() as u64;
+            if let Some(v) = self.voq.as_mut() {
+                let q = v.queue_of(l, inp as usize, o);
+                let i = inp as usize;
+                if v.fifo {
+                    if v.queues[q].is_empty() {
+                        v.nonempty[l * v.n + i] = 1 << o;
+                    }
+                } else {
+                    v.nonempty[l * v.n + i] |= 1 << o;
+                }
+                v.queues[q].push_back((t, arrived, o as u8, f));
+                v.level_frames[l] += 1;
+                v.q_bytes[q] += wire;
+                v.in_bytes[i] += wire;
+                v.in_sig[i].update(UInt::wrap(v.in_bytes[i]));
+                v.total += wire;
+                if v.q_bytes[q] > ctx.counter(v.c_voq_peak) {
+                    ctx.set_counter(v.c_voq_peak, v.q_bytes[q]);
+                }
+                if v.total > ctx.counter(v.c_buffer_peak) {
+                    ctx.set_counter(v.c_buffer_peak, v.total);
+                }
+                continue;
+            }
+            let port = &mut self.ports[o];
+            // Cut-through: an idle egress (nothing queued, the serializer idle since the
+            // frame's first byte could have gone) sends it as it comes, ending now.
+            if cut && !port.paused && port.queue.is_empty() && port.clock.finish_by(now, wire) {
+                ctx.count(self.c_cut, 1);
+                ctx.count(port.c_cut, 1);
+                port.on_wire.push_back((now, arrived, inp, f));
+            } else {
+                port.queue.push_back((arrived, inp, f));
+            }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! The parameter check of `build`: every part's parameters, refused when out of range with the
+//! parameter named, in one fixed order (the first bad one a configuration has is the one named).
+
+use super::super::ecn::RedMarker;
+use super::{Fabric, Params};
+
+/// Refuses out-of-range parameters naming the parameter (`build` runs it before binding).
+pub(super) fn check(p: &Params) -> Result<(), String> {
+    if p.ports == 0 || p.ports > 64 {
+        return Err(format!("ports = {}: must be in 1..=64", p.ports));
+    }
+    if p.latency > 1_000_000 {
+        return Err(format!("latency = {}: must be in 0..=1000000 ns", p.latency));
+    }
+    if p.port_buffer == 0 || p.port_buffer > 1 << 36 {
+        return Err(format!("port_buffer = {}: must be in 1..=2^36 bytes", p.port_buffer));
+    }
+    let (buf_name, buf) = match p.fabric {
+        Fabric::Voq => ("buffer", p.buffer),
+        Fabric::OutputQueued => ("port_buffer", p.port_buffer),
+    };
+    if p.pfc && (p.pfc_xon > p.pfc_xoff || p.pfc_xoff >= buf) {
+        return Err(format!(
+            "pfc: thresholds must satisfy pfc_xon ({}) ≤ pfc_xoff ({}) < {buf_name} ({buf})",
+            p.pfc_xon, p.pfc_xoff
+        ));
+    }
+    if p.pfc_watchdog > 1_000_000_000 {
+        return Err(format!(
+            "pfc_watchdog = {}: must be in 0..=1000000000 ns",
+            p.pfc_watchdog
+        ));
+    }
+    if p.cut_through_latency > 1_000_000 {
+        return Err(format!(
+            "cut_through_latency = {}: must be in 0..=1000000 ns",
+            p.cut_through_latency
+        ));
+    }
+    for (d, r) in p.routes.iter().enumerate() {
+        let Some(r) = r else { continue };
+        if r.ports().is_empty() {
+            return Err(format!("routes[{d}]: an empty list (use null for unreachable)"));
+        }
+        if let Some(bad) = r.ports().iter().find(|&&o| o >= p.ports) {
+            return Err(format!("routes[{d}]: port {bad} does not exist (ports = {})", p.ports));
+        }
+    }
+    if p.mcast.len() > 1 << 15 {
+        return Err(format!("mcast: {} groups, at most 32768", p.mcast.len()));
+    }
+    for (g, ports) in p.mcast.iter().enumerate() {
+        if let Some(bad) = ports.iter().find(|&&o| o >= p.ports) {
+            return Err(format!("mcast[{g}]: port {bad} does not exist (ports = {})", p.ports));
+        }
+    }
+    RedMarker::new(p.ecn_kmin, p.ecn_kmax, 1)?;
+    if p.default_priority > 7 {
+        return Err(format!("default_priority = {}: must be in 0..=7", p.default_priority));
+    }
+    for (name, w) in [("wrr_req", p.wrr_req), ("wrr_rsp", p.wrr_rsp)] {
+        if !(1..=65535).contains(&w) {
+            return Err(format!("{name} = {w}: must be in 1..=65535"));
+        }
+    }
+    if p.fabric == Fabric::Voq {
+        if p.buffer == 0 || p.buffer > 1 << 36 {
+            return Err(format!("buffer = {}: must be in 1..=2^36 bytes", p.buffer));
+        }
+        if !(1.0 / 64.0..=64.0).contains(&p.dt_alpha) {
+            return Err(format!("dt_alpha = {}: must be in 1/64..=64", p.dt_alpha));
+        }
+        let n = p.ports as usize;
+        if p.reserve.saturating_mul((n * n) as u64) > p.buffer {
+            return Err(format!(
+                "reserve = {}: the {} queues' reserves exceed the buffer of {} bytes",
+                p.reserve,
+                n * n,
+                p.buffer
+            ));
+        }
+    }
+    Ok(())
+}

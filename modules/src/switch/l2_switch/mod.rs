@@ -1,0 +1,600 @@
+//! An L2 switch carrying the chip-to-chip traffic (seed 003 «交换机行为建模»): frames in on a
+//! port, a fixed ingress pipeline (parse, classify, MAC-DA lookup), then a virtual output queue
+//! per (input, output) in a shared buffer under Dynamic Threshold, a crossbar matched by iSLIP
+//! (or PIM, or input FIFOs), ECN RED marking at enqueue, serialization at the port rate, and out
+//! to the chip's PhyLink. Control (ACK/NAK/CNP) and CBFC credit returns travel on their own
+//! streams, as they do in the chips' routers, so they never queue behind data (they are the
+//! strict-priority class of seed 003's mapping).
+//!
+//! ```text
+//!   e{k}_req_in  : stream<DataFrame> ─┐  ingress: `latency` ns,  VOQ[k][o] ─ crossbar ─┬─> e{o}_req_out
+//!   e{k}_rsp_in  : stream<Ctrl>      ─┤  route by dst chip       (DT buffer) (iSLIP)   │   (serialized at `rate`)
+//!   e{k}_cr_in   : stream<CreditMsg> ─┘  (table `routes`)                              ├─> e{o}_rsp_out (one per cycle)
+//!                                                                                      └─> e{o}_cr_out  (one per cycle)
+//!   e{k}_pfc_in  : stream<PfcFrame> (PFC mode) ── pauses port k    e{k}_pfc_out : stream<PfcFrame>
+//! ```
+//!
+//! **Routing.** `routes[d]` names the output for destination chip d: one port, or a list of
+//! equal-cost ports (a leaf's uplinks to the spines) over which flows are spread by a hash of
+//! (src, dst, LG, QP) — ECMP: one flow's frames take one path and stay in order; a credit
+//! return hashes on (src, dst, LG, VC). The system builder fills the table from the topology.
+//! A TYPE2 (multicast) frame to a group address (`MCAST_BIT | g`) is replicated at ingress:
+//! `mcast[g]` lists the ports of the group's tree, and a copy enters each one's pipeline, then
+//! queues, is admitted (DT), marked and counted like any frame (`mcast_copies` counts the copies
+//! beyond the first; a shared-memory switch would hold one copy with a reference count, hwsim
+//! charges the buffer per copy).
+//!
+//! **Ingress** (seed 003 «入口处理», «优先级分类»). The pipeline parses the frame's header
+//! (`DataFrame.hdr`: format, VLAN PCP, DSCP) and classifies it: `trust: pcp` takes the VLAN
+//! tag's PCP, `trust: dscp` the DSCP's class selector (DSCP >> 3, Standard only: the AFH
+//! formats have no IP header, and fall back to their PCP); a frame without the field gets the
+//! port's `default_priority` (2, the REQ data class). Priorities 0–3 are VOQ levels 0–3 (seed
+//! 003's mapping: 3 ACK+CNP, 2 REQ data, 1 RSP, 0 TYPE2/3); 4–7 join level 3. The chips tag
+//! PAXI responses (R, B) with `rclink_tx.rsp_priority` (1), their requests with `data_priority`
+//! (2), in the DSCP class selector and, if tagged, the PCP. (The system config trusts the PCP,
+//! which the chips' untagged frames lack, so responses share the data's level unless it is
+//! told otherwise: they share its PSN sequence too; docs/spec-findings.md finding 10.)
+//!
+//! **Fabric** (`fabric: voq`, the default; seed 003 «VOQ 架构», «iSLIP 调度», «共享缓冲池与 DT
+//! 算法»). A frame out of the ingress pipeline joins VOQ[level][input][output] if the shared `buffer`
+//! has room and the queue holds fewer bytes than `dt_alpha` × the free buffer (or fewer than its
+//! static `reserve`); otherwise it is dropped (`drops`, `dt_drops`). Every cycle the allocator
+//! (`islip` with `iterations` 1–4, `pim`, or `fifo`: one queue per input and level, the
+//! head-of-line baseline) matches the inputs not crossing to the outputs free to start a frame
+//! (serializer free within the cycle; not paused, for the paused priority), level by level, each
+//! level with its own allocator, each among the inputs and outputs the earlier ones left (seed
+//! 003 «优先级感知调度», scheme A). Level 3 matches first and level 0 last (strict priority);
+//! levels 2 (REQ data) and 1 (RSP) share each output by weighted round robin in bytes (seed 003
+//! «推荐的 PAXI 出口调度»: SP for ACK/CNP, WRR for REQ vs RSP): while both hold frames for an
+//! output, the one behind its share (`wrr_req` : `wrr_rsp`, 8 : 8) matches there first, and
+//! the other may take the output if the first leaves it. The share is kept as a per-output
+//! balance, `wrr_rsp` × REQ bytes − `wrr_req` × RSP bytes sent while both contend (RSP first
+//! when it is > 0), reset when either level has nothing for the output (as deficit round robin
+//! forgets an empty queue's deficit) and clamped at 32 KiB times the larger weight, so a level
+//! that could not be matched (its input busy elsewhere) catches up by about eight 4 KiB frames
+//! at most (even weights). Bytes, not frames, so the weights are shares of bandwidth whatever
+//! the frame sizes (a packed B-response flit is tens of bytes, an R or W frame up to 4 KiB).
+//! The WRR costs nothing while level 1 or 2 is empty (two comparisons a cycle). The crossbar
+//! is frame-based: a matched frame crosses whole, at the port rate, holding its input and its
+//! output until its last byte is out — the crossing is the egress serialization (speedup 1),
+//! and the frame leaves when it ends. The iSLIP pointers move as seed 003 says (grant pointer
+//! only on an accepted grant, to one past the input; accept pointer to one past the output;
+//! first iteration only). `fabric: output_queued` instead gives each output a queue of
+//! `port_buffer` bytes, as if the crossbar had full speedup.
+//!
+//! **Timing.** A message popped at n (it arrived at n, its last byte in) is ready at n +
+//! `latency`. A data frame is then queued, matched (at once if its input and output are free)
+//! and serialized at `rate` bytes/ns (the fractional end carried exactly); it leaves when its last
+//! byte is out (store-and-forward). With `forwarding: cut_through` a frame is ready at n +
+//! `cut_through_latency` (seed 003: a fixed 300–500 ns, whatever the frame's size); if it is
+//! matched then and its egress was idle for the frame's whole serialization before, its
+//! serialization overlapped the pipeline and it leaves at once: residence exactly
+//! `cut_through_latency`. Otherwise it queues as store-and-forward («Cut-Through 在出口拥塞时退化为
+//! Store-and-Forward»). Control and credits leave at their ready cycle (n + `latency`), one per
+//! cycle per output.
+//!
+//! **ECN.** A Standard frame (the only format with an IP header, so an ECN field) that is
+//! ECN-capable (ECT) is marked CE at enqueue with the RED probability of
+//! its egress's utilization: the data bytes held for that output (queued in any VOQ, or crossing)
+//! / `port_buffer` (Kmin 0.3, Kmax 0.8, Xorshift64): seed 000 «ECN RED 概率标记（Switch 侧）»,
+//! seed 003 «当出口队列深度超过 ECN 阈值时». The chips' RX then sends CNPs, and their TX cuts its
+//! rate (DCQCN). With `fabric: output_queued`, `port_buffer` is also the output queue's size.
+//!
+//! **PFC mode** (`pfc: true`; seed 003: PFC and CBFC are exclusive modes, and in PFC mode the
+//! switch takes part). Ingress accounting: the data bytes held anywhere in the switch that came
+//! in on port k. Above `pfc_xoff` the switch sends an XOFF for the REQ data priority (2) out of
+//! port k to the neighbour feeding it; at or below `pfc_xon`, the XON (`e{k}_pfc_out`). An XOFF
+//! received on port k (`e{k}_pfc_in`, from the neighbour it sends to) stops port k starting new
+//! data frames (one being serialized finishes) until the XON; control and credits are other
+//! priorities and keep going. Chips honour PAUSE in their routers, so back-pressure runs hop by
+//! hop to the senders' TX. The PFC watchdog (`pfc_watchdog` ns, 0 = off) ignores a pause in force
+//! longer than that until its XON (seed 003 «PFC 风险»: deadlock and storm recovery). Nothing is
+//! dropped while the buffer holds every ingress's XOFF plus what is in flight during the PAUSE's
+//! round trip (headroom; docs/spec-findings.md gives the sizing); beyond it the tail drop still
+//! applies and counts. Waves: `pfc{k}` (bit 0 XOFF sent upstream, bit 1 paused by downstream).
+//!
+//! Counters: `data_frames`, `data_bytes`, `ctrl_msgs`, `credit_msgs`, `drops`, `ecn_marks`,
+//! `queue_peak_bytes` (most data held for one output), `cut_through_frames`, `residence_min`,
+//! `residence_max`, `residence_sum` (cycles from a data frame's arrival to its departure),
+//! `pfc_xoff_sent`, `pfc_xon_sent`, `pfc_pauses_received`, `pfc_watchdog_fired`; with `voq`
+//! `crossbar_matches`, `buffer_peak_bytes` (shared buffer), `voq_peak_bytes` (largest VOQ),
+//! `dt_drops`; per level l `class{l}_frames`, `class{l}_bytes` (payload out),
+//! `class{l}_residence_max`; per port k `p{k}_frames`, `p{k}_bytes` (payload out), `p{k}_drops`,
+//! `p{k}_ecn_marks`, `p{k}_peak_bytes` (held for output k), `p{k}_cut_through`,
+//! `p{k}_ingress_peak_bytes` (data held that came in on k), `p{k}_pfc_xoff` (XOFFs sent out of
+//! k), `p{k}_pfc_paused_cycles`. Waves: `q_bytes{o}` (held for output o); with `voq`
+//! `in_bytes{i}` (in input i's VOQs), `gptr{o}`, `aptr{i}` (the REQ data level's allocator),
+//! `rsp_first{o}` (the WRR gives output o to RSP first this cycle: both levels hold frames for
+//! it and REQ is ahead of its share), `matches` (transfers started this cycle), `buffer_bytes`.
+//!
+//! **Deviations:** the egress has no queue of its own: a frame crosses the crossbar at the port
+//! rate into the serializer (no speedup), so the egress's strict priority and WRR between REQ and
+//! RSP are the order in which the levels' allocators match each output (above). An input holding
+//! frames of both WRR levels is offered first to its RSP-first outputs (the RSP pass runs before
+//! REQ's), so at the input side RSP is slightly favoured. The WRR is deficit-style in bytes where
+//! seed 003 suggests plain WRR (frames), and its default weights are even where seed 003 says
+//! RSP's may be a little lower (set `wrr_rsp` below `wrr_req`). PFC pauses the REQ data level
+//! only (the one priority chips and switches send XOFF for): RSP frames keep leaving a paused
+//! port, while a chip's router pauses all its data. The crossbar decides once per cycle, so a
+//! frame shorter than a ns after another on one output starts at the next cycle (a 114 B frame:
+//! 0.29 ns of serialization, one cycle of wait).
+//! `fabric: output_queued` has one FIFO per output (no levels).
+//! A multicast frame's copies are separate frames in the fabric: they cross from their input
+//! one at a time (no fan-out in one crossing), so a group of n spends n − 1 more port
+//! serializations at the switch's input.
+
+use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, PortDecl, Wake};
+use hwsim_ports::{ByteRate, CreditMsg, Ctrl, DataFrame, PfcFrame, UInt};
+use serde::{Deserialize, Serialize};
+
+use super::allocator::AllocatorKind;
+use super::ecn::RedMarker;
+
+mod buffer;
+mod check;
+mod ingress;
+mod output;
+mod pfc;
+mod port;
+mod voq;
+
+use port::Port;
+use voq::Voq;
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "crossbar_matches",
+        "frames",
+        "`voq`: frame transfers the crossbar allocator started",
+    ),
+    CounterDecl::new(
+        "buffer_peak_bytes",
+        "bytes",
+        "`voq`, gauge: most wire bytes held in the shared buffer at once",
+    ),
+    CounterDecl::new(
+        "voq_peak_bytes",
+        "bytes",
+        "`voq`, gauge: most wire bytes held in one VOQ at once",
+    ),
+    CounterDecl::new(
+        "dt_drops",
+        "frames",
+        "`voq`: data frames dropped by the shared buffer's Dynamic Threshold rule",
+    ),
+    CounterDecl::new(
+        "pfc_xoff_sent",
+        "frames",
+        "PFC XOFF frames sent upstream, all ports (ingress bytes above `pfc_xoff`)",
+    ),
+    CounterDecl::new(
+        "pfc_xon_sent",
+        "frames",
+        "PFC XON frames sent upstream, all ports (ingress bytes back at `pfc_xon`)",
+    ),
+    CounterDecl::new(
+        "pfc_pauses_received",
+        "events",
+        "PFC XOFFs received that paused a port's REQ data",
+    ),
+    CounterDecl::new(
+        "mcast_copies",
+        "frames",
+        "multicast frame copies made at ingress beyond the first",
+    ),
+    CounterDecl::new(
+        "pfc_watchdog_fired",
+        "events",
+        "pauses ignored by the PFC watchdog after `pfc_watchdog` ns in force",
+    ),
+    CounterDecl::new("data_frames", "frames", "data frames that left the switch"),
+    CounterDecl::new(
+        "data_bytes",
+        "bytes",
+        "payload bytes of the data frames that left the switch",
+    ),
+    CounterDecl::new("ctrl_msgs", "messages", "control messages (ACK/NAK/CNP) sent out"),
+    CounterDecl::new("credit_msgs", "messages", "credit returns sent out"),
+    CounterDecl::new(
+        "drops",
+        "frames",
+        "data frames tail-dropped at enqueue (output queue full, or DT)",
+    ),
+    CounterDecl::new("ecn_marks", "frames", "ECT data frames marked CE by RED at enqueue"),
+    CounterDecl::new(
+        "queue_peak_bytes",
+        "bytes",
+        "gauge: most data wire bytes held for one output, over all outputs",
+    ),
+    CounterDecl::new(
+        "cut_through_frames",
+        "frames",
+        "data frames that left cut-through (egress idle when matched)",
+    ),
+    CounterDecl::new(
+        "residence_min",
+        "cycles",
+        "gauge: shortest arrival-to-departure time of a data frame",
+    ),
+    CounterDecl::new(
+        "residence_max",
+        "cycles",
+        "gauge: longest arrival-to-departure time of a data frame",
+    ),
+    CounterDecl::new(
+        "residence_sum",
+        "cycles",
+        "Σ arrival-to-departure times of the data frames that left",
+    ),
+    CounterDecl::new(
+        "class*_frames",
+        "frames",
+        "data frames of VOQ level * (priority class 0–3) that left",
+    ),
+    CounterDecl::new(
+        "class*_residence_max",
+        "cycles",
+        "gauge: longest residence of a data frame of level * (0–3)",
+    ),
+    CounterDecl::new(
+        "class*_bytes",
+        "bytes",
+        "payload bytes of the data frames of level * (0–3) that left",
+    ),
+    CounterDecl::new("p*_pfc_xoff", "frames", "PFC XOFF frames sent out of port *"),
+    CounterDecl::new(
+        "p*_pfc_paused_cycles",
+        "cycles",
+        "cycles port * was paused by PFC, counted at each XON",
+    ),
+    CounterDecl::new(
+        "p*_ingress_peak_bytes",
+        "bytes",
+        "gauge: most data wire bytes held that came in on port *",
+    ),
+    CounterDecl::new(
+        "p*_peak_bytes",
+        "bytes",
+        "gauge: most data wire bytes held for output port *",
+    ),
+    CounterDecl::new("p*_frames", "frames", "data frames that left on port *"),
+    CounterDecl::new(
+        "p*_bytes",
+        "bytes",
+        "payload bytes of the data frames that left on port *",
+    ),
+    CounterDecl::new(
+        "p*_drops",
+        "frames",
+        "data frames for output port * tail-dropped at enqueue",
+    ),
+    CounterDecl::new(
+        "p*_ecn_marks",
+        "frames",
+        "data frames for output port * marked CE at enqueue",
+    ),
+    CounterDecl::new("p*_cut_through", "frames", "data frames that left port * cut-through"),
+];
+
+/// The tables that make up this kind's counters (its own and those of the modules it runs).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
+
+/// Parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Ports, 1..=64.
+    pub ports: u32,
+    /// Output per destination chip (index = chip id): a port, a list of equal-cost ports (ECMP:
+    /// a flow is hashed onto one of them), or `null` = unreachable.
+    pub routes: Vec<Option<Route>>,
+    /// Salt of the ECMP hash (the system builder gives each switch its own, so that two levels
+    /// of a fabric do not split flows alike).
+    pub ecmp_salt: u64,
+    /// Multicast table by group id (TYPE2 frames to `MCAST_BIT | group`): the ports a copy
+    /// leaves on (the group's tree from its source). Filled by the system builder.
+    pub mcast: Vec<Vec<u32>>,
+    /// `store_and_forward` (the ingress `latency`, then queue and serialize) or `cut_through`
+    /// (a frame finds its egress idle: it leaves `cut_through_latency` ns after it arrived,
+    /// whatever its size; else it queues as store-and-forward).
+    pub forwarding: Forwarding,
+    /// Cut-through latency, ns (seed 003: a fixed 300–500 ns).
+    pub cut_through_latency: u64,
+    /// PFC mode (seed 003: PFC and CBFC are exclusive; in PFC mode the switch takes part).
+    pub pfc: bool,
+    /// PFC XOFF threshold: data bytes held in the switch that came in on one port; above it an
+    /// XOFF for the REQ data priority goes to the neighbour feeding that port.
+    pub pfc_xoff: u64,
+    /// PFC XON threshold: at or below it, the XON.
+    pub pfc_xon: u64,
+    /// PFC watchdog, ns (0 = off): a port paused longer than this ignores the pause until the
+    /// XON (deadlock / storm recovery, seed 003 «PFC 风险»).
+    pub pfc_watchdog: u64,
+    /// Ingress pipeline (parse, classify, lookup), ns: seed 003 gives 50–200.
+    pub latency: u64,
+    /// Port rate, bytes/ns (400 = the chip edges' bandwidth).
+    pub rate: ByteRate,
+    /// Data buffer per output port, bytes.
+    pub port_buffer: u64,
+    /// ECN marking on (Standard format).
+    pub ecn: bool,
+    /// ECN RED Kmin, fraction of the port buffer (0.3).
+    pub ecn_kmin: f64,
+    /// ECN RED Kmax (0.8).
+    pub ecn_kmax: f64,
+    /// `voq` (seed 003: VOQ per (input, output) in a shared buffer, a crossbar matched by
+    /// `allocator`) or `output_queued` (an output queue of `port_buffer` bytes per port, as if
+    /// the crossbar had full speedup).
+    pub fabric: Fabric,
+    /// Crossbar allocator (`voq`): `islip`, `pim`, or `fifo` (one queue per input: the
+    /// head-of-line baseline).
+    pub allocator: AllocatorKind,
+    /// Allocator iterations per cycle, 1..=4 (seed 003: 2 recommended).
+    pub iterations: u32,
+    /// Shared buffer, bytes (`voq`; seed 003: 16–64 MB).
+    pub buffer: u64,
+    /// Dynamic Threshold α (`voq`): a VOQ may grow while its bytes < α × the free buffer
+    /// (seed 003: 0.5, 1, 2; 4–8 for all-reduce bursts), 1/64..=64.
+    pub dt_alpha: f64,
+    /// Bytes each VOQ may always hold (static reserve, inside the buffer).
+    pub reserve: u64,
+    /// Which header field classifies a data frame (seed 003 «优先级分类»): `pcp` (the VLAN
+    /// tag's PCP) or `dscp` (the IP DSCP's class selector, DSCP >> 3; Standard only). A frame
+    /// without that field (untagged; an AFH format under `dscp` falls back to its PCP) gets
+    /// `default_priority`.
+    pub trust: Trust,
+    /// The port default priority, 0..=7 (2: the REQ data class, so untagged chip data lands
+    /// where seed 003's mapping puts it).
+    pub default_priority: u8,
+    /// WRR weight of the REQ data level (2) against the RSP level (1) at each output, 1..=65535
+    /// (`voq`): while both hold frames for an output they share it in bytes in the ratio
+    /// `wrr_req` : `wrr_rsp` (8 : 8, seed 002's channel-weight reset value: an even split).
+    pub wrr_req: u32,
+    /// WRR weight of the RSP level (1), 1..=65535 (see `wrr_req`).
+    pub wrr_rsp: u32,
+}
+
+/// The header field a switch classifies on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trust {
+    /// VLAN PCP.
+    #[default]
+    Pcp,
+    /// IP DSCP (Standard format only).
+    Dscp,
+}
+
+/// The switch fabric (seed 003 «VOQ 架构»).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fabric {
+    /// VOQs per (input, output) in a shared DT buffer, an allocator-matched crossbar.
+    #[default]
+    Voq,
+    /// An output queue per port (full crossbar speedup).
+    OutputQueued,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            ports: 2,
+            routes: vec![Some(Route::One(0)), Some(Route::One(1))],
+            ecmp_salt: 0,
+            forwarding: Forwarding::StoreAndForward,
+            cut_through_latency: 300,
+            pfc: false,
+            pfc_xoff: 65536,
+            pfc_xon: 32768,
+            pfc_watchdog: 0,
+            latency: 100,
+            rate: ByteRate::new(400, 1).expect("400 B/ns"),
+            port_buffer: 4 << 20,
+            ecn: true,
+            ecn_kmin: 0.3,
+            ecn_kmax: 0.8,
+            fabric: Fabric::Voq,
+            allocator: AllocatorKind::Islip,
+            iterations: 2,
+            buffer: 16 << 20,
+            dt_alpha: 1.0,
+            reserve: 0,
+            trust: Trust::Pcp,
+            default_priority: 2,
+            mcast: Vec::new(),
+            wrr_req: 8,
+            wrr_rsp: 8,
+        }
+    }
+}
+
+/// A route: one port or several equal-cost ports.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Route {
+    /// One output port.
+    One(u32),
+    /// Equal-cost output ports; a flow's hash picks one.
+    Many(Vec<u32>),
+}
+
+impl Route {
+    fn ports(&self) -> &[u32] {
+        match self {
+            Route::One(p) => std::slice::from_ref(p),
+            Route::Many(v) => v,
+        }
+    }
+}
+
+/// Forwarding mode (seed 003 «转发模式»).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Forwarding {
+    /// Whole frame in, ingress latency, queue, serialize.
+    #[default]
+    StoreAndForward,
+    /// Fixed latency when the egress is idle; store-and-forward when it is busy.
+    CutThrough,
+}
+
+/// Port list.
+pub fn ports(p: &Params) -> Vec<PortDecl> {
+    let mut v = Vec::new();
+    for k in 0..p.ports.min(64) {
+        v.push(PortDecl::stream_in::<DataFrame>(&format!("e{k}_req_in"), 4).doc("data frames in on port k"));
+        v.push(PortDecl::stream_in::<Ctrl>(&format!("e{k}_rsp_in"), 8).doc("ACK/NAK/CNP in on port k"));
+        v.push(PortDecl::stream_in::<CreditMsg>(&format!("e{k}_cr_in"), 8).doc("credit returns in on port k"));
+        v.push(PortDecl::stream_out::<DataFrame>(&format!("e{k}_req_out")).doc("data frames out of port k"));
+        v.push(PortDecl::stream_out::<Ctrl>(&format!("e{k}_rsp_out")).doc("ACK/NAK/CNP out of port k"));
+        v.push(PortDecl::stream_out::<CreditMsg>(&format!("e{k}_cr_out")).doc("credit returns out of port k"));
+        v.push(PortDecl::output::<UInt<32>>(&format!("q_bytes{k}")).doc("data bytes held for output k"));
+        if p.fabric == Fabric::Voq {
+            v.push(PortDecl::output::<UInt<32>>(&format!("in_bytes{k}")).doc("data bytes in input k's VOQs"));
+            v.push(PortDecl::output::<UInt<6>>(&format!("gptr{k}")).doc("output k's grant pointer"));
+            v.push(PortDecl::output::<UInt<6>>(&format!("aptr{k}")).doc("input k's accept pointer"));
+            v.push(
+                PortDecl::output::<UInt<1>>(&format!("rsp_first{k}"))
+                    .doc("output k's WRR turn is RSP's: level 1 matches before level 2 this cycle"),
+            );
+        }
+        if p.pfc {
+            v.push(
+                PortDecl::stream_in::<PfcFrame>(&format!("e{k}_pfc_in"), 4)
+                    .optional()
+                    .doc("PFC frames from the neighbour on port k (PFC mode)"),
+            );
+            v.push(
+                PortDecl::stream_out::<PfcFrame>(&format!("e{k}_pfc_out"))
+                    .doc("PFC frames to the neighbour on port k (PFC mode)"),
+            );
+            v.push(
+                PortDecl::output::<UInt<2>>(&format!("pfc{k}"))
+                    .doc("PFC on port k: bit 0 XOFF sent upstream, bit 1 paused by downstream"),
+            );
+        }
+    }
+    if p.fabric == Fabric::Voq {
+        v.push(PortDecl::output::<UInt<7>>("matches").doc("crossbar transfers started this cycle"));
+        v.push(PortDecl::output::<UInt<32>>("buffer_bytes").doc("data bytes in the shared buffer"));
+    }
+    v
+}
+
+/// Priority levels of the VOQs (seed 003's mapping: 3 ACK+CNP, 2 REQ data, 1 RSP, 0 TYPE2/3;
+/// priorities 4–7 join level 3).
+const LEVELS: usize = 4;
+
+/// The block.
+pub struct L2Switch {
+    p: Params,
+    ports: Vec<Port>,
+    /// The VOQ fabric (`fabric: voq`).
+    voq: Option<Voq>,
+    /// Data bytes in the switch per input port (PFC's ingress accounting).
+    ingress: Vec<u64>,
+    c_xoff: CounterId,
+    c_xon: CounterId,
+    c_pauses_rx: CounterId,
+    c_mcast_copies: CounterId,
+    c_watchdog: CounterId,
+    red: Option<RedMarker>,
+    c_data: CounterId,
+    c_bytes: CounterId,
+    c_ctrl: CounterId,
+    c_credit: CounterId,
+    c_drops: CounterId,
+    c_marks: CounterId,
+    c_peak: CounterId,
+    c_cut: CounterId,
+    c_res_min: CounterId,
+    c_res_max: CounterId,
+    c_res_sum: CounterId,
+    /// Per priority level: data frames out, longest residence, payload bytes out.
+    c_class_frames: [CounterId; LEVELS],
+    c_class_res: [CounterId; LEVELS],
+    c_class_bytes: [CounterId; LEVELS],
+}
+
+/// Binds ports; refuses out-of-range parameters naming the parameter.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    check::check(p)?;
+    let voq = if p.fabric == Fabric::Voq {
+        Some(Voq::bind(p, b)?)
+    } else {
+        None
+    };
+    let mut ports = Vec::new();
+    for k in 0..p.ports {
+        ports.push(Port::bind(p, k, b)?);
+    }
+    Ok(Box::new(L2Switch {
+        p: p.clone(),
+        voq,
+        ingress: vec![0; ports.len()],
+        ports,
+        c_xoff: b.counter("pfc_xoff_sent"),
+        c_xon: b.counter("pfc_xon_sent"),
+        c_pauses_rx: b.counter("pfc_pauses_received"),
+        c_mcast_copies: b.counter("mcast_copies"),
+        c_watchdog: b.counter("pfc_watchdog_fired"),
+        red: None,
+        c_data: b.counter("data_frames"),
+        c_bytes: b.counter("data_bytes"),
+        c_ctrl: b.counter("ctrl_msgs"),
+        c_credit: b.counter("credit_msgs"),
+        c_drops: b.counter("drops"),
+        c_marks: b.counter("ecn_marks"),
+        c_peak: b.counter("queue_peak_bytes"),
+        c_cut: b.counter("cut_through_frames"),
+        c_res_min: b.counter("residence_min"),
+        c_res_max: b.counter("residence_max"),
+        c_res_sum: b.counter("residence_sum"),
+        c_class_frames: [0, 1, 2, 3].map(|l| b.counter(&format!("class{l}_frames"))),
+        c_class_res: [0, 1, 2, 3].map(|l| b.counter(&format!("class{l}_residence_max"))),
+        c_class_bytes: [0, 1, 2, 3].map(|l| b.counter(&format!("class{l}_bytes"))),
+    }))
+}
+
+impl Component for L2Switch {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
+        if self.red.is_none() {
+            let seed = ctx.rng().next_u64();
+            self.red = Some(RedMarker::new(self.p.ecn_kmin, self.p.ecn_kmax, seed).expect("checked"));
+        }
+        // Ingress: everything that arrived, into its output's pipeline.
+        self.arrivals(ctx, now);
+        // Per output: PFC received, then the frames out of the pipeline into their queue.
+        for o in 0..self.ports.len() {
+            self.pfc_receive(ctx, o, now);
+            self.enqueue(ctx, o, now);
+        }
+        let matched = self.crossbar(ctx, now);
+        // A cycle with matches is followed by a tick, so that `matches` shows the next cycle's
+        // count (0 or more) as it would when every cycle ticks.
+        let mut next = if matched { now + 1 } else { Cycle::MAX };
+        for o in 0..self.ports.len() {
+            next = next.min(self.egress(ctx, o, now));
+        }
+        // After the departures: an output they freed may match next cycle.
+        if let Some(t) = self.crossbar_wake(now) {
+            next = next.min(t);
+        }
+        if let Some(v) = self.voq.as_mut() {
+            v.buffer_sig.update(UInt::wrap(v.total));
+        }
+        // PFC to the neighbours: XOFF when a port's ingress bytes pass `pfc_xoff`, XON when they
+        // fall to `pfc_xon` (hysteresis, so one crossing sends one frame).
+        if self.p.pfc && self.pfc_send(ctx) {
+            next = next.min(now + 1);
+        }
+        Wake::earliest((next != Cycle::MAX).then_some(next))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,97 @@
+//! One port of the switch: its streams in and out, the ingress pipeline toward it as an output,
+//! its output queue (`fabric: output_queued`), its serializer at the port rate, its control and
+//! credit queues, its PFC state and its counters. `build` binds one per port.
+
+use std::collections::VecDeque;
+
+use hwsim_hw::{Binder, CounterId, Cycle, Out, StreamIn, StreamOut};
+use hwsim_ports::{CreditMsg, Ctrl, DataFrame, PfcFrame, PfcPause, SerializerClock, UInt};
+
+use super::Params;
+
+/// One output port.
+pub(super) struct Port {
+    pub(super) req_in: StreamIn<DataFrame>,
+    pub(super) rsp_in: StreamIn<Ctrl>,
+    pub(super) cr_in: StreamIn<CreditMsg>,
+    pub(super) req_out: StreamOut<DataFrame>,
+    pub(super) rsp_out: StreamOut<Ctrl>,
+    pub(super) cr_out: StreamOut<CreditMsg>,
+    pub(super) q_sig: Out<UInt<32>>,
+    /// PFC ports (PFC mode only): frames in, frames out, the state on the waves.
+    pub(super) pfc_io: Option<(StreamIn<PfcFrame>, StreamOut<PfcFrame>, Out<UInt<2>>)>,
+    /// An XOFF we sent upstream on this port is in force.
+    pub(super) xoff_sent: bool,
+    /// Paused by the downstream neighbour (and since when).
+    pub(super) pause: PfcPause,
+    /// The watchdog fired for the pause in force: ignored until the XON.
+    pub(super) watchdog_fired: bool,
+    /// This cycle: paused (and the watchdog not fired), and when the watchdog would fire.
+    pub(super) paused: bool,
+    pub(super) pfc_wake: Option<Cycle>,
+    pub(super) c_xoff: CounterId,
+    pub(super) c_paused: CounterId,
+    pub(super) c_ingress_peak: CounterId,
+    /// Data through the ingress pipeline: (ready cycle, arrival cycle, frame).
+    pub(super) data_pipe: VecDeque<(Cycle, Cycle, u8, DataFrame)>,
+    /// Data queued for the link: (arrival cycle, input port, frame).
+    pub(super) queue: VecDeque<(Cycle, u8, DataFrame)>,
+    /// Frames being / done serializing: (end cycle, arrival cycle, frame).
+    pub(super) on_wire: VecDeque<(Cycle, Cycle, u8, DataFrame)>,
+    pub(super) clock: SerializerClock,
+    pub(super) queued_bytes: u64,
+    pub(super) rsp: VecDeque<(Cycle, Ctrl)>,
+    pub(super) cr: VecDeque<(Cycle, CreditMsg)>,
+    /// Per-port counters: frames and payload bytes out, drops, ECN marks, peak queue bytes.
+    pub(super) c_frames: CounterId,
+    pub(super) c_bytes: CounterId,
+    pub(super) c_drops: CounterId,
+    pub(super) c_marks: CounterId,
+    pub(super) c_peak: CounterId,
+    pub(super) c_cut: CounterId,
+}
+
+impl Port {
+    /// Binds port `k`'s streams, waves and counters.
+    pub(super) fn bind(p: &Params, k: u32, b: &mut Binder) -> Result<Port, String> {
+        Ok(Port {
+            req_in: b.stream_in(&format!("e{k}_req_in"))?,
+            rsp_in: b.stream_in(&format!("e{k}_rsp_in"))?,
+            cr_in: b.stream_in(&format!("e{k}_cr_in"))?,
+            req_out: b.stream_out(&format!("e{k}_req_out"))?,
+            rsp_out: b.stream_out(&format!("e{k}_rsp_out"))?,
+            cr_out: b.stream_out(&format!("e{k}_cr_out"))?,
+            q_sig: b.output(&format!("q_bytes{k}"))?,
+            pfc_io: if p.pfc {
+                Some((
+                    b.stream_in(&format!("e{k}_pfc_in"))?,
+                    b.stream_out(&format!("e{k}_pfc_out"))?,
+                    b.output(&format!("pfc{k}"))?,
+                ))
+            } else {
+                None
+            },
+            xoff_sent: false,
+            pause: PfcPause::default(),
+            watchdog_fired: false,
+            paused: false,
+            pfc_wake: None,
+            c_xoff: b.counter(&format!("p{k}_pfc_xoff")),
+            c_paused: b.counter(&format!("p{k}_pfc_paused_cycles")),
+            c_ingress_peak: b.counter(&format!("p{k}_ingress_peak_bytes")),
+            data_pipe: VecDeque::new(),
+            queue: VecDeque::new(),
+            on_wire: VecDeque::new(),
+            clock: SerializerClock::new(p.rate),
+            queued_bytes: 0,
+            rsp: VecDeque::new(),
+            cr: VecDeque::new(),
+            c_frames: b.counter(&format!("p{k}_frames")),
+            c_bytes: b.counter(&format!("p{k}_bytes")),
+            c_drops: b.counter(&format!("p{k}_drops")),
+            c_marks: b.counter(&format!("p{k}_ecn_marks")),
+            c_peak: b.counter(&format!("p{k}_peak_bytes")),
+            c_cut: b.counter(&format!("p{k}_cut_through")),
+        })
+    }
+}

@@ -1,0 +1,278 @@
+//! The VOQ fabric (`fabric: voq`; seed 003 «VOQ 架构», «iSLIP 调度», «优先级感知调度»): a queue
+//! per (level, input, output) in the shared buffer, one allocator per level matching the
+//! crossbar every cycle, level by level (the order of the levels' passes is the egress's strict
+//! priority and WRR), a matched frame crossing whole at the port rate; and when the crossbar
+//! next may match.
+
+use std::collections::VecDeque;
+
+use hwsim_hw::{Binder, CounterId, Ctx, Cycle, Out};
+use hwsim_ports::{DataFrame, PfcFrame, UInt};
+
+use super::super::allocator::{Allocator, AllocatorKind, Matching, Requests};
+use super::output::{REQ_LEVEL, RSP_LEVEL, WRR_CATCH_UP_BYTES};
+use super::port::Port;
+use super::{Forwarding, L2Switch, Params, LEVELS};
+
+/// The level PFC pauses: the REQ data priority the switches' XOFF/XON name.
+const PFC_LEVEL: usize = PfcFrame::REQ_DATA_PRIO as usize;
+
+/// A frame in a VOQ: (ready cycle, arrival cycle, output, frame).
+type Queued = (Cycle, Cycle, u8, DataFrame);
+
+/// The VOQ fabric (`fabric: voq`): the queues in the shared buffer, the allocator, and the
+/// inputs' crossbar occupancy.
+pub(super) struct Voq {
+    pub(super) n: usize,
+    /// One queue per input (`allocator: fifo`) instead of one per (input, output).
+    pub(super) fifo: bool,
+    /// One allocator per priority level (strict priority across levels, each its own pointers).
+    pub(super) alloc: Vec<Box<dyn Allocator>>,
+    /// Queue (level l, input i, output o) at `(l * n + i) * n + o` (FIFO: `(l * n + i) * n`).
+    pub(super) queues: Vec<VecDeque<Queued>>,
+    /// Bytes in each queue.
+    pub(super) q_bytes: Vec<u64>,
+    /// Per (level l, input i) at `l * n + i`: the outputs it holds frames for (a bit per
+    /// output; FIFO: the output of its head frame).
+    pub(super) nonempty: Vec<u64>,
+    /// Per input: bytes in its queues.
+    pub(super) in_bytes: Vec<u64>,
+    /// Bytes in the shared buffer (queued and crossing).
+    pub(super) total: u64,
+    /// Per input: its crossbar transfer ends at this time, in 1/rate.bytes ns (as the
+    /// serializer clock counts).
+    pub(super) in_busy: Vec<u128>,
+    pub(super) req: Requests,
+    pub(super) m: Matching,
+    pub(super) in_sig: Vec<Out<UInt<32>>>,
+    pub(super) gptr: Vec<Out<UInt<6>>>,
+    pub(super) aptr: Vec<Out<UInt<6>>>,
+    pub(super) matches: Out<UInt<7>>,
+    pub(super) buffer_sig: Out<UInt<32>>,
+    pub(super) c_matches: CounterId,
+    pub(super) c_buffer_peak: CounterId,
+    pub(super) c_voq_peak: CounterId,
+    pub(super) c_dt_drops: CounterId,
+    /// Frames queued per level (the WRR work is skipped unless levels 1 and 2 both hold some).
+    pub(super) level_frames: [u64; LEVELS],
+    /// WRR weights: REQ (level 2), RSP (level 1).
+    pub(super) wrr_req: i64,
+    pub(super) wrr_rsp: i64,
+    /// Per output: the WRR balance in weighted bytes, `wrr_rsp` × REQ bytes − `wrr_req` × RSP
+    /// bytes sent while both levels held frames for it (reset to 0 when one had none); > 0:
+    /// REQ is ahead of its share, so RSP matches first.
+    pub(super) wrr_balance: Vec<i64>,
+    /// Bound of `wrr_balance`'s magnitude.
+    pub(super) wrr_cap: i64,
+    pub(super) rsp_first_sig: Vec<Out<UInt<1>>>,
+    /// The outputs shown as RSP-first on the waves.
+    pub(super) rsp_first_shown: u64,
+}
+
+impl Voq {
+    /// Binds the VOQ fabric's waves and counters (`check` has passed).
+    pub(super) fn bind(p: &Params, b: &mut Binder) -> Result<Voq, String> {
+        let n = p.ports as usize;
+        let it = p.iterations as usize;
+        let alloc = p.allocator.build_levels(it, LEVELS)?;
+        let outs = |prefix: &str| -> Result<Vec<Out<UInt<6>>>, String> {
+            (0..n).map(|k| b.output(&format!("{prefix}{k}"))).collect()
+        };
+        Ok(Voq {
+            n,
+            fifo: p.allocator == AllocatorKind::Fifo,
+            alloc,
+            queues: (0..LEVELS * n * n).map(|_| VecDeque::new()).collect(),
+            q_bytes: vec![0; LEVELS * n * n],
+            nonempty: vec![0; LEVELS * n],
+            in_bytes: vec![0; n],
+            total: 0,
+            in_busy: vec![0; n],
+            req: Requests::new(n),
+            m: Matching::empty(),
+            in_sig: (0..n)
+                .map(|k| b.output(&format!("in_bytes{k}")))
+                .collect::<Result<_, _>>()?,
+            gptr: outs("gptr")?,
+            aptr: outs("aptr")?,
+            matches: b.output("matches")?,
+            buffer_sig: b.output("buffer_bytes")?,
+            c_matches: b.counter("crossbar_matches"),
+            c_buffer_peak: b.counter("buffer_peak_bytes"),
+            c_voq_peak: b.counter("voq_peak_bytes"),
+            c_dt_drops: b.counter("dt_drops"),
+            level_frames: [0; LEVELS],
+            wrr_req: p.wrr_req as i64,
+            wrr_rsp: p.wrr_rsp as i64,
+            wrr_balance: vec![0; n],
+            wrr_cap: WRR_CATCH_UP_BYTES * p.wrr_req.max(p.wrr_rsp) as i64,
+            rsp_first_sig: (0..n)
+                .map(|k| b.output(&format!("rsp_first{k}")))
+                .collect::<Result<_, _>>()?,
+            rsp_first_shown: 0,
+        })
+    }
+
+    pub(super) fn queue_of(&self, l: usize, i: usize, o: usize) -> usize {
+        (l * self.n + i) * self.n + if self.fifo { 0 } else { o }
+    }
+
+    /// Level `l`'s requests: each input not crossing (nor matched this cycle) asks for the
+    /// outputs of `free_out` it holds frames for. False if none asks.
+    fn request(&mut self, l: usize, free_out: u64, matched_in: u64, end_of_now: u128) -> bool {
+        let mut any = false;
+        for i in 0..self.n {
+            self.req.req[i] = if self.in_busy[i] > end_of_now || matched_in & 1 << i != 0 {
+                0
+            } else {
+                self.nonempty[l * self.n + i] & free_out
+            };
+            any |= self.req.req[i] != 0;
+        }
+        any
+    }
+
+    /// Takes the head frame of the matched VOQ (level `l`, input `i`, output `o`) out of the
+    /// queue's, the input's and the level's counts, charged to the WRR. Returns (ready cycle,
+    /// arrival cycle, frame).
+    fn pop_matched(&mut self, l: usize, i: usize, o: usize, contended: u64) -> (Cycle, Cycle, DataFrame) {
+        let q = self.queue_of(l, i, o);
+        let (ready, arrived, _, f) = self.queues[q].pop_front().expect("requested");
+        let wire = f.wire_bytes() as u64;
+        self.level_frames[l] -= 1;
+        if l == REQ_LEVEL || l == RSP_LEVEL {
+            self.wrr_charge(l, o, wire, contended);
+        }
+        self.q_bytes[q] -= wire;
+        self.in_bytes[i] -= wire;
+        self.in_sig[i].update(UInt::wrap(self.in_bytes[i]));
+        let ne = &mut self.nonempty[l * self.n + i];
+        if self.fifo {
+            *ne = self.queues[q].front().map_or(0, |e| 1 << e.2);
+        } else if self.queues[q].is_empty() {
+            *ne &= !(1 << o);
+        }
+        (ready, arrived, f)
+    }
+}
+
+/// The outputs free to start a frame this cycle (serializer free within it, fewer than two
+/// frames on the wire): for any level, and for the level PFC pauses (not paused).
+fn free_outputs(ports: &[Port], now: Cycle) -> (u64, u64) {
+    let (mut free_any, mut free_data) = (0u64, 0u64);
+    for (o, port) in ports.iter().enumerate() {
+        if port.clock.free_within(now) && port.on_wire.len() < 2 {
+            free_any |= 1 << o;
+            if !port.paused {
+                free_data |= 1 << o;
+            }
+        }
+    }
+    (free_any, free_data)
+}
+
+impl L2Switch {
+    /// The crossbar (`fabric: voq`): inputs not crossing and outputs free to start a frame are
+    /// matched by the allocator; each match moves its VOQ's head frame, which crosses at the port
+    /// rate and leaves when its last byte is out (the crossbar transfer is the egress
+    /// serialization: no speedup). A frame matched in the cycle it left the pipeline, on an
+    /// egress idle for its whole serialization before, leaves at once (cut-through).
+    pub(super) fn crossbar(&mut self, ctx: &mut Ctx<'_>, now: Cycle) -> bool {
+        let cut = self.p.forwarding == Forwarding::CutThrough;
+        let Some(v) = self.voq.as_mut() else { return false };
+        let end_of_now = (now as u128 + 1) * self.p.rate.bytes() as u128;
+        let (free_any, free_data) = free_outputs(&self.ports, now);
+        // Egress scheduling (seed 003 «推荐的 PAXI 出口调度»): level 3 (ACK/CNP class) matches
+        // first and level 0 last, in strict priority; levels 2 (REQ data) and 1 (RSP) share each
+        // output by WRR. At an output both hold frames for, the level whose turn it is matches
+        // first and the other may take the output only if the first left it (work-conserving);
+        // so the passes are 3, 1 on its RSP-first outputs, 2, 1 on the rest, 0. Each pass is
+        // among the inputs and outputs the earlier ones left. PFC pauses only the priority it
+        // names (the REQ data's).
+        let (contended, rsp_first) = v.wrr_turns();
+        v.show_rsp_first(rsp_first);
+        let (mut matched_in, mut taken_out) = (0u64, 0u64);
+        let mut made = 0u64;
+        let passes = [
+            (3, !0u64),
+            (RSP_LEVEL, rsp_first),
+            (REQ_LEVEL, !0),
+            (RSP_LEVEL, !0),
+            (0, !0),
+        ];
+        for (l, allowed) in passes {
+            if v.level_frames[l] == 0 || allowed == 0 {
+                continue;
+            }
+            let free_out = if l == PFC_LEVEL { free_data } else { free_any } & allowed & !taken_out;
+            if !v.request(l, free_out, matched_in, end_of_now) {
+                continue;
+            }
+            v.req.fill_columns();
+            // A level's allocator may run twice in a cycle (RSP: its first outputs, then the
+            // rest), but on outputs and inputs the first run left unmatched, whose pointers it
+            // did not move: each pointer still moves at most once per cycle.
+            v.alloc[l].allocate(&v.req, ctx.rng(), &mut v.m);
+            if l == PFC_LEVEL {
+                // The pointers move only when the level's allocator runs.
+                for k in 0..v.n {
+                    v.gptr[k].update(UInt::wrap(v.alloc[l].grant_ptr(k) as u64));
+                    v.aptr[k].update(UInt::wrap(v.alloc[l].accept_ptr(k) as u64));
+                }
+            }
+            for i in 0..v.n {
+                let Some(o) = v.m.out_of[i] else { continue };
+                let o = o as usize;
+                matched_in |= 1 << i;
+                taken_out |= 1 << o;
+                let (ready, arrived, f) = v.pop_matched(l, i, o, contended);
+                let wire = f.wire_bytes() as u64;
+                let port = &mut self.ports[o];
+                let end = if cut && ready == now && port.clock.finish_by(now, wire) {
+                    ctx.count(self.c_cut, 1);
+                    ctx.count(port.c_cut, 1);
+                    now
+                } else {
+                    port.clock.start(now, wire)
+                };
+                v.in_busy[i] = port.clock.busy_until_exact().0;
+                port.on_wire.push_back((end, arrived, i as u8, f));
+                made += 1;
+            }
+        }
+        ctx.count(v.c_matches, made);
+        v.matches.update(UInt::wrap(made));
+        made > 0
+    }
+
+    /// When the crossbar next may match (`fabric: voq`): the earliest cycle at which an input
+    /// holding frames and an output it holds frames for are both free. A pair free now that the
+    /// allocator left unmatched tries again next cycle.
+    pub(super) fn crossbar_wake(&self, now: Cycle) -> Option<Cycle> {
+        let v = self.voq.as_ref()?;
+        let bytes = self.p.rate.bytes() as u128;
+        // The first cycle within which a clock busy until `t` is free (`free_within`).
+        let free_at = |t: u128| (t.div_ceil(bytes) as u64).saturating_sub(1).max(now + 1);
+        let mut next = None::<Cycle>;
+        for li in 0..LEVELS * v.n {
+            let (l, i) = (li / v.n, li % v.n);
+            let mut outs = v.nonempty[li];
+            if outs == 0 {
+                continue;
+            }
+            let ti = free_at(v.in_busy[i]);
+            while outs != 0 {
+                let o = outs.trailing_zeros() as usize;
+                outs &= outs - 1;
+                let port = &self.ports[o];
+                if (l == PFC_LEVEL && port.paused) || port.on_wire.len() >= 2 {
+                    // Woken by the XON, or by the departure (on_wire's end is a wake-up).
+                    continue;
+                }
+                let t = ti.max(free_at(port.clock.busy_until_exact().0));
+                next = Some(next.map_or(t, |n: Cycle| n.min(t)));
+            }
+        }
+        next
+    }
+}
