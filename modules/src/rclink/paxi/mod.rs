@@ -104,8 +104,9 @@
 //! priority to its neighbours (see `router`), whichever buffer crossed its watermark. A multicast B is one B entry with a flag bit (the seed gives no B
 //! format for it). The MUL channel's weight against REQ/RSP (0x0100 vs 0x0008) is the RC Link
 //! TX's MUL VC weight (`rclink_tx.vc_weights[4]`), not a PAXI arbiter: here the oldest ready
-//! segment of any queue goes first. CBFC on the ACK+CNP VC is not modelled (control messages
-//! bypass CBFC).
+//! segment of any queue goes first. CBFC on the ACK+CNP VC is not PAXI's: the RX's control
+//! queue gates its ACK / NAK / CNP on the ACK-VC ledger (`rx_ctrl`, `ack_cbfc`) and the TX
+//! returns that credit (`rclink_tx`'s `ack_cr`).
 
 use hwsim_hw::{Binder, BuildResult, CounterDecl, PortDecl};
 use hwsim_ports::{ChipId, DataFrame, FlitKind, FrameDone, Segment, Txn};
