@@ -1878,6 +1878,89 @@ fn a_wave_that_is_not_a_file_or_declares_a_huge_variable_is_refused() {
 }
 
 #[test]
+fn plot_of_values_near_the_float_limits_draws_and_a_nan_is_refused() {
+    // ±1e308 made the axis span infinite and the tick loop never ended.
+    let dir = temp_dir("plot_huge");
+    let csv = write(&dir, "big.csv", "cycle,a,b\n0,1e308,-1e308\n1,-1e308,1.7e308\n2,5,0\n");
+    for out in ["big.svg", "big.png"] {
+        let child = Command::new(env!("CARGO_BIN_EXE_hwsim"))
+            .args(["plot", csv.to_str().unwrap(), "--out"])
+            .arg(dir.join(out))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let o = wait_at_most(child, 20).expect("plot ends");
+        assert_code(&o, 0);
+        assert!(dir.join(out).exists());
+    }
+    // A log x axis up to 1e308 too (the axis went to 1.5e308 × 1.5 = inf).
+    let csv = write(&dir, "wide.csv", "cycle,a\n1,1\n1e308,2\n");
+    let child = Command::new(env!("CARGO_BIN_EXE_hwsim"))
+        .args(["plot", csv.to_str().unwrap(), "--out"])
+        .arg(dir.join("wide.svg"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert_code(&wait_at_most(child, 20).expect("plot ends"), 0);
+    for (name, text, msg) in [
+        (
+            "nan.csv",
+            "cycle,a\n0,1\n1,NaN\n",
+            "nan.csv:3:3: `NaN` is not a finite number (a): it cannot be drawn",
+        ),
+        (
+            "inf.csv",
+            "cycle,a\n0,1\ninf,2\n",
+            "inf.csv:3:1: `inf` is not a finite number (cycle)",
+        ),
+        (
+            "short.csv",
+            "cycle,a,b\n0,1\n",
+            "short.csv:2:4: the row has no `b` (the header has 3 columns)",
+        ),
+    ] {
+        let csv = write(&dir, name, text);
+        let o = hwsim(&[
+            "plot",
+            csv.to_str().unwrap(),
+            "--out",
+            dir.join("x.svg").to_str().unwrap(),
+        ]);
+        assert_bad_output(&o, &dir.display().to_string(), &[msg]);
+    }
+    assert!(!dir.join("x.svg").exists());
+}
+
+#[test]
+fn plot_reads_a_csv_with_a_bom_crlf_and_quoted_commas() {
+    let dir = temp_dir("plot_csv");
+    let csv = write(
+        &dir,
+        "s.csv",
+        "\u{feff}cycle,\"q,depth\",\"say \"\"hi\"\"\"\r\n0,\"1\",2\r\n1,3,\"4\"\r\n",
+    );
+    let svg = dir.join("s.svg");
+    let o = hwsim(&["plot", csv.to_str().unwrap(), "--out", svg.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("(2 column(s))"), "{}", stdout(&o));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.contains("q,depth") && text.contains("say &quot;hi&quot;"),
+        "legend names the columns"
+    );
+    // What is not CSV is refused at its place.
+    let bad = write(&dir, "open.csv", "cycle,a\n0,\"1\n");
+    let o = hwsim(&["plot", bad.to_str().unwrap(), "--out", svg.to_str().unwrap()]);
+    assert_bad_output(
+        &o,
+        &format!("{}:2:3: ", bad.display()),
+        &["a quoted field that never closes (a truncated file?)"],
+    );
+}
+
+#[test]
 fn a_testbench_or_include_that_is_not_a_file_is_refused_and_regress_skips_one() {
     let dir = temp_dir("hostile_yaml");
     for (p, msg) in [
