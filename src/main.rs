@@ -245,7 +245,12 @@ fn main() -> ExitCode {
         },
         Cmd::List => emit_then(&list(), ExitCode::SUCCESS),
         Cmd::Diff(a) => match diff::run(&a) {
-            Ok((text, same)) => emit_then(&text, if same { ExitCode::SUCCESS } else { ExitCode::from(1) }),
+            Ok((text, same, warnings)) => {
+                for w in warnings {
+                    let _ = writeln!(std::io::stderr(), "hwsim: {w}");
+                }
+                emit_then(&text, if same { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            }
             Err(e) => bad(e),
         },
         Cmd::Vectors { testbench, out } => match vectors::run(&testbench, &out) {

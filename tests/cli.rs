@@ -1859,22 +1859,121 @@ fn a_wave_that_is_not_a_file_or_declares_a_huge_variable_is_refused() {
     let cases = [
         (
             big.display().to_string(),
-            "big.vcd: cannot read the wave: line 3: variable `big` is 4294967295 bits wide; at most 65536 are read",
+            "big.vcd:3:1: cannot read the wave: variable `big` is 4294967295 bits wide; at most 65536 are read",
         ),
         (
             "/dev/zero".to_string(),
             "/dev/zero: cannot read the wave: not a regular file (a VCD or FST file is expected)",
         ),
-        (
-            trunc.display().to_string(),
-            "without $enddefinitions (a truncated file?)",
-        ),
+        (trunc.display().to_string(), "(no final line break): a truncated file?"),
     ];
     for (b, msg) in cases {
         let o = hwsim(&["diff", good.to_str().unwrap(), &b]);
         assert_code(&o, 2);
         assert!(stderr(&o).contains(msg), "{b}: {}", stderr(&o));
     }
+}
+
+/// A small VCD: a real `r`, and two bits declared under one full name `top.a`.
+const TWO_NAMES_VCD: &str = "$timescale 1ns $end\n$scope module top $end\n$var real 64 ! r $end\n$var wire 1 \" a $end\n$var wire 1 # a $end\n$upscope $end\n$enddefinitions $end\n#0\n$dumpvars\nrNaN !\n0\"\n1#\n$end\n#5\nr1.5 !\n1\"\n0#\n#9\nrnan !\n";
+
+#[test]
+fn a_truncated_or_malformed_vcd_is_refused_at_its_place() {
+    // Cut mid-line (mid-command, mid-change, mid-timestamp, in the header's last line), a time
+    // going back (the reader printed a WARN into the report and dropped the data), a change
+    // without an id or with an undeclared one: one line, file:line:col, exit 2, nothing on stdout.
+    let dir = temp_dir("vcd_truncated");
+    let good = write(&dir, "good.vcd", TWO_NAMES_VCD);
+    let cut = |name: &str, n: usize| write(&dir, name, &TWO_NAMES_VCD[..n]);
+    let at = |needle: &str| TWO_NAMES_VCD.find(needle).unwrap();
+    let cases = [
+        (
+            cut("cmd.vcd", at("$dumpvars") + 5),
+            "cmd.vcd:9:6: cannot read the wave: the file ends mid-line at byte",
+        ),
+        (
+            cut("change.vcd", at("r1.5") + 3),
+            "change.vcd:15:4: cannot read the wave: the file ends mid-line at byte",
+        ),
+        (
+            cut("time.vcd", at("#9") + 1),
+            "time.vcd:18:2: cannot read the wave: the file ends mid-line",
+        ),
+        (
+            cut("header.vcd", at("$enddefinitions") + 18),
+            "header.vcd:7:19: cannot read the wave: the file ends mid-line",
+        ),
+        (
+            write(&dir, "back.vcd", &TWO_NAMES_VCD.replace("#9", "#3")),
+            "back.vcd:18:1: cannot read the wave: time #3 goes back (line 14 is at #5): times must not decrease",
+        ),
+        (
+            write(&dir, "noid.vcd", &TWO_NAMES_VCD.replace("1\"\n0#", "1\n0#")),
+            "noid.vcd:16:1: cannot read the wave: the value change `1` has no variable id",
+        ),
+        (
+            write(&dir, "unknown.vcd", &TWO_NAMES_VCD.replace("r1.5 !", "r1.5 %")),
+            "unknown.vcd:15:6: cannot read the wave: `%` is not the id of a declared variable",
+        ),
+        (
+            write(&dir, "vec.vcd", &TWO_NAMES_VCD.replace("rnan !\n", "rnan\n")),
+            "vec.vcd:19:1: cannot read the wave: the file ends in a value change without its variable id at byte",
+        ),
+        (
+            write(&dir, "junk.vcd", &TWO_NAMES_VCD.replace("#5\n", "#5\n?what\n")),
+            "junk.vcd:15:1: cannot read the wave: unexpected `?what` in the value changes",
+        ),
+    ];
+    for (b, msg) in cases {
+        let o = hwsim(&["diff", good.to_str().unwrap(), b.to_str().unwrap()]);
+        assert_code(&o, 2);
+        assert!(stdout(&o).is_empty(), "nothing in the report: {}", stdout(&o));
+        let err = stderr(&o);
+        assert!(
+            err.lines().count() == 1 && err.contains(msg),
+            "{}: want `{msg}`, got {err}",
+            b.display()
+        );
+    }
+    assert_code(&hwsim(&["diff", good.to_str().unwrap(), good.to_str().unwrap()]), 0);
+}
+
+#[test]
+fn diff_finds_a_wave_with_a_nan_or_one_name_twice_equal_to_itself() {
+    let dir = temp_dir("diff_self");
+    let w = write(&dir, "w.vcd", TWO_NAMES_VCD);
+    let o = hwsim(&["diff", w.to_str().unwrap(), w.to_str().unwrap()]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("same    top.r "), "{out}");
+    assert!(
+        out.contains("same    top.a (declaration 2) = top.a (declaration 2)"),
+        "{out}"
+    );
+    assert!(out.contains("verdict: SAME (3 signals over 10 cycles)"), "{out}");
+    // The declarations pair in order: swapping the second one's values is seen there.
+    let other = write(&dir, "o.vcd", &TWO_NAMES_VCD.replace("1#\n", "0#\n"));
+    let o = hwsim(&["diff", w.to_str().unwrap(), other.to_str().unwrap()]);
+    assert_code(&o, 1);
+    assert!(
+        stdout(&o).contains("DIFFER  top.a (declaration 2) = top.a (declaration 2): first at cycle 0: A 1, B 0"),
+        "{}",
+        stdout(&o)
+    );
+    // A map cannot say which of the two it means.
+    let map = write(&dir, "m.yaml", "signals:\n  - {a: top.r, b: top.a}\n");
+    let o = hwsim(&[
+        "diff",
+        w.to_str().unwrap(),
+        w.to_str().unwrap(),
+        "--map",
+        map.to_str().unwrap(),
+    ]);
+    assert_bad_output(
+        &o,
+        &format!("{}:2:19: ", map.display()),
+        &["`top.a` names 2 variables of", "a map cannot tell them apart"],
+    );
 }
 
 #[test]
