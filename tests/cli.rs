@@ -2326,3 +2326,52 @@ fn a_probe_with_too_many_rows_is_refused_before_the_run() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_set_error_names_the_set_not_a_line_its_value_did_not_come_from() {
+    // The consumer's parameters come from an include; a `--set` of them (a mapping of fields,
+    // a list where a number goes) was reported at the include's line, or at a line of the
+    // testbench, that the bad value did not come from.
+    let dir = temp_dir("set_place");
+    write(&dir, "base.yaml", "defaults:\n  consumer: {interval: 1, capacity: 2}\n");
+    let tb = write(
+        &dir,
+        "t.yaml",
+        "name: t\nuntil: 50\ninclude: [base.yaml]\ninstances:\n  src: {kind: producer, params: {count: 3}}\n  snk: {kind: consumer}\nconnect:\n  - {from: src.out, to: snk.in}\nexpect:\n  - {counter: snk.received, equals: 3}\n",
+    );
+    let tb = tb.to_str().unwrap();
+    let a1 = "tb/acceptance/a1_p2p_bandwidth.yaml";
+    for (file, set, msg) in [
+        (
+            tb,
+            "defaults.consumer={capacity: 0}",
+            "instance `snk`: interval and capacity must be ≥ 1",
+        ),
+        (
+            tb,
+            "defaults.consumer.capacity=[1]",
+            "params: invalid type: sequence, expected u32",
+        ),
+        (
+            tb,
+            "defaults={consumer: {capacity: {a: 1}}}",
+            "params: invalid type: map, expected u32",
+        ),
+        (
+            a1,
+            "system.chip.paxi={mps: 0}",
+            "instance `chip0.paxi`: mps 0 out of range 1..=4096",
+        ),
+        (a1, "system.chip.paxi.itlv=[1]", "invalid type: sequence"),
+        (
+            a1,
+            "system.link={bandwidth: x}",
+            "`link0_1` (phylink): invalid type: string \"x\"",
+        ),
+    ] {
+        for cmd in ["check", "run"] {
+            let o = hwsim(&[cmd, file, "--set", set]);
+            assert_bad_output(&o, &format!("--set {set}: "), &[msg]);
+        }
+    }
+}
