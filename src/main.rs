@@ -441,7 +441,11 @@ fn check(tb: &Path, max_memory: u64, set: &[String]) -> ExitCode {
     if let Err(e) = runner::validate_run(&l, None) {
         return bad(e);
     }
-    match runner::build(&l, l.tb.seed).and_then(|(sim, el)| runner::validate_checks(&l, &sim).map(|_| (sim, el))) {
+    match runner::build(&l, l.tb.seed).and_then(|(sim, el)| {
+        runner::validate_checks(&l, &sim)?;
+        runner::require_checks(&l)?;
+        Ok((sim, el))
+    }) {
         Ok((sim, el)) => {
             use std::fmt::Write as _;
             let mut s = format!(

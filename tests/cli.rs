@@ -360,7 +360,7 @@ fn check_counts_testbench_helpers() {
     let tb = write(
         &dir,
         "helpers.yaml",
-        "instances:\n  f: {kind: fifo}\nstimulus:\n  - {at: 0, port: f.in, value: 7}\n",
+        "instances:\n  f: {kind: fifo}\nstimulus:\n  - {at: 0, port: f.in, value: 7}\nexpect:\n  - {metric: end_cycle, min: 0}\n",
     );
     let o = hwsim(&[Path::new("check"), tb.as_path()]);
     assert_code(&o, 0);
@@ -2374,4 +2374,69 @@ fn a_set_error_names_the_set_not_a_line_its_value_did_not_come_from() {
             assert_bad_output(&o, &format!("--set {set}: "), &[msg]);
         }
     }
+}
+
+#[test]
+fn a_module_testbench_without_checks_is_not_a_pass() {
+    // `PASS (0/0)` was the verdict of a run that checked nothing: run, check, regress and sweep
+    // refuse it at the file's `expect:` (or its top); vectors and plot, which want the waves or
+    // the samples, run it and say it has no checks.
+    let dir = temp_dir("no_checks");
+    let top = write(
+        &dir,
+        "none.yaml",
+        "name: n\nuntil: 20\ninstances:\n  c: {kind: counter}\n",
+    );
+    let empty = write(
+        &dir,
+        "empty.yaml",
+        "name: e\nuntil: 20\ninstances:\n  c: {kind: counter}\nprobe: {every: 5, signals: [c.count]}\nexpect: []\n",
+    );
+    let msg = "testbench has no `expect:` checks: its run would pass without checking anything";
+    for (tb, pos) in [(&top, "1:1"), (&empty, "6:1")] {
+        let t = tb.to_str().unwrap();
+        for args in [
+            vec!["run", t],
+            vec!["check", t],
+            vec!["sweep", t, "--set", "until=10,20", "--out"],
+        ] {
+            let mut args: Vec<String> = args.into_iter().map(String::from).collect();
+            if args[0] == "sweep" {
+                args.push(dir.join("sw").display().to_string());
+            }
+            let o = hwsim(&args);
+            assert_bad_output(&o, &format!("{t}:{pos}: "), &[msg]);
+        }
+    }
+    assert!(!dir.join("sw").exists(), "the sweep wrote nothing");
+    let o = hwsim(&["regress", dir.to_str().unwrap()]);
+    assert_code(&o, 1);
+    assert!(!stdout(&o).contains("PASS"), "{}", stdout(&o));
+    // A testbench that only says `expect: [{metric: end_cycle, min: 1}]` passes.
+    let one = write(
+        &dir,
+        "one.yaml",
+        "name: o\nuntil: 20\ninstances:\n  c: {kind: counter}\nexpect: [{metric: end_cycle, min: 1}]\n",
+    );
+    assert_code(&hwsim(&["run", one.to_str().unwrap()]), 0);
+    let o = hwsim(&[
+        "vectors",
+        top.to_str().unwrap(),
+        "--out",
+        dir.join("v").to_str().unwrap(),
+    ]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("run: no checks, ended at cycle 20"),
+        "{}",
+        stdout(&o)
+    );
+    let o = hwsim(&[
+        "plot",
+        empty.to_str().unwrap(),
+        "--out",
+        dir.join("p.svg").to_str().unwrap(),
+    ]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains(": no checks at cycle 20"), "{}", stdout(&o));
 }
