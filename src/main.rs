@@ -237,26 +237,42 @@ fn main() -> ExitCode {
             };
             emit_then(&regress::render(&out, files.len(), interrupted), code)
         }
-        Cmd::Sweep(a) => done(commands::sweep(a)),
-        Cmd::Plot(a) => done(commands::plot(a)),
+        Cmd::Sweep(a) => match on_interrupt() {
+            Ok(f) => done(commands::sweep(a, Some(&f))),
+            Err(e) => e,
+        },
+        Cmd::Plot(a) => match on_interrupt() {
+            Ok(f) => done(commands::plot(a, Some(&f))),
+            Err(e) => e,
+        },
         Cmd::Explain { block } => match explain::explain(&block) {
             Ok(t) => emit_then(&t, ExitCode::SUCCESS),
             Err(e) => bad(e),
         },
         Cmd::List => emit_then(&list(), ExitCode::SUCCESS),
-        Cmd::Diff(a) => match diff::run(&a) {
+        // diff writes no file: an interrupt ends it at once, with 130.
+        Cmd::Diff(a) => match exit_on_interrupt().and_then(|_| diff::run(&a).map_err(bad)) {
             Ok((text, same, warnings)) => {
                 for w in warnings {
                     let _ = writeln!(std::io::stderr(), "hwsim: {w}");
                 }
                 emit_then(&text, if same { ExitCode::SUCCESS } else { ExitCode::from(1) })
             }
-            Err(e) => bad(e),
+            Err(code) => code,
         },
-        Cmd::Vectors { testbench, out } => match vectors::run(&testbench, &out) {
-            Ok(text) => emit_then(&text, ExitCode::SUCCESS),
-            Err(e) => bad(e),
-        },
+        Cmd::Vectors { testbench, out } => {
+            let interrupt = match on_interrupt() {
+                Ok(f) => f,
+                Err(e) => return e,
+            };
+            match vectors::run(&testbench, &out, Some(&interrupt)) {
+                Ok(text) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
+                    emit_then(&text, ExitCode::from(130))
+                }
+                Ok(text) => emit_then(&text, ExitCode::SUCCESS),
+                Err(e) => bad(e),
+            }
+        }
         Cmd::Netlist {
             testbench,
             dot,
@@ -410,6 +426,17 @@ fn on_interrupt() -> Result<Arc<AtomicBool>, ExitCode> {
         }
     }
     Ok(interrupt)
+}
+
+/// SIGINT / SIGTERM end the process at once with 130 (for a command that writes no file).
+fn exit_on_interrupt() -> Result<(), ExitCode> {
+    let armed = Arc::new(AtomicBool::new(true));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&armed)) {
+            return Err(bad(format!("cannot install the signal handler: {e}")));
+        }
+    }
+    Ok(())
 }
 
 /// The outcome of a subcommand in commands.rs: its text and status, or bad input.

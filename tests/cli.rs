@@ -2440,3 +2440,122 @@ fn a_module_testbench_without_checks_is_not_a_pass() {
     assert_code(&o, 0);
     assert!(stdout(&o).contains(": no checks at cycle 20"), "{}", stdout(&o));
 }
+
+/// A testbench busy every cycle (a push and a pop per cycle) for 10^11 cycles, with a probe:
+/// only an interrupt ends it, with event skip on.
+const BUSY_TB: &str = "\
+name: busy
+until: 100000000000
+instances:
+  src: {kind: producer, params: {count: 100000000000, interval: 1}}
+  snk: {kind: consumer, params: {interval: 1}}
+connect:
+  - {from: src.out, to: snk.in}
+probe: {every: 100000, signals: [snk.last]}
+expect:
+  - {counter: snk.received, min: 1}
+";
+
+/// Runs hwsim with `args`, sends SIGINT after `ms` milliseconds, and returns its output (it must
+/// end within 20 s of the signal).
+fn interrupted_after(args: &[String], ms: u64) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_hwsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    wait_at_most(child, 20).expect("stops after the interrupt")
+}
+
+/// The temporary files (`.NAME.hwsim-PID.tmp`) left under `dir`.
+fn temporaries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|r| {
+            r.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains(".tmp") || n.contains("hwsim-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn sweep_plot_vectors_and_diff_stop_cleanly_on_sigint() {
+    let dir = temp_dir("interrupts");
+    let tb = write(&dir, "busy.yaml", BUSY_TB).display().to_string();
+    let s = |p: PathBuf| p.display().to_string();
+
+    // sweep: the running point stops and reports, the others never start; a partial table with
+    // INTR rows, exit 130.
+    let out = dir.join("sw");
+    let o = interrupted_after(
+        &[
+            "sweep".into(),
+            tb.clone(),
+            "--set".into(),
+            "until=100000000000,200000000000,300000000000".into(),
+            "-j".into(),
+            "1".into(),
+            "-q".into(),
+            "--out".into(),
+            s(out.clone()),
+        ],
+        1500,
+    );
+    assert_code(&o, 130);
+    assert!(
+        stdout(&o).contains("3 runs: 0 passed, 0 failed, 3 interrupted"),
+        "{}",
+        stdout(&o)
+    );
+    let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let rows: Vec<&str> = table.lines().skip(1).collect();
+    assert_eq!(rows.len(), 3, "{table}");
+    assert!(rows.iter().all(|r| r.contains(",INTR,")), "{table}");
+    assert!(
+        rows[2].ends_with("INTR,,,,"),
+        "a run not started has no counts: {table}"
+    );
+    assert!(temporaries(&out).is_empty(), "{:?}", temporaries(&out));
+
+    // plot of a testbench: the run stops, its probe CSV is whole up to there, no plot.
+    let pl = dir.join("pl");
+    std::fs::create_dir_all(&pl).unwrap();
+    let o = interrupted_after(&["plot".into(), tb.clone(), "--out".into(), s(pl.join("p.svg"))], 1500);
+    assert_code(&o, 130);
+    assert!(stdout(&o).contains("no plot written"), "{}", stdout(&o));
+    assert!(!pl.join("p.svg").exists());
+    assert!(std::fs::read_to_string(pl.join("p.csv"))
+        .unwrap()
+        .starts_with("cycle,snk.last"));
+    assert!(temporaries(&pl).is_empty(), "{:?}", temporaries(&pl));
+
+    // vectors: the run stops, nothing is written.
+    let vv = dir.join("vv");
+    let o = interrupted_after(&["vectors".into(), tb.clone(), "--out".into(), s(vv.clone())], 1500);
+    assert_code(&o, 130);
+    assert!(stdout(&o).contains("no vectors written"), "{}", stdout(&o));
+    assert!(temporaries(&vv).is_empty() && !vv.join("src.csv").exists());
+
+    // diff of two long waves: exit 130 at once (it writes no file).
+    let mut text = String::from(
+        "$timescale 1ns $end\n$scope module top $end\n$var wire 8 ! a $end\n$upscope $end\n$enddefinitions $end\n",
+    );
+    for t in 0..2_000_000u32 {
+        text.push_str(&format!("#{t}\nb{:b} !\n", t % 256));
+    }
+    let w = write(&dir, "long.vcd", &text);
+    drop(text);
+    let o = interrupted_after(&["diff".into(), s(w.clone()), s(w.clone())], 400);
+    assert_code(&o, 130);
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
