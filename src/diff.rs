@@ -265,7 +265,13 @@ impl<'a> Sampler<'a> {
 /// it. `units` is time units per cycle.
 fn change_cycles(changes: &[(u64, Val)], units: f64, off: i64) -> impl Iterator<Item = i64> + '_ {
     changes.iter().map(move |&(t, _)| {
-        let mut c = (t as f64 / units).floor() as i64;
+        let c0 = (t as f64 / units).floor();
+        // A change past 2^62 cycles is past any compared cycle (at most 2^32 are): the search
+        // below would overflow there (a time of #10^19 looped for ever).
+        if c0.is_nan() || c0 >= (1u64 << 62) as f64 {
+            return (1i64 << 62) - off;
+        }
+        let mut c = c0 as i64;
         while ((c as f64 * units).round() as u64) < t {
             c += 1;
         }
@@ -278,7 +284,8 @@ fn change_cycles(changes: &[(u64, Val)], units: f64, off: i64) -> impl Iterator<
 
 /// Last cycle of `wave` sampled every `period` ns.
 fn last_cycle(wave: &Wave, period: f64) -> u64 {
-    ((wave.end_time() as f64 * wave.ns_per_unit) / period).floor() as u64
+    // Held below 2^62 so `end + 1` and the offsets stay in range.
+    (((wave.end_time() as f64 * wave.ns_per_unit) / period).floor() as u64).min(1 << 62)
 }
 
 /// Runs the comparison; returns the report, whether the waves agree, and one line per wave whose

@@ -366,7 +366,9 @@ fn run(a: RunArgs) -> ExitCode {
         probe,
         ..Default::default()
     };
-    waves.setup(&mut opts);
+    if let Err(e) = waves.setup(&mut opts) {
+        return bad(e);
+    }
     let report = match runner::run_loaded(&l, opts) {
         Ok(r) => r,
         Err(e) => return bad(e),

@@ -385,6 +385,16 @@ impl Wave {
         Ok(w)
     }
 
+    /// Opens a VCD hwsim itself just wrote (no outside-file checks: it is whole and well
+    /// formed), read from the file, not copied into memory first.
+    pub fn open_written(path: &Path) -> Result<Wave, InputError> {
+        let p = path.to_path_buf();
+        let inner = guarded(path, move || {
+            simple::read_with_options(&p, &single_thread()).map_err(|e| e.to_string())
+        })?;
+        Wave::from_inner(path, inner)
+    }
+
     /// Opens a wave held in memory (`name` for messages).
     pub fn from_bytes(name: &Path, bytes: Vec<u8>) -> Result<Wave, InputError> {
         let inner = guarded(name, move || {
@@ -413,6 +423,13 @@ impl Wave {
             Some(ts) => ts.factor as f64 * 10f64.powi(ts.unit.to_exponent().unwrap_or(-9) as i32 + 9),
             None => 1.0,
         };
+        if !(ns_per_unit.is_finite() && ns_per_unit > 0.0) {
+            // `$timescale 0ns`: every time would be at 0, and a cycle of no time units.
+            return Err(InputError::new(
+                path,
+                format!("cannot read the wave: a timescale of {ns_per_unit} ns (it must be more than 0)"),
+            ));
+        }
         if inner.time_table().is_empty() {
             return Err(InputError::new(path, "cannot read the wave: no timestamps"));
         }
@@ -464,11 +481,13 @@ fn value(v: SignalValueRef<'_>) -> Val {
     }
 }
 
-/// Writes `vcd` (a whole VCD hwsim produced) as FST to `out`. Same hierarchy, widths and value
-/// changes; no date (same input, same bytes).
-pub fn write_fst<W: Write + Seek>(vcd_name: &Path, vcd: Vec<u8>, out: W) -> Result<W, String> {
+/// Writes `wave` (a VCD hwsim produced, opened with [`Wave::open_written`]) as FST to `out`.
+/// Same hierarchy, widths and value changes; no date (same input, same bytes). The changes go
+/// out merged in time order straight from the reader's signals (a heap of one cursor per
+/// signal), not gathered into a list of every change first: the conversion holds the reader's
+/// compressed signals and no second copy of the wave.
+pub fn write_fst<W: Write + Seek>(wave: &mut Wave, out: W) -> Result<W, String> {
     use fst_writer::{FstFileType, FstInfo, FstScopeType, FstSignalType, FstVarDirection, FstVarType};
-    let mut wave = Wave::from_bytes(vcd_name, vcd).map_err(|e| e.to_string())?;
     let h = wave.inner.hierarchy();
     let info = FstInfo {
         start_time: *wave.inner.time_table().first().unwrap_or(&0),
@@ -524,34 +543,39 @@ pub fn write_fst<W: Write + Seek>(vcd_name: &Path, vcd: Vec<u8>, out: W) -> Resu
         }
     }
     let mut body = hw.finish().map_err(fe)?;
-    // Every change of every signal, merged in time order (signals in file order within a time).
-    let order: Vec<usize> = (0..wave.vars.len()).collect();
-    let changes = wave.changes(&order);
-    let mut events: Vec<(u64, usize, usize)> = Vec::new();
-    for (vi, ch) in changes.iter().enumerate() {
-        for (ci, (t, _)) in ch.iter().enumerate() {
-            events.push((*t, vi, ci));
-        }
-    }
-    events.sort_unstable();
+    // Two vars on one signal (an alias) write its changes once: one cursor per signal, in file
+    // order (the first var of each).
     let mut seen = std::collections::HashSet::new();
-    let alias: Vec<bool> = wave.vars.iter().map(|v| !seen.insert(v.sig)).collect();
+    let sigs: Vec<SignalRef> = wave.vars.iter().map(|v| v.sig).filter(|s| seen.insert(*s)).collect();
+    wave.inner.load_signals(&sigs);
+    let inner = &wave.inner;
+    let times = inner.time_table();
+    let mut cursors: Vec<_> = sigs
+        .iter()
+        .map(|&s| inner.get_signal(s).expect("loaded").iter_changes().peekable())
+        .collect();
+    // (time index, signal order): the earliest change first, signals in file order within a time.
+    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u32, usize)>> = cursors
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(k, c)| c.peek().map(|(t, _)| std::cmp::Reverse((*t, k))))
+        .collect();
     let mut now = None;
-    for (t, vi, ci) in events {
-        let Some(&id) = ids.get(&wave.vars[vi].sig) else {
-            continue;
-        };
-        // Two vars on one signal (an alias) write its changes once.
-        if alias[vi] {
-            continue;
+    while let Some(std::cmp::Reverse((ti, k))) = heap.pop() {
+        let (_, v) = cursors[k].next().expect("peeked");
+        if let Some(&id) = ids.get(&sigs[k]) {
+            let t = times[ti as usize];
+            if now != Some(t) {
+                body.time_change(t).map_err(fe)?;
+                now = Some(t);
+            }
+            match value(v) {
+                Val::Bits(b) => body.signal_change(id, b.as_bytes()).map_err(fe)?,
+                Val::Real(r) => body.signal_change(id, &r.to_le_bytes()).map_err(fe)?,
+            }
         }
-        if now != Some(t) {
-            body.time_change(t).map_err(fe)?;
-            now = Some(t);
-        }
-        match &changes[vi][ci].1 {
-            Val::Bits(b) => body.signal_change(id, b.as_bytes()).map_err(fe)?,
-            Val::Real(r) => body.signal_change(id, &r.to_le_bytes()).map_err(fe)?,
+        if let Some((t, _)) = cursors[k].peek() {
+            heap.push(std::cmp::Reverse((*t, k)));
         }
     }
     let end = wave.end_time();

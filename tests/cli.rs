@@ -2559,3 +2559,85 @@ fn sweep_plot_vectors_and_diff_stop_cleanly_on_sigint() {
     assert!(stdout(&o).is_empty(), "{}", stdout(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn fst_alone_goes_through_a_temporary_vcd_that_no_run_leaves_behind() {
+    // `--fst` alone: the VCD goes to a temporary file beside the FST (it was held in memory and
+    // cloned: 4.9 GB for a 12 ms system run), converted from there and removed; the FST is the
+    // same as beside a `--vcd`. Interrupted, the run still writes a whole FST and leaves no
+    // temporary file.
+    let dir = temp_dir("fst_alone");
+    let s = |p: PathBuf| p.display().to_string();
+    let o = hwsim(&["run", FIFO_TB, "-q", "--fst", &s(dir.join("a.fst"))]);
+    assert_code(&o, 0);
+    let o = hwsim(&[
+        "run",
+        FIFO_TB,
+        "-q",
+        "--vcd",
+        &s(dir.join("b.vcd")),
+        "--fst",
+        &s(dir.join("b.fst")),
+    ]);
+    assert_code(&o, 0);
+    assert_eq!(
+        std::fs::read(dir.join("a.fst")).unwrap(),
+        std::fs::read(dir.join("b.fst")).unwrap()
+    );
+    assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
+    let o = hwsim(&["diff", &s(dir.join("a.fst")), &s(dir.join("b.vcd"))]);
+    assert_code(&o, 0);
+
+    let tb = write(&dir, "busy.yaml", BUSY_TB);
+    let o = interrupted_after(
+        &["run".into(), s(tb), "-q".into(), "--fst".into(), s(dir.join("i.fst"))],
+        1000,
+    );
+    assert_code(&o, 130);
+    assert!(temporaries(&dir).is_empty(), "{:?}", temporaries(&dir));
+    let o = hwsim(&["diff", &s(dir.join("i.fst")), &s(dir.join("i.fst"))]);
+    assert_code(&o, 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn diff_of_a_wave_at_the_time_limit_or_of_a_zero_timescale_ends() {
+    // Found by the fuzz harness: a change at #2^64-1 (the search for its cycle overflowed and
+    // looped) and `$timescale 0ns` (a cycle of no time units) hung diff.
+    let dir = temp_dir("diff_limits");
+    let head =
+        "$timescale 1ns $end\n$scope module top $end\n$var wire 1 ! a $end\n$upscope $end\n$enddefinitions $end\n";
+    let huge = write(
+        &dir,
+        "huge.vcd",
+        &format!("{head}#0\n0!\n#5\n1!\n#18446744073709551615\n0!\n"),
+    );
+    let zero = write(
+        &dir,
+        "zero.vcd",
+        &format!("{}#0\n0!\n#5\n1!\n", head.replace("1ns", "0ns")),
+    );
+    let run = |args: &[&str]| {
+        let child = Command::new(env!("CARGO_BIN_EXE_hwsim"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_at_most(child, 20).expect("diff ends")
+    };
+    let (h, z) = (huge.to_str().unwrap(), zero.to_str().unwrap());
+    let o = run(&["diff", h, h, "--to", "100"]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("verdict: SAME (1 signals over 100 cycles)"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&["diff", z, z]);
+    assert_bad_output(
+        &o,
+        z,
+        &["cannot read the wave: a timescale of 0 ns (it must be more than 0)"],
+    );
+}
