@@ -2640,4 +2640,23 @@ fn diff_of_a_wave_at_the_time_limit_or_of_a_zero_timescale_ends() {
         z,
         &["cannot read the wave: a timescale of 0 ns (it must be more than 0)"],
     );
+    // A cycle of 10^-8 time units (hwsim's wave, a timescale of 10^8 ns): each change's cycle
+    // was found by a walk of 5 × 10^7 steps.
+    let fine = write(
+        &dir,
+        "fine.vcd",
+        &format!(
+            "$version hwsim $end\n{}{}",
+            head.replace("1ns", "100000000 ns"),
+            (0..40).map(|t| format!("#{t}\n{}!\n", t % 2)).collect::<String>()
+        ),
+    );
+    let f = fine.to_str().unwrap();
+    let o = run(&["diff", f, f]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("verdict: SAME (1 signals over 3900000001 cycles)"),
+        "{}",
+        stdout(&o)
+    );
 }
