@@ -3,6 +3,8 @@
 //! main.rs prints.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use clap::Args;
 
@@ -53,8 +55,10 @@ fn arg(name: &str, msg: impl Into<String>) -> InputError {
     InputError::new(Path::new(name), msg)
 }
 
-/// Runs `hwsim sweep`.
-pub fn sweep(a: SweepArgs) -> Result<(String, u8), InputError> {
+/// Runs `hwsim sweep`. Once `interrupt` is set (SIGINT / SIGTERM) no run starts and the running
+/// ones stop; the table is written with INTR rows for them and for the runs never started, and
+/// the status is 130.
+pub fn sweep(a: SweepArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(String, u8), InputError> {
     if let Some(dir) = &a.collect {
         if a.testbench.is_some() || !a.set.is_empty() || !a.emit.is_empty() {
             return Err(arg("--collect", "takes only the folder (and --out, --metric, --x)"));
@@ -98,8 +102,11 @@ pub fn sweep(a: SweepArgs) -> Result<(String, u8), InputError> {
         x: a.x.clone(),
         counters: a.counter.clone(),
     })?;
-    // The testbench and its includes: no output may name one.
-    let inputs = crate::testbench::load(tb)?.files;
+    // The testbench and its includes: no output may name one. A module testbench without
+    // checks is refused before any run (each point would be refused alike).
+    let loaded = crate::testbench::load(tb)?;
+    crate::runner::require_checks(&loaded)?;
+    let inputs = loaded.files;
     if let [kind, dir] = a.emit.as_slice() {
         let dir = PathBuf::from(dir);
         sweep::check_outputs(&inputs, &sweep::outputs(&plan, &dir, false, None, Some(kind)))?;
@@ -154,9 +161,34 @@ pub fn sweep(a: SweepArgs) -> Result<(String, u8), InputError> {
     sweep::clear_old_reports(out)?;
     sweep::write_plan(&plan, out)?;
     let bar = crate::progress::items(crate::progress::allowed(!a.quiet), plan.runs.len() as u64, "sweep");
-    sweep::run(&plan, out, jobs, &|| bar.inc(1))?;
+    sweep::run(&plan, out, jobs, &|| bar.inc(1), interrupt)?;
     bar.finish_and_clear();
-    let rows = sweep::rows(&plan, out)?;
+    let mut rows = sweep::rows(&plan, out)?;
+    if interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+        // A partial table: what ran, and INTR for the rest. Plots only if a metric came back.
+        sweep::mark_interrupted(&mut rows);
+        let mut all_inputs = inputs;
+        all_inputs.extend(sweep::outputs(&plan, out, true, None, None));
+        let (files, summary) = match sweep::metric_of(&plan, &rows) {
+            Ok(metric) => {
+                sweep::check_outputs(&all_inputs, &sweep::outputs(&plan, out, false, Some(&metric), None))?;
+                sweep::write_outputs(&plan, &rows, out)?
+            }
+            Err(_) => {
+                let tables = sweep::outputs(&plan, out, false, Some("-"), None);
+                sweep::check_outputs(&all_inputs, &tables[..2])?;
+                let files = sweep::write_tables(&plan, &rows, out)?;
+                let n = rows.iter().filter(|r| r.verdict == "INTR").count();
+                (
+                    files,
+                    format!("{} runs: {n} interrupted, no metric to plot\n", rows.len()),
+                )
+            }
+        };
+        let mut text = with_files(summary, &files);
+        text.push_str("interrupted: the runs cut short or not started are INTR\n");
+        return Ok((text, 130));
+    }
     let metric = sweep::metric_of(&plan, &rows)?;
     let mut all_inputs = inputs;
     all_inputs.extend(sweep::outputs(&plan, out, true, None, None));
@@ -211,8 +243,11 @@ pub struct PlotArgs {
     pub set: Vec<String>,
 }
 
-/// Runs `hwsim plot`.
-pub fn plot(a: PlotArgs) -> Result<(String, u8), InputError> {
+/// Runs `hwsim plot`. Once `interrupt` is set (SIGINT / SIGTERM) a testbench's run stops at its
+/// current cycle (its probe CSV holds the samples up to there, as `run` leaves it), no plot is
+/// written, and the status is 130.
+pub fn plot(a: PlotArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(String, u8), InputError> {
+    let stopped = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
     let mut text = String::new();
     let yaml = a.input.extension().is_some_and(|e| e == "yaml" || e == "yml");
     let csv = if yaml {
@@ -236,13 +271,32 @@ pub fn plot(a: PlotArgs) -> Result<(String, u8), InputError> {
             crate::runner::Options {
                 probe: Some(csv.clone()),
                 progress: true,
+                // The samples are what is asked for; a testbench without checks has no verdict.
+                checks_optional: true,
+                interrupt: interrupt.cloned(),
                 ..Default::default()
             },
         )?;
+        if report.interrupted {
+            return Ok((
+                format!(
+                    "interrupted at cycle {}: {} holds the samples up to there; no plot written\n",
+                    report.cycles,
+                    csv.display()
+                ),
+                130,
+            ));
+        }
         text.push_str(&format!(
             "ran {}: {} at cycle {}; probe {}\n",
             a.input.display(),
-            if report.passed { "PASS" } else { "FAIL" },
+            if report.checks.is_empty() {
+                "no checks"
+            } else if report.passed {
+                "PASS"
+            } else {
+                "FAIL"
+            },
             report.cycles,
             csv.display()
         ));
@@ -256,6 +310,9 @@ pub fn plot(a: PlotArgs) -> Result<(String, u8), InputError> {
         a.input.clone()
     };
     let chart = crate::plot::probe_chart(&csv, &a.columns)?;
+    if stopped() {
+        return Ok(("interrupted: no plot written\n".into(), 130));
+    }
     crate::plot::write(&a.out, &chart)?;
     text.push_str(&format!(
         "wrote {} ({} column(s))\n",

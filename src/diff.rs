@@ -5,8 +5,10 @@
 //! last change at or before it). A wave hwsim wrote has one cycle per nanosecond; any other wave
 //! (an RTL simulator's) is sampled every `--clock-ns` (or the map's `clock_ns:`, default 1 ns).
 //!
-//! Without `--map`, the signals with the same full name in both waves are compared. A map
-//! (YAML) says which signal of B is which of A, with bit slices and a cycle offset:
+//! Without `--map`, the signals with the same full name in both waves are compared; a full name
+//! declared more than once pairs its declarations in order (A's k-th with B's k-th), so a wave
+//! always equals itself, and a map naming such a name is refused as ambiguous. A map (YAML) says
+//! which signal of B is which of A, with bit slices and a cycle offset:
 //!
 //! ```yaml
 //! clock_ns: 10                      # B's clock period (the command line wins)
@@ -16,10 +18,12 @@
 //!   - {a: arb.grant.valid, b: TOP.tb.grant_valid, offset: 1}   # B is one cycle later
 //! ```
 //!
-//! Values are compared as unsigned numbers (widths may differ); `x`/`z` bits compare as text.
+//! Values are compared as unsigned numbers (widths may differ); `x`/`z` bits compare as text; a
+//! NaN real is the same as a NaN.
 //! The report gives, per compared signal, the first divergent cycle with both values and the few
 //! cycles before it, and how many cycles differ. Exit 0 all equal, 1 some differ, 2 bad input
-//! (a map error names file:line:col; an unreadable wave names the path and the reason).
+//! (a map error names file:line:col; an unreadable or truncated wave names the path, the place
+//! and the reason). The wave reader's own warnings come back beside the report, for stderr.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -103,7 +107,17 @@ fn split_slice(s: &str) -> Option<(&str, u32, u32)> {
 
 /// Finds `spec` in `wave`: the exact name, else a name with a bit slice.
 fn resolve(spec: &str, wave: &Wave) -> Result<Sel, String> {
-    if let Some(i) = wave.find(spec) {
+    let once = |name: &str| -> Result<Option<usize>, String> {
+        let i = wave.find(name);
+        match wave.vars.iter().filter(|v| v.name == name).count() {
+            0 | 1 => Ok(i),
+            n => Err(format!(
+                "`{name}` names {n} variables of {} (declared {n} times): a map cannot tell them apart",
+                wave.path.display()
+            )),
+        }
+    };
+    if let Some(i) = once(spec)? {
         return Ok(Sel {
             var: i,
             slice: None,
@@ -111,7 +125,7 @@ fn resolve(spec: &str, wave: &Wave) -> Result<Sel, String> {
         });
     }
     if let Some((name, hi, lo)) = split_slice(spec) {
-        if let Some(i) = wave.find(name) {
+        if let Some(i) = once(name)? {
             return match wave.vars[i].width {
                 Some(w) if hi < w => Ok(Sel {
                     var: i,
@@ -189,7 +203,8 @@ fn normalize(v: &Val, slice: Option<(u32, u32)>) -> Norm {
 impl Norm {
     fn same(&self, o: &Norm) -> bool {
         match (self, o) {
-            (Norm::Real(a), Norm::Real(b)) => a == b,
+            // A NaN is the same as a NaN (a wave holding one equals itself).
+            (Norm::Real(a), Norm::Real(b)) => a == b || (a.is_nan() && b.is_nan()),
             (Norm::Real(r), Norm::Num(n)) | (Norm::Num(n), Norm::Real(r)) => {
                 u128::from_str_radix(n, 2).is_ok_and(|x| x as f64 == *r)
             }
@@ -250,12 +265,24 @@ impl<'a> Sampler<'a> {
 /// it. `units` is time units per cycle.
 fn change_cycles(changes: &[(u64, Val)], units: f64, off: i64) -> impl Iterator<Item = i64> + '_ {
     changes.iter().map(move |&(t, _)| {
-        let mut c = (t as f64 / units).floor() as i64;
-        while ((c as f64 * units).round() as u64) < t {
-            c += 1;
+        // The first cycle whose rounded sampling time reaches t: round(c × units) ≥ t holds
+        // from c = ⌈(t − ½) / units⌉, then a few steps correct the float error (a walk from
+        // ⌊t / units⌋ took 5 × 10^7 steps a change when a cycle is 10^-8 time units).
+        let c0 = ((t as f64 - 0.5) / units).ceil().max(0.0);
+        // A change past 2^62 cycles is past any compared cycle (at most 2^32 are).
+        if c0.is_nan() || c0 >= (1u64 << 62) as f64 {
+            return (1i64 << 62) - off;
         }
-        while c > 0 && (((c - 1) as f64 * units).round() as u64) >= t {
-            c -= 1;
+        let mut c = c0 as i64;
+        for _ in 0..4 {
+            if ((c as f64 * units).round() as u64) < t {
+                c += 1;
+            }
+        }
+        for _ in 0..4 {
+            if c > 0 && (((c - 1) as f64 * units).round() as u64) >= t {
+                c -= 1;
+            }
         }
         c - off
     })
@@ -263,12 +290,14 @@ fn change_cycles(changes: &[(u64, Val)], units: f64, off: i64) -> impl Iterator<
 
 /// Last cycle of `wave` sampled every `period` ns.
 fn last_cycle(wave: &Wave, period: f64) -> u64 {
-    ((wave.end_time() as f64 * wave.ns_per_unit) / period).floor() as u64
+    // Held below 2^62 so `end + 1` and the offsets stay in range.
+    (((wave.end_time() as f64 * wave.ns_per_unit) / period).floor() as u64).min(1 << 62)
 }
 
-/// Runs the comparison; returns the report and whether the waves agree. Bad input is an
+/// Runs the comparison; returns the report, whether the waves agree, and one line per wave whose
+/// reader printed warnings (for stderr: never part of the report). Bad input is an
 /// [`InputError`].
-pub fn run(args: &DiffArgs) -> Result<(String, bool), InputError> {
+pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
     let arg_err = |opt: &str, m: String| InputError::new(Path::new(opt), m);
     if let Some(c) = args.clock_ns {
         if !(c.is_finite() && c > 0.0) {
@@ -285,6 +314,21 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool), InputError> {
     }
     let mut a = Wave::open(&args.a)?;
     let mut b = Wave::open(&args.b)?;
+    let warnings: Vec<String> = [&a, &b]
+        .iter()
+        .filter_map(|w| {
+            let first = w.warnings.first()?;
+            let more = match w.warnings.len() - 1 {
+                0 => String::new(),
+                n => format!(" (and {n} more line(s))"),
+            };
+            Some(format!(
+                "{}: warning: the wave reader said: {}{more}",
+                w.path.display(),
+                first.escape_debug()
+            ))
+        })
+        .collect();
     // The map: pairs and B's clock.
     let (pairs, map_clock) = match &args.map {
         Some(mp) => {
@@ -333,19 +377,34 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool), InputError> {
             (pairs, m.clock_ns)
         }
         None => {
+            // A full name declared more than once (two `$var`s of one name in one scope) pairs
+            // its declarations in order: A's k-th with B's k-th, so a wave equals itself.
+            // (Names looked up in an index of B, not by a scan per variable.)
+            let mut in_b: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+            for (j, v) in b.vars.iter().enumerate() {
+                in_b.entry(v.name.as_str()).or_default().push(j);
+            }
             let mut pairs = Vec::new();
+            let mut nth_a: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
             for (i, v) in a.vars.iter().enumerate() {
-                if let Some(j) = b.find(&v.name) {
+                let k = nth_a.entry(v.name.as_str()).or_insert(0);
+                *k += 1;
+                if let Some(&j) = in_b.get(v.name.as_str()).and_then(|js| js.get(*k - 1)) {
+                    let label = if *k == 1 {
+                        v.name.clone()
+                    } else {
+                        format!("{} (declaration {k})", v.name)
+                    };
                     pairs.push((
                         Sel {
                             var: i,
                             slice: None,
-                            label: v.name.clone(),
+                            label: label.clone(),
                         },
                         Sel {
                             var: j,
                             slice: None,
-                            label: v.name.clone(),
+                            label,
                         },
                         0i64,
                     ));
@@ -495,7 +554,7 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool), InputError> {
             );
         }
     }
-    Ok((s, first.is_none()))
+    Ok((s, first.is_none(), warnings))
 }
 
 #[cfg(test)]

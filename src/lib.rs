@@ -3,6 +3,7 @@
 //! regression runner. The `hwsim` binary (src/main.rs) is a thin clap front end over this.
 
 pub mod commands;
+pub mod csv;
 pub mod diff;
 pub mod explain;
 pub mod gtkw;

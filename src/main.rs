@@ -240,21 +240,42 @@ fn main() -> ExitCode {
             };
             emit_then(&regress::render(&out, files.len(), interrupted), code)
         }
-        Cmd::Sweep(a) => done(commands::sweep(a)),
-        Cmd::Plot(a) => done(commands::plot(a)),
+        Cmd::Sweep(a) => match on_interrupt() {
+            Ok(f) => done(commands::sweep(a, Some(&f))),
+            Err(e) => e,
+        },
+        Cmd::Plot(a) => match on_interrupt() {
+            Ok(f) => done(commands::plot(a, Some(&f))),
+            Err(e) => e,
+        },
         Cmd::Explain { block } => match explain::explain(&block) {
             Ok(t) => emit_then(&t, ExitCode::SUCCESS),
             Err(e) => bad(e),
         },
         Cmd::List => emit_then(&list(), ExitCode::SUCCESS),
-        Cmd::Diff(a) => match diff::run(&a) {
-            Ok((text, same)) => emit_then(&text, if same { ExitCode::SUCCESS } else { ExitCode::from(1) }),
-            Err(e) => bad(e),
+        // diff writes no file: an interrupt ends it at once, with 130.
+        Cmd::Diff(a) => match exit_on_interrupt().and_then(|_| diff::run(&a).map_err(bad)) {
+            Ok((text, same, warnings)) => {
+                for w in warnings {
+                    let _ = writeln!(std::io::stderr(), "hwsim: {w}");
+                }
+                emit_then(&text, if same { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            }
+            Err(code) => code,
         },
-        Cmd::Vectors { testbench, out } => match vectors::run(&testbench, &out) {
-            Ok(text) => emit_then(&text, ExitCode::SUCCESS),
-            Err(e) => bad(e),
-        },
+        Cmd::Vectors { testbench, out } => {
+            let interrupt = match on_interrupt() {
+                Ok(f) => f,
+                Err(e) => return e,
+            };
+            match vectors::run(&testbench, &out, Some(&interrupt)) {
+                Ok(text) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
+                    emit_then(&text, ExitCode::from(130))
+                }
+                Ok(text) => emit_then(&text, ExitCode::SUCCESS),
+                Err(e) => bad(e),
+            }
+        }
         Cmd::Netlist {
             testbench,
             dot,
@@ -353,7 +374,9 @@ fn run(a: RunArgs) -> ExitCode {
         probe,
         ..Default::default()
     };
-    waves.setup(&mut opts);
+    if let Err(e) = waves.setup(&mut opts) {
+        return bad(e);
+    }
     let report = match runner::run_loaded(&l, opts) {
         Ok(r) => r,
         Err(e) => return bad(e),
@@ -420,6 +443,17 @@ fn on_interrupt() -> Result<Arc<AtomicBool>, ExitCode> {
     Ok(interrupt)
 }
 
+/// SIGINT / SIGTERM end the process at once with 130 (for a command that writes no file).
+fn exit_on_interrupt() -> Result<(), ExitCode> {
+    let armed = Arc::new(AtomicBool::new(true));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&armed)) {
+            return Err(bad(format!("cannot install the signal handler: {e}")));
+        }
+    }
+    Ok(())
+}
+
 /// The outcome of a subcommand in commands.rs: its text and status, or bad input.
 fn done(r: Result<(String, u8), yaml::InputError>) -> ExitCode {
     match r {
@@ -449,7 +483,11 @@ fn check(tb: &Path, max_memory: u64, set: &[String]) -> ExitCode {
     if let Err(e) = runner::validate_run(&l, None) {
         return bad(e);
     }
-    match runner::build(&l, l.tb.seed).and_then(|(sim, el)| runner::validate_checks(&l, &sim).map(|_| (sim, el))) {
+    match runner::build(&l, l.tb.seed).and_then(|(sim, el)| {
+        runner::validate_checks(&l, &sim)?;
+        runner::require_checks(&l)?;
+        Ok((sim, el))
+    }) {
         Ok((sim, el)) => {
             use std::fmt::Write as _;
             let mut s = format!(

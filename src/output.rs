@@ -65,6 +65,10 @@ impl Staged {
     pub fn target(&self) -> &Path {
         &self.target
     }
+    /// Where the file is being written (the final name for a device or FIFO).
+    pub fn temporary(&self) -> &Path {
+        self.tmp.as_deref().unwrap_or(&self.target)
+    }
     /// Moves the complete file to its final name.
     pub fn commit(mut self) -> Result<(), InputError> {
         if let Some(tmp) = self.tmp.take() {

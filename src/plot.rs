@@ -97,6 +97,11 @@ pub fn write(out: &Path, chart: &Chart) -> Result<(), InputError> {
     crate::output::write_file(out, &bytes)
 }
 
+/// Largest magnitude an axis reaches: values beyond it are drawn at the edge. The axis code
+/// (ticks, padding) computes the span `hi - lo` and steps through it; values near ±f64::MAX made
+/// that span infinite and the tick loop never ended.
+const AXIS_LIMIT: f64 = 1e300;
+
 fn range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in vals.filter(|v| v.is_finite()) {
@@ -106,11 +111,22 @@ fn range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
     if !lo.is_finite() {
         return (0.0, 1.0);
     }
+    let (lo, hi) = (lo.clamp(-AXIS_LIMIT, AXIS_LIMIT), hi.clamp(-AXIS_LIMIT, AXIS_LIMIT));
     if hi - lo < 1e-12 * hi.abs().max(1.0) {
         let pad = hi.abs().max(1.0) * 0.05;
         return (lo - pad, hi + pad);
     }
     (lo, hi)
+}
+
+/// The x range of a log axis: positive, finite, at most [`AXIS_LIMIT`].
+fn log_range(x0: f64, x1: f64) -> (f64, f64) {
+    let lo = x0.clamp(1e-300, AXIS_LIMIT);
+    let hi = x1.clamp(lo, AXIS_LIMIT);
+    if hi / lo < 1.0 + 1e-9 {
+        return (lo / 2.0, hi * 2.0);
+    }
+    (lo / 1.5, hi * 1.5)
 }
 
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String>
@@ -119,7 +135,23 @@ where
 {
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     root.fill(&WHITE).map_err(e)?;
-    let pts = || chart.series.iter().flat_map(|s| s.points.iter());
+    // Points with a value that is not a number are left out; the others are held within the
+    // axis limit (a point beyond it is drawn at the edge, not a line billions of pixels long).
+    let lim = |v: f64| v.clamp(-AXIS_LIMIT, AXIS_LIMIT);
+    let series: Vec<Series> = chart
+        .series
+        .iter()
+        .map(|s| Series {
+            label: s.label.clone(),
+            points: s
+                .points
+                .iter()
+                .filter(|p| [p.0, p.1, p.2, p.3].iter().all(|v| v.is_finite()))
+                .map(|p| (lim(p.0), lim(p.1), lim(p.2), lim(p.3)))
+                .collect(),
+        })
+        .collect();
+    let pts = || series.iter().flat_map(|s| s.points.iter());
     let (x0, x1) = range(pts().map(|p| p.0));
     let (y0, y1) = range(pts().flat_map(|p| [p.2, p.3, p.1]));
     let ypad = (y1 - y0) * 0.08;
@@ -141,7 +173,7 @@ where
                 .axis_desc_style((FONT, 16))
                 .draw()
                 .map_err(e)?;
-            for (i, s) in chart.series.iter().enumerate() {
+            for (i, s) in series.iter().enumerate() {
                 let color = palette(i);
                 let line = ctx
                     .draw_series(LineSeries::new(
@@ -165,7 +197,7 @@ where
                 )
                 .map_err(e)?;
             }
-            if chart.series.iter().any(|s| !s.label.is_empty()) {
+            if series.iter().any(|s| !s.label.is_empty()) {
                 ctx.configure_series_labels()
                     .background_style(WHITE.mix(0.85))
                     .border_style(BLACK)
@@ -177,9 +209,8 @@ where
         }};
     }
     if chart.log_x {
-        body!(builder
-            .build_cartesian_2d((x0 / 1.5..x1 * 1.5).log_scale(), y0..y1)
-            .map_err(e)?);
+        let (l0, l1) = log_range(x0, x1);
+        body!(builder.build_cartesian_2d((l0..l1).log_scale(), y0..y1).map_err(e)?);
     } else {
         let xpad = (x1 - x0) * 0.03;
         body!(builder
@@ -189,12 +220,17 @@ where
     Ok(())
 }
 
-/// The chart of a probe CSV's columns (those matching `globs`, default all) over cycles.
+/// Most points a probe plot draws (rows × columns): what plotters is handed stays a few hundred
+/// MB at most, and a picture of more points than pixels says nothing more.
+pub const MAX_POINTS: u64 = 10_000_000;
+
+/// The chart of a probe CSV's columns (those matching `globs`, default all) over cycles. The CSV
+/// is read as RFC 4180 (see crate::csv: a byte-order mark, quoted fields); a value that is not a
+/// finite number is refused at its line and column.
 pub fn probe_chart(csv: &Path, globs: &[String]) -> Result<Chart, InputError> {
-    let text = std::fs::read_to_string(csv).map_err(|e| InputError::new(csv, format!("cannot read: {e}")))?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
-    if header.first() != Some(&"cycle") || header.len() < 2 {
+    let mut r = crate::csv::Reader::open(csv)?;
+    let header: Vec<String> = r.record()?.unwrap_or_default().into_iter().map(|f| f.text).collect();
+    if header.first().map(String::as_str) != Some("cycle") || header.len() < 2 {
         return Err(InputError {
             file: csv.to_path_buf(),
             line: Some(1),
@@ -203,7 +239,7 @@ pub fn probe_chart(csv: &Path, globs: &[String]) -> Result<Chart, InputError> {
         });
     }
     let picked: Vec<usize> = (1..header.len())
-        .filter(|&i| globs.is_empty() || globs.iter().any(|g| hwsim_hw::glob_match(g, header[i])))
+        .filter(|&i| globs.is_empty() || globs.iter().any(|g| hwsim_hw::glob_match(g, &header[i])))
         .collect();
     if picked.is_empty() {
         return Err(InputError::new(
@@ -219,21 +255,54 @@ pub fn probe_chart(csv: &Path, globs: &[String]) -> Result<Chart, InputError> {
     let mut series: Vec<Series> = picked
         .iter()
         .map(|&i| Series {
-            label: header[i].to_string(),
+            label: header[i].clone(),
             points: Vec::new(),
         })
         .collect();
-    for (n, line) in lines.enumerate() {
-        let f: Vec<&str> = line.split(',').collect();
-        let num = |i: usize| -> Result<f64, InputError> {
-            f.get(i).and_then(|v| v.parse::<f64>().ok()).ok_or_else(|| InputError {
+    let mut points = 0u64;
+    while let Some(f) = r.record()? {
+        let at = |i: usize, message: String| {
+            let (line, column) = match f.get(i).or(f.last()) {
+                Some(x) if i < f.len() => (x.line, x.column),
+                // A missing field: at the end of the row.
+                Some(x) => (x.line, x.column + x.text.chars().count()),
+                None => (0, 1),
+            };
+            InputError {
                 file: csv.to_path_buf(),
-                line: Some(n + 2),
-                column: Some(f[..i.min(f.len())].iter().map(|x| x.len() + 1).sum::<usize>() + 1),
-                message: format!("`{}` is not a number ({})", f.get(i).unwrap_or(&""), header[i]),
-            })
+                line: Some(line),
+                column: Some(column),
+                message,
+            }
+        };
+        let num = |i: usize| -> Result<f64, InputError> {
+            let name = &header[i];
+            let Some(text) = f.get(i).map(|x| x.text.trim()) else {
+                return Err(at(
+                    i,
+                    format!("the row has no `{name}` (the header has {} columns)", header.len()),
+                ));
+            };
+            match text.parse::<f64>() {
+                Ok(v) if v.is_finite() => Ok(v),
+                Ok(_) => Err(at(
+                    i,
+                    format!("`{text}` is not a finite number ({name}): it cannot be drawn"),
+                )),
+                Err(_) => Err(at(i, format!("`{}` is not a number ({name})", text.escape_debug()))),
+            }
         };
         let x = num(0)?;
+        points += picked.len() as u64;
+        if points > MAX_POINTS {
+            return Err(at(
+                0,
+                format!(
+                    "more than {MAX_POINTS} points to draw ({} columns): pick fewer with --columns or probe less often",
+                    picked.len()
+                ),
+            ));
+        }
         for (s, &i) in series.iter_mut().zip(&picked) {
             let y = num(i)?;
             s.points.push((x, y, y, y));
@@ -248,7 +317,7 @@ pub fn probe_chart(csv: &Path, globs: &[String]) -> Result<Chart, InputError> {
         ),
         x_label: "cycle (ns)".into(),
         y_label: if picked.len() == 1 {
-            header[picked[0]].to_string()
+            header[picked[0]].clone()
         } else {
             "value".into()
         },

@@ -49,6 +49,10 @@ pub struct Options {
     /// Set (by a SIGINT / SIGTERM handler) to stop the run at the current cycle; the report is
     /// then marked `interrupted` and the VCD ends there.
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// Run a module testbench without `expect:` checks (`vectors`, `plot`: they want the waves
+    /// or the samples, not a verdict); otherwise such a testbench is refused (see
+    /// [`require_checks`]).
+    pub checks_optional: bool,
 }
 
 /// One check's outcome.
@@ -671,6 +675,27 @@ pub fn validate_run(l: &Loaded, until_override: Option<u64>) -> Result<u64, Inpu
     Ok(until)
 }
 
+/// A module testbench must check something: with an empty `expect:` (and no monitors, which
+/// only the system form has) its run would be reported `PASS (0/0)`, a pass that checked
+/// nothing. Refused at the file's `expect:` (or its top), after every other check of the
+/// testbench; `vectors` and `plot` run such a testbench for its waves or samples.
+pub fn require_checks(l: &Loaded) -> Result<(), InputError> {
+    if l.tb.system.is_some() || !l.tb.expect.is_empty() {
+        return Ok(());
+    }
+    let msg = "testbench has no `expect:` checks: its run would pass without checking anything (add one, e.g. `expect: [{metric: end_cycle, min: 1}]`)";
+    let e = l.error_at("expect", msg);
+    if e.line.is_some() || e.file != l.path {
+        return Err(e);
+    }
+    Err(InputError {
+        file: l.path.clone(),
+        line: Some(1),
+        column: Some(1),
+        message: msg.into(),
+    })
+}
+
 /// Loads and runs a testbench file.
 pub fn run_file(path: &Path, opts: Options) -> Result<Report, InputError> {
     let l = testbench::load(path)?;
@@ -751,6 +776,9 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     };
     if let Some(p) = prober.as_mut() {
         p.sample(&sim)?;
+    }
+    if !opts.checks_optional {
+        require_checks(l)?;
     }
     let mut progress = crate::progress::RunProgress::new(crate::progress::allowed(opts.progress), &l.name(), until);
     let t0 = Instant::now();

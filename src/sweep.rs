@@ -10,8 +10,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -224,8 +224,16 @@ pub fn point_file(dir: &Path, k: usize) -> PathBuf {
 }
 
 /// Runs the plan on `jobs` threads, writing each report to `dir/point_K.json`. `done` is called
-/// after each run (a progress bar).
-pub fn run(plan: &Plan, dir: &Path, jobs: usize, done: &(dyn Fn() + Sync)) -> Result<(), InputError> {
+/// after each run (a progress bar). Once `interrupt` is set (SIGINT / SIGTERM) no run starts, and
+/// the running ones stop at their current cycle and write their report (marked interrupted).
+pub fn run(
+    plan: &Plan,
+    dir: &Path,
+    jobs: usize,
+    done: &(dyn Fn() + Sync),
+    interrupt: Option<&Arc<AtomicBool>>,
+) -> Result<(), InputError> {
+    let stopped = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
     let next = AtomicUsize::new(0);
     let first_error: Mutex<Option<(usize, InputError)>> = Mutex::new(None);
     // No more threads than runs; a thread the OS refuses leaves the work to the others.
@@ -235,7 +243,7 @@ pub fn run(plan: &Plan, dir: &Path, jobs: usize, done: &(dyn Fn() + Sync)) -> Re
         for _ in 0..threads {
             let spawned = std::thread::Builder::new().spawn_scoped(s, || loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
-                if k >= plan.runs.len() || first_error.lock().is_ok_and(|e| e.is_some()) {
+                if k >= plan.runs.len() || stopped() || first_error.lock().is_ok_and(|e| e.is_some()) {
                     break;
                 }
                 let r = &plan.runs[k];
@@ -250,6 +258,7 @@ pub fn run(plan: &Plan, dir: &Path, jobs: usize, done: &(dyn Fn() + Sync)) -> Re
                             &l,
                             Options {
                                 seed: Some(r.seed),
+                                interrupt: interrupt.cloned(),
                                 ..Options::default()
                             },
                         )
@@ -294,8 +303,11 @@ pub struct Row {
     pub run: usize,
     /// The planned run.
     pub planned: PlannedRun,
-    /// PASS, FAIL, INTERRUPTED, or MISSING (no report).
+    /// PASS, FAIL, INTR (cut short by an interrupt, or not run because of one: see
+    /// [`mark_interrupted`]), or MISSING (no report).
     pub verdict: String,
+    /// Whether the run's report was read (the counts and metrics are its).
+    pub reported: bool,
     /// Checks passed.
     pub passed: u64,
     /// Checks.
@@ -319,6 +331,7 @@ pub fn rows(plan: &Plan, dir: &Path) -> Result<Vec<Row>, InputError> {
             run: k,
             planned: r.clone(),
             verdict: "MISSING".into(),
+            reported: false,
             passed: 0,
             checks: 0,
             cycles: 0,
@@ -340,8 +353,9 @@ pub fn rows(plan: &Plan, dir: &Path) -> Result<Vec<Row>, InputError> {
             row.checks = checks.len() as u64;
             row.passed = checks.iter().filter(|c| c["passed"] == Json::Bool(true)).count() as u64;
             row.cycles = j["cycles"].as_u64().ok_or_else(bad)?;
+            row.reported = true;
             row.verdict = if j["interrupted"] == Json::Bool(true) {
-                "INTERRUPTED"
+                "INTR"
             } else if j["passed"] == Json::Bool(true) {
                 "PASS"
             } else {
@@ -397,7 +411,7 @@ pub fn csv(plan: &Plan, rows: &[Row]) -> String {
         f.extend(r.planned.values.iter().cloned());
         f.push(r.planned.seed.to_string());
         f.push(r.verdict.clone());
-        if r.verdict == "MISSING" {
+        if !r.reported {
             f.extend(["", "", ""].map(String::from));
         } else {
             f.extend([r.passed, r.checks, r.cycles].map(|x| x.to_string()));
@@ -575,6 +589,22 @@ pub fn write_outputs(plan: &Plan, rows: &[Row], dir: &Path) -> Result<(Vec<PathB
     Ok((files.to_vec(), summary(plan, rows, &metric)))
 }
 
+/// After an interrupted sweep: the runs that never started (no report) are INTR, not MISSING.
+pub fn mark_interrupted(rows: &mut [Row]) {
+    for r in rows.iter_mut().filter(|r| !r.reported) {
+        r.verdict = "INTR".into();
+    }
+}
+
+/// The table only (`sweep.csv`, `sweep.json`), for an interrupted sweep whose runs gave no metric
+/// to plot.
+pub fn write_tables(plan: &Plan, rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, InputError> {
+    let files = [dir.join("sweep.csv"), dir.join("sweep.json")];
+    crate::output::write_file(&files[0], csv(plan, rows).as_bytes())?;
+    crate::output::write_file(&files[1], json(plan, rows).as_bytes())?;
+    Ok(files.to_vec())
+}
+
 /// An aligned table of the runs: values, seed, verdict, the plotted metric.
 pub fn summary(plan: &Plan, rows: &[Row], metric: &str) -> String {
     let mut head: Vec<String> = plan.params.clone();
@@ -624,9 +654,11 @@ pub fn summary(plan: &Plan, rows: &[Row], metric: &str) -> String {
         rows.len(),
         count("PASS"),
         count("FAIL"),
-        match count("MISSING") {
-            0 => String::new(),
-            n => format!(", {n} missing"),
+        match (count("MISSING"), count("INTR")) {
+            (0, 0) => String::new(),
+            (m, 0) => format!(", {m} missing"),
+            (0, i) => format!(", {i} interrupted"),
+            (m, i) => format!(", {m} missing, {i} interrupted"),
         }
     );
     s

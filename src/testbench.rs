@@ -94,8 +94,15 @@ impl Loaded {
     }
     /// `e` attributed to the last `--set` whose field or value its message names (an error
     /// found after loading, about an overridden field, is the argument's, not the file's).
+    ///
+    /// An error located in an include is attributed too: the include was searched for the field
+    /// by name, but a `--set` of it replaces the include's value, so the line found there is not
+    /// where the value came from. The argument's field is its leaf, or a key or value anywhere in
+    /// a mapping it sets (`--set defaults.consumer={capacity: 0}` sets `capacity`); a list or a
+    /// mapping given where a number is expected (`invalid type: sequence`) is the argument's
+    /// that gave one.
     pub fn attribute(&self, e: InputError) -> InputError {
-        if e.file != self.path {
+        if !self.files.contains(&e.file) && e.file != self.path {
             return e;
         }
         let words: Vec<&str> = e
@@ -105,7 +112,13 @@ impl Loaded {
             .collect();
         let hit = self.overrides.iter().rev().find(|o| {
             let v = yaml::show(&o.value);
-            words.iter().any(|w| *w == o.leaf() || *w == v)
+            let shape = match &o.value {
+                Value::Sequence(_) => Some("invalid type: sequence"),
+                Value::Mapping(_) => Some("invalid type: map"),
+                _ => None,
+            };
+            words.iter().any(|w| *w == o.leaf() || *w == v || mentions(&o.value, w))
+                || shape.is_some_and(|t| e.message.contains(t))
         });
         match hit {
             Some(o) => o.error(e.message),

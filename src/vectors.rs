@@ -18,6 +18,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use hwsim_hw::{Dir, SharedBuffer};
 
@@ -42,7 +44,8 @@ struct Column {
 }
 
 /// Runs the testbench and writes the CSV files; returns the summary text.
-pub fn run(tb: &Path, out: &Path) -> Result<String, InputError> {
+pub fn run(tb: &Path, out: &Path, interrupt: Option<&Arc<AtomicBool>>) -> Result<String, InputError> {
+    let stopped = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
     let l = testbench::load(tb)?;
     if l.tb.system.is_some() || l.tb.instances.is_empty() {
         return Err(l.error_at(
@@ -123,10 +126,16 @@ pub fn run(tb: &Path, out: &Path) -> Result<String, InputError> {
         runner::Options {
             vcd_writer: Some(Box::new(buf.clone())),
             trace: globs,
+            // Stimulus and outputs are what vectors writes; the checks are not needed.
+            checks_optional: true,
+            interrupt: interrupt.cloned(),
             ..Default::default()
         },
     )?;
     let end = report.cycles;
+    if report.interrupted {
+        return Ok(format!("interrupted at cycle {end}: no vectors written\n"));
+    }
     if end >= MAX_ROWS {
         return Err(InputError::new(
             tb,
@@ -196,6 +205,17 @@ pub fn run(tb: &Path, out: &Path) -> Result<String, InputError> {
         let mut cur: Vec<String> = vec![String::new(); cols.len()];
         let mut row = String::new();
         for cycle in 0..=end {
+            if cycle % 65536 == 0 && stopped() {
+                // The file being written is dropped with its temporary name; those before it
+                // are whole.
+                let written = files.iter().position(|f| f == file).unwrap_or(0);
+                summary.push_str(&format!(
+                    "interrupted while writing {}: {written} of {} files written\n",
+                    file.display(),
+                    files.len()
+                ));
+                return Ok(summary);
+            }
             row.clear();
             let _ = std::fmt::Write::write_fmt(&mut row, format_args!("{cycle}"));
             for k in 0..cols.len() {
@@ -220,11 +240,16 @@ pub fn run(tb: &Path, out: &Path) -> Result<String, InputError> {
             cols.len()
         );
     }
-    let _ = writeln!(
-        summary,
-        "run: {}",
-        report.render(false, false).lines().last().unwrap_or("")
-    );
+    if report.checks.is_empty() {
+        // No checks, no verdict (a PASS of nothing checked is no pass).
+        let _ = writeln!(summary, "run: no checks, ended at cycle {end}");
+    } else {
+        let _ = writeln!(
+            summary,
+            "run: {}",
+            report.render(false, false).lines().last().unwrap_or("")
+        );
+    }
     Ok(summary)
 }
 

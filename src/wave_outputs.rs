@@ -1,14 +1,14 @@
 //! The wave files of a run beyond the VCD itself: the FST (`--fst PATH`) and the GTKWave save
 //! file with its translate filters (`--gtkw PATH`, by default beside the VCD or FST).
 //!
-//! The run writes its VCD as before (to `--vcd`, or to memory when only `--fst` is given); after
-//! the run the VCD is read back once, converted to FST ([`crate::waves::write_fst`]) and used to
-//! build the save file ([`crate::gtkw`]). Every file goes through [`crate::output`]: refused
+//! The run writes its VCD as before: to `--vcd`, or, when only `--fst` is given, to a temporary
+//! file beside the FST (`.NAME.vcd.hwsim-PID.tmp`, removed after the conversion, on an error
+//! and on an interrupt: it is never the wave held in memory, and never copied). After the run the
+//! VCD is read back once from its file, converted to FST ([`crate::waves::write_fst`]) and used
+//! to build the save file ([`crate::gtkw`]). Every file goes through [`crate::output`]: refused
 //! when it names an input or another output, written under a temporary name and renamed.
 
 use std::path::{Path, PathBuf};
-
-use hwsim_hw::SharedBuffer;
 
 use crate::testbench::Loaded;
 use crate::waves::Wave;
@@ -22,6 +22,14 @@ fn special(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| !m.is_file())
 }
 
+/// The name the temporary VCD of `--fst F` is staged under (`F.vcd`: the staged file is
+/// `.F.vcd.hwsim-PID.tmp` beside F, and it is never committed).
+fn scratch_name(fst: &Path) -> PathBuf {
+    let mut n = fst.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    n.push(".vcd");
+    fst.with_file_name(n)
+}
+
 /// Where the wave outputs of one run go.
 pub struct WaveOutputs {
     vcd: Option<PathBuf>,
@@ -29,7 +37,8 @@ pub struct WaveOutputs {
     gtkw: Option<PathBuf>,
     /// `--vcd X.fst` given together with `--fst`: refused by `validate`.
     fst_by_extension: Option<PathBuf>,
-    buffer: Option<SharedBuffer>,
+    /// The temporary VCD of an `--fst` without `--vcd` (removed when this is dropped).
+    scratch: Option<crate::output::Staged>,
 }
 
 /// A path whose extension says FST (`waves/x.fst`, any case).
@@ -61,7 +70,7 @@ impl WaveOutputs {
             fst,
             gtkw,
             fst_by_extension,
-            buffer: None,
+            scratch: None,
         }
     }
 
@@ -116,39 +125,39 @@ impl WaveOutputs {
         v
     }
 
-    /// Sets up the run's VCD: to the `--vcd` file, else (only `--fst`) into memory.
-    pub fn setup(&mut self, opts: &mut crate::runner::Options) {
+    /// Sets up the run's VCD: to the `--vcd` file, else (only `--fst`) to a temporary file in
+    /// the FST's folder.
+    pub fn setup(&mut self, opts: &mut crate::runner::Options) -> Result<(), InputError> {
         opts.vcd = self.vcd.clone();
-        if self.vcd.is_none() && self.fst.is_some() {
-            let b = SharedBuffer::default();
-            opts.vcd_writer = Some(Box::new(b.clone()));
-            self.buffer = Some(b);
+        if let (None, Some(f)) = (&self.vcd, &self.fst) {
+            let (file, staged) = crate::output::stage(&scratch_name(f))?;
+            opts.vcd_writer = Some(Box::new(std::io::BufWriter::new(file)));
+            self.scratch = Some(staged);
         }
+        Ok(())
     }
 
     /// After the run: the FST and the save file. `strict`: a `view:` glob that selects nothing is
     /// an error (false when `--trace` chose the signals).
     pub fn finish(&self, l: &Loaded, strict: bool) -> Result<(), InputError> {
-        if !self.any() {
+        if self.fst.is_none() && self.gtkw.is_none() {
+            // Only a VCD (perhaps a sink): nothing reads it back.
             return Ok(());
         }
-        let (name, bytes) = match (&self.vcd, &self.buffer) {
-            (Some(p), _) => (
-                p.clone(),
-                std::fs::read(p).map_err(|e| InputError::new(p, format!("cannot read back: {e}")))?,
-            ),
-            (None, Some(b)) => (PathBuf::from("VCD output"), b.bytes()),
+        let name: PathBuf = match (&self.vcd, &self.scratch) {
+            (Some(p), _) => p.clone(),
+            (None, Some(s)) => s.temporary().to_path_buf(),
             (None, None) => return Ok(()),
         };
+        let mut wave = Wave::open_written(&name)?;
         if let Some(f) = &self.fst {
             let (file, staged) = crate::output::stage(f)?;
-            let w = crate::waves::write_fst(&name, bytes.clone(), std::io::BufWriter::new(file))
+            let w = crate::waves::write_fst(&mut wave, std::io::BufWriter::new(file))
                 .map_err(|e| InputError::new(f, format!("cannot write: {e}")))?;
             drop(w);
             staged.commit()?;
         }
         if let Some(g) = &self.gtkw {
-            let wave = Wave::from_bytes(&name, bytes)?;
             let dump: &Path = self.vcd.as_deref().or(self.fst.as_deref()).expect("a wave file");
             for (p, b) in crate::gtkw::files(l, &wave, dump, g, strict)? {
                 crate::output::write_file(&p, &b)?;

@@ -43,7 +43,75 @@ pub struct Wave {
     pub version: String,
     /// Nanoseconds per time unit of the file.
     pub ns_per_unit: f64,
+    /// What the reader printed while reading the file (its warnings), line by line; hwsim
+    /// reports them on stderr, never in a report.
+    pub warnings: Vec<String>,
     inner: simple::Waveform,
+}
+
+/// Runs `f` with the process's stdout (fd 1) drained into a string meanwhile, and returns both:
+/// the wave reader prints its warnings (`INFO: detected a VHDL Var Type…`, `WARN: time
+/// decreased…`) with `println!`, where they would land in the middle of a report. One capture
+/// at a time (fd 1 is the process's). If the pipe cannot be set up, `f` runs as is.
+#[cfg(unix)]
+pub fn capture_stdout<T>(f: impl FnOnce() -> T) -> (T, String) {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = std::io::stdout().flush();
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: plain fd calls on fds this function owns; fd 1 is restored before returning.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return (f(), String::new());
+    }
+    let saved = unsafe { libc::dup(1) };
+    if saved < 0 {
+        unsafe {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
+        return (f(), String::new());
+    }
+    // SAFETY: fds[0] is the pipe's read end, owned by the File from here on.
+    let mut reader = unsafe { std::fs::File::from_raw_fd(fds[0]) };
+    // The pipe is drained as it fills (a reader printing more than the pipe holds must not
+    // block); the first 64 KiB are kept.
+    let drain = std::thread::Builder::new().spawn(move || {
+        let (mut kept, mut buf) = (Vec::new(), [0u8; 8192]);
+        while let Ok(k) = reader.read(&mut buf) {
+            if k == 0 {
+                break;
+            }
+            let room = (1usize << 16).saturating_sub(kept.len());
+            kept.extend_from_slice(&buf[..k.min(room)]);
+        }
+        String::from_utf8_lossy(&kept).into_owned()
+    });
+    let Ok(drain) = drain else {
+        unsafe {
+            libc::close(fds[1]);
+            libc::close(saved);
+        }
+        return (f(), String::new());
+    };
+    unsafe {
+        libc::dup2(fds[1], 1);
+        libc::close(fds[1]);
+    }
+    let out = f();
+    let _ = std::io::stdout().flush();
+    unsafe {
+        libc::dup2(saved, 1);
+        libc::close(saved);
+    }
+    (out, drain.join().unwrap_or_default())
+}
+
+/// Elsewhere, `f` as is.
+#[cfg(not(unix))]
+pub fn capture_stdout<T>(f: impl FnOnce() -> T) -> (T, String) {
+    (f(), String::new())
 }
 
 /// Runs `f`, turning a panic inside the reader into an error (a malformed file must not take
@@ -55,7 +123,14 @@ fn guarded<T>(path: &Path, f: impl FnOnce() -> Result<T, String>) -> Result<T, I
     std::panic::set_hook(prev);
     match r {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(InputError::new(path, format!("cannot read the wave: {e}"))),
+        // One line: the reader's message may span several.
+        Ok(Err(e)) => Err(InputError::new(
+            path,
+            format!(
+                "cannot read the wave: {}",
+                e.split_whitespace().collect::<Vec<_>>().join(" ")
+            ),
+        )),
         Err(_) => Err(InputError::new(path, "cannot read the wave: malformed file")),
     }
 }
@@ -64,9 +139,37 @@ fn guarded<T>(path: &Path, f: impl FnOnce() -> Result<T, String>) -> Result<T, I
 /// can be wider): a declared width is what the reader allocates for every value.
 pub const MAX_WAVE_WIDTH: u64 = 1 << 16;
 
-/// Before a wave reaches the reader, which allocates what the file declares: the file must be a
-/// regular one (`/dev/zero` or a FIFO would never end), and a VCD's header must end and declare
-/// no variable wider than [`MAX_WAVE_WIDTH`].
+/// Longest header line read, bytes.
+const MAX_HEADER_LINE: u64 = 1 << 20;
+
+/// Longest body line read, bytes (a value of [`MAX_WAVE_WIDTH`] bits is 64 KiB).
+const MAX_BODY_LINE: u64 = 16 << 20;
+
+/// The whitespace-separated tokens of `line` with their 1-based columns.
+fn tokens(line: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < line.len() && line[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == line.len() {
+            return None;
+        }
+        let start = i;
+        while i < line.len() && !line[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        Some((start + 1, &line[start..i]))
+    })
+}
+
+/// Before a wave reaches the reader, which allocates what the file declares and reads a body
+/// leniently: the file must be a regular one (`/dev/zero` or a FIFO would never end); a VCD's
+/// header must end and declare no variable wider than [`MAX_WAVE_WIDTH`]; and its body must be
+/// whole and well formed — times that parse and never go back, value changes with a declared
+/// id, a file that ends with a line break (a VCD cut mid-line, mid-change or mid-timestamp was
+/// read as a shorter wave, and a time going back was a warning printed into the report). Every
+/// refusal names the file and line:column.
 fn precheck(path: &Path) -> Result<(), InputError> {
     use std::io::BufRead;
     let meta = std::fs::metadata(path).map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
@@ -85,64 +188,174 @@ fn precheck(path: &Path) -> Result<(), InputError> {
         // Not a VCD (an FST is binary): the reader's own checks apply.
         return Ok(());
     }
+    let at = |line: usize, column: usize, msg: String| InputError {
+        file: path.to_path_buf(),
+        line: Some(line),
+        column: Some(column),
+        message: format!("cannot read the wave: {msg}"),
+    };
+    let show = |t: &[u8]| {
+        String::from_utf8_lossy(&t[..t.len().min(40)])
+            .escape_debug()
+            .to_string()
+    };
     // The header: `$var <type> <width> <id> <name> … $end` declarations up to `$enddefinitions`.
     // Tokens are read one at a time (a declaration may span lines); lines are bounded so a file
     // of one endless line cannot fill memory here either.
-    let mut line = String::new();
-    let mut n = 0u64;
-    let mut pending: Vec<String> = Vec::new();
+    let mut line: Vec<u8> = Vec::new();
+    let mut n = 0usize;
+    let mut byte = 0u64;
+    let mut pending: Vec<Vec<u8>> = Vec::new();
+    let mut pending_at = (0, 0);
+    let mut ids: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
+    let mut in_header = true;
+    // The body: a vector or real value waits for its id (where it started); a comment for `$end`.
+    let mut value_at: Option<(usize, usize)> = None;
+    let mut comment_at: Option<(usize, usize)> = None;
+    let mut last_time: Option<(u64, usize)> = None;
     loop {
         line.clear();
-        let got = std::io::Read::take(&mut r, 1 << 20)
-            .read_line(&mut line)
+        let limit = if in_header { MAX_HEADER_LINE } else { MAX_BODY_LINE };
+        let got = std::io::Read::take(&mut r, limit + 1)
+            .read_until(b'\n', &mut line)
             .map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
         if got == 0 {
-            return Err(InputError::new(
-                path,
-                format!(
-                    "cannot read the wave: the header ends at line {n} without $enddefinitions (a truncated file?)"
-                ),
-            ));
+            break;
         }
         n += 1;
-        for tok in line.split_whitespace() {
-            if tok == "$enddefinitions" {
-                return Ok(());
-            }
-            if tok == "$var" {
-                pending.clear();
-            }
-            pending.push(tok.to_string());
-            if tok == "$end" && pending.first().is_some_and(|t| t == "$var") {
-                let width = pending.get(2).and_then(|w| w.parse::<u64>().ok());
-                let name = pending.get(4).map_or("?", String::as_str);
-                match width {
-                    Some(w) if w <= MAX_WAVE_WIDTH => {}
-                    Some(w) => {
-                        return Err(InputError::new(
-                            path,
-                            format!(
-                                "cannot read the wave: line {n}: variable `{name}` is {w} bits wide; at most {MAX_WAVE_WIDTH} are read"
-                            ),
-                        ))
-                    }
-                    None => {
-                        return Err(InputError::new(
-                            path,
-                            format!("cannot read the wave: line {n}: a $var without a width"),
-                        ))
-                    }
-                }
-                pending.clear();
-            }
+        byte += got as u64;
+        if got as u64 > limit {
+            let part = if in_header { "header" } else { "body" };
+            return Err(at(n, 1, format!("a line of the {part} longer than {limit} bytes")));
         }
-        if line.len() >= 1 << 20 && !line.ends_with('\n') {
-            return Err(InputError::new(
-                path,
-                format!("cannot read the wave: line {n} of the header is longer than 1 MiB"),
+        let line_end = line.last() == Some(&b'\n');
+        if !line_end {
+            // The last line, cut: its last token is a part of one (`#12` of `#1200`, `b10` of
+            // `b1011 !`), whatever it parses as.
+            let col = line.len() + 1;
+            return Err(at(
+                n,
+                col,
+                format!("the file ends mid-line at byte {byte} (no final line break): a truncated file?"),
             ));
         }
+        for (col, tok) in tokens(&line) {
+            if in_header {
+                if tok == b"$enddefinitions" {
+                    in_header = false;
+                    continue;
+                }
+                if tok == b"$var" {
+                    pending.clear();
+                    pending_at = (n, col);
+                }
+                pending.push(tok.to_vec());
+                if tok == b"$end" && pending.first().is_some_and(|t| t == b"$var") {
+                    let width = std::str::from_utf8(pending.get(2).map_or(&[][..], |w| w))
+                        .ok()
+                        .and_then(|w| w.parse::<u64>().ok());
+                    let name = pending.get(4).map_or("?".to_string(), |t| show(t));
+                    match width {
+                        Some(w) if w <= MAX_WAVE_WIDTH => {}
+                        Some(w) => {
+                            return Err(at(
+                                pending_at.0,
+                                pending_at.1,
+                                format!("variable `{name}` is {w} bits wide; at most {MAX_WAVE_WIDTH} are read"),
+                            ))
+                        }
+                        None => return Err(at(pending_at.0, pending_at.1, "a $var without a width".into())),
+                    }
+                    if let Some(id) = pending.get(3) {
+                        ids.insert(id.clone());
+                    }
+                    pending.clear();
+                }
+                continue;
+            }
+            if comment_at.is_some() {
+                if tok == b"$end" {
+                    comment_at = None;
+                }
+                continue;
+            }
+            if value_at.take().is_some() {
+                if !ids.contains(tok) {
+                    return Err(at(
+                        n,
+                        col,
+                        format!("`{}` is not the id of a declared variable", show(tok)),
+                    ));
+                }
+                continue;
+            }
+            match tok[0] {
+                b'#' => {
+                    let text = std::str::from_utf8(&tok[1..]).unwrap_or("");
+                    let t = text.parse::<u64>().ok().or_else(|| {
+                        text.parse::<f64>()
+                            .ok()
+                            .filter(|v| v.is_finite() && *v >= 0.0 && v.fract() == 0.0 && *v < 1.8e19)
+                            .map(|v| v as u64)
+                    });
+                    let Some(t) = t else {
+                        return Err(at(n, col, format!("`{}` is not a time", show(tok))));
+                    };
+                    if let Some((prev, prev_line)) = last_time {
+                        if t < prev {
+                            return Err(at(
+                                n,
+                                col,
+                                format!(
+                                    "time #{t} goes back (line {prev_line} is at #{prev}): times must not decrease"
+                                ),
+                            ));
+                        }
+                    }
+                    last_time = Some((t, n));
+                }
+                b'0' | b'1' | b'z' | b'Z' | b'x' | b'X' | b'h' | b'H' | b'u' | b'U' | b'w' | b'W' | b'l' | b'L'
+                | b'-' => {
+                    let id = &tok[1..];
+                    if id.is_empty() {
+                        return Err(at(
+                            n,
+                            col,
+                            format!("the value change `{}` has no variable id", show(tok)),
+                        ));
+                    }
+                    if !ids.contains(id) {
+                        return Err(at(
+                            n,
+                            col + 1,
+                            format!("`{}` is not the id of a declared variable", show(id)),
+                        ));
+                    }
+                }
+                b'b' | b'B' | b'r' | b'R' | b's' | b'S' => value_at = Some((n, col)),
+                _ => match tok {
+                    b"$comment" => comment_at = Some((n, col)),
+                    b"$dumpvars" | b"$end" | b"$dumpoff" | b"$dumpon" | b"$dumpall" => {}
+                    _ => return Err(at(n, col, format!("unexpected `{}` in the value changes", show(tok)))),
+                },
+            }
+        }
     }
+    if in_header {
+        return Err(at(
+            n.max(1),
+            1,
+            format!("the header ends at line {n} without $enddefinitions (a truncated file?)"),
+        ));
+    }
+    let cut = |what: &str| format!("the file ends {what} at byte {byte}: a truncated file?");
+    if let Some((l, c)) = value_at {
+        return Err(at(l, c, cut("in a value change without its variable id")));
+    }
+    if let Some((l, c)) = comment_at {
+        return Err(at(l, c, cut("inside a $comment")));
+    }
+    Ok(())
 }
 
 fn single_thread() -> wellen::LoadOptions {
@@ -156,6 +369,25 @@ impl Wave {
     /// Opens a VCD or FST file (the format is detected from the content).
     pub fn open(path: &Path) -> Result<Wave, InputError> {
         precheck(path)?;
+        let p = path.to_path_buf();
+        let (inner, said) = capture_stdout(|| {
+            guarded(path, move || {
+                simple::read_with_options(&p, &single_thread()).map_err(|e| e.to_string())
+            })
+        });
+        let mut w = Wave::from_inner(path, inner?)?;
+        w.warnings = said
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect();
+        Ok(w)
+    }
+
+    /// Opens a VCD hwsim itself just wrote (no outside-file checks: it is whole and well
+    /// formed), read from the file, not copied into memory first.
+    pub fn open_written(path: &Path) -> Result<Wave, InputError> {
         let p = path.to_path_buf();
         let inner = guarded(path, move || {
             simple::read_with_options(&p, &single_thread()).map_err(|e| e.to_string())
@@ -191,6 +423,13 @@ impl Wave {
             Some(ts) => ts.factor as f64 * 10f64.powi(ts.unit.to_exponent().unwrap_or(-9) as i32 + 9),
             None => 1.0,
         };
+        if !(ns_per_unit.is_finite() && ns_per_unit > 0.0) {
+            // `$timescale 0ns`: every time would be at 0, and a cycle of no time units.
+            return Err(InputError::new(
+                path,
+                format!("cannot read the wave: a timescale of {ns_per_unit} ns (it must be more than 0)"),
+            ));
+        }
         if inner.time_table().is_empty() {
             return Err(InputError::new(path, "cannot read the wave: no timestamps"));
         }
@@ -199,6 +438,7 @@ impl Wave {
             version: h.version().trim().to_string(),
             ns_per_unit,
             vars,
+            warnings: Vec::new(),
             inner,
         })
     }
@@ -241,11 +481,13 @@ fn value(v: SignalValueRef<'_>) -> Val {
     }
 }
 
-/// Writes `vcd` (a whole VCD hwsim produced) as FST to `out`. Same hierarchy, widths and value
-/// changes; no date (same input, same bytes).
-pub fn write_fst<W: Write + Seek>(vcd_name: &Path, vcd: Vec<u8>, out: W) -> Result<W, String> {
+/// Writes `wave` (a VCD hwsim produced, opened with [`Wave::open_written`]) as FST to `out`.
+/// Same hierarchy, widths and value changes; no date (same input, same bytes). The changes go
+/// out merged in time order straight from the reader's signals (a heap of one cursor per
+/// signal), not gathered into a list of every change first: the conversion holds the reader's
+/// compressed signals and no second copy of the wave.
+pub fn write_fst<W: Write + Seek>(wave: &mut Wave, out: W) -> Result<W, String> {
     use fst_writer::{FstFileType, FstInfo, FstScopeType, FstSignalType, FstVarDirection, FstVarType};
-    let mut wave = Wave::from_bytes(vcd_name, vcd).map_err(|e| e.to_string())?;
     let h = wave.inner.hierarchy();
     let info = FstInfo {
         start_time: *wave.inner.time_table().first().unwrap_or(&0),
@@ -301,34 +543,39 @@ pub fn write_fst<W: Write + Seek>(vcd_name: &Path, vcd: Vec<u8>, out: W) -> Resu
         }
     }
     let mut body = hw.finish().map_err(fe)?;
-    // Every change of every signal, merged in time order (signals in file order within a time).
-    let order: Vec<usize> = (0..wave.vars.len()).collect();
-    let changes = wave.changes(&order);
-    let mut events: Vec<(u64, usize, usize)> = Vec::new();
-    for (vi, ch) in changes.iter().enumerate() {
-        for (ci, (t, _)) in ch.iter().enumerate() {
-            events.push((*t, vi, ci));
-        }
-    }
-    events.sort_unstable();
+    // Two vars on one signal (an alias) write its changes once: one cursor per signal, in file
+    // order (the first var of each).
     let mut seen = std::collections::HashSet::new();
-    let alias: Vec<bool> = wave.vars.iter().map(|v| !seen.insert(v.sig)).collect();
+    let sigs: Vec<SignalRef> = wave.vars.iter().map(|v| v.sig).filter(|s| seen.insert(*s)).collect();
+    wave.inner.load_signals(&sigs);
+    let inner = &wave.inner;
+    let times = inner.time_table();
+    let mut cursors: Vec<_> = sigs
+        .iter()
+        .map(|&s| inner.get_signal(s).expect("loaded").iter_changes().peekable())
+        .collect();
+    // (time index, signal order): the earliest change first, signals in file order within a time.
+    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u32, usize)>> = cursors
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(k, c)| c.peek().map(|(t, _)| std::cmp::Reverse((*t, k))))
+        .collect();
     let mut now = None;
-    for (t, vi, ci) in events {
-        let Some(&id) = ids.get(&wave.vars[vi].sig) else {
-            continue;
-        };
-        // Two vars on one signal (an alias) write its changes once.
-        if alias[vi] {
-            continue;
+    while let Some(std::cmp::Reverse((ti, k))) = heap.pop() {
+        let (_, v) = cursors[k].next().expect("peeked");
+        if let Some(&id) = ids.get(&sigs[k]) {
+            let t = times[ti as usize];
+            if now != Some(t) {
+                body.time_change(t).map_err(fe)?;
+                now = Some(t);
+            }
+            match value(v) {
+                Val::Bits(b) => body.signal_change(id, b.as_bytes()).map_err(fe)?,
+                Val::Real(r) => body.signal_change(id, &r.to_le_bytes()).map_err(fe)?,
+            }
         }
-        if now != Some(t) {
-            body.time_change(t).map_err(fe)?;
-            now = Some(t);
-        }
-        match &changes[vi][ci].1 {
-            Val::Bits(b) => body.signal_change(id, b.as_bytes()).map_err(fe)?,
-            Val::Real(r) => body.signal_change(id, &r.to_le_bytes()).map_err(fe)?,
+        if let Some((t, _)) = cursors[k].peek() {
+            heap.push(std::cmp::Reverse((*t, k)));
         }
     }
     let end = wave.end_time();
@@ -338,4 +585,26 @@ pub fn write_fst<W: Write + Seek>(vcd_name: &Path, vcd: Vec<u8>, out: W) -> Resu
     let mut w = body.finish().map_err(fe)?;
     w.flush().map_err(|e| e.to_string())?;
     Ok(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    #[test]
+    fn what_the_reader_prints_is_captured_not_shown() {
+        // Written to fd 1 directly, as the reader's println! is outside the test harness.
+        let (v, said) = super::capture_stdout(|| {
+            let mut out = std::io::stdout();
+            let _ = writeln!(out, "WARN: time decreased from 5 to 3. Skipping!");
+            let _ = out.write_all(&vec![b'.'; 200_000]);
+            7
+        });
+        assert_eq!(v, 7);
+        assert!(
+            said.starts_with("WARN: time decreased from 5 to 3. Skipping!\n"),
+            "{said}"
+        );
+        assert_eq!(said.len(), 1 << 16, "the first 64 KiB kept, the rest drained");
+    }
 }

@@ -3,8 +3,14 @@
 //! random YAML documents. Each case must load and elaborate, or be refused with an error that
 //! has a place (file:line:col, or a quoted instance, port or field); never a panic.
 //!
+//! The readers of the newer commands' outside files are fuzzed the same way (issue 29): waves
+//! (VCD) through `diff`, diff maps, probe CSVs through `plot` (read and drawn), and sweep folders
+//! (plan.json and the point reports) through `--collect`'s reader, each from seeds hwsim wrote,
+//! mutated and cut short. Each case must be read, or refused with one line; never a panic,
+//! never more than 10 s.
+//!
 //! `HWSIM_FUZZ_CASES=1000000 cargo test --release --test fuzz` runs a longer campaign (default
-//! 10 000 cases in all).
+//! 10 000 cases for the testbenches and 10 000 for the other readers).
 
 use std::path::{Path, PathBuf};
 
@@ -263,4 +269,226 @@ fn random_yaml_loads_or_is_refused_with_a_place() {
     runner
         .run(&random_yaml(), |doc| load_and_elaborate(&path, doc))
         .unwrap();
+}
+
+// ------------------------------------------------------------------------------------------------
+// The other readers (issue 29): waves, maps, CSVs, sweep plans.
+
+/// One mutation of a reader's input: [`mutate`], or the text cut short at a byte (a truncated
+/// file), or one byte replaced by a control or non-ASCII character.
+fn mutate_file(text: &str, op: u8, at: usize, pick: usize) -> String {
+    match op % 10 {
+        8 => {
+            let mut cut = (at * 7919) % text.len().max(1);
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text[..cut].to_string()
+        }
+        9 => {
+            let mut s = text.to_string();
+            let mut a = (at * 104729) % s.len().max(1);
+            while !s.is_char_boundary(a) {
+                a -= 1;
+            }
+            let b = s[a..].chars().next().map_or(a, |c| a + c.len_utf8());
+            let ins = ["\0", "\r", "\t", "\u{feff}", "\"", ",", "é", "#", "$end", "\n"][pick % 10];
+            s.replace_range(a..b, ins);
+            s
+        }
+        _ => mutate(text, op, at, pick),
+    }
+}
+
+/// The seeds: a VCD and a probe CSV from a run, a VCD with a real and one name twice, a map of
+/// the run's signals, a sweep folder (plan.json, point_0.json, point_1.json).
+struct Seeds {
+    dir: PathBuf,
+    vcd: String,
+    odd_vcd: String,
+    map: String,
+    csv: String,
+    plan: String,
+    point: String,
+}
+
+fn seeds() -> Seeds {
+    let dir = std::env::temp_dir().join(format!("hwsim-fuzz-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let tb = dir.join("tb.yaml");
+    std::fs::write(
+        &tb,
+        "name: f\nseed: 1\nuntil: 60\ninstances:\n  src: {kind: producer, params: {count: 12, interval: 1, first_value: 100}}\n  fifo: {kind: fifo, params: {depth: 4}}\n  snk: {kind: consumer, params: {interval: 3}}\nconnect:\n  - {from: src.out, to: fifo.in}\n  - {from: fifo.out, to: snk.in}\nprobe: {every: 5, signals: [snk.last], counters: [\"*.received\"]}\nexpect:\n  - {counter: snk.received, min: 1}\n",
+    )
+    .unwrap();
+    let l = testbench::load(&tb).unwrap();
+    runner::run_loaded(
+        &l,
+        runner::Options {
+            vcd: Some(dir.join("seed.vcd")),
+            probe: Some(dir.join("seed.csv")),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let vcd = std::fs::read_to_string(dir.join("seed.vcd")).unwrap();
+    let wave = hwsim::waves::Wave::open(&dir.join("seed.vcd")).unwrap();
+    let names: Vec<String> = wave.vars.iter().map(|v| v.name.clone()).take(4).collect();
+    let map = format!(
+        "clock_ns: 1\nsignals:\n{}",
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("  - {{a: {n}, b: \"{n}[3:0]\", offset: {}}}\n", i % 2))
+            .collect::<String>()
+    );
+    let sweep = dir.join("sweep");
+    hwsim::commands::sweep(
+        hwsim::commands::SweepArgs {
+            testbench: Some(tb.clone()),
+            set: vec!["instances.fifo.params.depth=2,4".into()],
+            zip: false,
+            seeds: 1,
+            jobs: Some(1),
+            out: Some(sweep.clone()),
+            metric: None,
+            x: None,
+            counter: vec!["*.received".into()],
+            emit: vec![],
+            collect: None,
+            quiet: true,
+        },
+        None,
+    )
+    .unwrap();
+    Seeds {
+        vcd,
+        odd_vcd: "$timescale 1ns $end\n$scope module top $end\n$var real 64 ! r $end\n$var wire 1 \" a $end\n$var wire 1 # a $end\n$var wire 4 $ v $end\n$upscope $end\n$enddefinitions $end\n#0\n$dumpvars\nrNaN !\n0\"\n1#\nbx01z $\n$end\n#5\nr1.5 !\n1\"\n0#\nb1010 $\n#9\nrnan !\n".into(),
+        map,
+        csv: std::fs::read_to_string(dir.join("seed.csv")).unwrap(),
+        plan: std::fs::read_to_string(sweep.join("plan.json")).unwrap(),
+        point: std::fs::read_to_string(sweep.join("point_0.json")).unwrap(),
+        dir,
+    }
+}
+
+/// A refusal is one line.
+fn one_line(e: &hwsim::yaml::InputError, text: &str) -> Result<(), TestCaseError> {
+    let shown = text.chars().take(1500).collect::<String>();
+    prop_assert!(!e.to_string().contains('\n'), "one line: `{e}` for\n{shown}");
+    Ok(())
+}
+
+/// `f` must end within 10 s.
+fn in_time<T>(what: &str, text: &str, f: impl FnOnce() -> T) -> Result<T, TestCaseError> {
+    let t0 = std::time::Instant::now();
+    let r = f();
+    let dt = t0.elapsed();
+    prop_assert!(
+        dt.as_secs() < 10,
+        "{what} took {:.1} s for\n{}",
+        dt.as_secs_f64(),
+        text.chars().take(1500).collect::<String>()
+    );
+    Ok(r)
+}
+
+fn diff_args(a: &Path, b: &Path, map: Option<&Path>) -> hwsim::diff::DiffArgs {
+    hwsim::diff::DiffArgs {
+        a: a.to_path_buf(),
+        b: b.to_path_buf(),
+        map: map.map(Path::to_path_buf),
+        clock_ns: None,
+        from: None,
+        to: None,
+    }
+}
+
+#[test]
+fn mutated_waves_maps_csvs_and_sweep_plans_are_read_or_refused_in_one_line() {
+    let seeds = seeds();
+    let d = &seeds.dir;
+    let (seed_vcd, case_vcd, case_map) = (d.join("seed.vcd"), d.join("case.vcd"), d.join("map.yaml"));
+    let (case_csv, case_svg) = (d.join("case.csv"), d.join("case.svg"));
+    let plan_dir = d.join("sweep");
+    let mut runner = TestRunner::new(Config {
+        cases: cases(),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (0..5u8, 1..4usize, any::<[(u8, usize, usize); 3]>());
+    runner
+        .run(&strategy, |(surface, k, muts)| {
+            let seed = match surface {
+                0 => &seeds.vcd,
+                1 => &seeds.odd_vcd,
+                2 => &seeds.map,
+                3 => &seeds.csv,
+                _ if muts[0].2 % 2 == 0 => &seeds.plan,
+                _ => &seeds.point,
+            };
+            let mut t = seed.clone();
+            for &(op, at, pick) in muts.iter().take(k) {
+                t = mutate_file(&t, op, at, pick);
+            }
+            match surface {
+                // A wave against the run's own (and against itself).
+                0 | 1 => {
+                    std::fs::write(&case_vcd, &t).unwrap();
+                    let r = in_time("diff", &t, || hwsim::diff::run(&diff_args(&seed_vcd, &case_vcd, None)))?;
+                    match r {
+                        Err(e) => one_line(&e, &t)?,
+                        Ok((_, _, warnings)) => prop_assert!(warnings.iter().all(|w| !w.contains('\n'))),
+                    }
+                    if let Err(e) = in_time("diff", &t, || hwsim::diff::run(&diff_args(&case_vcd, &case_vcd, None)))? {
+                        one_line(&e, &t)?;
+                    }
+                }
+                // A map between the run's wave and itself.
+                2 => {
+                    std::fs::write(&case_map, &t).unwrap();
+                    let r = in_time("diff --map", &t, || {
+                        hwsim::diff::run(&diff_args(&seed_vcd, &seed_vcd, Some(&case_map)))
+                    })?;
+                    if let Err(e) = r {
+                        one_line(&e, &t)?;
+                    }
+                }
+                // A probe CSV, read and drawn.
+                3 => {
+                    std::fs::write(&case_csv, &t).unwrap();
+                    let r = in_time("plot", &t, || {
+                        hwsim::plot::probe_chart(&case_csv, &[]).and_then(|c| hwsim::plot::write(&case_svg, &c))
+                    })?;
+                    if let Err(e) = r {
+                        one_line(&e, &t)?;
+                    }
+                }
+                // A sweep folder: its plan or a report mutated, read back as --collect does.
+                _ => {
+                    let name = if std::ptr::eq(seed, &seeds.plan) {
+                        "plan.json"
+                    } else {
+                        "point_0.json"
+                    };
+                    std::fs::write(plan_dir.join(name), &t).unwrap();
+                    let r = in_time("collect", &t, || {
+                        hwsim::sweep::read_plan(&plan_dir).and_then(|p| {
+                            let rows = hwsim::sweep::rows(&p, &plan_dir)?;
+                            let metric = hwsim::sweep::metric_of(&p, &rows)?;
+                            Ok((hwsim::sweep::csv(&p, &rows), hwsim::sweep::summary(&p, &rows, &metric)))
+                        })
+                    })?;
+                    std::fs::write(plan_dir.join("plan.json"), &seeds.plan).unwrap();
+                    std::fs::write(plan_dir.join("point_0.json"), &seeds.point).unwrap();
+                    if let Err(e) = r {
+                        one_line(&e, &t)?;
+                    }
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    let _ = std::fs::remove_dir_all(d);
 }
