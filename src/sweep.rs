@@ -919,6 +919,7 @@ mod tests {
             run: 0,
             planned: plan.runs[0].clone(),
             verdict: "PASS".into(),
+            reported: true,
             passed: 1,
             checks: 1,
             cycles: 10,
