@@ -23,6 +23,7 @@ pub mod system;
 pub mod testbench;
 pub mod values;
 pub mod vectors;
+pub mod verdict;
 pub mod wave_outputs;
 pub mod waves;
 pub mod yaml;

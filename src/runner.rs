@@ -55,21 +55,7 @@ pub struct Options {
     pub checks_optional: bool,
 }
 
-/// One check's outcome.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct CheckResult {
-    /// Label.
-    pub name: String,
-    /// Verdict.
-    pub passed: bool,
-    /// What was expected.
-    pub expected: String,
-    /// What happened.
-    pub actual: String,
-    /// For a failed sequence check: the first item that differs (index, expected, actual).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_difference: Option<String>,
-}
+pub use crate::verdict::CheckResult;
 
 /// Run statistics.
 #[derive(Clone, Debug, Serialize, Default)]
@@ -868,7 +854,15 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
             fatal: expects("diag_max_retry_hit"),
             mul_timeout: expects("mul_timeouts"),
         };
-        checks.extend(crate::monitors::monitors(&sim, &el, sim.is_quiescent(), expected));
+        if let (Some(info), Some(m)) = (&el.system, &el.monitor_counters) {
+            checks.extend(crate::monitors::monitors(
+                &sim,
+                m,
+                info.lossy,
+                sim.is_quiescent(),
+                expected,
+            ));
+        }
     }
     let error_text = error.map(|e| e.to_string());
     if let Some(e) = &error_text {
