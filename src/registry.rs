@@ -73,31 +73,6 @@ impl BlockKind {
     }
 }
 
-/// Builds through `build` and refuses a counter the kind's tables do not declare (a block
-/// that counts something nobody declared would show in reports with no unit or meaning, and a
-/// renamed counter would leave the monitors reading nothing).
-fn build_checked(
-    kind: &str,
-    tables: &'static [&'static [CounterDecl]],
-    b: &mut Binder,
-    build: impl FnOnce(&mut Binder) -> BuildResult,
-) -> BuildResult {
-    let c = build(b)?;
-    let mut missing: Vec<&str> = b
-        .counter_names()
-        .filter(|n| !tables.iter().flat_map(|t| t.iter()).any(|d| d.matches(n)))
-        .collect();
-    missing.dedup();
-    if missing.is_empty() {
-        Ok(c)
-    } else {
-        Err(format!(
-            "block kind `{kind}` registers counter(s) its counter table does not declare: {} (add them to COUNTERS in its file)",
-            missing.join(", ")
-        ))
-    }
-}
-
 /// A composite kind: `ports` are the ones it shows outside, `expand` creates its children
 /// (under the path it is given) and exports those ports to theirs.
 fn composite_kind<P>(
@@ -173,8 +148,7 @@ where
             };
             check(&p)?;
             let decls = ports(&p);
-            let b: BuildFn =
-                Box::new(move |binder: &mut Binder| build_checked(name, counters, binder, |binder| build(&p, binder)));
+            let b: BuildFn = Box::new(move |binder: &mut Binder| build(&p, binder));
             Ok((decls, Body::Leaf(b)))
         }),
     }
@@ -187,9 +161,7 @@ fn pipe_kind() -> BlockKind {
         let decls = kx::pipe::ports::<T>(&p);
         (
             decls,
-            Body::Leaf(Box::new(move |b: &mut Binder| {
-                build_checked("pipe", kx::pipe::COUNTER_TABLES, b, |b| kx::pipe::build::<T>(&p, b))
-            })),
+            Body::Leaf(Box::new(move |b: &mut Binder| kx::pipe::build::<T>(&p, b))),
         )
     }
     let mut defaults = yaml::to_value(&kx::pipe::Params::default());
@@ -472,8 +444,8 @@ pub fn counter_units(sim: &hwsim_hw::Sim) -> std::collections::BTreeMap<String, 
 }
 
 /// The first counter no counter table declares, as an error naming it and the kind of the
-/// block that registers it. The registry checks a block it builds; this also covers the nodes
-/// a composite creates itself (rclink_rx's children).
+/// block that registers it: one check after elaboration, for the blocks the registry builds and
+/// the nodes a composite creates itself (rclink_rx's children) alike.
 pub fn check_counter_tables(sim: &hwsim_hw::Sim) -> Result<(), String> {
     let blocks = blocks();
     let mut last: Option<(&str, Option<&BlockKind>)> = None;

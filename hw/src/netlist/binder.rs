@@ -99,16 +99,9 @@ impl Binder<'_> {
     pub fn counters_in(&mut self, scope: &str) {
         self.counter_scope = Some(scope.to_string());
     }
-    /// The names (without scope) of the counters declared so far, in order: the registry
-    /// checks them against the kind's counter table after `build`.
-    pub fn counter_names(&self) -> impl Iterator<Item = &str> {
-        self.counters
-            .iter()
-            .map(|n| n.rsplit_once('.').map_or(n.as_str(), |(_, leaf)| leaf))
-    }
     /// Declares a counter; it appears as `<path>.<name>` in reports (see
-    /// [`Binder::counters_in`]). Its name must be in the kind's counter table
-    /// ([`CounterDecl`](crate::CounterDecl)) when the block is built through the registry.
+    /// [`Binder::counters_in`]). Its name must be in its kind's counter table
+    /// ([`CounterDecl`](crate::CounterDecl)): the application checks after elaboration.
     pub fn counter(&mut self, name: &str) -> CounterId {
         let scope = self.counter_scope.as_deref().unwrap_or(&self.instance);
         self.counters.push(format!("{scope}.{name}"));
