@@ -495,6 +495,10 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     m.insert(TypeId::of::<hp::CreditMsg>(), signal_type::<hp::CreditMsg>("CreditMsg"));
     m.insert(TypeId::of::<hp::FrameDone>(), signal_type::<hp::FrameDone>("FrameDone"));
     m.insert(TypeId::of::<hp::ArbReq>(), signal_type::<hp::ArbReq>("ArbReq"));
+    m.insert(
+        TypeId::of::<hp::MacCreditRet>(),
+        signal_type::<hp::MacCreditRet>("MacCreditRet"),
+    );
     m.insert(TypeId::of::<hp::CbfcReq>(), signal_type::<hp::CbfcReq>("CbfcReq"));
     m.insert(TypeId::of::<hp::VcCredits>(), signal_type::<hp::VcCredits>("VcCredits"));
     m.insert(TypeId::of::<hp::SlotMap>(), signal_type::<hp::SlotMap>("SlotMap"));
@@ -509,6 +513,8 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     m.insert(TypeId::of::<hp::UInt<21>>(), signal_type::<hp::UInt<21>>("UInt<21>"));
     m.insert(TypeId::of::<hp::UInt<32>>(), signal_type::<hp::UInt<32>>("UInt<32>"));
     m.insert(TypeId::of::<hp::Cell>(), signal_type::<hp::Cell>("Cell"));
+    m.insert(TypeId::of::<hp::PfcFrame>(), signal_type::<hp::PfcFrame>("PfcFrame"));
+    m.insert(TypeId::of::<hp::UInt<1>>(), signal_type::<hp::UInt<1>>("UInt<1>"));
     m.insert(
         TypeId::of::<hp::RxAccepted>(),
         signal_type::<hp::RxAccepted>("RxAccepted"),
@@ -562,6 +568,22 @@ mod tests {
             }
         }
         assert!(stale.is_empty(), "declared but counted by no testbench: {stale:?}");
+    }
+
+    #[test]
+    fn every_port_of_every_kind_carries_a_value_testbenches_can_drive_and_check() {
+        // A port type missing from the value registry is found only when a testbench first
+        // names the port (stimulus, check or vectors): catch it here, for every kind.
+        let values = crate::values::registry();
+        let mut missing = Vec::new();
+        for b in blocks() {
+            for d in &b.default_ports {
+                if !values.contains_key(&d.type_id) {
+                    missing.push(format!("{}.{}: {}", b.name, d.name, d.type_name));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "ports no testbench can read: {missing:?}");
     }
 
     #[test]

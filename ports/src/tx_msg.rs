@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`ArbReq`] | a frame entering a VC queue of the bank arbiter, and its grant |
 //! | [`CbfcReq`] | one packet asking the CBFC controller for credit, and its grant |
+//! | [`MacCreditRet`] | MAC → TX: the MAC2TX credit of one frame it took, TYPE1 or TYPE2 |
 //! | [`VcCredits`] | remaining CBFC credits of one destination, per VC bank (waves) |
 //! | [`SlotMap`] | the slot states of the first 512 slots as bitmaps (waves) |
 
@@ -45,6 +46,28 @@ impl Trace for ArbReq {
         out[1] = TraceValue::Bits(self.dst as u64);
         out[2] = TraceValue::Bits(self.qp.value() as u64);
         out[3] = TraceValue::Bits(self.cost as u64 & 0x7FFF);
+    }
+}
+
+/// The MAC2TX credit of one frame the MAC took (seed 000 «打包延迟与 MAC Credit»), back to the
+/// TX: one message per frame, in the order the MAC frees them (not always the order it took
+/// them: a zero-byte frame's comes back at once). `mul` says the frame was a TYPE2 (multicast)
+/// one, so its multicast MAC TX credit (seed 002 «多播双重流控») comes back with it; the TX
+/// needs no shadow of the MAC's queue to know which credit it got.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MacCreditRet {
+    /// The frame was TYPE2 (sent to a multicast group address).
+    pub mul: bool,
+}
+
+impl Trace for MacCreditRet {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 1] = [TraceField::bits("mul", 1)];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.mul as u64);
     }
 }
 

@@ -4,7 +4,7 @@
 //! ```text
 //!                    +-----------------------------+
 //!   in : stream<DataFrame> (capacity `credits`:    |==> out    : stream<DataFrame> (to the router)
-//!   the frames the TX may hand over ahead, its     |==> credit : stream<u8> (MAC2TX credit, to the TX)
+//!   the frames the TX may hand over ahead, its     |==> credit : stream<MacCreditRet> (MAC2TX, to the TX)
 //!   MAC credits) ==>[ datapath ‖ SerDes ]          |--> busy : bool, wire_total : u64
 //!                    +-----------------------------+
 //! ```
@@ -24,7 +24,10 @@
 //! frees for the next frame (`ceil(end) − 1`). `credit_lead` (2) is the latency of the loop: the
 //! credit is seen by the TX one cycle later, its grant by the MAC one more, so the next frame is
 //! in `in` exactly when the serializer frees and back-to-back frames keep the line rate. The TX
-//! side of the loop is `mac_credit`.
+//! side of the loop is `mac_credit`. Each credit is a typed message, one per frame, with `mul` set
+//! for a TYPE2 frame (one sent to a multicast group address): the TX takes back its multicast MAC
+//! TX credit from it rather than guessing from the order frames went in (the order credits come
+//! back in is not always that, see below).
 //!
 //! **Zero-byte packets** bypass the send cap (seed 000 «芯片级聚合发送 cap»: the cap is for data):
 //! a frame with no payload takes no serializer time and returns its credit in the cycle it is
@@ -43,7 +46,7 @@ use std::collections::VecDeque;
 use hwsim_hw::{
     Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake,
 };
-use hwsim_ports::{ByteRate, DataFrame, SerializerClock};
+use hwsim_ports::{mcast_group, ByteRate, DataFrame, MacCreditRet, SerializerClock};
 use serde::{Deserialize, Serialize};
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
@@ -102,10 +105,18 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         PortDecl::stream_in::<DataFrame>("in", p.credits.max(1))
             .doc("granted frames (as many as the TX has MAC credits)"),
         PortDecl::stream_out::<DataFrame>("out").doc("frames leaving the SerDes"),
-        PortDecl::stream_out::<u8>("credit").doc("MAC2TX credit returns to the TX (1 per frame)"),
+        PortDecl::stream_out::<MacCreditRet>("credit")
+            .doc("MAC2TX credit returns to the TX: one per frame, `mul` for a TYPE2 frame"),
         PortDecl::output::<bool>("busy").doc("serializer busy"),
         PortDecl::output::<u64>("wire_total").doc("wire bytes serialized so far (cumulative, byte-accurate)"),
     ]
+}
+
+/// The credit a frame gives back: TYPE2 when it goes to a multicast group address.
+fn credit_of(f: &DataFrame) -> MacCreditRet {
+    MacCreditRet {
+        mul: mcast_group(f.dst).is_some(),
+    }
 }
 
 /// The block.
@@ -121,10 +132,10 @@ pub struct MacTx {
     sent: u64,
     /// Frames being serialized or finished but not yet accepted downstream: (end cycle, frame).
     serialized: VecDeque<(Cycle, DataFrame)>,
-    credit: StreamOut<u8>,
+    credit: StreamOut<MacCreditRet>,
     credit_lead: u64,
-    /// Cycles at which credits go back, ascending.
-    credit_due: VecDeque<Cycle>,
+    /// Credits to go back: (cycle, the frame's credit), cycles ascending.
+    credit_due: VecDeque<(Cycle, MacCreditRet)>,
     c_frames: CounterId,
     c_payload: CounterId,
     c_wire: CounterId,
@@ -179,10 +190,11 @@ impl Component for MacTx {
             // its credit back at once; it still leaves after the frames ahead of it (their QP's
             // PSN order).
             let f = self.input.pop().expect("non-empty");
+            let ret = credit_of(&f);
             let end = self.serialized.back().map_or(now, |&(e, _)| e.max(now));
             self.serialized.push_back((end, f));
-            let at = self.credit_due.partition_point(|&t| t <= now);
-            self.credit_due.insert(at, now);
+            let at = self.credit_due.partition_point(|&(t, _)| t <= now);
+            self.credit_due.insert(at, (now, ret));
             ctx.count(self.c_frames, 1);
             ctx.count(self.c_bypassed, 1);
         } else if !self.input.is_empty() && self.clock.free_within(now) && self.serialized.len() < 2 {
@@ -196,14 +208,14 @@ impl Component for MacTx {
             // The serializer frees for the next frame within cycle end − 1.
             let frees = end.saturating_sub(1);
             self.credit_due
-                .push_back(frees.saturating_sub(self.credit_lead).max(now));
+                .push_back((frees.saturating_sub(self.credit_lead).max(now), credit_of(&f)));
             ctx.count(self.c_frames, 1);
             ctx.count(self.c_payload, f.payload() as u64);
             ctx.count(self.c_wire, wire);
         }
-        if self.credit_due.front().is_some_and(|&t| t <= now) && self.credit.can_push() {
-            self.credit_due.pop_front();
-            self.credit.push(1);
+        if self.credit_due.front().is_some_and(|&(t, _)| t <= now) && self.credit.can_push() {
+            let (_, ret) = self.credit_due.pop_front().expect("front");
+            self.credit.push(ret);
         }
         // Busy at this cycle: the serializer's work extends past `now`. (Computed from `now`, so
         // it reads the same whether or not the kernel skipped the cycles in between.)
@@ -236,7 +248,7 @@ impl Component for MacTx {
         if !self.input.is_empty() && self.serialized.len() < 2 {
             next = next.min(self.clock.busy_until_cycle().saturating_sub(1).max(now + 1));
         }
-        if let Some(&t) = self.credit_due.front() {
+        if let Some(&(t, _)) = self.credit_due.front() {
             // Due: next cycle (a full credit stream wakes us when it drains).
             next = next.min(t.max(now + 1));
         }
@@ -288,6 +300,36 @@ mod tests {
         // at 28.88 exactly: ends 56.76 → 57. (Relative to the first start: 28 and 56.)
         let sent: Vec<u64> = out.iter().map(|(_, s)| *s).collect();
         assert_eq!(sent, vec![29, 57]);
+    }
+
+    #[test]
+    fn a_zero_byte_frame_credit_overtakes_a_type2_frame_and_says_which_it_is() {
+        let mut h = harness();
+        let mut t2 = frame(1344);
+        t2.dst = hwsim_ports::MCAST_BIT | 3;
+        let mut zero = frame(0);
+        zero.npkts = 1;
+        assert_eq!(zero.payload(), 0);
+        assert!(h.push("in", t2));
+        h.step().unwrap();
+        let mut credits = Vec::new();
+        let mut pushed_zero = false;
+        for _ in 0..60 {
+            if !pushed_zero && h.push("in", zero) {
+                pushed_zero = true;
+            }
+            let now = h.now();
+            h.step().unwrap();
+            while let Some(c) = h.pop::<MacCreditRet>("credit") {
+                credits.push((now, c.mul));
+            }
+        }
+        // The zero-byte frame's credit comes back first, and is not the TYPE2 one: a TX that
+        // paired credits with the order it sent frames in would free the multicast MAC credit
+        // while the TYPE2 frame is still being serialized.
+        assert_eq!(credits.len(), 2, "{credits:?}");
+        assert!(!credits[0].1 && credits[1].1, "{credits:?}");
+        assert!(credits[0].0 < credits[1].0, "{credits:?}");
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //!  frame_in  ==(cap 1)==> | pass a frame iff          | ==> frame_out : stream<DataFrame> (to mac_tx.in)
 //!  stream<DataFrame>      |   available > 0;          |
 //!  credit    ==(cap 8)==> | available −1 per frame,   | --> available : signal<UInt<4>>
-//!  stream<u8> (from MAC)  |   + n per return          |
+//!  stream<MacCreditRet>   |   + 1 per return          |
+//!  (from the MAC)         |                           |
 //!                         +---------------------------+
 //! ```
 //!
@@ -34,7 +35,7 @@
 //! keeps the line rate exact in a clocked model.
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
-use hwsim_ports::{DataFrame, UInt};
+use hwsim_ports::{DataFrame, MacCreditRet, UInt};
 use serde::{Deserialize, Serialize};
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
@@ -128,7 +129,8 @@ impl MacCredit {
 pub fn ports(_p: &Params) -> Vec<PortDecl> {
     vec![
         PortDecl::stream_in::<DataFrame>("frame_in", 1).doc("frames the arbiter granted"),
-        PortDecl::stream_in::<u8>("credit", 8).doc("MAC2TX credit returns from the MAC (count)"),
+        PortDecl::stream_in::<MacCreditRet>("credit", 8)
+            .doc("MAC2TX credit returns from the MAC, one per frame (`mul`: a TYPE2 frame's)"),
         PortDecl::stream_out::<DataFrame>("frame_out").doc("frames handed to the MAC"),
         PortDecl::output::<UInt<4>>("available").doc("MAC credits available"),
     ]
@@ -138,7 +140,7 @@ pub fn ports(_p: &Params) -> Vec<PortDecl> {
 pub struct MacCreditBlock {
     credit: MacCredit,
     frame_in: StreamIn<DataFrame>,
-    credit_in: StreamIn<u8>,
+    credit_in: StreamIn<MacCreditRet>,
     frame_out: StreamOut<DataFrame>,
     available: Out<UInt<4>>,
     /// The head frame was already counted as held.
@@ -168,11 +170,11 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
 
 impl Component for MacCreditBlock {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
-        while let Some(n) = self.credit_in.pop() {
-            if let Err(why) = self.credit.give(n as u32) {
+        while self.credit_in.pop().is_some() {
+            if let Err(why) = self.credit.give(1) {
                 ctx.violation(why);
             }
-            ctx.count(self.c_returned, n as u64);
+            ctx.count(self.c_returned, 1);
         }
         let mut sent = false;
         if !self.frame_in.is_empty() && self.frame_out.can_push() {

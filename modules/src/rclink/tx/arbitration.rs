@@ -95,9 +95,6 @@ impl RcLinkTx {
         }
         self.arbiter.sent(vc);
         self.mac_credit.take();
-        if !self.t2.ledgers.is_empty() {
-            self.t2.in_mac.push_back(false);
-        }
         if self.rate_gate.enabled {
             let flow = self.slots.flow_of_frame(id);
             if self.rate_gate.on_sent(flow, frame.wire_bytes() as u64, now) {

@@ -158,14 +158,19 @@ impl RcLinkTx {
 
     /// MAC2TX credit returns on `mac_credit`, all of them.
     pub(super) fn take_mac_credits(&mut self, ctx: &mut Ctx<'_>) {
-        while let Some(n) = self.mac_credit_in.pop() {
-            if let Err(why) = self.mac_credit.give(n as u32) {
+        while let Some(ret) = self.mac_credit_in.pop() {
+            if let Err(why) = self.mac_credit.give(1) {
                 ctx.violation(why);
             }
-            // The MAC frees frames in the order it took them: a TYPE2 frame out of it gives
-            // its multicast MAC TX credit back.
-            for _ in 0..n {
-                if self.t2.in_mac.pop_front() == Some(true) {
+            // A TYPE2 frame's credit gives its multicast MAC TX credit back too (the message
+            // says which frame it was: the MAC frees zero-byte frames ahead of the others).
+            if ret.mul {
+                if self.t2.mac_credits >= self.p.mul_mac_credits {
+                    ctx.violation(format!(
+                        "mac_credit: a TYPE2 credit returned with all {} multicast MAC TX credits free",
+                        self.p.mul_mac_credits
+                    ));
+                } else {
                     self.t2.mac_credits += 1;
                 }
             }

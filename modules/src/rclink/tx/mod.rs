@@ -14,7 +14,7 @@
 //!  seg        ==(1)==>  | slot_fifo ──VC queues──> arbiter ─ rate gate ─ cbfc ─ mac_credit | ==> frame : stream<DataFrame> (to the MAC)
 //!  ctrl       ==(8)==>  |   ▲ ACK/NAK/timeout (Go-Back-N)          ▲ credit    ▲ credit     | ==> done  : stream<FrameDone> (to PAXI)
 //!  credit     ==(8)==>  |   └──────────────────────────────────────┘           │            | --> slots_used, credit_view
-//!  mac_credit ==(8)==>  | (from the MAC: MAC2TX credit) ─────────────────────────┘            | --> slot_fifo.*, arbiter.*, cbfc.*,
+//!  mac_credit ==(8)==>  | (from the MAC: MacCreditRet {mul}) ───────────────────┘            | --> slot_fifo.*, arbiter.*, cbfc.*,
 //!                       |   ctrl taken in ──> ACK-VC credit owed per sender (ack_cbfc)         |     mac_credit.available
 //!                       +------------------------------------------------------------+ ==> ack_cr : stream<CreditMsg> (vc 5)
 //! ```
@@ -46,8 +46,8 @@
 //! address, when both gates pass: every member's TYPE2 CBFC ledger (`type2_credits` 2048 each,
 //! the same per-packet rule and credit size as TYPE1, returns on `CreditMsg.vc` 4) admits all
 //! its packets, and a multicast MAC TX credit is free (`mul_mac_credits`: TYPE2 frames in the
-//! MAC's replication buffer; back when the MAC returns that frame's MAC2TX credit — the MAC
-//! frees frames in order). TYPE2 is the arbiter's fifth VC (MUL, weight `vc_weights[4]`, 256):
+//! MAC's replication buffer; back when the MAC returns that frame's MAC2TX credit, a
+//! `MacCreditRet` with `mul` set). TYPE2 is the arbiter's fifth VC (MUL, weight `vc_weights[4]`, 256):
 //! while TYPE1 has frames queued, TYPE2 sends up to that many frames in a row, then TYPE1 gets
 //! one grant. Its frames carry `type2_priority` (0, seed 003's TYPE2 class) in their header,
 //! are never ECN-capable (TYPE2 has its own rate limit, SET_TYPE2_RATE, not DCQCN; not
@@ -120,8 +120,8 @@
 
 use hwsim_hw::{Binder, BuildResult, CounterDecl, Out, PortDecl, StreamIn, StreamOut};
 use hwsim_ports::{
-    ChipId, CreditMsg, CreditSize, Ctrl, DataFrame, FrameDone, FrameFormat, FrameLayout, HeaderTags, LgId, QpId,
-    Segment, UInt,
+    ChipId, CreditMsg, CreditSize, Ctrl, DataFrame, FrameDone, FrameFormat, FrameLayout, HeaderTags, LgId,
+    MacCreditRet, QpId, Segment, UInt,
 };
 use serde::{Deserialize, Serialize};
 
@@ -523,9 +523,9 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
             .doc("segments (frames) from the PAXI core; left queued while slots are short"),
         PortDecl::stream_in::<Ctrl>("ctrl", 8).doc("ACK / NAK / CNP back from the receiver (src = our dst)"),
         PortDecl::stream_in::<CreditMsg>("credit", 8).doc("CBFC credit returns (src = our dst, vc, credits)"),
-        PortDecl::stream_in::<u8>("mac_credit", 8)
+        PortDecl::stream_in::<MacCreditRet>("mac_credit", 8)
             .optional()
-            .doc("MAC2TX credit returns from the MAC (unbound: the mac_credits never come back)"),
+            .doc("MAC2TX credit returns from the MAC, one per frame, `mul` for a TYPE2 frame (unbound: the mac_credits never come back)"),
         PortDecl::stream_out::<DataFrame>("frame")
             .doc("granted frames (or runs of their packets) to the MAC, at most one per cycle"),
         PortDecl::stream_out::<FrameDone>("done").doc("to PAXI: every packet of the frame was ACKed"),
@@ -551,7 +551,7 @@ pub struct RcLinkTx {
     seg_in: StreamIn<Segment>,
     ctrl_in: StreamIn<Ctrl>,
     credit_in: StreamIn<CreditMsg>,
-    mac_credit_in: StreamIn<u8>,
+    mac_credit_in: StreamIn<MacCreditRet>,
     frame_out: StreamOut<DataFrame>,
     done_out: StreamOut<FrameDone>,
     credit_view_out: Out<CreditMsg>,
@@ -623,7 +623,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         ledgers,
         hdr: p.type2_header()?,
         mac_credits: p.mul_mac_credits,
-        in_mac: std::collections::VecDeque::with_capacity(p.mac_credits as usize),
         run: 0,
         weight: p.vc_weights[NUM_VC - 1],
         queue_out: b.output("type2.queue")?,

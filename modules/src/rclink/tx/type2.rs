@@ -19,8 +19,6 @@ pub(super) struct Type2 {
     pub(super) ledgers: Vec<Vec<u32>>,
     pub(super) hdr: HeaderTags,
     pub(super) mac_credits: u32,
-    /// Frames in the MAC, oldest first: TYPE2 or not (a MAC credit return frees the oldest).
-    pub(super) in_mac: std::collections::VecDeque<bool>,
     /// TYPE2 grants in a row while TYPE1 had frames queued (the MUL VC's weighted turn).
     pub(super) run: u32,
     pub(super) weight: u32,
@@ -101,7 +99,6 @@ impl RcLinkTx {
             }
         }
         self.t2.mac_credits -= 1;
-        self.t2.in_mac.push_back(true);
         self.mac_credit.take();
         let (src, lg, ovhd) = (self.p.chip, self.p.lg, self.p.pkt_ovhd as u16);
         let frame = DataFrame {

@@ -73,7 +73,8 @@ struct Tb {
     mac_ready: bool,
     /// The MAC keeps the credits it owes (they go back when this is cleared).
     hold_mac_credits: bool,
-    credits_owed: u8,
+    /// MAC2TX credits owed, one per frame taken (`mul` for a TYPE2 one), oldest first.
+    credits_owed: VecDeque<MacCreditRet>,
     frames: Vec<(Cycle, DataFrame)>,
     done: Vec<(Cycle, FrameDone)>,
 }
@@ -96,7 +97,7 @@ impl Tb {
             credits: VecDeque::new(),
             mac_ready: true,
             hold_mac_credits: false,
-            credits_owed: 0,
+            credits_owed: VecDeque::new(),
             frames: Vec::new(),
             done: Vec::new(),
         }
@@ -118,8 +119,12 @@ impl Tb {
     }
     fn try_step(&mut self) -> Result<(), hwsim_hw::SimError> {
         let now = self.now();
-        if self.credits_owed > 0 && !self.hold_mac_credits && self.h.push("mac_credit", self.credits_owed) {
-            self.credits_owed = 0;
+        while !self.hold_mac_credits {
+            let Some(&ret) = self.credits_owed.front() else { break };
+            if !self.h.push("mac_credit", ret) {
+                break;
+            }
+            self.credits_owed.pop_front();
         }
         if let Some(&(at, s)) = self.segs.front() {
             if at <= now && self.h.push("seg", s) {
@@ -140,7 +145,9 @@ impl Tb {
         if self.mac_ready {
             if let Some(f) = self.h.pop::<DataFrame>("frame") {
                 self.frames.push((now, f));
-                self.credits_owed += 1;
+                self.credits_owed.push_back(MacCreditRet {
+                    mul: hwsim_ports::mcast_group(f.dst).is_some(),
+                });
             }
         }
         while let Some(d) = self.h.pop::<FrameDone>("done") {

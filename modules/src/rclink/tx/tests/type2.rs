@@ -163,3 +163,35 @@ fn type2_takes_its_weighted_turn_then_type1_gets_one() {
     let (w, m) = (FlitKind::WData.bits(), FlitKind::Mul.bits());
     assert_eq!(kinds, [w, m, m, w, m, m, w, m, m], "{kinds:?}");
 }
+
+#[test]
+fn a_type2_credit_frees_the_multicast_credit_whatever_order_the_mac_returns_them_in() {
+    // The MAC frees a zero-byte frame ahead of the TYPE2 frame before it. The credit message
+    // says which frame it was: the TYPE1 credit frees no multicast credit, the TYPE2 one does.
+    let p = Params {
+        groups: vec![vec![1]],
+        mul_mac_credits: 1,
+        ..Params::default()
+    };
+    let mut tb = Tb::new(p);
+    tb.hold_mac_credits = true;
+    tb.seg(mul_seg(1, 0, 64));
+    tb.seg(seg(2, 0, 0));
+    tb.steps(20);
+    assert_eq!(tb.txns(), [1, 2]);
+    assert_eq!(tb.h.peek::<u8>("type2.mac_credit"), 0);
+    tb.credits_owed.make_contiguous().reverse();
+    assert!(tb.h.push("mac_credit", tb.credits_owed.pop_front().unwrap()));
+    tb.steps(3);
+    assert_eq!(tb.h.peek::<u8>("type2.mac_credit"), 0, "a TYPE1 frame's credit");
+    assert!(tb.h.push("mac_credit", tb.credits_owed.pop_front().unwrap()));
+    tb.steps(3);
+    assert_eq!(tb.h.peek::<u8>("type2.mac_credit"), 1, "the TYPE2 frame's credit");
+    // A TYPE2 credit for a TYPE1 frame (the multicast credits all free) is a protocol
+    // violation.
+    tb.seg(seg(3, 0, 64));
+    tb.until("the TYPE1 frame", |tb| tb.frames.len() == 3);
+    assert!(tb.h.push("mac_credit", MacCreditRet { mul: true }));
+    let err = (0..3).find_map(|_| tb.try_step().err()).expect("a violation");
+    assert!(err.to_string().contains("TYPE2 credit returned"), "{err}");
+}
