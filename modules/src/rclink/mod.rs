@@ -11,6 +11,7 @@ pub mod cbfc;
 pub mod cdma;
 pub mod cnp_merge;
 pub mod dcqcn;
+pub mod framing;
 pub mod mac;
 pub mod mac_credit;
 pub mod monitor;

@@ -70,6 +70,7 @@ use hwsim_hw::{Binder, CounterDecl, CounterId, Cycle};
 use hwsim_ports::{packet_count, split_packets, ChipId, FrameDone, HeaderTags, LgId, PaxiFlit, Psn, QpId};
 
 use super::bank_arbiter::NUM_VC;
+use super::framing::Framer;
 
 // The slot FIFO's parts, each in its own file; this file keeps the counter table, the state and
 // its accessors.
@@ -283,8 +284,9 @@ pub struct SlotFifo {
     scratch: Vec<(u16, u32)>,
     /// Something changed that a new arbitration round should see.
     changed: bool,
-    /// (this chip, this LG, header bytes per packet) stamped on every frame sent.
-    origin: (ChipId, LgId, u16),
+    /// The link's fields of every frame sent (this chip, this LG, header bytes per packet,
+    /// `max_payload`): see `framing`.
+    framer: Framer,
     /// The header fields of the frames it sends (format, VLAN PCP, DSCP): [0] for requests
     /// (REQ data, AR), [1] for PAXI responses (R, B), which a switch queues in their own class.
     hdr: [HeaderTags; 2],
@@ -326,15 +328,28 @@ impl SlotFifo {
             grant_seq: 0,
             scratch: Vec::new(),
             changed: false,
-            origin: (0, 0, 0),
+            framer: Framer {
+                max_payload: max_payload as u16,
+                ..Framer::default()
+            },
             hdr: [HeaderTags::default(); 2],
         })
     }
 
     /// Sets the sender fields of the frames it sends: this chip, this LG, `pkt_ovhd`.
     pub fn with_origin(mut self, src: ChipId, lg: LgId, pkt_ovhd: u16) -> SlotFifo {
-        self.origin = (src, lg, pkt_ovhd);
+        self.framer = Framer {
+            src,
+            lg,
+            pkt_ovhd,
+            ..self.framer
+        };
         self
+    }
+
+    /// The link's fields of the frames it sends (the TYPE2 path frames with them too).
+    pub fn framer(&self) -> &Framer {
+        &self.framer
     }
 
     /// Sets the header fields of the frames it sends (format, VLAN PCP, DSCP), responses

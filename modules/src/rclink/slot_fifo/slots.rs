@@ -7,9 +7,10 @@ use std::cmp::Reverse;
 use std::collections::VecDeque;
 
 use hwsim_hw::{Ctx, Cycle, StreamIn};
-use hwsim_ports::{DataFrame, Ecn, FlitKind, FrameDone, PaxiFlit, Psn, Segment};
+use hwsim_ports::{DataFrame, FlitKind, FrameDone, PaxiFlit, Psn, Segment};
 
 use super::{Flow, FrameRec, Refusal, SlotCounters, SlotFifo};
+use crate::rclink::framing::Granted;
 
 impl SlotFifo {
     /// Tries to take a segment (Empty → WaitGrant).
@@ -106,7 +107,6 @@ impl SlotFifo {
     /// Sends `k` WaitGrant packets of the frame at `pos` in VC `vc`'s queue (WaitGrant →
     /// WaitAck); the frame leaves the queue when none is left. Returns the frame to transmit.
     pub fn grant(&mut self, vc: usize, pos: usize, k: u8, now: Cycle) -> DataFrame {
-        let (src, lg, pkt_ovhd) = self.origin;
         let id = self.queues[vc][pos];
         let (dst, qp) = self.flow_key(self.frames[id as usize].flow as usize);
         self.grant_seq += 1;
@@ -121,30 +121,20 @@ impl SlotFifo {
         f.sent += k;
         f.grant_seq = self.grant_seq;
         let hdr = self.hdr[f.paxi.kind.is_response() as usize];
-        let frame = DataFrame {
-            src,
+        let granted = Granted {
             dst,
-            lg,
             qp,
             first_psn: f.first_psn.wrapping_add(first as u16),
             first_idx: first,
             npkts: k,
             frame_bytes: f.bytes,
-            max_payload: self.max_payload.get() as u16,
-            pkt_ovhd,
             txn: f.txn,
             frame_seq: f.frame_seq,
-            ecn: if hdr.format.carries_ecn() {
-                Ecn::Ect0
-            } else {
-                Ecn::NotEct
-            },
-            sent_at: now,
-            ts: hwsim_ports::Rh::timestamp_from_ns(now),
-            lost: 0,
             hdr,
+            ecn_capable: true,
             paxi: f.paxi,
         };
+        let frame = self.framer.frame(&granted, now);
         if !f.queued() {
             self.queues[vc].remove(pos);
             self.queued -= 1;

@@ -3,10 +3,11 @@
 //! TYPE2 CBFC ledger and a multicast MAC TX credit admit it.
 
 use hwsim_hw::{Ctx, Out};
-use hwsim_ports::{mcast_group, DataFrame, Ecn, FlitKind, HeaderTags, Psn, Rh, Segment};
+use hwsim_ports::{mcast_group, FlitKind, HeaderTags, Psn, Segment};
 
 use super::RcLinkTx;
 use crate::rclink::cbfc::Cbfc;
+use crate::rclink::framing::Granted;
 
 /// The TYPE2 (multicast) side of the TX (seed 002 «多播双重流控», «RC Link 资源»): no slot, no
 /// PSN, no retransmission; a frame goes when every member's TYPE2 CBFC ledger admits it and a
@@ -100,28 +101,21 @@ impl RcLinkTx {
         }
         self.t2.mac_credits -= 1;
         self.mac_credit.take();
-        let (src, lg, ovhd) = (self.p.chip, self.p.lg, self.p.pkt_ovhd as u16);
-        let frame = DataFrame {
-            src,
+        // TYPE2 has its own rate control (SET_TYPE2_RATE), not DCQCN: never ECN-capable.
+        let granted = Granted {
             dst: seg.dst,
-            lg,
             qp: seg.qp,
             first_psn: Psn::ZERO,
             first_idx: 0,
             npkts: npkts as u8,
             frame_bytes: seg.bytes,
-            max_payload: mp as u16,
-            pkt_ovhd: ovhd,
             txn: seg.txn,
             frame_seq: seg.frame_seq,
-            // TYPE2 has its own rate control (SET_TYPE2_RATE), not DCQCN: never ECN-capable.
-            ecn: Ecn::NotEct,
-            sent_at: now,
-            ts: Rh::timestamp_from_ns(now),
-            lost: 0,
             hdr: self.t2.hdr,
+            ecn_capable: false,
             paxi: seg.paxi,
         };
+        let frame = self.slots.framer().frame(&granted, now);
         ctx.count(self.c.frames_sent, 1);
         ctx.count(self.c.pkts_sent, npkts as u64);
         ctx.count(self.c.payload_bytes_sent, seg.bytes as u64);
