@@ -224,3 +224,18 @@ fn finding_12_lost_acks_use_up_the_ack_vc_credits_and_the_qp_dies() {
         assert_eq!(sum(&r, "chip1.", ".rx.rx_payload_bytes"), 65536, "{fix}");
     }
 }
+
+/// Finding 13: the PAXI RX VC buffers' low watermark follows seed 003 (1 RTT); N, hwsim's
+/// earlier default, sends one more round of back-pressure for the same transfer.
+#[test]
+fn finding_13_the_rx_vc_low_watermark_is_one_rtt_and_n_gives_one_more_pause() {
+    let tb = "tb/paxi/rx_watermark.yaml";
+    let seed003 = run(tb, &[]);
+    let at_n = run(tb, &["--set", "system.chip.paxi.rx_xon_frames=32"]);
+    let c = |r: &serde_json::Value, k: &str| r["counters"][format!("chip1.paxi.{k}")].as_u64().unwrap();
+    assert_eq!((c(&seed003, "rx_req_xoff"), c(&seed003, "rx_req_peak")), (5, 67));
+    assert_eq!((c(&at_n, "rx_req_xoff"), c(&at_n, "rx_req_peak")), (6, 69));
+    for r in [&seed003, &at_n] {
+        assert_eq!(c(r, "wdata_bytes_in"), 2097152, "nothing lost");
+    }
+}

@@ -55,7 +55,7 @@
 //! answered, read done) when its last byte is taken. Each VC buffer holds N + 2 RTT frames
 //! (`rx_req_frames` 32, `rx_rsp_frames` 32, `rx_mul_frames` 8, `rx_rtt_frames` 25); at the
 //! high watermark N + 1 RTT its bit of `rx_pause` goes up, and at the low watermark
-//! (`rx_xon_frames`, default N) down. The system connects `rx_pause` to every LG's RX, which
+//! (`rx_xon_frames`, default 1 RTT: seed 003's table; seed 002 names no figure) down. The system connects `rx_pause` to every LG's RX, which
 //! holds its CBFC credit returns while it is up, so the senders stop as their credits run out
 //! (in PFC mode: to the router, which sends PFC XOFF / XON).
 //! A buffer at capacity takes no more: frames wait in the RX (`rx{k}` left unread;
@@ -418,8 +418,10 @@ pub struct Params {
     /// default 25 (a 254 ns round trip at 400 B/ns in 4 KiB frames). Each buffer holds
     /// N + 2 RTT frames; its high watermark is N + 1 RTT.
     pub rx_rtt_frames: u32,
-    /// Low watermark, frames: back-pressure ends when a buffer holds this many or fewer
-    /// (default: N, one RTT below the high watermark; the seed gives no figure).
+    /// Low watermark, frames: back-pressure ends when a buffer holds this many or fewer.
+    /// Default: 1 RTT (`rx_rtt_frames`), seed 003's PFC watermark table (REQ/RSP/MUL MEM: low
+    /// 1 RTT); seed 002 gives no figure. Set N (32) for the earlier hwsim default, one RTT
+    /// below the high watermark (docs/spec-findings.md finding 13).
     pub rx_xon_frames: Option<u32>,
     /// Bytes per cycle each AXI channel takes out of its RX VC buffer (the channels are
     /// independent: «每个通道独立握手»); 0 (default) = the AXI side takes every frame the cycle

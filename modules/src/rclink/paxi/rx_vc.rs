@@ -73,10 +73,12 @@ pub(super) fn bind_rx_vcs(p: &Params, b: &mut Binder) -> Result<Vec<RxVc>, Strin
     {
         let name = RX_VCS[i].0;
         let high = n + p.rx_rtt_frames;
-        let low = p.rx_xon_frames.unwrap_or(n);
+        // Seed 003 «PFC 缓冲水位» (REQ/RSP/MUL MEM): the low watermark is 1 RTT; seed 002 names a
+        // low watermark without a figure (docs/spec-findings.md finding 13).
+        let low = p.rx_xon_frames.unwrap_or(p.rx_rtt_frames);
         if low >= high {
             return Err(format!(
-                "rx_xon_frames {low} must be below the {name} high watermark {high} (N + 1 RTT)"
+                "rx_xon_frames {low} (the low watermark; default 1 RTT = rx_rtt_frames) must be below the {name} high watermark {high} (N + 1 RTT)"
             ));
         }
         rx_vcs.push(RxVc {
