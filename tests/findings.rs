@@ -239,3 +239,18 @@ fn finding_13_the_rx_vc_low_watermark_is_one_rtt_and_n_gives_one_more_pause() {
         assert_eq!(c(r, "wdata_bytes_in"), 2097152, "nothing lost");
     }
 }
+
+/// Finding 14: seed 003's ECN K_min (50 %) leaves acceptance 2's incast, whose hot queue peaks at
+/// 0.31 of the buffer, unmarked; seed 000's 0.3 (the default) marks it. The writes end alike.
+#[test]
+fn finding_14_seed_003s_ecn_threshold_leaves_the_acceptance_2_incast_unmarked() {
+    let seed000 = run("tb/acceptance/a2_incast_ecn.yaml", &[]);
+    let seed003 = run("tb/spec_findings/ecn_thresholds_seed003.yaml", &[]);
+    let marks = |r: &serde_json::Value| r["counters"]["sw0.ecn_marks"].as_u64().unwrap();
+    assert_eq!((marks(&seed000), marks(&seed003)), (16, 0));
+    assert_eq!(sum(&seed003, "chip0.lg", ".cnps_sent"), 0);
+    for r in [&seed000, &seed003] {
+        assert_eq!(r["counters"]["sw0.p0_peak_bytes"].as_u64(), Some(3913656));
+        assert_eq!(r["counters"]["chip0.paxi.wdata_bytes_in"].as_u64(), Some(16777216));
+    }
+}

@@ -9,6 +9,10 @@
 //!    bytes = AR length)
 //! ```
 //!
+//! TX_BUF_WM and TX_BUF_ACC_WT are configurable in seed 002 («Buffer 容量参数»: «可配置») with no
+//! value given; the defaults (16 entries, 32 cycles) and the entry sizes (16 B AR, 8 B B) are
+//! hwsim's choice.
+//!
 //! - **Watermark** (`TX_BUF_WM`, `wm`): the entry that brings the buffer to `wm` entries sends it.
 //! - **DA/VC change**: an entry for another destination or QP first sends what is held (entries
 //!   for different targets never share a flit). hwsim keys on (DA, QP): a flit travels on one
@@ -103,10 +107,11 @@ pub enum Flush {
 pub struct Params {
     /// What it packs: `ar` or `b`.
     pub kind: FlitKind,
-    /// TX_BUF_WM: entries that send the flit at once, 1..=16 (default 16, the depth).
+    /// TX_BUF_WM: entries that send the flit at once, 1..=16. Default 16, the buffer's depth:
+    /// hwsim's choice (seed 002 lists it as «可配置», configurable, with no value).
     pub wm: u8,
-    /// TX_BUF_ACC_WT: cycles from the first held entry to sending, ≥ 1 (default 32; the seed
-    /// leaves it to configuration).
+    /// TX_BUF_ACC_WT: cycles from the first held entry to sending, ≥ 1. Default 32: hwsim's
+    /// choice (seed 002: «可配置», no value).
     pub acc_wt: u64,
     /// Bytes each entry takes in the flit, 1..=1344 (default 16).
     pub entry_bytes: u32,

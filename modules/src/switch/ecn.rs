@@ -8,6 +8,11 @@
 //!   p = 1                          util ≥ Kmax
 //! ```
 //!
+//! util is measured per output: the data bytes held for it (every VOQ toward it, or its output
+//! queue) over `port_buffer`. Seed 003 «建模参数汇总» gives `ecn_threshold_low` 50 % and
+//! `ecn_threshold_high` 80 % of the queue depth instead of seed 000's 0.3 / 0.8: hwsim keeps seed
+//! 000's; configs/seed003_switch.yaml sets seed 003's (docs/spec-findings.md finding 14).
+//!
 //! The draw uses Xorshift64 (the seed's generator: deterministic, reproducible), seeded from the
 //! block's own stream. Only the Standard format carries ECN; other packets are never marked.
 

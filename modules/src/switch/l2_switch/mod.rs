@@ -320,9 +320,10 @@ pub struct Params {
     pub port_buffer: u64,
     /// ECN marking on (Standard format).
     pub ecn: bool,
-    /// ECN RED Kmin, fraction of the port buffer (0.3).
+    /// ECN RED Kmin, fraction of the port buffer held for the output (0.3, seed 000; seed 003:
+    /// 0.5, configs/seed003_switch.yaml).
     pub ecn_kmin: f64,
-    /// ECN RED Kmax (0.8).
+    /// ECN RED Kmax (0.8, both seeds).
     pub ecn_kmax: f64,
     /// `voq` (seed 003: VOQ per (input, output) in a shared buffer, a crossbar matched by
     /// `allocator`) or `output_queued` (an output queue of `port_buffer` bytes per port, as if
