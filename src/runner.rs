@@ -715,11 +715,16 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     let vcd_name = opts.vcd.clone().unwrap_or_else(|| PathBuf::from("VCD output"));
     let write_error = |e: std::io::Error| InputError::new(&vcd_name, format!("cannot write: {e}"));
     if let Some(w) = writer {
-        let globs = if opts.trace.is_empty() {
+        let globs: Vec<String> = if opts.trace.is_empty() {
             l.tb.trace.clone()
         } else {
             opts.trace.clone()
         };
+        // A field's name as GTKWave shows it (`chip0.lg7.tx.frame.psn`) selects its net.
+        let globs: Vec<String> = globs
+            .into_iter()
+            .map(|g| crate::wave_outputs::net_of_field_glob(&g, sim.net_paths()).unwrap_or(g))
+            .collect();
         // A glob that selects nothing is a typo, not a wish for an empty trace.
         for g in &globs {
             let one = std::slice::from_ref(g);

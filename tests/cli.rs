@@ -957,6 +957,21 @@ fn trace_options_that_would_be_ignored_are_refused() {
 }
 
 #[test]
+fn a_trace_glob_naming_a_field_as_gtkwave_shows_it_traces_its_net() {
+    // GTKWave shows a stream's fields under the net (`chip0.lg7.tx.frame.psn`); that name
+    // selects the net, and only it.
+    let dir = temp_dir("trace_field");
+    let vcd = dir.join("w.vcd");
+    let v = vcd.to_str().unwrap();
+    let o = hwsim(&["tb/go_back_n.yaml", "--vcd", v, "--trace", "chip0.lg7.tx.frame.psn", "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&vcd).unwrap();
+    assert!(text.contains("$scope module frame $end"), "the frame net's scope");
+    assert!(text.contains(" psn [11:0] $end"), "its psn field at 12 bits");
+    assert!(!text.contains("module rx $end"), "nothing else traced");
+}
+
+#[test]
 fn sigint_stops_the_run_with_a_valid_vcd_and_report() {
     let dir = temp_dir("sigint");
     let (vcd, json) = (dir.join("i.vcd"), dir.join("i.json"));
