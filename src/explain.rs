@@ -42,7 +42,9 @@ pub fn explain(kind: &str) -> Result<String, String> {
         };
         // The kind says when a reader sees a write: `signal<u64>` registered (next cycle),
         // `comb signal<u64>` in the same cycle, `… from state` driven before any tick.
-        let _ = writeln!(s, "  {dir} {:<14} {}  {}", p.name, p.describe(), p.doc);
+        // A level is drawn as an analog step trace in the GTKWave save file.
+        let level = if p.level { "level: " } else { "" };
+        let _ = writeln!(s, "  {dir} {:<14} {}  {level}{}", p.name, p.describe(), p.doc);
     }
     let d = crate::yaml::dump(&b.defaults);
     if d.trim() == "{}" {

@@ -7,6 +7,8 @@
 //! into the window. Fields that encode an enum (an RH `opcode`, an `ecn`, a DCQCN `state`, a frame
 //! `format`) are shown by name through GTKWave translate filter files written beside the save
 //! file (`<stem>.<enum>.txt`: one `value name` line per encoding).
+//! Signals their block declares levels (`PortDecl::level`: queue bytes, slots in use, credits,
+//! rates) are analog step traces with blank stretch rows below them, so a queue reads as a curve.
 //!
 //! The save file is derived from the wave file itself (read back with `wellen`), so every name in
 //! it is a name GTKWave finds. Paths in it are relative to the save file's folder; GTKWave is
@@ -28,6 +30,12 @@ const F_BIN: u32 = 0x28;
 const F_HEX: u32 = 0x22;
 const F_TRANSLATED: u32 = 0x2000;
 const F_GROUP_BEGIN: u32 = 0x80_0200;
+/// Analog, drawn as steps (`TR_ANALOG_STEP`), and the blank rows that give it height
+/// (`TR_ANALOG_BLANK_STRETCH`).
+const F_ANALOG_STEP: u32 = 0x8000;
+const F_ANALOG_STRETCH: u32 = 0x2_0000;
+/// Rows an analog trace spans (itself and the stretch rows below it).
+const ANALOG_ROWS: usize = 4;
 const F_GROUP_END: u32 = 0x100_0200;
 
 /// Window size the save file asks for, pixels; the wave pane is about this minus the panes.
@@ -148,6 +156,14 @@ fn groups(l: &Loaded, wave: &Wave, strict: bool) -> Result<Vec<Group>, InputErro
     Ok(out)
 }
 
+/// Whether a wave variable belongs to a net declared a level: the net's path, or one of its
+/// fields (`chip0.lg3.tx.cbfc.credits_d1.vc0`).
+fn is_level(name: &str, levels: &[String]) -> bool {
+    levels
+        .iter()
+        .any(|p| name == p || (name.starts_with(p.as_str()) && name.as_bytes().get(p.len()) == Some(&b'.')))
+}
+
 /// GTKWave's name of a variable: the dotted name, with `[msb:0]` for a vector.
 fn gtkwave_name(name: &str, width: Option<u32>) -> String {
     match width {
@@ -176,6 +192,7 @@ pub fn files(
     dump: &Path,
     gtkw: &Path,
     strict: bool,
+    levels: &[String],
 ) -> Result<Vec<(PathBuf, Vec<u8>)>, InputError> {
     let groups = groups(l, wave, strict)?;
     let dir = gtkw
@@ -254,8 +271,16 @@ pub fn files(
                     _ => F_DEC,
                 }
             };
+            let level = is_level(&v.name, levels) && flags & F_TRANSLATED == 0 && v.width != Some(1);
+            let flags = if level { F_ANALOG_STEP | F_DEC } else { flags };
             let _ = writeln!(s, "@{flags:x}");
             let _ = writeln!(s, "{}", gtkwave_name(&v.name, v.width));
+            if level {
+                let _ = writeln!(s, "@{F_ANALOG_STRETCH:x}");
+                for _ in 1..ANALOG_ROWS {
+                    let _ = writeln!(s, "-");
+                }
+            }
         }
         let _ = writeln!(s, "@{F_GROUP_END:x}");
         let _ = writeln!(s, "-{}", g.title);

@@ -135,6 +135,9 @@ pub struct Report {
     /// The probe CSV written, and its rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probe: Option<(PathBuf, u64)>,
+    /// Net paths declared levels (for the GTKWave save file; not part of the report).
+    #[serde(skip)]
+    pub levels: Vec<String>,
 }
 
 impl Report {
@@ -197,6 +200,7 @@ fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
             system: Some(info),
             kinds: Default::default(),
             monitor_counters: None,
+            levels: Vec::new(),
         }
     } else {
         if l.tb.instances.is_empty() {
@@ -210,6 +214,13 @@ fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
     let nl = std::mem::take(&mut el.netlist);
     el.kinds = nl.kind_counts();
     let instances = el.system.is_some().then(|| nl.instance_kinds());
+    el.levels = nl
+        .instance_paths()
+        .flat_map(|p| {
+            let decls = nl.ports_of(p).unwrap_or(&[]);
+            decls.iter().filter(|d| d.level).map(move |d| format!("{p}.{}", d.name))
+        })
+        .collect();
     let sim = nl.elaborate(seed).map_err(|e| testbench::elab_error(l, e))?;
     crate::registry::check_counter_tables(&sim).map_err(|e| InputError::new(&l.path, e))?;
     if let Some(instances) = instances {
@@ -910,5 +921,6 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         error: error_text,
         interrupted,
         probe,
+        levels: el.levels.clone(),
     })
 }

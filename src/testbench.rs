@@ -366,6 +366,9 @@ pub struct Elaborated {
     pub kinds: BTreeMap<String, (usize, bool)>,
     /// System form: the counters the always-on monitors read, bound at elaboration.
     pub monitor_counters: Option<crate::monitors::MonitorCounters>,
+    /// Paths of the nets whose ports are declared levels (`PortDecl::level`): the GTKWave save
+    /// file draws them as analog step traces. Filled when the netlist is elaborated.
+    pub levels: Vec<String>,
 }
 
 /// Resolves the ports the checks read.
@@ -636,6 +639,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
         system: None,
         kinds: BTreeMap::new(),
         monitor_counters: None,
+        levels: Vec::new(),
     })
 }
 

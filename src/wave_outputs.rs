@@ -138,8 +138,9 @@ impl WaveOutputs {
     }
 
     /// After the run: the FST and the save file. `strict`: a `view:` glob that selects nothing is
-    /// an error (false when `--trace` chose the signals).
-    pub fn finish(&self, l: &Loaded, strict: bool) -> Result<(), InputError> {
+    /// an error (false when `--trace` chose the signals). `levels`: the nets drawn as analog
+    /// steps (the report's `levels`).
+    pub fn finish(&self, l: &Loaded, strict: bool, levels: &[String]) -> Result<(), InputError> {
         if self.fst.is_none() && self.gtkw.is_none() {
             // Only a VCD (perhaps a sink): nothing reads it back.
             return Ok(());
@@ -159,7 +160,7 @@ impl WaveOutputs {
         }
         if let Some(g) = &self.gtkw {
             let dump: &Path = self.vcd.as_deref().or(self.fst.as_deref()).expect("a wave file");
-            for (p, b) in crate::gtkw::files(l, &wave, dump, g, strict)? {
+            for (p, b) in crate::gtkw::files(l, &wave, dump, g, strict, levels)? {
                 crate::output::write_file(&p, &b)?;
             }
         }

@@ -963,7 +963,14 @@ fn a_trace_glob_naming_a_field_as_gtkwave_shows_it_traces_its_net() {
     let dir = temp_dir("trace_field");
     let vcd = dir.join("w.vcd");
     let v = vcd.to_str().unwrap();
-    let o = hwsim(&["tb/go_back_n.yaml", "--vcd", v, "--trace", "chip0.lg7.tx.frame.psn", "-q"]);
+    let o = hwsim(&[
+        "tb/go_back_n.yaml",
+        "--vcd",
+        v,
+        "--trace",
+        "chip0.lg7.tx.frame.psn",
+        "-q",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&vcd).unwrap();
     assert!(text.contains("$scope module frame $end"), "the frame net's scope");

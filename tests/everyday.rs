@@ -637,6 +637,7 @@ fn explain_prints_a_blocks_header_ports_params_and_counters() {
         "rx_cap — per-LG receive serializer",
         "**Control bypass**",
         "out backlog",
+        "level: packets held",
         "line_rate",
         "counters (name, unit, meaning):",
         "  pkts           packets  data packets pushed on `out`",

@@ -86,10 +86,10 @@ fn gtkw_opens_the_go_back_n_story() {
         .filter(|(a, _)| *a == "@800200")
         .map(|(_, t)| t.trim_start_matches('-'))
         .collect();
-    assert_eq!(titles.len(), 6, "{titles:?}");
+    assert_eq!(titles.len(), 7, "{titles:?}");
     assert!(titles[0].starts_with("LG 7 grants"));
-    assert!(titles[5].starts_with("QP 5 on LG 2"));
-    assert_eq!(g.matches("@1000200").count(), 6);
+    assert!(titles[6].starts_with("QP 5 on LG 2"));
+    assert_eq!(g.matches("@1000200").count(), 7);
     // Signals in the order the view lists them, with GTKWave's vector names.
     let lines: Vec<&str> = g.lines().collect();
     let pos = |name: &str| {
@@ -118,6 +118,12 @@ fn gtkw_opens_the_go_back_n_story() {
     assert_eq!(lines[op - 2], "^1 gbn.opcode.txt");
     let f = std::fs::read_to_string(d.join("gbn.opcode.txt")).unwrap();
     assert!(f.ends_with("0 data\n1 ack\n2 cnp\n"), "{f}");
+    // A level (declared so by its block: slots in use) is an analog step trace with stretch
+    // rows below it; a PSN is a number.
+    let used = pos("chip0.lg7.tx.slots_used[15:0]");
+    assert_eq!(lines[used - 1], "@8024");
+    assert_eq!(&lines[used + 1..used + 5], ["@20000", "-", "-", "-"]);
+    assert_eq!(lines[pos("chip0.lg7.tx.frame.psn[11:0]") - 1], "@24");
     // Every signal the save file names is in the VCD (GTKWave would drop it silently).
     let names: Vec<String> = signals(&vcd)
         .into_iter()
@@ -134,7 +140,7 @@ fn gtkw_opens_the_go_back_n_story() {
         })
         .map(|(_, n)| *n)
         .collect();
-    assert_eq!(shown.len(), 19, "{shown:?}");
+    assert_eq!(shown.len(), 20, "{shown:?}");
     for n in shown {
         assert!(names.iter().any(|x| x == n), "{n} is not a signal of the VCD");
     }

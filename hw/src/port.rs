@@ -87,6 +87,9 @@ pub struct PortDecl {
     pub optional: bool,
     /// One line of documentation (unit and role).
     pub doc: &'static str,
+    /// A level (a queue's bytes, an occupancy, a rate, a credit count): waves show it as an
+    /// analog step trace, where a number of changing digits says nothing at a glance.
+    pub level: bool,
     pub(crate) make: MakeNet,
 }
 
@@ -113,6 +116,7 @@ impl PortDecl {
             type_id: TypeId::of::<T>(),
             optional: false,
             doc: "",
+            level: false,
             make,
         }
     }
@@ -172,6 +176,11 @@ impl PortDecl {
     /// Marks an input optional (unbound → reset value forever).
     pub fn optional(mut self) -> Self {
         self.optional = true;
+        self
+    }
+    /// Marks the port as a level, drawn as an analog step trace in the GTKWave save file.
+    pub fn level(mut self) -> Self {
+        self.level = true;
         self
     }
     /// Attaches a one-line description.

@@ -362,6 +362,7 @@ impl CbfcView {
         (0..view_dsts.min(MAX_VIEW_DSTS))
             .map(|d| {
                 PortDecl::output::<VcCredits>(&format!("{prefix}credits_d{d}"))
+                    .level()
                     .doc("remaining CBFC credits of destination d per VC bank (15-bit counters)")
             })
             .collect()

@@ -132,7 +132,9 @@ pub fn ports(_p: &Params) -> Vec<PortDecl> {
         PortDecl::stream_in::<MacCreditRet>("credit", 8)
             .doc("MAC2TX credit returns from the MAC, one per frame (`mul`: a TYPE2 frame's)"),
         PortDecl::stream_out::<DataFrame>("frame_out").doc("frames handed to the MAC"),
-        PortDecl::output::<UInt<4>>("available").doc("MAC credits available"),
+        PortDecl::output::<UInt<4>>("available")
+            .level()
+            .doc("MAC credits available"),
     ]
 }
 

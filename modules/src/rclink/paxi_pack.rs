@@ -266,7 +266,7 @@ pub fn ports(_p: &Params) -> Vec<PortDecl> {
     vec![
         PortDecl::stream_in::<Segment>("in", 4).doc("AR or B entries: dst, qp, paxi.ost, bytes (AR length)"),
         PortDecl::stream_out::<Segment>("out").doc("packed flits: paxi.n entries, bytes = n × entry_bytes"),
-        PortDecl::output::<u8>("fill").doc("entries held"),
+        PortDecl::output::<u8>("fill").level().doc("entries held"),
         PortDecl::output::<u16>("dst").doc("destination of the held entries"),
     ]
 }

@@ -130,7 +130,9 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
             .doc("one-packet frames, each at the cycle its last byte is received (ceil)"),
         PortDecl::output::<u64>("busy_until").doc("first whole cycle at which the receive serializer is idle (ns)"),
         PortDecl::output::<u64>("wire_total").doc("wire bytes of the data frames pushed on out (cumulative)"),
-        PortDecl::output::<u64>("backlog").doc("packets held (received or on the wire, not yet pushed on out)"),
+        PortDecl::output::<u64>("backlog")
+            .level()
+            .doc("packets held (received or on the wire, not yet pushed on out)"),
     ]
 }
 

@@ -102,7 +102,11 @@ pub fn ports(_p: &Params) -> Vec<PortDecl> {
         PortDecl::output::<UInt<21>>("buffer_used").doc("cells held in the port's buffer"),
     ];
     for c in 0..4 {
-        v.push(PortDecl::output::<UInt<21>>(&format!("depth_p{c}")).doc("cells queued in class c"));
+        v.push(
+            PortDecl::output::<UInt<21>>(&format!("depth_p{c}"))
+                .level()
+                .doc("cells queued in class c"),
+        );
     }
     v
 }

@@ -175,7 +175,11 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     v.push(PortDecl::output::<UInt<16>>("voq_total").doc("cells queued in all VOQs"));
     v.push(PortDecl::output::<UInt<7>>("matches").doc("crossbar transfers in this slot"));
     for i in 0..n {
-        v.push(PortDecl::output::<UInt<16>>(&format!("depth_in{i}")).doc("cells queued at input i"));
+        v.push(
+            PortDecl::output::<UInt<16>>(&format!("depth_in{i}"))
+                .level()
+                .doc("cells queued at input i"),
+        );
     }
     for o in 0..n {
         v.push(PortDecl::output::<UInt<6>>(&format!("gptr{o}")).doc("output o's grant pointer"));

@@ -499,18 +499,36 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
                 .optional(),
         );
     }
-    v.push(PortDecl::output::<u16>("ost").doc("W OST entries in use"));
-    v.push(PortDecl::output::<u16>("r_ost").doc("R OST entries in use"));
+    v.push(PortDecl::output::<u16>("ost").level().doc("W OST entries in use"));
+    v.push(PortDecl::output::<u16>("r_ost").level().doc("R OST entries in use"));
     v.push(
-        PortDecl::output::<u16>("mul_ost").doc("MUL OST entries in use (multicast bursts awaiting their group's B)"),
+        PortDecl::output::<u16>("mul_ost")
+            .level()
+            .doc("MUL OST entries in use (multicast bursts awaiting their group's B)"),
     );
-    v.push(PortDecl::output::<u8>("ar_fill").doc("AR entries held in the AR packing buffer"));
-    v.push(PortDecl::output::<u8>("b_fill").doc("B entries held in the B packing buffer"));
-    v.push(PortDecl::output::<u16>("r_bufs").doc("R buffers being filled (completer)"));
+    v.push(
+        PortDecl::output::<u8>("ar_fill")
+            .level()
+            .doc("AR entries held in the AR packing buffer"),
+    );
+    v.push(
+        PortDecl::output::<u8>("b_fill")
+            .level()
+            .doc("B entries held in the B packing buffer"),
+    );
+    v.push(
+        PortDecl::output::<u16>("r_bufs")
+            .level()
+            .doc("R buffers being filled (completer)"),
+    );
     v.push(PortDecl::output::<u8>("r_beat").doc("R OST index of the last read beat (interleaving)"));
     v.push(PortDecl::output::<u8>("r_sent").doc("R OST index of the last R frame sent"));
     for (name, _) in RX_VCS {
-        v.push(PortDecl::output::<u16>(&format!("rx_{name}")).doc("frames held in this RX VC buffer"));
+        v.push(
+            PortDecl::output::<u16>(&format!("rx_{name}"))
+                .level()
+                .doc("frames held in this RX VC buffer"),
+        );
     }
     v.push(
         PortDecl::output::<u8>("rx_pause")

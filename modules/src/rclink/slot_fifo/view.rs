@@ -39,13 +39,16 @@ impl SlotView {
     /// Port declarations.
     pub fn ports(prefix: &str, used_name: &str) -> Vec<PortDecl> {
         let mut v = vec![
-            PortDecl::output::<u16>(used_name).doc("slots not Empty, packets"),
+            PortDecl::output::<u16>(used_name)
+                .level()
+                .doc("slots not Empty, packets"),
             PortDecl::output::<SlotMap>(&format!("{prefix}slots"))
                 .doc("slot states 0..511: WaitGrant and WaitAck bitmaps (neither = Empty)"),
         ];
         for vc in 0..NUM_VC {
             v.push(
                 PortDecl::output::<UInt<11>>(&format!("{prefix}depth_vc{vc}"))
+                    .level()
                     .doc("frames with WaitGrant packets queued on the VC (4 = MUL)"),
             );
         }

@@ -531,9 +531,9 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         PortDecl::stream_out::<FrameDone>("done").doc("to PAXI: every packet of the frame was ACKed"),
         PortDecl::output::<CreditMsg>("credit_view")
             .doc("after each ledger change: remaining credits of the (dst, vc) that changed"),
-        PortDecl::output::<UInt<4>>("mac_credit.available").doc("MAC credits available"),
-        PortDecl::output::<u16>("type2.queue").doc("TYPE2 (multicast) frames waiting for their gates"),
-        PortDecl::output::<u8>("type2.mac_credit").doc("multicast MAC TX credits available"),
+        PortDecl::output::<UInt<4>>("mac_credit.available").level().doc("MAC credits available"),
+        PortDecl::output::<u16>("type2.queue").level().doc("TYPE2 (multicast) frames waiting for their gates"),
+        PortDecl::output::<u8>("type2.mac_credit").level().doc("multicast MAC TX credits available"),
     ];
     v.extend(SlotView::ports("slot_fifo.", "slots_used"));
     v.extend(ArbiterView::ports("arbiter."));

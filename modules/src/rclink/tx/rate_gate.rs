@@ -219,8 +219,10 @@ impl DcqcnView {
     pub(super) fn ports() -> Vec<PortDecl> {
         vec![
             PortDecl::output::<QpId>("dcqcn.qp").doc("QP of the flow whose rate state changed last"),
-            PortDecl::output::<f64>("dcqcn.rate").doc("its current rate R_C, bytes/ns"),
-            PortDecl::output::<f64>("dcqcn.alpha").doc("its α"),
+            PortDecl::output::<f64>("dcqcn.rate")
+                .level()
+                .doc("its current rate R_C, bytes/ns"),
+            PortDecl::output::<f64>("dcqcn.alpha").level().doc("its α"),
             PortDecl::output::<UInt<2>>("dcqcn.state").doc("0 NORMAL, 1 CONGESTED, 2 RECOVERED"),
         ]
     }

@@ -452,7 +452,11 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         v.push(PortDecl::stream_out::<DataFrame>(&format!("e{k}_req_out")).doc("data frames out of port k"));
         v.push(PortDecl::stream_out::<Ctrl>(&format!("e{k}_rsp_out")).doc("ACK/NAK/CNP out of port k"));
         v.push(PortDecl::stream_out::<CreditMsg>(&format!("e{k}_cr_out")).doc("credit returns out of port k"));
-        v.push(PortDecl::output::<UInt<32>>(&format!("q_bytes{k}")).doc("data bytes held for output k"));
+        v.push(
+            PortDecl::output::<UInt<32>>(&format!("q_bytes{k}"))
+                .level()
+                .doc("data bytes held for output k"),
+        );
         if p.fabric == Fabric::Voq {
             v.push(PortDecl::output::<UInt<32>>(&format!("in_bytes{k}")).doc("data bytes in input k's VOQs"));
             v.push(PortDecl::output::<UInt<6>>(&format!("gptr{k}")).doc("output k's grant pointer"));
@@ -480,7 +484,11 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     }
     if p.fabric == Fabric::Voq {
         v.push(PortDecl::output::<UInt<7>>("matches").doc("crossbar transfers started this cycle"));
-        v.push(PortDecl::output::<UInt<32>>("buffer_bytes").doc("data bytes in the shared buffer"));
+        v.push(
+            PortDecl::output::<UInt<32>>("buffer_bytes")
+                .level()
+                .doc("data bytes in the shared buffer"),
+        );
     }
     v
 }
