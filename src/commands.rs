@@ -46,6 +46,11 @@ pub struct SweepArgs {
     /// Merge the reports in DIR (from --emit) into the table and plots.
     #[arg(long, value_name = "DIR")]
     pub collect: Option<PathBuf>,
+    /// `off`: the runs evaluate none of the testbench's `expect:` checks and no monitor; the
+    /// table's verdict column is `-` (a check `pinned:` to a swept parameter is dropped anyway,
+    /// with a note under the table).
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = ["on", "off"])]
+    pub checks: String,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
@@ -101,11 +106,14 @@ pub fn sweep(a: SweepArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(Strin
         metric: a.metric.clone(),
         x: a.x.clone(),
         counters: a.counter.clone(),
+        checks_off: a.checks == "off",
     })?;
     // The testbench and its includes: no output may name one. A module testbench without
     // checks is refused before any run (each point would be refused alike).
     let loaded = crate::testbench::load(tb)?;
-    crate::runner::require_checks(&loaded)?;
+    if !plan.checks_off {
+        crate::runner::require_checks(&loaded)?;
+    }
     let inputs = loaded.files;
     if let [kind, dir] = a.emit.as_slice() {
         let dir = PathBuf::from(dir);

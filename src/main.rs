@@ -148,9 +148,15 @@ struct RunArgs {
     #[arg(long, value_name = "GIB", default_value_t = 8)]
     max_memory: u64,
     /// Override a testbench field: dotted path as in the file, YAML value
-    /// (`--set system.traffic.0.bytes=4096`; repeatable).
+    /// (`--set system.traffic.0.bytes=4096`; repeatable). A check `pinned:` to the field is
+    /// dropped (the report lists it).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     set: Vec<String>,
+    /// `off`: evaluate none of the testbench's `expect:` checks and no monitor; the report has
+    /// the counters and metrics and the verdict `-` (exit 0 unless a protocol violation stopped
+    /// the run).
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = ["on", "off"])]
+    checks: String,
 }
 
 const SUBCOMMANDS: &[&str] = &[
@@ -372,6 +378,7 @@ fn run(a: RunArgs) -> ExitCode {
         progress: !a.quiet,
         interrupt: Some(interrupt),
         probe,
+        checks_off: a.checks == "off",
         ..Default::default()
     };
     if let Err(e) = waves.setup(&mut opts) {

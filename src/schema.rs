@@ -170,6 +170,8 @@ pub struct Stimulus {
 ///   `reduce: max` / `min` combine a glob's counters by their largest / smallest instead;
 /// - `{metric: end_cycle, equals | min | max}` (the cycle the run ended).
 ///
+/// Any of them may say `pinned: PATH` (or a list): the parameters its bounds fit.
+///
 /// Values match on the fields they name (`{psn: 7}` matches any RH with PSN 7).
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -200,6 +202,34 @@ pub struct Expect {
     pub min: Option<f64>,
     /// Upper bound (inclusive).
     pub max: Option<f64>,
+    /// The parameters the check was written for (`pinned: system.faults.0.probability`, or a
+    /// list; `seed` for the seed): a run with a `--set` of one of them (a sweep over it), or
+    /// another seed for `seed`, drops the check with a note instead of evaluating it
+    /// (crate::check_policy).
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub pinned: Vec<String>,
+}
+
+/// A string or a list of strings, as a list.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a parameter path (`instances.snk.params.interval`) or a list of them")
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(vec![v.to_string()])
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(x) = seq.next_element::<String>()? {
+                out.push(x);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_any(V)
 }
 
 /// System form: chips, switches and links; traffic; faults.

@@ -357,6 +357,7 @@ fn seeds() -> Seeds {
             counter: vec!["*.received".into()],
             emit: vec![],
             collect: None,
+            checks: "on".into(),
             quiet: true,
         },
         None,
