@@ -329,3 +329,85 @@ pub fn plot(a: PlotArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(String,
     ));
     Ok((text, 0))
 }
+
+/// `hwsim regress`.
+#[derive(Args, Debug)]
+pub struct RegressArgs {
+    /// Folder (default tb/).
+    #[arg(default_value = "tb")]
+    pub dir: PathBuf,
+    /// Event skip off.
+    #[arg(long)]
+    pub no_skip: bool,
+    /// Parallel jobs (default: the number of cores).
+    #[arg(short, long)]
+    pub jobs: Option<usize>,
+    /// Write the outcomes as JUnit XML: one testcase per testbench, a failure with its failing
+    /// checks, its wall time.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write the outcomes as JSON: totals, then per testbench its verdict, checks, cycles, wall
+    /// time and failing checks.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// Runs `hwsim regress`: every testbench below the folder, with a live count on a terminal
+/// (done/total, failures so far; nothing when stderr is not a terminal); the table, and the
+/// JUnit / JSON files (written whole, never over a testbench or one of its includes). Status 0
+/// all passed, 1 one did not, 130 interrupted (the files then hold what ran).
+pub fn regress(a: RegressArgs, interrupt: &Arc<AtomicBool>) -> Result<(String, u8), InputError> {
+    use std::sync::atomic::AtomicUsize;
+    let dir = &a.dir;
+    if !dir.is_dir() {
+        return Err(InputError::new(dir, "not a folder"));
+    }
+    let files = crate::regress::find_testbenches(dir);
+    if files.is_empty() {
+        return Err(InputError::new(dir, "no *.yaml testbenches"));
+    }
+    // No output over a testbench or an include of one (those that load).
+    let mut inputs = files.clone();
+    for f in &files {
+        if let Ok(l) = crate::testbench::load(f) {
+            inputs.extend(l.files);
+        }
+    }
+    let outputs: Vec<(&str, &Path)> = [("--junit", &a.junit), ("--json", &a.json)]
+        .into_iter()
+        .filter_map(|(o, p)| p.as_deref().map(|p| (o, p)))
+        .collect();
+    crate::output::check_outputs(&inputs, &outputs).map_err(|m| arg("regress", m))?;
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let bar = crate::progress::regress_bar(crate::progress::allowed(true), files.len());
+    let (done, failed) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let on_done = |o: &crate::regress::Outcome| {
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        let bad = if matches!(o.verdict, "PASS" | "INTR") {
+            failed.load(Ordering::Relaxed)
+        } else {
+            failed.fetch_add(1, Ordering::Relaxed) + 1
+        };
+        bar.set_message(crate::progress::tally(n, files.len(), bad));
+        bar.inc(1);
+    };
+    let out = crate::regress::run_all(&files, jobs, a.no_skip, Some(interrupt), &on_done);
+    bar.finish_and_clear();
+    let interrupted = interrupt.load(Ordering::Relaxed);
+    if let Some(p) = &a.junit {
+        crate::output::write_file(p, crate::junit::junit(dir, &files, &out).as_bytes())?;
+    }
+    if let Some(p) = &a.json {
+        crate::output::write_file(p, crate::junit::json(dir, &files, &out, interrupted).as_bytes())?;
+    }
+    let code = if interrupted {
+        130
+    } else if out.iter().all(|o| o.verdict == "PASS") {
+        0
+    } else {
+        1
+    };
+    Ok((crate::regress::render(&out, files.len(), interrupted), code))
+}

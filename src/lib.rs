@@ -8,6 +8,7 @@ pub mod csv;
 pub mod diff;
 pub mod explain;
 pub mod gtkw;
+pub mod junit;
 pub mod monitors;
 pub mod output;
 pub mod overrides;
