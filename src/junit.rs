@@ -206,21 +206,23 @@ mod tests {
         let x = junit(Path::new("tb"), &all, &outs);
         assert_eq!(
             x,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
-<testsuites name=\"hwsim regress\" tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\" time=\"0.750\">\n\
-  <testsuite name=\"tb\" tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\" time=\"0.750\">\n\
-    <testcase classname=\"tb.m\" name=\"a\" file=\"tb/m/a.yaml\" time=\"0.250\"/>\n\
-    <testcase classname=\"tb.m\" name=\"b\" file=\"tb/m/b.yaml\" time=\"0.250\">\n\
-      <failure type=\"check\" message=\"1/2 checks; first failure: x &lt; 3\">x &lt; 3: expected &lt;= 3, actual 7 &amp; &quot;more&quot;\n</failure>\n\
-    </testcase>\n\
-    <testcase classname=\"tb\" name=\"c\" file=\"tb/c.yaml\" time=\"0.250\">\n\
-      <error type=\"input\" message=\"tb/c.yaml:3:1: bad &lt;input&gt;\"/>\n\
-    </testcase>\n\
-    <testcase classname=\"tb\" name=\"d\" file=\"tb/d.yaml\" time=\"0.000\">\n\
-      <skipped message=\"not run: the regression was interrupted\"/>\n\
-    </testcase>\n\
-  </testsuite>\n\
-</testsuites>\n"
+            concat!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
+                "<testsuites name=\"hwsim regress\" tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\" time=\"0.750\">\n",
+                "  <testsuite name=\"tb\" tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\" time=\"0.750\">\n",
+                "    <testcase classname=\"tb.m\" name=\"a\" file=\"tb/m/a.yaml\" time=\"0.250\"/>\n",
+                "    <testcase classname=\"tb.m\" name=\"b\" file=\"tb/m/b.yaml\" time=\"0.250\">\n",
+                "      <failure type=\"check\" message=\"1/2 checks; first failure: x &lt; 3\">x &lt; 3: expected &lt;= 3, actual 7 &amp; &quot;more&quot;\n</failure>\n",
+                "    </testcase>\n",
+                "    <testcase classname=\"tb\" name=\"c\" file=\"tb/c.yaml\" time=\"0.250\">\n",
+                "      <error type=\"input\" message=\"tb/c.yaml:3:1: bad &lt;input&gt;\"/>\n",
+                "    </testcase>\n",
+                "    <testcase classname=\"tb\" name=\"d\" file=\"tb/d.yaml\" time=\"0.000\">\n",
+                "      <skipped message=\"not run: the regression was interrupted\"/>\n",
+                "    </testcase>\n",
+                "  </testsuite>\n",
+                "</testsuites>\n",
+            )
         );
         let j: serde_json::Value = serde_json::from_str(&json(Path::new("tb"), &all, &outs, true)).unwrap();
         assert_eq!(j["total"], 4);
