@@ -51,6 +51,14 @@ pub struct SweepArgs {
     /// with a note under the table).
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = ["on", "off"])]
     pub checks: String,
+    /// Logarithmic x axis on the plot (default: when the values are all positive and span 100×
+    /// or more; give it to --collect too: the plan does not keep it).
+    #[arg(long)]
+    pub logx: bool,
+    /// Logarithmic y axis on the plot (refused, exit 2, if a value drawn is 0 or less; give it
+    /// to --collect too: the plan does not keep it).
+    #[arg(long)]
+    pub logy: bool,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
@@ -65,40 +73,12 @@ fn arg(name: &str, msg: impl Into<String>) -> InputError {
 /// the status is 130.
 pub fn sweep(a: SweepArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(String, u8), InputError> {
     if let Some(dir) = &a.collect {
-        if a.testbench.is_some() || !a.set.is_empty() || !a.emit.is_empty() {
-            return Err(arg("--collect", "takes only the folder (and --out, --metric, --x)"));
-        }
-        let mut plan = sweep::read_plan(dir)?;
-        if a.metric.is_some() {
-            plan.metric = a.metric.clone();
-        }
-        if let Some(x) = &a.x {
-            if !plan.params.contains(x) {
-                return Err(arg(
-                    &format!("--x {x}"),
-                    format!("not a swept parameter ({})", plan.params.join(", ")),
-                ));
-            }
-            plan.x = x.clone();
-        }
-        let rows = sweep::rows(&plan, dir)?;
-        let out = a.out.clone().unwrap_or_else(|| dir.clone());
-        // The folder's plan and reports are inputs here, and the testbench with its includes
-        // (if it is still there): a table or plot never replaces them.
-        let mut inputs = sweep::outputs(&plan, dir, true, None, None);
-        inputs.retain(|p| p.exists());
-        if let Ok(l) = crate::testbench::load(&plan.testbench) {
-            inputs.extend(l.files);
-        }
-        let metric = sweep::metric_of(&plan, &rows)?;
-        sweep::check_outputs(&inputs, &sweep::outputs(&plan, &out, false, Some(&metric), None))?;
-        let (files, summary) = sweep::write_outputs(&plan, &rows, &out)?;
-        return Ok((with_files(summary, &files), 0));
+        return collect(&a, dir);
     }
     let Some(tb) = &a.testbench else {
         return Err(arg("sweep", "give a testbench (or --collect DIR)"));
     };
-    let plan = sweep::plan(&sweep::Request {
+    let mut plan = sweep::plan(&sweep::Request {
         testbench: tb,
         sets: &a.set,
         zip: a.zip,
@@ -108,6 +88,7 @@ pub fn sweep(a: SweepArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(Strin
         counters: a.counter.clone(),
         checks_off: a.checks == "off",
     })?;
+    (plan.log_x, plan.log_y) = (a.logx, a.logy);
     // The testbench and its includes: no output may name one. A module testbench without
     // checks is refused before any run (each point would be refused alike).
     let loaded = crate::testbench::load(tb)?;
@@ -205,6 +186,43 @@ pub fn sweep(a: SweepArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(Strin
     Ok((with_files(summary, &files), 0))
 }
 
+/// `hwsim sweep --collect DIR`: the table and plots from the reports in DIR.
+fn collect(a: &SweepArgs, dir: &Path) -> Result<(String, u8), InputError> {
+    if a.testbench.is_some() || !a.set.is_empty() || !a.emit.is_empty() {
+        return Err(arg(
+            "--collect",
+            "takes only the folder (and --out, --metric, --x, --logx, --logy)",
+        ));
+    }
+    let mut plan = sweep::read_plan(dir)?;
+    (plan.log_x, plan.log_y) = (a.logx, a.logy);
+    if a.metric.is_some() {
+        plan.metric = a.metric.clone();
+    }
+    if let Some(x) = &a.x {
+        if !plan.params.contains(x) {
+            return Err(arg(
+                &format!("--x {x}"),
+                format!("not a swept parameter ({})", plan.params.join(", ")),
+            ));
+        }
+        plan.x = x.clone();
+    }
+    let rows = sweep::rows(&plan, dir)?;
+    let out = a.out.clone().unwrap_or_else(|| dir.to_path_buf());
+    // The folder's plan and reports are inputs here, and the testbench with its includes
+    // (if it is still there): a table or plot never replaces them.
+    let mut inputs = sweep::outputs(&plan, dir, true, None, None);
+    inputs.retain(|p| p.exists());
+    if let Ok(l) = crate::testbench::load(&plan.testbench) {
+        inputs.extend(l.files);
+    }
+    let metric = sweep::metric_of(&plan, &rows)?;
+    sweep::check_outputs(&inputs, &sweep::outputs(&plan, &out, false, Some(&metric), None))?;
+    let (files, summary) = sweep::write_outputs(&plan, &rows, &out)?;
+    Ok((with_files(summary, &files), 0))
+}
+
 /// Most parallel runs a sweep starts (`-j`): each is a thread with a simulation of its own.
 pub const MAX_JOBS: usize = 1024;
 
@@ -249,6 +267,16 @@ pub struct PlotArgs {
     /// Override a testbench field (when INPUT is a testbench; repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
+    /// A column's legend label (repeatable; default: the last part of its dotted path, with the
+    /// parts that tell alike ones apart in parentheses: `backlog (lg3)`).
+    #[arg(long = "label", value_name = "COLUMN=TEXT")]
+    pub label: Vec<String>,
+    /// Logarithmic x axis (refused if a cycle drawn is 0 or less).
+    #[arg(long)]
+    pub logx: bool,
+    /// Logarithmic y axis (refused if a value drawn is 0 or less, naming the column and cycle).
+    #[arg(long)]
+    pub logy: bool,
 }
 
 /// Runs `hwsim plot`. Once `interrupt` is set (SIGINT / SIGTERM) a testbench's run stops at its
@@ -317,7 +345,8 @@ pub fn plot(a: PlotArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(String,
             .map_err(|m| InputError::new(Path::new("--out"), m))?;
         a.input.clone()
     };
-    let chart = crate::plot::probe_chart(&csv, &a.columns)?;
+    let mut chart = crate::plot::probe_chart(&csv, &a.columns, &a.label)?;
+    (chart.log_x, chart.log_y) = (a.logx, a.logy);
     if stopped() {
         return Ok(("interrupted: no plot written\n".into(), 130));
     }
@@ -327,6 +356,16 @@ pub fn plot(a: PlotArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(String,
         a.out.display(),
         chart.series.len()
     ));
+    let (shown, rest) = crate::plot::legend(&chart);
+    if !rest.is_empty() {
+        let names: Vec<&str> = rest.iter().map(|&i| chart.series[i].label.as_str()).collect();
+        text.push_str(&format!(
+            "legend: the {} of {} columns with the highest last value; not in it: {}\n",
+            shown.len(),
+            chart.series.len(),
+            names.join(", ")
+        ));
+    }
     Ok((text, 0))
 }
 

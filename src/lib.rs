@@ -13,6 +13,7 @@ pub mod monitors;
 pub mod output;
 pub mod overrides;
 pub mod plot;
+pub mod plot_label;
 pub mod probe;
 pub mod progress;
 pub mod registry;

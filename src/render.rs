@@ -187,12 +187,19 @@ impl Report {
         if self.interrupted {
             let _ = writeln!(s, "interrupted at cycle {}", self.cycles);
         }
+        s.push_str(&self.verdict_line(v.color));
+        s
+    }
+
+    /// The last line: the verdict (`PASS`, `FAIL`, `INTERRUPTED`, `-` when nothing was checked),
+    /// the checks passed, those dropped or `checks off`, and the end cycle.
+    fn verdict_line(&self, color: bool) -> String {
         let passed = self.checks.iter().filter(|c| c.passed).count();
         let word = crate::check_policy::verdict(self.passed, self.interrupted, self.checks_off, self.checks.len());
         let verdict = match word {
-            "INTR" => paint(v.color, "1;33", "INTERRUPTED"),
-            "PASS" => paint(v.color, "1;32", "PASS"),
-            "FAIL" => paint(v.color, "1;31", "FAIL"),
+            "INTR" => paint(color, "1;33", "INTERRUPTED"),
+            "PASS" => paint(color, "1;32", "PASS"),
+            "FAIL" => paint(color, "1;31", "FAIL"),
             other => other.to_string(),
         };
         let counted = match (self.checks_off, self.dropped.len()) {
@@ -201,8 +208,7 @@ impl Report {
             (false, 0) => format!("{passed}/{} checks", self.checks.len()),
             (false, n) => format!("{passed}/{} checks, {n} dropped", self.checks.len()),
         };
-        let _ = writeln!(s, "verdict: {verdict} ({counted}) at cycle {}", self.cycles);
-        s
+        format!("verdict: {verdict} ({counted}) at cycle {}\n", self.cycles)
     }
 }
 

@@ -42,6 +42,13 @@ pub struct Plan {
     /// `--checks off`: the runs evaluate no check (verdict `-`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub checks_off: bool,
+    /// `--logx`: a log x axis (without it: when the values are positive and span 100× or more).
+    /// Given to the command that draws (the sweep, or `--collect`), not kept in `plan.json`.
+    #[serde(skip)]
+    pub log_x: bool,
+    /// `--logy`: a log y axis (as `log_x`, not kept).
+    #[serde(skip)]
+    pub log_y: bool,
 }
 
 /// One run of a sweep.
@@ -223,6 +230,8 @@ pub fn plan(r: &Request) -> Result<Plan, InputError> {
         x,
         counters: r.counters.clone(),
         checks_off: r.checks_off,
+        log_x: false,
+        log_y: false,
     })
 }
 
@@ -559,7 +568,7 @@ pub fn chart(plan: &Plan, rows: &[Row], metric: &str) -> Chart {
     let seeds = rows.iter().filter(|r| r.planned.point == 0).count();
     Chart {
         title: format!(
-            "{metric} vs {} ({}; mean of {seeds} seed(s), bars min..max)",
+            "{metric} vs {} ({}; mean of {seeds} seed(s), band and bars min..max)",
             plan.x.rsplit('.').next().unwrap_or(&plan.x),
             plan.testbench
                 .file_stem()
@@ -587,7 +596,8 @@ pub fn chart(plan: &Plan, rows: &[Row], metric: &str) -> Chart {
             Some(u) => format!("{metric} ({u})"),
             None => metric.to_string(),
         },
-        log_x: numeric.is_some() && plot::wants_log(&xs),
+        log_x: plan.log_x || (numeric.is_some() && plot::wants_log(&xs)),
+        log_y: plan.log_y,
         series,
     }
 }
@@ -599,6 +609,14 @@ pub fn write_outputs(plan: &Plan, rows: &[Row], dir: &Path) -> Result<(Vec<PathB
     crate::output::write_file(&files[0], csv(plan, rows).as_bytes())?;
     crate::output::write_file(&files[1], json(plan, rows).as_bytes())?;
     let c = chart(plan, rows, &metric);
+    plot::check_log(&c).map_err(|e| InputError {
+        message: format!(
+            "{} (the table is written; `hwsim sweep --collect {}` without the option draws the plots)",
+            e.message,
+            dir.display()
+        ),
+        ..e
+    })?;
     plot::write(&files[2], &c)?;
     plot::write(&files[3], &c)?;
     Ok((files.to_vec(), summary(plan, rows, &metric)))
@@ -849,6 +867,8 @@ mod tests {
             x: "p".into(),
             counters: vec!["*.frames_sent".into()],
             checks_off: false,
+            log_x: false,
+            log_y: false,
         };
         let c = "chip0.lg0.tx.frames_sent".to_string();
         let row = Row {

@@ -660,6 +660,55 @@ fn pinned_checks_are_dropped_by_a_change_of_their_parameter_with_a_note() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+#[test]
+fn sweep_log_axes_refuse_a_value_not_above_zero_after_the_table() {
+    let d = temp_dir("sweep_log");
+    let base = [
+        "sweep",
+        FIFO_TB,
+        "--set",
+        "instances.snk.params.interval=1,3",
+        "-q",
+        "--counter",
+        "src.*",
+    ];
+    let ok = d.join("ok");
+    let mut a = base.to_vec();
+    a.extend([
+        "--metric",
+        "end_cycle",
+        "--logx",
+        "--logy",
+        "--out",
+        ok.to_str().unwrap(),
+    ]);
+    assert_code(&hwsim(&a), 0);
+    let svg = std::fs::read_to_string(ok.join("end_cycle_vs_interval.svg")).unwrap();
+    // A log y axis from 15 to 37 cycles has ticks 20 and 30 but no linear 25 / 35.
+    assert!(
+        svg.contains(">\n20\n</text>") && !svg.contains(">\n25\n</text>"),
+        "{svg}"
+    );
+    // The sink that keeps up never stalls the source: 0 on a log y axis is refused, after the
+    // table is written, and --collect without the option draws it.
+    let bad = d.join("bad");
+    let mut a = base.to_vec();
+    a.extend(["--metric", "src.stall_cycles", "--logy", "--out", bad.to_str().unwrap()]);
+    let o = hwsim(&a);
+    assert_bad(
+        &o,
+        "--logy: the line has y = 0 at x = 1: a log axis needs values above 0",
+        &["the table is written"],
+    );
+    assert!(bad.join("sweep.csv").exists() && !bad.join("src_stall_cycles_vs_interval.svg").exists());
+    assert_code(
+        &hwsim(&["sweep", "--collect", &s(&bad), "--metric", "src.stall_cycles"]),
+        0,
+    );
+    assert!(bad.join("src_stall_cycles_vs_interval.svg").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 // ------------------------------------------------------------------------------------------------
 // Probes and plot
 
@@ -786,7 +835,35 @@ fn plot_draws_a_probe_in_one_command() {
     ]);
     assert_code(&o, 0);
     let text = std::fs::read_to_string(&svg).unwrap();
-    assert!(text.contains("chip0.lg1.rxcap.backlog") && !text.contains("chip0.lg2.rxcap.backlog"));
+    // Labels are the last part of the path, with what tells alike ones apart; no dotted paths.
+    assert!(
+        text.contains("backlog (lg1)") && !text.contains("backlog (lg2)"),
+        "{text}"
+    );
+    assert!(!text.contains("chip0.lg1.rxcap.backlog"));
+    let o = hwsim(&[
+        "plot",
+        &s(&csv),
+        "--out",
+        &s(&svg),
+        "--columns",
+        "chip0.lg0.*",
+        "--label",
+        "chip0.lg0.rxcap.backlog=LG zero",
+        "--logx",
+    ]);
+    assert_code(&o, 0);
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("LG zero"));
+    let o = hwsim(&["plot", &s(&csv), "--out", &s(&svg), "--label", "backlog=x"]);
+    assert_bad(&o, "--label backlog=x: ", &["no column `backlog`"]);
+    // A log y axis refuses the empty backlog, naming the column and the point.
+    let o = hwsim(&["plot", &s(&csv), "--out", &s(&d.join("log.svg")), "--logy"]);
+    assert_bad(
+        &o,
+        "--logy: series `backlog (lg0)` has y = 0 at x = ",
+        &["a log axis needs values above 0"],
+    );
+    assert!(!d.join("log.svg").exists());
     let o = hwsim(&["plot", &s(&csv), "--out", &s(&svg), "--columns", "nothing"]);
     assert_bad(&o, "--columns: ", &["matches no column"]);
     std::fs::write(d.join("bad.csv"), "cycle,a\n0,1\n5,x\n").unwrap();
