@@ -17,7 +17,7 @@
 
 use serde::Serialize;
 
-use crate::schema::Expect;
+use crate::schema::{Bound, Expect};
 use crate::testbench::Loaded;
 use crate::yaml::{InputError, Value};
 
@@ -44,21 +44,25 @@ impl Dropped {
 /// The bounds of a counter or metric check, as text (`>= 340 and <= 358`).
 pub fn bounds_text(e: &Expect) -> String {
     let mut parts = Vec::new();
-    if let Some(x) = e.equals {
+    if let Some(x) = &e.equals {
         parts.push(format!("== {x}"));
     }
-    if let Some(x) = e.min {
+    if let Some(x) = &e.min {
         parts.push(format!(">= {x}"));
     }
-    if let Some(x) = e.max {
+    if let Some(x) = &e.max {
         parts.push(format!("<= {x}"));
     }
     parts.join(" and ")
 }
 
-/// Whether `x` is within a check's bounds.
+/// Whether `x` is within a check's bounds (resolved: see [`resolve`]; an unresolved one never
+/// holds).
 pub fn within_bounds(e: &Expect, x: f64) -> bool {
-    e.equals.is_none_or(|v| x == v) && e.min.is_none_or(|v| x >= v) && e.max.is_none_or(|v| x <= v)
+    let n = |b: &Bound| b.num().unwrap_or(f64::NAN);
+    e.equals.as_ref().is_none_or(|v| x == n(v))
+        && e.min.as_ref().is_none_or(|v| x >= n(v))
+        && e.max.as_ref().is_none_or(|v| x <= n(v))
 }
 
 /// A check's label: its `name`, else what it bounds (as the report names a counter or metric
@@ -109,9 +113,91 @@ fn resolve<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
     path.iter().try_fold(v, |v, seg| child(v, seg))
 }
 
+/// The testbench as run: the file with the `--set` overrides applied, and the included
+/// settings (`system`, `defaults`) it falls back on.
+fn documents(l: &Loaded) -> Result<(Value, Value), InputError> {
+    let mut doc: Value = crate::yaml::parse(&l.path, &l.text)?;
+    let mut base = crate::yaml::Mapping::new();
+    base.insert("system".into(), l.system_defaults.clone());
+    base.insert("defaults".into(), crate::yaml::to_value(&l.defaults));
+    let base = Value::Mapping(base);
+    for o in &l.overrides {
+        crate::overrides::apply(&mut doc, &base, o)?;
+    }
+    Ok((doc, base))
+}
+
+/// The number at `path` in the run's testbench (else in its included settings).
+fn param_value(doc: &Value, base: &Value, path: &str) -> Option<f64> {
+    let segs: Vec<&str> = path.split('.').collect();
+    resolve(doc, &segs)
+        .or_else(|| resolve(base, &segs))
+        .and_then(Value::as_f64)
+}
+
+fn bounds(e: &Expect) -> [(&'static str, &Option<Bound>); 3] {
+    [("equals", &e.equals), ("min", &e.min), ("max", &e.max)]
+}
+
+/// The checks with every `{param: PATH, times: F}` bound replaced by its number in this run
+/// (`times` × the field's value after `--set`); a check without a name is named by its bounds
+/// as written (`snk.received == instances.src.params.count`), its `expected` the numbers.
+pub fn resolve_bounds(l: &Loaded, kept: Vec<&Expect>) -> Result<Vec<Expect>, InputError> {
+    if kept.iter().all(|e| {
+        bounds(e)
+            .iter()
+            .all(|(_, b)| b.as_ref().is_none_or(|b| b.num().is_some()))
+    }) {
+        return Ok(kept.into_iter().cloned().collect());
+    }
+    let (doc, base) = documents(l)?;
+    let mut out = Vec::new();
+    for e in kept {
+        let mut r = e.clone();
+        let relative = bounds(e)
+            .iter()
+            .any(|(_, b)| b.as_ref().is_some_and(|b| b.num().is_none()));
+        for b in [&mut r.equals, &mut r.min, &mut r.max].into_iter().flatten() {
+            if let Bound::Param { path, times } = b {
+                let x = param_value(&doc, &base, path)
+                    .ok_or_else(|| InputError::new(&l.path, format!("bound `{path}` is not a number in this run")))?;
+                *b = Bound::Num(*times * x);
+            }
+        }
+        if relative && r.name.is_none() {
+            r.name = Some(label(e));
+        }
+        out.push(r);
+    }
+    Ok(out)
+}
+
 /// Refuses a `pinned:` path that names no field of the testbench or its includes (or `seed`),
-/// at that check's `pinned:`.
+/// at that check's `pinned:`; and a `{param: PATH}` bound whose field is not a number in the run
+/// (after `--set`), at that bound.
 pub fn validate(l: &Loaded) -> Result<(), InputError> {
+    let params = l.tb.expect.iter().any(|e| {
+        bounds(e)
+            .iter()
+            .any(|(_, b)| b.as_ref().is_some_and(|b| b.num().is_none()))
+    });
+    if params {
+        let (doc, base) = documents(l)?;
+        for (i, e) in l.tb.expect.iter().enumerate() {
+            for (field, b) in bounds(e) {
+                if let Some(Bound::Param { path, .. }) = b {
+                    if param_value(&doc, &base, path).is_none() {
+                        return Err(l.item_error(
+                            "expect",
+                            i,
+                            field,
+                            format!("{field}: {{param: {path}}} names no number of the testbench or its includes (write the value in the testbench to bound a check by it)"),
+                        ));
+                    }
+                }
+            }
+        }
+    }
     if l.tb.expect.iter().all(|e| e.pinned.is_empty()) {
         return Ok(());
     }

@@ -12,7 +12,7 @@ use hwsim_hw::{Cycle, Shape, Sim, SimError, Stop, TraceOptions};
 use serde::Serialize;
 
 use crate::check_policy::{bounds_text, within_bounds};
-use crate::schema::Expect;
+use crate::schema::{Bound, Expect};
 use crate::testbench::{self, Elaborated, Loaded};
 use crate::yaml::{self, InputError, Value};
 
@@ -339,7 +339,7 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
             if e.equals.is_none() && e.min.is_none() && e.max.is_none() {
                 return Err(at(key, format!("expect on `{label}`: give `equals`, `min` or `max`")));
             }
-            if let (Some(lo), Some(hi)) = (e.min, e.max) {
+            if let (Some(lo), Some(hi)) = (e.min.as_ref().and_then(Bound::num), e.max.as_ref().and_then(Bound::num)) {
                 if lo > hi {
                     return Err(at(
                         "min",
@@ -833,8 +833,9 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     };
     let flow_reports = flows(&sim, &el);
     let (kept, dropped) = crate::check_policy::select(l, opts.checks_off, seed);
+    let kept = crate::check_policy::resolve_bounds(l, kept)?;
     let mut checks: Vec<CheckResult> = kept
-        .into_iter()
+        .iter()
         .map(|e| evaluate(e, &sim, &el, end, &flow_reports))
         .collect();
     if error.is_none() && !opts.checks_off {

@@ -661,6 +661,63 @@ fn pinned_checks_are_dropped_by_a_change_of_their_parameter_with_a_note() {
 }
 
 #[test]
+fn a_bound_can_be_a_parameter_of_the_run() {
+    let d = temp_dir("relative");
+    let tb = d.join("rel.yaml");
+    let text = "name: rel\nseed: 1\nuntil: 200\ninstances:\n  src: {kind: producer, params: {count: 12}}\n  snk: {kind: consumer}\nconnect:\n  - {from: src.out, to: snk.in}\nexpect:\n  - {counter: snk.received, equals: {param: instances.src.params.count}}\n  - {counter: src.sent, min: {param: instances.src.params.count, times: 0.5}, max: 100}\n";
+    std::fs::write(&tb, text).unwrap();
+    let j = d.join("r.json");
+    let o = hwsim(&[&s(&tb), "--set", "instances.src.params.count=7", "--json", &s(&j)]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("PASS  snk.received == instances.src.params.count "),
+        "{}",
+        stdout(&o)
+    );
+    let r = read_json(&j);
+    assert_eq!(r["checks"][0]["expected"], "== 7");
+    assert_eq!(r["checks"][1]["expected"], ">= 3.5 and <= 100");
+    assert_eq!(r["checks"][1]["actual"], "7");
+    // A sweep over the count keeps the check, and every point passes it.
+    let o = hwsim(&[
+        "sweep",
+        &s(&tb),
+        "--set",
+        "instances.src.params.count=3,9",
+        "--out",
+        &s(&d.join("sw")),
+        "-q",
+    ]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("2 runs: 2 passed, 0 failed\n") && !stdout(&o).contains("dropped"),
+        "{}",
+        stdout(&o)
+    );
+    // A bound that follows the wrong field fails like any other.
+    std::fs::write(
+        &tb,
+        text.replace("equals: {param: instances.src.params.count}", "equals: {param: seed}"),
+    )
+    .unwrap();
+    assert_code(&hwsim(&[&s(&tb), "-q"]), 1);
+    // A field that is not there, or a bound of another form: exit 2 at the place.
+    std::fs::write(&tb, text.replace("params.count}}", "params.cuont}}")).unwrap();
+    assert_bad(
+        &hwsim(&["check", &s(&tb)]),
+        &format!("{}:10:", s(&tb)),
+        &["equals: {param: instances.src.params.cuont} names no number of the testbench"],
+    );
+    std::fs::write(&tb, text.replace("equals: {param:", "equals: {parm:")).unwrap();
+    assert_bad(
+        &hwsim(&[&s(&tb)]),
+        &format!("{}:10:", s(&tb)),
+        &["expected a number or `{param: PATH, times: F}`"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn sweep_log_axes_refuse_a_value_not_above_zero_after_the_table() {
     let d = temp_dir("sweep_log");
     let base = [
