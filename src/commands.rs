@@ -46,6 +46,19 @@ pub struct SweepArgs {
     /// Merge the reports in DIR (from --emit) into the table and plots.
     #[arg(long, value_name = "DIR")]
     pub collect: Option<PathBuf>,
+    /// `off`: the runs evaluate none of the testbench's `expect:` checks and no monitor; the
+    /// table's verdict column is `-` (a check `pinned:` to a swept parameter is dropped anyway,
+    /// with a note under the table).
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = ["on", "off"])]
+    pub checks: String,
+    /// Logarithmic x axis on the plot (default: when the values are all positive and span 100×
+    /// or more; give it to --collect too: the plan does not keep it).
+    #[arg(long)]
+    pub logx: bool,
+    /// Logarithmic y axis on the plot (refused, exit 2, if a value drawn is 0 or less; give it
+    /// to --collect too: the plan does not keep it).
+    #[arg(long)]
+    pub logy: bool,
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
@@ -60,40 +73,12 @@ fn arg(name: &str, msg: impl Into<String>) -> InputError {
 /// the status is 130.
 pub fn sweep(a: SweepArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(String, u8), InputError> {
     if let Some(dir) = &a.collect {
-        if a.testbench.is_some() || !a.set.is_empty() || !a.emit.is_empty() {
-            return Err(arg("--collect", "takes only the folder (and --out, --metric, --x)"));
-        }
-        let mut plan = sweep::read_plan(dir)?;
-        if a.metric.is_some() {
-            plan.metric = a.metric.clone();
-        }
-        if let Some(x) = &a.x {
-            if !plan.params.contains(x) {
-                return Err(arg(
-                    &format!("--x {x}"),
-                    format!("not a swept parameter ({})", plan.params.join(", ")),
-                ));
-            }
-            plan.x = x.clone();
-        }
-        let rows = sweep::rows(&plan, dir)?;
-        let out = a.out.clone().unwrap_or_else(|| dir.clone());
-        // The folder's plan and reports are inputs here, and the testbench with its includes
-        // (if it is still there): a table or plot never replaces them.
-        let mut inputs = sweep::outputs(&plan, dir, true, None, None);
-        inputs.retain(|p| p.exists());
-        if let Ok(l) = crate::testbench::load(&plan.testbench) {
-            inputs.extend(l.files);
-        }
-        let metric = sweep::metric_of(&plan, &rows)?;
-        sweep::check_outputs(&inputs, &sweep::outputs(&plan, &out, false, Some(&metric), None))?;
-        let (files, summary) = sweep::write_outputs(&plan, &rows, &out)?;
-        return Ok((with_files(summary, &files), 0));
+        return collect(&a, dir);
     }
     let Some(tb) = &a.testbench else {
         return Err(arg("sweep", "give a testbench (or --collect DIR)"));
     };
-    let plan = sweep::plan(&sweep::Request {
+    let mut plan = sweep::plan(&sweep::Request {
         testbench: tb,
         sets: &a.set,
         zip: a.zip,
@@ -101,11 +86,15 @@ pub fn sweep(a: SweepArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(Strin
         metric: a.metric.clone(),
         x: a.x.clone(),
         counters: a.counter.clone(),
+        checks_off: a.checks == "off",
     })?;
+    (plan.log_x, plan.log_y) = (a.logx, a.logy);
     // The testbench and its includes: no output may name one. A module testbench without
     // checks is refused before any run (each point would be refused alike).
     let loaded = crate::testbench::load(tb)?;
-    crate::runner::require_checks(&loaded)?;
+    if !plan.checks_off {
+        crate::runner::require_checks(&loaded)?;
+    }
     let inputs = loaded.files;
     if let [kind, dir] = a.emit.as_slice() {
         let dir = PathBuf::from(dir);
@@ -197,6 +186,43 @@ pub fn sweep(a: SweepArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(Strin
     Ok((with_files(summary, &files), 0))
 }
 
+/// `hwsim sweep --collect DIR`: the table and plots from the reports in DIR.
+fn collect(a: &SweepArgs, dir: &Path) -> Result<(String, u8), InputError> {
+    if a.testbench.is_some() || !a.set.is_empty() || !a.emit.is_empty() {
+        return Err(arg(
+            "--collect",
+            "takes only the folder (and --out, --metric, --x, --logx, --logy)",
+        ));
+    }
+    let mut plan = sweep::read_plan(dir)?;
+    (plan.log_x, plan.log_y) = (a.logx, a.logy);
+    if a.metric.is_some() {
+        plan.metric = a.metric.clone();
+    }
+    if let Some(x) = &a.x {
+        if !plan.params.contains(x) {
+            return Err(arg(
+                &format!("--x {x}"),
+                format!("not a swept parameter ({})", plan.params.join(", ")),
+            ));
+        }
+        plan.x = x.clone();
+    }
+    let rows = sweep::rows(&plan, dir)?;
+    let out = a.out.clone().unwrap_or_else(|| dir.to_path_buf());
+    // The folder's plan and reports are inputs here, and the testbench with its includes
+    // (if it is still there): a table or plot never replaces them.
+    let mut inputs = sweep::outputs(&plan, dir, true, None, None);
+    inputs.retain(|p| p.exists());
+    if let Ok(l) = crate::testbench::load(&plan.testbench) {
+        inputs.extend(l.files);
+    }
+    let metric = sweep::metric_of(&plan, &rows)?;
+    sweep::check_outputs(&inputs, &sweep::outputs(&plan, &out, false, Some(&metric), None))?;
+    let (files, summary) = sweep::write_outputs(&plan, &rows, &out)?;
+    Ok((with_files(summary, &files), 0))
+}
+
 /// Most parallel runs a sweep starts (`-j`): each is a thread with a simulation of its own.
 pub const MAX_JOBS: usize = 1024;
 
@@ -241,6 +267,16 @@ pub struct PlotArgs {
     /// Override a testbench field (when INPUT is a testbench; repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
+    /// A column's legend label (repeatable; default: the last part of its dotted path, with the
+    /// parts that tell alike ones apart in parentheses: `backlog (lg3)`).
+    #[arg(long = "label", value_name = "COLUMN=TEXT")]
+    pub label: Vec<String>,
+    /// Logarithmic x axis (refused if a cycle drawn is 0 or less).
+    #[arg(long)]
+    pub logx: bool,
+    /// Logarithmic y axis (refused if a value drawn is 0 or less, naming the column and cycle).
+    #[arg(long)]
+    pub logy: bool,
 }
 
 /// Runs `hwsim plot`. Once `interrupt` is set (SIGINT / SIGTERM) a testbench's run stops at its
@@ -309,7 +345,8 @@ pub fn plot(a: PlotArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(String,
             .map_err(|m| InputError::new(Path::new("--out"), m))?;
         a.input.clone()
     };
-    let chart = crate::plot::probe_chart(&csv, &a.columns)?;
+    let mut chart = crate::plot::probe_chart(&csv, &a.columns, &a.label)?;
+    (chart.log_x, chart.log_y) = (a.logx, a.logy);
     if stopped() {
         return Ok(("interrupted: no plot written\n".into(), 130));
     }
@@ -319,5 +356,97 @@ pub fn plot(a: PlotArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(String,
         a.out.display(),
         chart.series.len()
     ));
+    let (shown, rest) = crate::plot::legend(&chart);
+    if !rest.is_empty() {
+        let names: Vec<&str> = rest.iter().map(|&i| chart.series[i].label.as_str()).collect();
+        text.push_str(&format!(
+            "legend: the {} of {} columns with the highest last value; not in it: {}\n",
+            shown.len(),
+            chart.series.len(),
+            names.join(", ")
+        ));
+    }
     Ok((text, 0))
+}
+
+/// `hwsim regress`.
+#[derive(Args, Debug)]
+pub struct RegressArgs {
+    /// Folder (default tb/).
+    #[arg(default_value = "tb")]
+    pub dir: PathBuf,
+    /// Event skip off.
+    #[arg(long)]
+    pub no_skip: bool,
+    /// Parallel jobs (default: the number of cores).
+    #[arg(short, long)]
+    pub jobs: Option<usize>,
+    /// Write the outcomes as JUnit XML: one testcase per testbench, a failure with its failing
+    /// checks, its wall time.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write the outcomes as JSON: totals, then per testbench its verdict, checks, cycles, wall
+    /// time and failing checks.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// Runs `hwsim regress`: every testbench below the folder, with a live count on a terminal
+/// (done/total, failures so far; nothing when stderr is not a terminal); the table, and the
+/// JUnit / JSON files (written whole, never over a testbench or one of its includes). Status 0
+/// all passed, 1 one did not, 130 interrupted (the files then hold what ran).
+pub fn regress(a: RegressArgs, interrupt: &Arc<AtomicBool>) -> Result<(String, u8), InputError> {
+    use std::sync::atomic::AtomicUsize;
+    let dir = &a.dir;
+    if !dir.is_dir() {
+        return Err(InputError::new(dir, "not a folder"));
+    }
+    let files = crate::regress::find_testbenches(dir);
+    if files.is_empty() {
+        return Err(InputError::new(dir, "no *.yaml testbenches"));
+    }
+    // No output over a testbench or an include of one (those that load).
+    let mut inputs = files.clone();
+    for f in &files {
+        if let Ok(l) = crate::testbench::load(f) {
+            inputs.extend(l.files);
+        }
+    }
+    let outputs: Vec<(&str, &Path)> = [("--junit", &a.junit), ("--json", &a.json)]
+        .into_iter()
+        .filter_map(|(o, p)| p.as_deref().map(|p| (o, p)))
+        .collect();
+    crate::output::check_outputs(&inputs, &outputs).map_err(|m| arg("regress", m))?;
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let bar = crate::progress::regress_bar(crate::progress::allowed(true), files.len());
+    let (done, failed) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let on_done = |o: &crate::regress::Outcome| {
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        let bad = if matches!(o.verdict, "PASS" | "INTR") {
+            failed.load(Ordering::Relaxed)
+        } else {
+            failed.fetch_add(1, Ordering::Relaxed) + 1
+        };
+        bar.set_message(crate::progress::tally(n, files.len(), bad));
+        bar.inc(1);
+    };
+    let out = crate::regress::run_all(&files, jobs, a.no_skip, Some(interrupt), &on_done);
+    bar.finish_and_clear();
+    let interrupted = interrupt.load(Ordering::Relaxed);
+    if let Some(p) = &a.junit {
+        crate::output::write_file(p, crate::junit::junit(dir, &files, &out).as_bytes())?;
+    }
+    if let Some(p) = &a.json {
+        crate::output::write_file(p, crate::junit::json(dir, &files, &out, interrupted).as_bytes())?;
+    }
+    let code = if interrupted {
+        130
+    } else if out.iter().all(|o| o.verdict == "PASS") {
+        0
+    } else {
+        1
+    };
+    Ok((crate::regress::render(&out, files.len(), interrupted), code))
 }

@@ -2,15 +2,18 @@
 //! elaboration of testbenches into netlists, the runner with its checks and reports, and the
 //! regression runner. The `hwsim` binary (src/main.rs) is a thin clap front end over this.
 
+pub mod check_policy;
 pub mod commands;
 pub mod csv;
 pub mod diff;
 pub mod explain;
 pub mod gtkw;
+pub mod junit;
 pub mod monitors;
 pub mod output;
 pub mod overrides;
 pub mod plot;
+pub mod plot_label;
 pub mod probe;
 pub mod progress;
 pub mod registry;
@@ -19,6 +22,8 @@ pub mod render;
 pub mod runner;
 pub mod schema;
 pub mod sweep;
+pub mod sweep_jobs;
+pub mod sweep_notes;
 pub mod system;
 pub mod testbench;
 pub mod values;

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
 use hwsim::{
-    commands, diff, explain, output, overrides, registry, regress, render, runner, testbench, values, vectors,
-    wave_outputs, yaml,
+    commands, diff, explain, output, overrides, registry, render, runner, testbench, values, vectors, wave_outputs,
+    yaml,
 };
 
 #[derive(Parser)]
@@ -38,18 +38,8 @@ enum Cmd {
         #[arg(long = "set", value_name = "PATH=VALUE")]
         set: Vec<String>,
     },
-    /// Run every *.yaml below DIR in parallel; a summary table.
-    Regress {
-        /// Folder (default tb/).
-        #[arg(default_value = "tb")]
-        dir: PathBuf,
-        /// Event skip off.
-        #[arg(long)]
-        no_skip: bool,
-        /// Parallel jobs (default: the number of cores).
-        #[arg(short, long)]
-        jobs: Option<usize>,
-    },
+    /// Run every *.yaml below DIR in parallel; a summary table (JUnit XML, JSON).
+    Regress(commands::RegressArgs),
     /// Run a testbench over a grid of --set values; a table (CSV, JSON) and plots.
     Sweep(commands::SweepArgs),
     /// Draw a probe CSV (or a testbench's probes, run first) over time: SVG or PNG.
@@ -148,9 +138,15 @@ struct RunArgs {
     #[arg(long, value_name = "GIB", default_value_t = 8)]
     max_memory: u64,
     /// Override a testbench field: dotted path as in the file, YAML value
-    /// (`--set system.traffic.0.bytes=4096`; repeatable).
+    /// (`--set system.traffic.0.bytes=4096`; repeatable). A check `pinned:` to the field is
+    /// dropped (the report lists it).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     set: Vec<String>,
+    /// `off`: evaluate none of the testbench's `expect:` checks and no monitor; the report has
+    /// the counters and metrics and the verdict `-` (exit 0 unless a protocol violation stopped
+    /// the run).
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = ["on", "off"])]
+    checks: String,
 }
 
 const SUBCOMMANDS: &[&str] = &[
@@ -216,30 +212,10 @@ fn main() -> ExitCode {
             max_memory,
             set,
         } => check(&testbench, max_memory, &set),
-        Cmd::Regress { dir, no_skip, jobs } => {
-            if !dir.is_dir() {
-                return bad(format!("{}: not a folder", dir.display()));
-            }
-            let files = regress::find_testbenches(&dir);
-            if files.is_empty() {
-                return bad(format!("{}: no *.yaml testbenches", dir.display()));
-            }
-            let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
-            let interrupt = match on_interrupt() {
-                Ok(f) => f,
-                Err(e) => return e,
-            };
-            let out = regress::run_all(&files, jobs, no_skip, Some(&interrupt));
-            let interrupted = interrupt.load(std::sync::atomic::Ordering::Relaxed);
-            let code = if interrupted {
-                ExitCode::from(130)
-            } else if out.iter().all(|o| o.verdict == "PASS") {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            };
-            emit_then(&regress::render(&out, files.len(), interrupted), code)
-        }
+        Cmd::Regress(a) => match on_interrupt() {
+            Ok(f) => done(commands::regress(a, &f)),
+            Err(e) => e,
+        },
         Cmd::Sweep(a) => match on_interrupt() {
             Ok(f) => done(commands::sweep(a, Some(&f))),
             Err(e) => e,
@@ -372,6 +348,7 @@ fn run(a: RunArgs) -> ExitCode {
         progress: !a.quiet,
         interrupt: Some(interrupt),
         probe,
+        checks_off: a.checks == "off",
         ..Default::default()
     };
     if let Err(e) = waves.setup(&mut opts) {

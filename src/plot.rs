@@ -1,5 +1,12 @@
-//! Line plots for sweeps (a metric against a parameter, mean over seeds with min/max error bars)
-//! and probes (columns over time), as SVG or PNG by the file's extension, drawn with `plotters`.
+//! Line plots for sweeps (a metric against a parameter, mean over seeds with a min/max band and
+//! error bars) and probes (columns over time), as SVG or PNG by the file's extension, drawn with
+//! `plotters`.
+//!
+//! The legend is beside the plot, never over the curves, and names at most [`LEGEND_MAX`]
+//! series: with more, those with the highest last value (ties by label), in that order, and a
+//! note under it names as many of the others as fit ([`legend`] tells a command which, to print
+//! them all). Log axes (`log_x`, `log_y`) refuse a value that is not positive, naming the series
+//! and the point ([`check_log`]).
 //!
 //! The PNG goes through plotters' bitmap backend with ab_glyph and an embedded font (Hack, from
 //! the `epaint_default_fonts` crate), so no system font is looked up: a machine without fonts
@@ -33,11 +40,20 @@ pub struct Chart {
     pub y_label: String,
     /// Logarithmic x axis.
     pub log_x: bool,
+    /// Logarithmic y axis.
+    pub log_y: bool,
     /// Lines.
     pub series: Vec<Series>,
 }
 
 const SIZE: (u32, u32) = (960, 600);
+/// Width of the legend beside the plot, pixels.
+const LEGEND_W: u32 = 250;
+/// Most series the legend names.
+pub const LEGEND_MAX: usize = 12;
+/// Longest legend label, characters (the embedded font is monospaced: 13 px ≈ 7.8 px a
+/// character).
+const LEGEND_CHARS: usize = 25;
 const FONT: &str = "sans-serif";
 
 fn register_font() {
@@ -56,8 +72,58 @@ pub fn wants_log(xs: &[f64]) -> bool {
     lo > 0.0 && hi / lo >= 100.0
 }
 
+/// The series the legend names (indices, in legend order), and those it leaves to its note:
+/// every labelled series when there are at most [`LEGEND_MAX`], in chart order; else the
+/// [`LEGEND_MAX`] whose last point is highest (ties by label), highest first.
+pub fn legend(chart: &Chart) -> (Vec<usize>, Vec<usize>) {
+    let mut named: Vec<usize> = (0..chart.series.len())
+        .filter(|&i| !chart.series[i].label.is_empty())
+        .collect();
+    if named.len() <= LEGEND_MAX {
+        return (named, Vec::new());
+    }
+    let last = |i: usize| chart.series[i].points.last().map_or(f64::NEG_INFINITY, |p| p.1);
+    named.sort_by(|&a, &b| {
+        last(b)
+            .total_cmp(&last(a))
+            .then_with(|| chart.series[a].label.cmp(&chart.series[b].label))
+    });
+    let rest = named.split_off(LEGEND_MAX);
+    (named, rest)
+}
+
+/// Refuses a log axis with a value that is not positive: the message names the axis option,
+/// the series and the point.
+pub fn check_log(chart: &Chart) -> Result<(), InputError> {
+    for s in &chart.series {
+        let name = if s.label.is_empty() {
+            "the line".to_string()
+        } else {
+            format!("series `{}`", s.label)
+        };
+        for p in &s.points {
+            let bad = |opt: &str, what: String| {
+                InputError::new(
+                    Path::new(opt),
+                    format!("{name} has {what}: a log axis needs values above 0"),
+                )
+            };
+            if chart.log_x && p.0 <= 0.0 {
+                return Err(bad("--logx", format!("x = {}", p.0)));
+            }
+            if chart.log_y {
+                if let Some(y) = [p.1, p.2, p.3].into_iter().find(|y| *y <= 0.0) {
+                    return Err(bad("--logy", format!("y = {y} at x = {}", p.0)));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Writes `chart` to `out` (`.svg` or `.png`).
 pub fn write(out: &Path, chart: &Chart) -> Result<(), InputError> {
+    check_log(chart)?;
     register_font();
     let ext = out
         .extension()
@@ -119,7 +185,7 @@ fn range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo, hi)
 }
 
-/// The x range of a log axis: positive, finite, at most [`AXIS_LIMIT`].
+/// The range of a log axis: positive, finite, at most [`AXIS_LIMIT`].
 fn log_range(x0: f64, x1: f64) -> (f64, f64) {
     let lo = x0.clamp(1e-300, AXIS_LIMIT);
     let hi = x1.clamp(lo, AXIS_LIMIT);
@@ -127,6 +193,107 @@ fn log_range(x0: f64, x1: f64) -> (f64, f64) {
         return (lo / 2.0, hi * 2.0);
     }
     (lo / 1.5, hi * 1.5)
+}
+
+/// `text` cut to `max` characters with an ellipsis.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    text.chars().take(max - 1).chain(['…']).collect()
+}
+
+/// The legend beside the plot: a line sample and the label of each named series, then a note
+/// naming the others, as many as fit.
+fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    let (shown, rest) = legend(chart);
+    let font = (FONT, 13).into_font();
+    let mut y = 40;
+    for &i in &shown {
+        let color = palette(i);
+        area.draw(&PathElement::new(vec![(8, y), (32, y)], color.stroke_width(2)))
+            .map_err(e)?;
+        area.draw(&Text::new(
+            cut(&chart.series[i].label, LEGEND_CHARS),
+            (40, y - 7),
+            font.clone(),
+        ))
+        .map_err(e)?;
+        y += 20;
+    }
+    if rest.is_empty() {
+        return Ok(());
+    }
+    let small = (FONT, 12).into_font();
+    area.draw(&Text::new(
+        format!("+ {} more, not in the legend:", rest.len()),
+        (8, y),
+        small.clone(),
+    ))
+    .map_err(e)?;
+    y += 16;
+    let room = ((SIZE.1 as i32 - 20 - y) / 15).max(0) as usize;
+    for (k, &i) in rest.iter().enumerate() {
+        if k + 1 == room && rest.len() > room {
+            area.draw(&Text::new(format!("… {} more", rest.len() - k), (8, y), small.clone()))
+                .map_err(e)?;
+            break;
+        }
+        area.draw(&Text::new(
+            cut(&chart.series[i].label, LEGEND_CHARS + 4),
+            (8, y),
+            small.clone(),
+        ))
+        .map_err(e)?;
+        y += 15;
+    }
+    Ok(())
+}
+
+/// Twelve colours that stay apart (Tableau's, and black), then plotters' palette.
+const COLOURS: [(u8, u8, u8); 12] = [
+    (31, 119, 180),
+    (255, 127, 14),
+    (44, 160, 44),
+    (214, 39, 40),
+    (148, 103, 189),
+    (140, 86, 75),
+    (227, 119, 194),
+    (127, 127, 127),
+    (188, 189, 34),
+    (23, 190, 207),
+    (0, 0, 0),
+    (174, 199, 232),
+];
+
+fn palette(i: usize) -> RGBAColor {
+    match COLOURS.get(i) {
+        Some(&(r, g, b)) => RGBColor(r, g, b).to_rgba(),
+        None => Palette99::pick(i).to_rgba(),
+    }
+}
+
+/// A tick label: integers without `.0`, large or tiny magnitudes in exponent form (`1.8e7`).
+pub fn tick(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && !(1e-3..1e6).contains(&a) {
+        let t = format!("{v:.2e}");
+        // 1.80e7 → 1.8e7, 2.00e-4 → 2e-4
+        let (m, x) = t.split_once('e').unwrap_or((&t, "0"));
+        let m = m.trim_end_matches('0').trim_end_matches('.');
+        return format!("{m}e{x}");
+    }
+    let t = format!("{v:.6}");
+    let t = t.trim_end_matches('0').trim_end_matches('.');
+    if t == "-0" {
+        "0".into()
+    } else {
+        t.to_string()
+    }
 }
 
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String>
@@ -151,18 +318,20 @@ where
                 .collect(),
         })
         .collect();
+    let root = root.titled(&chart.title, (FONT, 18)).map_err(e)?;
+    let plot_area = if series.iter().any(|s| !s.label.is_empty()) {
+        let (plot_area, legend_area) = root.split_horizontally(SIZE.0 - LEGEND_W);
+        draw_legend(&legend_area, chart)?;
+        plot_area
+    } else {
+        root
+    };
     let pts = || series.iter().flat_map(|s| s.points.iter());
     let (x0, x1) = range(pts().map(|p| p.0));
     let (y0, y1) = range(pts().flat_map(|p| [p.2, p.3, p.1]));
     let ypad = (y1 - y0) * 0.08;
-    let (y0, y1) = (y0 - ypad, y1 + ypad);
-    let mut builder = ChartBuilder::on(root);
-    builder
-        .caption(&chart.title, (FONT, 18))
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(80);
-    let palette = |i: usize| Palette99::pick(i).to_rgba();
+    let mut builder = ChartBuilder::on(&plot_area);
+    builder.margin(16).x_label_area_size(48).y_label_area_size(80);
     macro_rules! body {
         ($ctx:expr) => {{
             let mut ctx = $ctx;
@@ -171,20 +340,28 @@ where
                 .y_desc(&chart.y_label)
                 .label_style((FONT, 14))
                 .axis_desc_style((FONT, 16))
+                .x_label_formatter(&|v| tick(*v))
+                .y_label_formatter(&|v| tick(*v))
                 .draw()
                 .map_err(e)?;
             for (i, s) in series.iter().enumerate() {
                 let color = palette(i);
-                let line = ctx
-                    .draw_series(LineSeries::new(
-                        s.points.iter().map(|p| (p.0, p.1)),
-                        color.stroke_width(2),
-                    ))
-                    .map_err(e)?;
-                if !s.label.is_empty() {
-                    line.label(s.label.clone())
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                // The min/max band over the seeds, under the line.
+                if s.points.len() > 1 && s.points.iter().any(|p| p.2 < p.3) {
+                    let band: Vec<(f64, f64)> = s
+                        .points
+                        .iter()
+                        .map(|p| (p.0, p.3))
+                        .chain(s.points.iter().rev().map(|p| (p.0, p.2)))
+                        .collect();
+                    ctx.draw_series(std::iter::once(Polygon::new(band, color.mix(0.15).filled())))
+                        .map_err(e)?;
                 }
+                ctx.draw_series(LineSeries::new(
+                    s.points.iter().map(|p| (p.0, p.1)),
+                    color.stroke_width(2),
+                ))
+                .map_err(e)?;
                 // Markers only where they stay apart (a sweep's few points, not a long probe).
                 let marks = if s.points.len() <= 60 { s.points.as_slice() } else { &[] };
                 ctx.draw_series(marks.iter().map(|p| Circle::new((p.0, p.1), 3, color.filled())))
@@ -197,25 +374,19 @@ where
                 )
                 .map_err(e)?;
             }
-            if series.iter().any(|s| !s.label.is_empty()) {
-                ctx.configure_series_labels()
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(BLACK)
-                    .label_font((FONT, 14))
-                    .position(SeriesLabelPosition::UpperRight)
-                    .draw()
-                    .map_err(e)?;
-            }
         }};
     }
-    if chart.log_x {
-        let (l0, l1) = log_range(x0, x1);
-        body!(builder.build_cartesian_2d((l0..l1).log_scale(), y0..y1).map_err(e)?);
-    } else {
-        let xpad = (x1 - x0) * 0.03;
-        body!(builder
-            .build_cartesian_2d((x0 - xpad)..(x1 + xpad), y0..y1)
-            .map_err(e)?);
+    let xpad = (x1 - x0) * 0.03;
+    let (lx0, lx1) = log_range(x0, x1);
+    let (ly0, ly1) = log_range(y0, y1);
+    let (xr, yr) = ((x0 - xpad)..(x1 + xpad), (y0 - ypad)..(y1 + ypad));
+    match (chart.log_x, chart.log_y) {
+        (false, false) => body!(builder.build_cartesian_2d(xr, yr).map_err(e)?),
+        (true, false) => body!(builder.build_cartesian_2d((lx0..lx1).log_scale(), yr).map_err(e)?),
+        (false, true) => body!(builder.build_cartesian_2d(xr, (ly0..ly1).log_scale()).map_err(e)?),
+        (true, true) => body!(builder
+            .build_cartesian_2d((lx0..lx1).log_scale(), (ly0..ly1).log_scale())
+            .map_err(e)?),
     }
     Ok(())
 }
@@ -224,10 +395,16 @@ where
 /// MB at most, and a picture of more points than pixels says nothing more.
 pub const MAX_POINTS: u64 = 10_000_000;
 
-/// The chart of a probe CSV's columns (those matching `globs`, default all) over cycles. The CSV
-/// is read as RFC 4180 (see crate::csv: a byte-order mark, quoted fields); a value that is not a
+/// The chart of a probe CSV's columns (those matching `globs`, default all) over cycles, each
+/// labelled by crate::plot_label (`labels`: the `--label COLUMN=TEXT` arguments). The CSV is
+/// read as RFC 4180 (see crate::csv: a byte-order mark, quoted fields); a value that is not a
 /// finite number is refused at its line and column.
-pub fn probe_chart(csv: &Path, globs: &[String]) -> Result<Chart, InputError> {
+///
+/// The row at cycle 0 is not drawn when later rows follow: a probe samples the values committed
+/// by the end of the cycle before each sample time (crate::probe), so its cycle-0 row is the
+/// reset state before any block ran, not a value the model committed, and a line from it to
+/// the first committed value drew a ramp that never happened.
+pub fn probe_chart(csv: &Path, globs: &[String], labels: &[String]) -> Result<Chart, InputError> {
     let mut r = crate::csv::Reader::open(csv)?;
     let header: Vec<String> = r.record()?.unwrap_or_default().into_iter().map(|f| f.text).collect();
     if header.first().map(String::as_str) != Some("cycle") || header.len() < 2 {
@@ -252,10 +429,11 @@ pub fn probe_chart(csv: &Path, globs: &[String]) -> Result<Chart, InputError> {
             ),
         ));
     }
-    let mut series: Vec<Series> = picked
-        .iter()
-        .map(|&i| Series {
-            label: header[i].clone(),
+    let columns: Vec<String> = picked.iter().map(|&i| header[i].clone()).collect();
+    let mut series: Vec<Series> = crate::plot_label::labels(&columns, labels)?
+        .into_iter()
+        .map(|label| Series {
+            label,
             points: Vec::new(),
         })
         .collect();
@@ -308,6 +486,11 @@ pub fn probe_chart(csv: &Path, globs: &[String]) -> Result<Chart, InputError> {
             s.points.push((x, y, y, y));
         }
     }
+    if series.iter().all(|s| s.points.len() > 1 && s.points[0].0 == 0.0) {
+        for s in &mut series {
+            s.points.remove(0);
+        }
+    }
     Ok(Chart {
         title: format!(
             "{} over time",
@@ -317,11 +500,12 @@ pub fn probe_chart(csv: &Path, globs: &[String]) -> Result<Chart, InputError> {
         ),
         x_label: "cycle (ns)".into(),
         y_label: if picked.len() == 1 {
-            header[picked[0]].clone()
+            series[0].label.clone()
         } else {
             "value".into()
         },
         log_x: false,
+        log_y: false,
         series,
     })
 }
@@ -338,6 +522,7 @@ mod tests {
             x_label: "loss".into(),
             y_label: "goodput".into(),
             log_x: true,
+            log_y: false,
             series: vec![Series {
                 label: "a=1".into(),
                 points: vec![(1e-4, 350.0, 349.0, 351.0), (1e-2, 200.0, 190.0, 210.0)],
@@ -358,5 +543,105 @@ mod tests {
         assert!(dark > 50, "caption text drawn ({dark} dark pixels)");
         assert!(write(&d.join("p.gif"), &chart).is_err());
         let _ = std::fs::remove_dir_all(&d);
+    }
+
+    fn lines(n: usize) -> Chart {
+        Chart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            log_x: false,
+            log_y: false,
+            series: (0..n)
+                .map(|i| Series {
+                    label: format!("s{i}"),
+                    points: vec![(1.0, 1.0, 1.0, 1.0), (2.0, i as f64, i as f64, i as f64)],
+                })
+                .collect(),
+        }
+    }
+
+    /// The x of the SVG `<text>` element whose content is `label`.
+    fn text_x(svg: &str, label: &str) -> f64 {
+        let end = svg
+            .find(&format!(">\n{label}\n</text>"))
+            .unwrap_or_else(|| panic!("`{label}` in the SVG"));
+        let start = svg[..end].rfind("<text").unwrap();
+        let x = svg[start..end].split("x=\"").nth(1).unwrap();
+        x[..x.find('"').unwrap()].parse().unwrap()
+    }
+
+    #[test]
+    fn the_legend_sits_beside_the_plot_and_names_the_top_twelve_by_last_value() {
+        let (shown, rest) = legend(&lines(5));
+        assert_eq!((shown, rest), (vec![0, 1, 2, 3, 4], vec![]), "few: all, in order");
+        let chart = lines(15);
+        let (shown, rest) = legend(&chart);
+        assert_eq!(shown, (3..15).rev().collect::<Vec<_>>());
+        assert_eq!(rest, [2, 1, 0]);
+        let d = std::env::temp_dir().join(format!("hwsim-plot-legend-{}", std::process::id()));
+        write(&d.join("l.svg"), &chart).unwrap();
+        let svg = std::fs::read_to_string(d.join("l.svg")).unwrap();
+        let right = (SIZE.0 - LEGEND_W) as f64;
+        for l in ["s14", "s3", "s0", "+ 3 more, not in the legend:"] {
+            assert!(text_x(&svg, l) >= right, "`{l}` beside the plot, not over it");
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn log_axes_refuse_values_not_above_zero_naming_the_series() {
+        let mut c = lines(3);
+        c.log_y = true;
+        let e = check_log(&c).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--logy: series `s0` has y = 0 at x = 2: a log axis needs values above 0"
+        );
+        c.series.remove(0);
+        assert!(check_log(&c).is_ok());
+        c.log_x = true;
+        c.series[0].points[0].0 = -1.0;
+        assert!(check_log(&c)
+            .unwrap_err()
+            .to_string()
+            .starts_with("--logx: series `s1` has x = -1"));
+        let d = std::env::temp_dir().join(format!("hwsim-plot-log-{}", std::process::id()));
+        assert!(write(&d.join("x.svg"), &c).is_err());
+        assert!(!d.join("x.svg").exists(), "nothing written");
+    }
+
+    #[test]
+    fn a_probe_plot_starts_at_the_first_committed_value_with_short_labels() {
+        let d = std::env::temp_dir().join(format!("hwsim-plot-probe-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let f = d.join("p.csv");
+        std::fs::write(
+            &f,
+            "cycle,chip0.lg0.tx.rate,chip0.lg1.tx.rate\n0,0,0\n500,50,40\n1000,50,45\n",
+        )
+        .unwrap();
+        let c = probe_chart(&f, &[], &[]).unwrap();
+        assert_eq!(c.series[0].label, "rate (lg0)");
+        assert_eq!(
+            c.series[1].points,
+            [(500.0, 40.0, 40.0, 40.0), (1000.0, 45.0, 45.0, 45.0)]
+        );
+        let c = probe_chart(&f, &["*lg1*".into()], &["chip0.lg1.tx.rate=LG 1".into()]).unwrap();
+        assert_eq!((c.series[0].label.as_str(), c.y_label.as_str()), ("LG 1", "LG 1"));
+        // A lone reset row is all there is: drawn.
+        std::fs::write(&f, "cycle,a\n0,3\n").unwrap();
+        assert_eq!(probe_chart(&f, &[], &[]).unwrap().series[0].points.len(), 1);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn tick_labels_read_as_numbers() {
+        assert_eq!(tick(18_000_000.0), "1.8e7");
+        assert_eq!(tick(2500.0), "2500");
+        assert_eq!(tick(0.25), "0.25");
+        assert_eq!(tick(0.0001), "1e-4");
+        assert_eq!(tick(-0.0), "0");
+        assert_eq!(tick(350.0), "350");
     }
 }

@@ -17,8 +17,16 @@ pub struct Outcome {
     pub detail: String,
     /// End cycle.
     pub cycles: u64,
-    /// Wall seconds.
+    /// Wall seconds of the run (elaboration excluded).
     pub wall_s: f64,
+    /// Wall seconds of the whole testbench: loading, elaboration, run and checks.
+    pub elapsed_s: f64,
+    /// Checks evaluated.
+    pub checks: usize,
+    /// Checks passed.
+    pub checks_passed: usize,
+    /// The checks that failed (`--junit`, `--json`).
+    pub failed_checks: Vec<crate::verdict::CheckResult>,
 }
 
 /// Every `*.yaml` below `dir`, sorted. Each folder is read once, by its real path, and only if
@@ -54,12 +62,19 @@ pub fn find_testbenches(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Runs `files` on `jobs` threads; the outcomes in file order.
+/// Runs `files` on `jobs` threads; the outcomes in file order. `done` is called with each
+/// outcome as it comes (a progress display).
 ///
 /// Once `interrupt` is set (by a SIGINT / SIGTERM handler) the testbenches running stop at their
 /// current cycle (verdict INTR) and no other one starts: the outcomes are then those of the
 /// files that ran, fewer than `files`.
-pub fn run_all(files: &[PathBuf], jobs: usize, no_skip: bool, interrupt: Option<&Arc<AtomicBool>>) -> Vec<Outcome> {
+pub fn run_all(
+    files: &[PathBuf],
+    jobs: usize,
+    no_skip: bool,
+    interrupt: Option<&Arc<AtomicBool>>,
+    done: &(dyn Fn(&Outcome) + Sync),
+) -> Vec<Outcome> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; files.len()]);
     let stopped = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
@@ -79,13 +94,20 @@ pub fn run_all(files: &[PathBuf], jobs: usize, no_skip: bool, interrupt: Option<
                     interrupt: interrupt.cloned(),
                     ..Options::default()
                 };
-                let o = match runner::run_file(f, opts) {
+                let t0 = std::time::Instant::now();
+                let result = runner::run_file(f, opts);
+                let elapsed_s = t0.elapsed().as_secs_f64();
+                let o = match result {
                     Ok(r) if r.interrupted => Outcome {
                         file: f.clone(),
                         verdict: "INTR",
                         detail: format!("interrupted at cycle {}", r.cycles),
                         cycles: r.cycles,
                         wall_s: r.stats.wall_s,
+                        elapsed_s,
+                        checks: r.checks.len(),
+                        checks_passed: r.checks.iter().filter(|c| c.passed).count(),
+                        failed_checks: Vec::new(),
                     },
                     Ok(r) => Outcome {
                         file: f.clone(),
@@ -105,6 +127,10 @@ pub fn run_all(files: &[PathBuf], jobs: usize, no_skip: bool, interrupt: Option<
                         },
                         cycles: r.cycles,
                         wall_s: r.stats.wall_s,
+                        elapsed_s,
+                        checks: r.checks.len(),
+                        checks_passed: r.checks.iter().filter(|c| c.passed).count(),
+                        failed_checks: r.checks.iter().filter(|c| !c.passed).cloned().collect(),
                     },
                     Err(e) => Outcome {
                         file: f.clone(),
@@ -112,8 +138,13 @@ pub fn run_all(files: &[PathBuf], jobs: usize, no_skip: bool, interrupt: Option<
                         detail: e.to_string(),
                         cycles: 0,
                         wall_s: 0.0,
+                        elapsed_s,
+                        checks: 0,
+                        checks_passed: 0,
+                        failed_checks: Vec::new(),
                     },
                 };
+                done(&o);
                 results.lock().expect("no poisoned lock")[i] = Some(o);
             });
         }

@@ -106,6 +106,12 @@ impl Report {
                 }
             }
         }
+        for d in &self.dropped {
+            let _ = writeln!(s, "  {}  {}", paint(v.color, "33", "DROP"), d.note());
+        }
+        if self.checks_off {
+            let _ = writeln!(s, "  checks off: no `expect:` check or monitor evaluated");
+        }
         if !self.flows.is_empty() {
             let nw = self.flows.iter().map(|f| f.name.len()).max().unwrap_or(4).max(4);
             let _ = writeln!(
@@ -181,21 +187,28 @@ impl Report {
         if self.interrupted {
             let _ = writeln!(s, "interrupted at cycle {}", self.cycles);
         }
-        let passed = self.checks.iter().filter(|c| c.passed).count();
-        let verdict = if self.interrupted {
-            paint(v.color, "1;33", "INTERRUPTED")
-        } else if self.passed {
-            paint(v.color, "1;32", "PASS")
-        } else {
-            paint(v.color, "1;31", "FAIL")
-        };
-        let _ = writeln!(
-            s,
-            "verdict: {verdict} ({passed}/{} checks) at cycle {}",
-            self.checks.len(),
-            self.cycles
-        );
+        s.push_str(&self.verdict_line(v.color));
         s
+    }
+
+    /// The last line: the verdict (`PASS`, `FAIL`, `INTERRUPTED`, `-` when nothing was checked),
+    /// the checks passed, those dropped or `checks off`, and the end cycle.
+    fn verdict_line(&self, color: bool) -> String {
+        let passed = self.checks.iter().filter(|c| c.passed).count();
+        let word = crate::check_policy::verdict(self.passed, self.interrupted, self.checks_off, self.checks.len());
+        let verdict = match word {
+            "INTR" => paint(color, "1;33", "INTERRUPTED"),
+            "PASS" => paint(color, "1;32", "PASS"),
+            "FAIL" => paint(color, "1;31", "FAIL"),
+            other => other.to_string(),
+        };
+        let counted = match (self.checks_off, self.dropped.len()) {
+            (true, _) if self.checks.is_empty() => "checks off".to_string(),
+            (true, _) => format!("{passed}/{} checks, checks off", self.checks.len()),
+            (false, 0) => format!("{passed}/{} checks", self.checks.len()),
+            (false, n) => format!("{passed}/{} checks, {n} dropped", self.checks.len()),
+        };
+        format!("verdict: {verdict} ({counted}) at cycle {}\n", self.cycles)
     }
 }
 

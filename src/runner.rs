@@ -11,7 +11,8 @@ use std::time::Instant;
 use hwsim_hw::{Cycle, Shape, Sim, SimError, Stop, TraceOptions};
 use serde::Serialize;
 
-use crate::schema::Expect;
+use crate::check_policy::{bounds_text, within_bounds};
+use crate::schema::{Bound, Expect};
 use crate::testbench::{self, Elaborated, Loaded};
 use crate::yaml::{self, InputError, Value};
 
@@ -53,6 +54,8 @@ pub struct Options {
     /// or the samples, not a verdict); otherwise such a testbench is refused (see
     /// [`require_checks`]).
     pub checks_optional: bool,
+    /// `--checks off`: evaluate no `expect:` check and no monitor (crate::check_policy).
+    pub checks_off: bool,
 }
 
 pub use crate::verdict::CheckResult;
@@ -132,6 +135,13 @@ pub struct Report {
     pub error: Option<String>,
     /// The run was stopped by SIGINT / SIGTERM at `cycles`; counters and checks are as of then.
     pub interrupted: bool,
+    /// `--checks off`: no `expect:` check and no monitor was evaluated (`passed` then says only
+    /// that no protocol violation stopped the run; the verdict is `-`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub checks_off: bool,
+    /// Checks pinned to a parameter an override changed: not evaluated (crate::check_policy).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<crate::check_policy::Dropped>,
     /// The probe CSV written, and its rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probe: Option<(PathBuf, u64)>,
@@ -289,6 +299,7 @@ fn sum(sim: &Sim, glob: &str) -> u64 {
 
 /// Checks every `expect:` entry against the elaborated simulation (names, forms, bounds).
 pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
+    crate::check_policy::validate(l)?;
     for (i, e) in l.tb.expect.iter().enumerate() {
         // Errors point at this expect's own field, not the first expect naming the same thing.
         let key = ["port", "counter", "metric"]
@@ -339,7 +350,7 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
             if e.equals.is_none() && e.min.is_none() && e.max.is_none() {
                 return Err(at(key, format!("expect on `{label}`: give `equals`, `min` or `max`")));
             }
-            if let (Some(lo), Some(hi)) = (e.min, e.max) {
+            if let (Some(lo), Some(hi)) = (e.min.as_ref().and_then(Bound::num), e.max.as_ref().and_then(Bound::num)) {
                 if lo > hi {
                     return Err(at(
                         "min",
@@ -397,24 +408,6 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
         }
     }
     Ok(())
-}
-
-fn bounds_text(e: &Expect) -> String {
-    let mut parts = Vec::new();
-    if let Some(x) = e.equals {
-        parts.push(format!("== {x}"));
-    }
-    if let Some(x) = e.min {
-        parts.push(format!(">= {x}"));
-    }
-    if let Some(x) = e.max {
-        parts.push(format!("<= {x}"));
-    }
-    parts.join(" and ")
-}
-
-fn within_bounds(e: &Expect, x: f64) -> bool {
-    e.equals.is_none_or(|v| x == v) && e.min.is_none_or(|v| x >= v) && e.max.is_none_or(|v| x <= v)
 }
 
 /// Metrics a check can bound: `end_cycle`; for system form `goodput` (aggregate bytes/ns over
@@ -779,7 +772,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     if let Some(p) = prober.as_mut() {
         p.sample(&sim)?;
     }
-    if !opts.checks_optional {
+    if !opts.checks_optional && !opts.checks_off {
         require_checks(l)?;
     }
     let mut progress = crate::progress::RunProgress::new(crate::progress::allowed(opts.progress), &l.name(), until);
@@ -855,12 +848,13 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         None => None,
     };
     let flow_reports = flows(&sim, &el);
-    let mut checks: Vec<CheckResult> =
-        l.tb.expect
-            .iter()
-            .map(|e| evaluate(e, &sim, &el, end, &flow_reports))
-            .collect();
-    if error.is_none() {
+    let (kept, dropped) = crate::check_policy::select(l, opts.checks_off, seed);
+    let kept = crate::check_policy::resolve_bounds(l, kept)?;
+    let mut checks: Vec<CheckResult> = kept
+        .iter()
+        .map(|e| evaluate(e, &sim, &el, end, &flow_reports))
+        .collect();
+    if error.is_none() && !opts.checks_off {
         let expects = |what: &str| {
             l.tb.expect
                 .iter()
@@ -920,6 +914,8 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         stats,
         error: error_text,
         interrupted,
+        checks_off: opts.checks_off,
+        dropped,
         probe,
         levels: el.levels.clone(),
     })

@@ -170,6 +170,9 @@ pub struct Stimulus {
 ///   `reduce: max` / `min` combine a glob's counters by their largest / smallest instead;
 /// - `{metric: end_cycle, equals | min | max}` (the cycle the run ended).
 ///
+/// Any of them may say `pinned: PATH` (or a list): the parameters its bounds fit. A bound may
+/// be `{param: PATH, times: F}` ([`Bound`]): a field's value in the run.
+///
 /// Values match on the fields they name (`{psn: 7}` matches any RH with PSN 7).
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -195,11 +198,106 @@ pub struct Expect {
     /// Run metric.
     pub metric: Option<String>,
     /// Equality bound.
-    pub equals: Option<f64>,
+    #[serde(default, deserialize_with = "bound")]
+    pub equals: Option<Bound>,
     /// Lower bound (inclusive).
-    pub min: Option<f64>,
+    #[serde(default, deserialize_with = "bound")]
+    pub min: Option<Bound>,
     /// Upper bound (inclusive).
-    pub max: Option<f64>,
+    #[serde(default, deserialize_with = "bound")]
+    pub max: Option<Bound>,
+    /// The parameters the check was written for (`pinned: system.faults.0.probability`, or a
+    /// list; `seed` for the seed): a run with a `--set` of one of them (a sweep over it), or
+    /// another seed for `seed`, drops the check with a note instead of evaluating it
+    /// (crate::check_policy).
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub pinned: Vec<String>,
+}
+
+/// A check's bound: a number, or `{param: PATH, times: F}`, the run's value of a testbench
+/// field (after `--set`; times F, default 1), resolved before the check is evaluated
+/// (crate::check_policy::resolve).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bound {
+    /// A number.
+    Num(f64),
+    /// `times` × the value of the field at `path`.
+    Param {
+        /// Dotted path, as `--set` takes it.
+        path: String,
+        /// Factor.
+        times: f64,
+    },
+}
+
+impl Bound {
+    /// The number, once resolved.
+    pub fn num(&self) -> Option<f64> {
+        match self {
+            Bound::Num(x) => Some(*x),
+            Bound::Param { .. } => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bound::Num(x) => write!(f, "{x}"),
+            Bound::Param { path, times } if *times == 1.0 => write!(f, "{path}"),
+            Bound::Param { path, times } => write!(f, "{times} × {path}"),
+        }
+    }
+}
+
+fn bound<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Bound>, D::Error> {
+    use serde::de::Error;
+    let want = "a number or `{param: PATH, times: F}` (a testbench field's value in the run)";
+    let v = Value::deserialize(d)?;
+    match &v {
+        Value::Number(n) => n
+            .as_f64()
+            .map(|x| Some(Bound::Num(x)))
+            .ok_or_else(|| D::Error::custom(want)),
+        Value::Mapping(m) => {
+            let mut path = None;
+            let mut times = 1.0;
+            for (k, x) in m {
+                match (k.as_str(), x) {
+                    (Some("param"), Value::String(p)) if !p.is_empty() => path = Some(p.clone()),
+                    (Some("times"), Value::Number(n)) if n.as_f64().is_some_and(f64::is_finite) => {
+                        times = n.as_f64().unwrap_or(1.0)
+                    }
+                    _ => return Err(D::Error::custom(format!("expected {want}"))),
+                }
+            }
+            path.map(|path| Some(Bound::Param { path, times }))
+                .ok_or_else(|| D::Error::custom(format!("expected {want}: `param` is missing")))
+        }
+        _ => Err(D::Error::custom(format!("expected {want}"))),
+    }
+}
+
+/// A string or a list of strings, as a list.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a parameter path (`instances.snk.params.interval`) or a list of them")
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(vec![v.to_string()])
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(x) = seq.next_element::<String>()? {
+                out.push(x);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_any(V)
 }
 
 /// System form: chips, switches and links; traffic; faults.

@@ -22,6 +22,8 @@ use crate::runner::{self, Options};
 use crate::testbench;
 use crate::yaml::InputError;
 
+pub use crate::sweep_jobs::{command, emit, shell_quote};
+
 /// The plan of a sweep: what runs, with which values and seeds (`plan.json` in the folder).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Plan {
@@ -37,6 +39,16 @@ pub struct Plan {
     pub x: String,
     /// Counter globs whose counters become columns.
     pub counters: Vec<String>,
+    /// `--checks off`: the runs evaluate no check (verdict `-`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub checks_off: bool,
+    /// `--logx`: a log x axis (without it: when the values are positive and span 100× or more).
+    /// Given to the command that draws (the sweep, or `--collect`), not kept in `plan.json`.
+    #[serde(skip)]
+    pub log_x: bool,
+    /// `--logy`: a log y axis (as `log_x`, not kept).
+    #[serde(skip)]
+    pub log_y: bool,
 }
 
 /// One run of a sweep.
@@ -124,6 +136,8 @@ pub struct Request<'a> {
     pub x: Option<String>,
     /// Counter globs.
     pub counters: Vec<String>,
+    /// `--checks off`.
+    pub checks_off: bool,
 }
 
 /// Builds the plan, checking every point's overrides against the testbench (an error names the
@@ -215,6 +229,9 @@ pub fn plan(r: &Request) -> Result<Plan, InputError> {
         metric: r.metric.clone(),
         x,
         counters: r.counters.clone(),
+        checks_off: r.checks_off,
+        log_x: false,
+        log_y: false,
     })
 }
 
@@ -259,6 +276,7 @@ pub fn run(
                             Options {
                                 seed: Some(r.seed),
                                 interrupt: interrupt.cloned(),
+                                checks_off: plan.checks_off,
                                 ..Options::default()
                             },
                         )
@@ -303,9 +321,12 @@ pub struct Row {
     pub run: usize,
     /// The planned run.
     pub planned: PlannedRun,
-    /// PASS, FAIL, INTR (cut short by an interrupt, or not run because of one: see
-    /// [`mark_interrupted`]), or MISSING (no report).
+    /// PASS, FAIL, `-` (nothing checked: `--checks off`, or every check dropped), INTR (cut
+    /// short by an interrupt, or not run because of one: see [`mark_interrupted`]), or MISSING
+    /// (no report).
     pub verdict: String,
+    /// The checks the run dropped (pinned to a swept parameter), as notes.
+    pub dropped: Vec<String>,
     /// Whether the run's report was read (the counts and metrics are its).
     pub reported: bool,
     /// Checks passed.
@@ -331,6 +352,7 @@ pub fn rows(plan: &Plan, dir: &Path) -> Result<Vec<Row>, InputError> {
             run: k,
             planned: r.clone(),
             verdict: "MISSING".into(),
+            dropped: Vec::new(),
             reported: false,
             passed: 0,
             checks: 0,
@@ -354,14 +376,14 @@ pub fn rows(plan: &Plan, dir: &Path) -> Result<Vec<Row>, InputError> {
             row.passed = checks.iter().filter(|c| c["passed"] == Json::Bool(true)).count() as u64;
             row.cycles = j["cycles"].as_u64().ok_or_else(bad)?;
             row.reported = true;
-            row.verdict = if j["interrupted"] == Json::Bool(true) {
-                "INTR"
-            } else if j["passed"] == Json::Bool(true) {
-                "PASS"
-            } else {
-                "FAIL"
-            }
+            row.verdict = crate::check_policy::verdict(
+                j["passed"] == Json::Bool(true),
+                j["interrupted"] == Json::Bool(true),
+                j["checks_off"] == Json::Bool(true),
+                checks.len(),
+            )
             .into();
+            row.dropped = crate::sweep_notes::dropped(&j["dropped"]);
             for (m, v) in j["metrics"].as_object().ok_or_else(bad)? {
                 if let Some(x) = v.as_f64() {
                     row.metrics.insert(m.clone(), x);
@@ -447,12 +469,14 @@ pub fn json(plan: &Plan, rows: &[Row]) -> String {
                 "cycles": r.cycles,
                 "metrics": r.metrics,
                 "counters": r.counters,
+                "dropped": r.dropped,
             })
         })
         .collect();
     let doc = serde_json::json!({
         "testbench": plan.testbench.display().to_string(),
         "params": plan.params,
+        "checks": if plan.checks_off { "off" } else { "on" },
         "rows": rows,
     });
     serde_json::to_string_pretty(&doc).expect("table serializes") + "\n"
@@ -544,7 +568,7 @@ pub fn chart(plan: &Plan, rows: &[Row], metric: &str) -> Chart {
     let seeds = rows.iter().filter(|r| r.planned.point == 0).count();
     Chart {
         title: format!(
-            "{metric} vs {} ({}; mean of {seeds} seed(s), bars min..max)",
+            "{metric} vs {} ({}; mean of {seeds} seed(s), band and bars min..max)",
             plan.x.rsplit('.').next().unwrap_or(&plan.x),
             plan.testbench
                 .file_stem()
@@ -572,7 +596,8 @@ pub fn chart(plan: &Plan, rows: &[Row], metric: &str) -> Chart {
             Some(u) => format!("{metric} ({u})"),
             None => metric.to_string(),
         },
-        log_x: numeric.is_some() && plot::wants_log(&xs),
+        log_x: plan.log_x || (numeric.is_some() && plot::wants_log(&xs)),
+        log_y: plan.log_y,
         series,
     }
 }
@@ -584,6 +609,14 @@ pub fn write_outputs(plan: &Plan, rows: &[Row], dir: &Path) -> Result<(Vec<PathB
     crate::output::write_file(&files[0], csv(plan, rows).as_bytes())?;
     crate::output::write_file(&files[1], json(plan, rows).as_bytes())?;
     let c = chart(plan, rows, &metric);
+    plot::check_log(&c).map_err(|e| InputError {
+        message: format!(
+            "{} (the table is written; `hwsim sweep --collect {}` without the option draws the plots)",
+            e.message,
+            dir.display()
+        ),
+        ..e
+    })?;
     plot::write(&files[2], &c)?;
     plot::write(&files[3], &c)?;
     Ok((files.to_vec(), summary(plan, rows, &metric)))
@@ -650,10 +683,15 @@ pub fn summary(plan: &Plan, rows: &[Row], metric: &str) -> String {
     let count = |v: &str| rows.iter().filter(|r| r.verdict == v).count();
     let _ = writeln!(
         s,
-        "{} runs: {} passed, {} failed{}",
+        "{} runs: {} passed, {} failed{}{}",
         rows.len(),
         count("PASS"),
         count("FAIL"),
+        match count("-") {
+            0 => String::new(),
+            n if plan.checks_off => format!(", {n} not checked (--checks off)"),
+            n => format!(", {n} with no check left (all dropped)"),
+        },
         match (count("MISSING"), count("INTR")) {
             (0, 0) => String::new(),
             (m, 0) => format!(", {m} missing"),
@@ -661,92 +699,7 @@ pub fn summary(plan: &Plan, rows: &[Row], metric: &str) -> String {
             (m, i) => format!(", {m} missing, {i} interrupted"),
         }
     );
-    s
-}
-
-/// Single-quotes `s` for a POSIX shell.
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-=+:,@".contains(c)) {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
-/// The command of run `k`: `hwsim run TB --set … --seed S --json DIR/point_K.json -q`, which
-/// exits 0 or 1 (checks) as a completed run; `|| test $? -eq 1` makes a failed check a completed
-/// job (the verdict is in the table).
-pub fn command(plan: &Plan, k: usize, exe: &Path, dir: &Path) -> String {
-    let r = &plan.runs[k];
-    let mut args = vec![
-        exe.display().to_string(),
-        "run".into(),
-        plan.testbench.display().to_string(),
-    ];
-    for s in r.sets(&plan.params) {
-        args.push("--set".into());
-        args.push(s);
-    }
-    args.extend([
-        "--seed".into(),
-        r.seed.to_string(),
-        "--json".into(),
-        point_file(dir, k).display().to_string(),
-        "-q".into(),
-    ]);
-    let cmd = args.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ");
-    format!("{cmd} || test $? -eq 1")
-}
-
-/// Writes `plan.json` and the job script for `kind` (`slurm`: `sweep.slurm`, a job array;
-/// `parallel`: `jobs.txt`, one command a line for GNU parallel) into `dir`. Paths in the commands
-/// are absolute, so the jobs run from any folder. Returns the script's path.
-pub fn emit(plan: &Plan, kind: &str, dir: &Path, exe: &Path) -> Result<PathBuf, InputError> {
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let dir_abs = abs(dir);
-    let mut plan = plan.clone();
-    plan.testbench = abs(&plan.testbench);
-    let n = plan.runs.len();
-    let (file, text) = match kind {
-        "slurm" => {
-            let mut s = String::new();
-            let _ = writeln!(s, "#!/bin/bash");
-            let _ = writeln!(
-                s,
-                "# hwsim sweep of {}: {n} runs, one per array task.",
-                plan.testbench.display()
-            );
-            let _ = writeln!(s, "# Submit: sbatch {}", dir_abs.join("sweep.slurm").display());
-            let _ = writeln!(s, "# Then:   hwsim sweep --collect {}", dir_abs.display());
-            let _ = writeln!(s, "#SBATCH --job-name=hwsim-sweep");
-            let _ = writeln!(s, "#SBATCH --array=0-{}", n - 1);
-            let _ = writeln!(s, "#SBATCH --ntasks=1");
-            let _ = writeln!(s, "#SBATCH --output={}/slurm_%A_%a.log", dir_abs.display());
-            let _ = writeln!(s, "set -u");
-            let _ = writeln!(s, "case \"$SLURM_ARRAY_TASK_ID\" in");
-            for k in 0..n {
-                let _ = writeln!(s, "  {k}) {} ;;", command(&plan, k, exe, &dir_abs));
-            }
-            let _ = writeln!(s, "  *) echo \"no run $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;");
-            let _ = writeln!(s, "esac");
-            (dir.join("sweep.slurm"), s)
-        }
-        "parallel" => {
-            let mut s = String::new();
-            for k in 0..n {
-                let _ = writeln!(s, "{}", command(&plan, k, exe, &dir_abs));
-            }
-            (dir.join("jobs.txt"), s)
-        }
-        other => {
-            return Err(arg_error(
-                &format!("--emit {other}"),
-                "unknown job format (slurm, parallel)",
-            ))
-        }
-    };
-    write_plan(&plan, dir)?;
-    crate::output::write_file(&file, text.as_bytes())?;
-    Ok(file)
+    s + &crate::sweep_notes::summary(rows.iter().map(|r| r.dropped.as_slice()), rows.len())
 }
 
 /// Writes `dir/plan.json`.
@@ -913,12 +866,16 @@ mod tests {
             metric: None,
             x: "p".into(),
             counters: vec!["*.frames_sent".into()],
+            checks_off: false,
+            log_x: false,
+            log_y: false,
         };
         let c = "chip0.lg0.tx.frames_sent".to_string();
         let row = Row {
             run: 0,
             planned: plan.runs[0].clone(),
             verdict: "PASS".into(),
+            dropped: Vec::new(),
             reported: true,
             passed: 1,
             checks: 1,
@@ -930,12 +887,5 @@ mod tests {
         let rows = [row];
         assert_eq!(chart(&plan, &rows, "goodput").y_label, "goodput (bytes/ns)");
         assert_eq!(chart(&plan, &rows, &c).y_label, format!("{c} (frames)"));
-    }
-
-    #[test]
-    fn shell_quoting() {
-        assert_eq!(shell_quote("a/b.yaml"), "a/b.yaml");
-        assert_eq!(shell_quote("x={a: 1}"), "'x={a: 1}'");
-        assert_eq!(shell_quote("it's"), "'it'\\''s'");
     }
 }

@@ -745,6 +745,153 @@ fn regress_all_passing() {
     assert_eq!(out.lines().last(), Some("2 passed, 0 failed"), "{out}");
 }
 
+/// A regression folder: a passing, a failing and a broken testbench.
+fn regress_dir(test: &str) -> PathBuf {
+    let dir = temp_dir(test);
+    write(&dir, "a_pass.yaml", &fifo_tb("passes", 12));
+    write(&dir, "b_fail.yaml", &fifo_tb("fails", 13));
+    write(&dir, "c_error.yaml", "name: broken\n");
+    dir
+}
+
+/// `text` with every `time="…"` attribute's value (wall seconds) replaced by `T`.
+fn without_times(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("time=\"") {
+        out.push_str(&rest[..i + 6]);
+        let tail = &rest[i + 6..];
+        let end = tail.find('"').expect("closing quote");
+        let t: f64 = tail[..end].parse().expect("a time in seconds");
+        assert!(t >= 0.0);
+        out.push('T');
+        rest = &tail[end..];
+    }
+    out + rest
+}
+
+#[test]
+fn regress_writes_junit_and_json_for_ci() {
+    let dir = regress_dir("regress_junit");
+    let out = temp_dir("regress_junit_out");
+    let (x, j) = (out.join("r.xml"), out.join("r.json"));
+    let run = || {
+        hwsim(&[
+            Path::new("regress"),
+            &dir,
+            Path::new("--junit"),
+            &x,
+            Path::new("--json"),
+            &j,
+        ])
+    };
+    let o = run();
+    assert_code(&o, 1);
+    // Piped (as here): the table on stdout and nothing on stderr, no progress.
+    assert_eq!(stderr(&o), "", "nothing extra when stderr is not a terminal");
+    assert_eq!(stdout(&o).lines().last(), Some("1 passed, 2 failed"));
+    let xml = std::fs::read_to_string(&x).unwrap();
+    let d = dir.display().to_string();
+    let class = d.trim_start_matches('/').replace('/', ".");
+    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"hwsim regress\" tests=\"3\" failures=\"1\" errors=\"1\" skipped=\"0\" time=\""), "{xml}");
+    assert_eq!(xml.matches("<testcase ").count(), 3, "{xml}");
+    for want in [
+        format!("<testcase classname=\"{class}\" name=\"a_pass\" file=\"{d}/a_pass.yaml\" time=\""),
+        "<failure type=\"check\" message=\"5/6 checks; first failure: snk.received == 13\">snk.received == 13: expected == 13, actual 12\n</failure>".into(),
+        format!("<error type=\"input\" message=\"{d}/c_error.yaml: no `instances:`"),
+    ] {
+        assert!(xml.contains(&want), "`{want}` in\n{xml}");
+    }
+    let r = read_json(&j);
+    assert_eq!(
+        (
+            r["total"].as_u64(),
+            r["passed"].as_u64(),
+            r["failed"].as_u64(),
+            r["errors"].as_u64()
+        ),
+        (Some(3), Some(1), Some(1), Some(1))
+    );
+    assert_eq!(r["testbenches"][1]["failures"][0]["name"], "snk.received == 13");
+    assert_eq!(r["testbenches"][1]["failures"][0]["actual"], "12");
+    assert_eq!(r["testbenches"][0]["checks_passed"], 6);
+    assert!(r["version"].as_str().unwrap().starts_with(env!("CARGO_PKG_VERSION")));
+    // The same files again: the same bytes but for the wall times.
+    let (x1, j1) = (xml.clone(), r.clone());
+    assert_code(&run(), 1);
+    assert_eq!(without_times(&std::fs::read_to_string(&x).unwrap()), without_times(&x1));
+    let strip = |mut v: Value| {
+        for t in v["testbenches"].as_array_mut().unwrap() {
+            t["wall_s"] = Value::Null;
+            t["elapsed_s"] = Value::Null;
+        }
+        v
+    };
+    assert_eq!(strip(read_json(&j)), strip(j1));
+    // The output policy: never over a testbench, never two outputs on one file; nothing written.
+    let o = hwsim(&[
+        Path::new("regress"),
+        &dir,
+        Path::new("--junit"),
+        &dir.join("a_pass.yaml"),
+    ]);
+    assert_bad_output(&o, "regress: --junit ", &["is the input", "refusing to overwrite it"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a_pass.yaml")).unwrap(),
+        fifo_tb("passes", 12)
+    );
+    let same = out.join("same.xml");
+    let o = hwsim(&[
+        Path::new("regress"),
+        &dir,
+        Path::new("--junit"),
+        &same,
+        Path::new("--json"),
+        &same,
+    ]);
+    assert_bad_output(&o, "regress: --json ", &["are the same file"]);
+    assert!(!same.exists());
+    // An output that cannot be written is bad output (exit 2), named with the OS error.
+    let blocker = write(&out, "blocker", "a file, not a folder");
+    let o = hwsim(&[Path::new("regress"), &dir, Path::new("--junit"), &blocker.join("r.xml")]);
+    assert_bad_output(&o, &format!("{}/r.xml: cannot ", blocker.display()), &["File exists"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn regress_shows_live_progress_on_a_terminal() {
+    // `script` runs the command on a pseudo-terminal (util-linux; also on macOS with other
+    // arguments): stderr is then a terminal, and the count is drawn as the testbenches finish.
+    let have_script = Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_script {
+        eprintln!("SKIPPED: `script` (util-linux) is not installed");
+        return;
+    }
+    let dir = regress_dir("regress_tty");
+    let cmd = format!("{} regress {} -j 1", env!("CARGO_BIN_EXE_hwsim"), dir.display());
+    let o = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("regress [") && text.contains("/3 done, "),
+        "a progress line:\n{text}"
+    );
+    assert!(
+        text.contains("3/3 done, 2 failed") || text.contains("2/3 done, 1 failed"),
+        "failures so far:\n{text}"
+    );
+    assert!(text.contains("1 passed, 2 failed"), "then the table:\n{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 10. -q.
 

@@ -77,8 +77,23 @@ fn s(p: &Path) -> String {
 
 #[test]
 fn set_overrides_fields_of_the_file_and_of_its_includes() {
-    // The producer sends 5 instead of 12: the file's `snk.received == 12` check now fails …
+    // The producer sends 5 instead of 12: the file's `snk.received == 12` check, pinned to the
+    // count, is dropped with a note …
     let o = hwsim(&[FIFO_TB, "--set", "instances.src.params.count=5"]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("DROP  `snk.received == 12`: pinned to instances.src.params.count, changed by --set instances.src.params.count=5\n"),
+        "{}",
+        stdout(&o)
+    );
+    // … unpinned (a field like any other), it fails …
+    let o = hwsim(&[
+        FIFO_TB,
+        "--set",
+        "instances.src.params.count=5",
+        "--set",
+        "expect.0.pinned=[]",
+    ]);
     assert_code(&o, 1);
     assert!(stdout(&o).contains("FAIL  snk.received == 12"), "{}", stdout(&o));
     // … and passes once the check is overridden too (list items by index); the sequence check
@@ -87,6 +102,8 @@ fn set_overrides_fields_of_the_file_and_of_its_includes() {
         FIFO_TB,
         "--set",
         "instances.src.params.count=5",
+        "--set",
+        "expect.0.pinned=[]",
         "--set",
         "expect.0.equals=5",
         "--set",
@@ -99,6 +116,7 @@ fn set_overrides_fields_of_the_file_and_of_its_includes() {
         "expect.2.equals=2",
     ]);
     assert_code(&o, 0);
+    assert!(stdout(&o).contains("PASS  snk.received == 5"), "{}", stdout(&o));
     // A setting that only the include has (configs/sg2262.yaml: 8 link groups) is reachable:
     // with 4 LGs the chip-to-chip goodput halves.
     let d = temp_dir("set");
@@ -464,6 +482,291 @@ fn sweep_emits_slurm_and_parallel_jobs_and_collects_them() {
 }
 
 // ------------------------------------------------------------------------------------------------
+// --checks off, pinned checks
+
+/// A module testbench in `dir`: a producer of `count: 12` into a sink; one check that fits that
+/// count only (not pinned), one pinned to the seed.
+fn point_tb(dir: &Path) -> PathBuf {
+    let tb = dir.join("point.yaml");
+    std::fs::write(
+        &tb,
+        "name: point\nseed: 1\nuntil: 200\ninstances:\n  src: {kind: producer, params: {count: 12}}\n  snk: {kind: consumer}\nconnect:\n  - {from: src.out, to: snk.in}\nexpect:\n  - {counter: snk.received, equals: 12}\n  - {counter: snk.received, min: 1, pinned: seed}\n",
+    )
+    .unwrap();
+    tb
+}
+
+#[test]
+fn checks_off_runs_and_sweeps_without_a_verdict() {
+    let d = temp_dir("checks_off");
+    let tb = point_tb(&d);
+    let count4 = ["--set", "instances.src.params.count=4"];
+    let o = hwsim(&[&s(&tb), count4[0], count4[1]]);
+    assert_code(&o, 1);
+    // Off: no check evaluated, the counters reported, no verdict, exit 0.
+    let j = d.join("off.json");
+    let o = hwsim(&[&s(&tb), count4[0], count4[1], "--checks", "off", "--json", &s(&j)]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        out.contains("  checks off: no `expect:` check or monitor evaluated\n"),
+        "{out}"
+    );
+    assert!(out.contains("verdict: - (checks off) at cycle "), "{out}");
+    assert!(!out.contains("FAIL") && !out.contains("PASS"), "{out}");
+    let r = read_json(&j);
+    assert_eq!(r["checks_off"], true);
+    assert_eq!(r["checks"], serde_json::json!([]));
+    assert_eq!(r["counters"]["snk.received"], 4);
+    // A system run: no monitor either.
+    let j2 = d.join("sys.json");
+    let o = hwsim(&[
+        LOSS_TB,
+        "-q",
+        "--set",
+        "system.chip.num_link_groups=4",
+        "--checks",
+        "off",
+        "--json",
+        &s(&j2),
+    ]);
+    assert_code(&o, 0);
+    assert_eq!(read_json(&j2)["checks"], serde_json::json!([]));
+    // A module testbench without `expect:` runs with checks off (nothing claims a pass).
+    let bare = d.join("bare.yaml");
+    let text = std::fs::read_to_string(&tb).unwrap();
+    std::fs::write(&bare, &text[..text.find("expect:").unwrap()]).unwrap();
+    assert_code(&hwsim(&[&s(&bare), "-q"]), 2);
+    assert_code(&hwsim(&[&s(&bare), "-q", "--checks", "off"]), 0);
+    assert_bad(
+        &hwsim(&[&s(&tb), "--checks", "no"]),
+        "invalid value 'no' for '--checks",
+        &[],
+    );
+    // A sweep: the verdict column is `-`, the summary says why, the plan and table record it.
+    let out_dir = d.join("sweep");
+    let sweep = |extra: &[&str]| {
+        let mut a = vec![
+            "sweep",
+            tb.to_str().unwrap(),
+            "--set",
+            "instances.src.params.count=4,8",
+            "--checks",
+            "off",
+            "-q",
+        ];
+        a.extend_from_slice(extra);
+        hwsim(&a)
+    };
+    let o = sweep(&["--out", out_dir.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("2 runs: 0 passed, 0 failed, 2 not checked (--checks off)\n"),
+        "{}",
+        stdout(&o)
+    );
+    let rows = csv_rows(&out_dir.join("sweep.csv"));
+    for r in &rows[1..] {
+        assert_eq!(r[4..7], ["-", "0", "0"], "{r:?}");
+    }
+    assert_eq!(read_json(&out_dir.join("sweep.json"))["checks"], "off");
+    assert_eq!(read_json(&out_dir.join("plan.json"))["checks_off"], true);
+    // Emitted jobs run with checks off too, and collect to the same table.
+    let par = d.join("par");
+    assert_code(&sweep(&["--emit", "parallel", par.to_str().unwrap()]), 0);
+    let jobs = std::fs::read_to_string(par.join("jobs.txt")).unwrap();
+    assert!(jobs.lines().all(|l| l.contains(" --checks off ")), "{jobs}");
+    for line in jobs.lines() {
+        assert!(
+            Command::new("sh").args(["-c", line]).status().unwrap().success(),
+            "{line}"
+        );
+    }
+    assert_code(&hwsim(&["sweep", "--collect", &s(&par)]), 0);
+    assert_eq!(
+        std::fs::read_to_string(par.join("sweep.csv")).unwrap(),
+        std::fs::read_to_string(out_dir.join("sweep.csv")).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn pinned_checks_are_dropped_by_a_change_of_their_parameter_with_a_note() {
+    let d = temp_dir("pinned");
+    let tb = point_tb(&d);
+    // The testbench's own seed keeps the seed-pinned check; another drops it.
+    let o = hwsim(&[&s(&tb), "-q", "--seed", "1"]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).starts_with("verdict: PASS (2/2 checks) at cycle "),
+        "{}",
+        stdout(&o)
+    );
+    let j = d.join("seed2.json");
+    let o = hwsim(&[&s(&tb), "--seed", "2", "--json", &s(&j)]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        out.contains("  DROP  `snk.received >= 1`: pinned to seed, changed by --seed 2\n"),
+        "{out}"
+    );
+    assert!(out.contains("verdict: PASS (1/1 checks, 1 dropped) at cycle "), "{out}");
+    assert_eq!(
+        read_json(&j)["dropped"],
+        serde_json::json!([{"index": 1, "check": "snk.received >= 1", "pinned": "seed", "by": "--seed 2"}])
+    );
+    // A sweep over a pinned parameter drops the check in every run and says so under the table;
+    // the checks that hold whatever the parameter stay (and pass).
+    let out_dir = d.join("sweep");
+    let o = hwsim(&[
+        "sweep",
+        FIFO_TB,
+        "--set",
+        "instances.snk.params.interval=1,3",
+        "--out",
+        &s(&out_dir),
+        "-q",
+    ]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("2 runs: 2 passed, 0 failed\n"), "{out}");
+    assert!(
+        out.contains("dropped checks (pinned to a parameter this sweep changes, so not evaluated):\n  `src.stall_cycles >= 1` (pinned to instances.snk.params): 2 of 2 runs\n"),
+        "{out}"
+    );
+    let rows = csv_rows(&out_dir.join("sweep.csv"));
+    assert_eq!(rows[1][4..7], ["PASS", "3", "3"], "3 of 6 checks left: {rows:?}");
+    let p0 = read_json(&out_dir.join("point_0.json"));
+    assert_eq!(p0["dropped"][0]["by"], "--set instances.snk.params.interval=1");
+    assert_eq!(p0["dropped"].as_array().unwrap().len(), 3);
+    let table = read_json(&out_dir.join("sweep.json"));
+    assert_eq!(
+        table["rows"][1]["dropped"][0],
+        "`src.stall_cycles >= 1` (pinned to instances.snk.params)"
+    );
+    // A pinned path the testbench does not have is refused at its `pinned:`, by run and check.
+    let bad = d.join("bad.yaml");
+    let text = std::fs::read_to_string(&tb)
+        .unwrap()
+        .replace("pinned: seed", "pinned: instances.src.params.cuont");
+    std::fs::write(&bad, text).unwrap();
+    for cmd in ["run", "check"] {
+        assert_bad(
+            &hwsim(&[cmd, &s(&bad)]),
+            &format!("{}:11:", s(&bad)),
+            &["pinned: `instances.src.params.cuont` names no field of the testbench or its includes"],
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_bound_can_be_a_parameter_of_the_run() {
+    let d = temp_dir("relative");
+    let tb = d.join("rel.yaml");
+    let text = "name: rel\nseed: 1\nuntil: 200\ninstances:\n  src: {kind: producer, params: {count: 12}}\n  snk: {kind: consumer}\nconnect:\n  - {from: src.out, to: snk.in}\nexpect:\n  - {counter: snk.received, equals: {param: instances.src.params.count}}\n  - {counter: src.sent, min: {param: instances.src.params.count, times: 0.5}, max: 100}\n";
+    std::fs::write(&tb, text).unwrap();
+    let j = d.join("r.json");
+    let o = hwsim(&[&s(&tb), "--set", "instances.src.params.count=7", "--json", &s(&j)]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("PASS  snk.received == instances.src.params.count "),
+        "{}",
+        stdout(&o)
+    );
+    let r = read_json(&j);
+    assert_eq!(r["checks"][0]["expected"], "== 7");
+    assert_eq!(r["checks"][1]["expected"], ">= 3.5 and <= 100");
+    assert_eq!(r["checks"][1]["actual"], "7");
+    // A sweep over the count keeps the check, and every point passes it.
+    let o = hwsim(&[
+        "sweep",
+        &s(&tb),
+        "--set",
+        "instances.src.params.count=3,9",
+        "--out",
+        &s(&d.join("sw")),
+        "-q",
+    ]);
+    assert_code(&o, 0);
+    assert!(
+        stdout(&o).contains("2 runs: 2 passed, 0 failed\n") && !stdout(&o).contains("dropped"),
+        "{}",
+        stdout(&o)
+    );
+    // A bound that follows the wrong field fails like any other.
+    std::fs::write(
+        &tb,
+        text.replace("equals: {param: instances.src.params.count}", "equals: {param: seed}"),
+    )
+    .unwrap();
+    assert_code(&hwsim(&[&s(&tb), "-q"]), 1);
+    // A field that is not there, or a bound of another form: exit 2 at the place.
+    std::fs::write(&tb, text.replace("params.count}}", "params.cuont}}")).unwrap();
+    assert_bad(
+        &hwsim(&["check", &s(&tb)]),
+        &format!("{}:10:", s(&tb)),
+        &["equals: {param: instances.src.params.cuont} names no number of the testbench"],
+    );
+    std::fs::write(&tb, text.replace("equals: {param:", "equals: {parm:")).unwrap();
+    assert_bad(
+        &hwsim(&[&s(&tb)]),
+        &format!("{}:10:", s(&tb)),
+        &["expected a number or `{param: PATH, times: F}`"],
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn sweep_log_axes_refuse_a_value_not_above_zero_after_the_table() {
+    let d = temp_dir("sweep_log");
+    let base = [
+        "sweep",
+        FIFO_TB,
+        "--set",
+        "instances.snk.params.interval=1,3",
+        "-q",
+        "--counter",
+        "src.*",
+    ];
+    let ok = d.join("ok");
+    let mut a = base.to_vec();
+    a.extend([
+        "--metric",
+        "end_cycle",
+        "--logx",
+        "--logy",
+        "--out",
+        ok.to_str().unwrap(),
+    ]);
+    assert_code(&hwsim(&a), 0);
+    let svg = std::fs::read_to_string(ok.join("end_cycle_vs_interval.svg")).unwrap();
+    // A log y axis from 15 to 37 cycles has ticks 20 and 30 but no linear 25 / 35.
+    assert!(
+        svg.contains(">\n20\n</text>") && !svg.contains(">\n25\n</text>"),
+        "{svg}"
+    );
+    // The sink that keeps up never stalls the source: 0 on a log y axis is refused, after the
+    // table is written, and --collect without the option draws it.
+    let bad = d.join("bad");
+    let mut a = base.to_vec();
+    a.extend(["--metric", "src.stall_cycles", "--logy", "--out", bad.to_str().unwrap()]);
+    let o = hwsim(&a);
+    assert_bad(
+        &o,
+        "--logy: the line has y = 0 at x = 1: a log axis needs values above 0",
+        &["the table is written"],
+    );
+    assert!(bad.join("sweep.csv").exists() && !bad.join("src_stall_cycles_vs_interval.svg").exists());
+    assert_code(
+        &hwsim(&["sweep", "--collect", &s(&bad), "--metric", "src.stall_cycles"]),
+        0,
+    );
+    assert!(bad.join("src_stall_cycles_vs_interval.svg").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+// ------------------------------------------------------------------------------------------------
 // Probes and plot
 
 /// The FIFO testbench with a probe of every signal and counter each cycle.
@@ -589,7 +892,35 @@ fn plot_draws_a_probe_in_one_command() {
     ]);
     assert_code(&o, 0);
     let text = std::fs::read_to_string(&svg).unwrap();
-    assert!(text.contains("chip0.lg1.rxcap.backlog") && !text.contains("chip0.lg2.rxcap.backlog"));
+    // Labels are the last part of the path, with what tells alike ones apart; no dotted paths.
+    assert!(
+        text.contains("backlog (lg1)") && !text.contains("backlog (lg2)"),
+        "{text}"
+    );
+    assert!(!text.contains("chip0.lg1.rxcap.backlog"));
+    let o = hwsim(&[
+        "plot",
+        &s(&csv),
+        "--out",
+        &s(&svg),
+        "--columns",
+        "chip0.lg0.*",
+        "--label",
+        "chip0.lg0.rxcap.backlog=LG zero",
+        "--logx",
+    ]);
+    assert_code(&o, 0);
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("LG zero"));
+    let o = hwsim(&["plot", &s(&csv), "--out", &s(&svg), "--label", "backlog=x"]);
+    assert_bad(&o, "--label backlog=x: ", &["no column `backlog`"]);
+    // A log y axis refuses the empty backlog, naming the column and the point.
+    let o = hwsim(&["plot", &s(&csv), "--out", &s(&d.join("log.svg")), "--logy"]);
+    assert_bad(
+        &o,
+        "--logy: series `backlog (lg0)` has y = 0 at x = ",
+        &["a log axis needs values above 0"],
+    );
+    assert!(!d.join("log.svg").exists());
     let o = hwsim(&["plot", &s(&csv), "--out", &s(&svg), "--columns", "nothing"]);
     assert_bad(&o, "--columns: ", &["matches no column"]);
     std::fs::write(d.join("bad.csv"), "cycle,a\n0,1\n5,x\n").unwrap();
@@ -669,7 +1000,7 @@ fn readme_everyday_examples_run() {
         .expect("an Everyday use section");
     let d = temp_dir("readme");
     let bin = env!("CARGO_BIN_EXE_hwsim");
-    let mut ran = 0;
+    let (mut ran, mut sweeps) = (0, 0);
     for line in section
         .lines()
         .filter(|l| l.starts_with("    hwsim ") || l.starts_with("    parallel "))
@@ -687,16 +1018,26 @@ fn readme_everyday_examples_run() {
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output()
             .unwrap();
-        // 0, or 1 where a run's checks fail at the overridden value; never bad input.
-        assert!(
-            matches!(o.status.code(), Some(0 | 1)),
-            "{line}\n{}{}",
-            stdout(&o),
-            stderr(&o)
-        );
+        // Every example passes: a check that fits the testbench's own values only is pinned to
+        // them, so a `--set` or a sweep over one drops it (with a note) instead of failing.
+        assert_eq!(o.status.code(), Some(0), "{line}\n{}{}", stdout(&o), stderr(&o));
+        let out = stdout(&o);
+        if line.contains("hwsim sweep") && !line.contains("--emit") {
+            let summary = out
+                .lines()
+                .find(|l| l.contains(" runs: "))
+                .unwrap_or_else(|| panic!("{line}: no summary\n{out}"));
+            let n = summary.split(' ').next().unwrap();
+            assert!(
+                summary.starts_with(&format!("{n} runs: {n} passed, 0 failed")),
+                "{line}\n{out}"
+            );
+            sweeps += 1;
+        }
         ran += 1;
     }
     assert!(ran >= 7, "{ran} examples");
+    assert_eq!(sweeps, 3, "the loss and FIFO sweeps and the collected one");
     assert!(d.join("sweeps/loss/goodput_vs_probability.png").exists());
     assert!(d.join("sweeps/par/sweep.csv").exists());
     assert!(d.join("waves/a7_backlog.png").exists());

@@ -357,6 +357,9 @@ fn seeds() -> Seeds {
             counter: vec!["*.received".into()],
             emit: vec![],
             collect: None,
+            checks: "on".into(),
+            logx: false,
+            logy: false,
             quiet: true,
         },
         None,
@@ -459,7 +462,7 @@ fn mutated_waves_maps_csvs_and_sweep_plans_are_read_or_refused_in_one_line() {
                 3 => {
                     std::fs::write(&case_csv, &t).unwrap();
                     let r = in_time("plot", &t, || {
-                        hwsim::plot::probe_chart(&case_csv, &[]).and_then(|c| hwsim::plot::write(&case_svg, &c))
+                        hwsim::plot::probe_chart(&case_csv, &[], &[]).and_then(|c| hwsim::plot::write(&case_svg, &c))
                     })?;
                     if let Err(e) = r {
                         one_line(&e, &t)?;
