@@ -113,7 +113,7 @@ pub fn sweep(a: SweepArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(Strin
             ));
         }
         let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hwsim"));
-        let script = sweep::emit(&plan, kind, &dir, &exe)?;
+        let script = crate::sweep_jobs::emit(&plan, kind, &dir, &exe)?;
         let how = match kind.as_str() {
             "slurm" => format!("sbatch {}", script.display()),
             _ => format!("parallel -j 8 < {}", script.display()),

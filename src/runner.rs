@@ -727,7 +727,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         // A field's name as GTKWave shows it (`chip0.lg7.tx.frame.psn`) selects its net.
         let globs: Vec<String> = globs
             .into_iter()
-            .map(|g| crate::wave_outputs::net_of_field_glob(&g, sim.net_paths()).unwrap_or(g))
+            .map(|g| crate::waves::net_of_field_glob(&g, sim.net_paths()).unwrap_or(g))
             .collect();
         // A glob that selects nothing is a typo, not a wish for an empty trace.
         for g in &globs {

@@ -22,8 +22,6 @@ use crate::runner::{self, Options};
 use crate::testbench;
 use crate::yaml::InputError;
 
-pub use crate::sweep_jobs::{command, emit, shell_quote};
-
 /// The plan of a sweep: what runs, with which values and seeds (`plan.json` in the folder).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Plan {

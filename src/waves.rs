@@ -608,3 +608,47 @@ mod tests {
         assert_eq!(said.len(), 1 << 16, "the first 64 KiB kept, the rest drained");
     }
 }
+
+/// A trace glob that names a field of a net the way the VCD and GTKWave show it
+/// (`chip0.lg7.tx.frame.psn`, `chip1.lg7.rx.ctrl.rh.opcode`) rather than the net
+/// (`chip0.lg7.tx.frame`): the net's glob, found by dropping up to two trailing segments, when
+/// the glob itself selects no net. `None` when it selects a net as it is, or nothing either way.
+pub fn net_of_field_glob(glob: &str, nets: &[String]) -> Option<String> {
+    let selects = |g: &str| {
+        nets.iter()
+            .any(|p| hwsim_hw::trace_selected(std::slice::from_ref(&g.to_string()), p))
+    };
+    if selects(glob) {
+        return None;
+    }
+    let mut g = glob;
+    for _ in 0..2 {
+        let (head, _) = g.rsplit_once('.')?;
+        if selects(head) {
+            return Some(head.to_string());
+        }
+        g = head;
+    }
+    None
+}
+
+#[cfg(test)]
+mod field_glob_tests {
+    use super::net_of_field_glob;
+
+    #[test]
+    fn a_field_name_selects_its_net_and_a_net_name_stays() {
+        let nets = vec!["chip0.lg7.tx.frame".to_string(), "chip1.lg7.rx.ctrl".to_string()];
+        assert_eq!(
+            net_of_field_glob("chip0.lg7.tx.frame.psn", &nets).as_deref(),
+            Some("chip0.lg7.tx.frame")
+        );
+        assert_eq!(
+            net_of_field_glob("chip1.lg7.rx.ctrl.rh.opcode", &nets).as_deref(),
+            Some("chip1.lg7.rx.ctrl")
+        );
+        assert_eq!(net_of_field_glob("chip0.lg7.tx.frame", &nets), None, "already a net");
+        assert_eq!(net_of_field_glob("chip0.*", &nets), None, "already selects");
+        assert_eq!(net_of_field_glob("chip9.lg7.tx.frame.psn", &nets), None, "no such net");
+    }
+}
