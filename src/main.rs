@@ -50,7 +50,11 @@ enum Cmd {
         block: String,
     },
     /// Block kinds: ports and parameters with defaults.
-    List,
+    List {
+        /// Only the kinds whose name matches this glob (`rclink_*`), or, without `*`/`?`, whose
+        /// name or one-line description contains it (`switch`).
+        pattern: Option<String>,
+    },
     /// Draw a testbench's netlist.
     Netlist {
         /// Testbench file.
@@ -228,7 +232,10 @@ fn main() -> ExitCode {
             Ok(t) => emit_then(&t, ExitCode::SUCCESS),
             Err(e) => bad(e),
         },
-        Cmd::List => emit_then(&list(), ExitCode::SUCCESS),
+        Cmd::List { pattern } => match list(pattern.as_deref()) {
+            Ok(text) => emit_then(&text, ExitCode::SUCCESS),
+            Err(e) => bad(e),
+        },
         // diff writes no file: an interrupt ends it at once, with 130.
         Cmd::Diff(a) => match exit_on_interrupt().and_then(|_| diff::run(&a).map_err(bad)) {
             Ok((text, same, warnings)) => {
@@ -495,12 +502,32 @@ fn check(tb: &Path, max_memory: u64, set: &[String]) -> ExitCode {
     }
 }
 
-/// The `list` text.
-fn list() -> String {
+/// Whether a kind is listed for `pattern`: a glob over its name, or a plain word found in its
+/// name or description.
+fn listed(b: &registry::BlockKind, pattern: Option<&str>) -> bool {
+    match pattern {
+        None => true,
+        Some(p) if p.contains(['*', '?']) => hwsim_hw::glob_match(p, b.name),
+        Some(p) => b.name.contains(p) || b.doc.to_lowercase().contains(&p.to_lowercase()),
+    }
+}
+
+/// The `list` text: every kind, or those `pattern` selects (none selected is an error naming
+/// the kinds).
+fn list(pattern: Option<&str>) -> Result<String, String> {
     use std::fmt::Write as _;
     let mut s = String::new();
     let vals = values::registry();
-    for b in registry::blocks() {
+    let blocks = registry::blocks();
+    if !blocks.iter().any(|b| listed(b, pattern)) {
+        let names: Vec<&str> = blocks.iter().map(|b| b.name).collect();
+        return Err(format!(
+            "list: no block kind matches `{}` (kinds: {})",
+            pattern.unwrap_or(""),
+            names.join(", ")
+        ));
+    }
+    for b in blocks.iter().filter(|b| listed(b, pattern)) {
         let _ = writeln!(s, "{} — {}", b.name, b.doc);
         let _ = writeln!(s, "  ports:");
         for p in &b.default_ports {
@@ -543,5 +570,5 @@ fn list() -> String {
         }
         let _ = writeln!(s);
     }
-    s
+    Ok(s)
 }

@@ -395,6 +395,34 @@ fn list_section<'a>(out: &'a str, kind: &str) -> &'a str {
 }
 
 #[test]
+fn list_takes_a_pattern_over_kind_names_and_descriptions() {
+    let kinds = |args: &[&str]| -> Vec<String> {
+        let o = hwsim(args);
+        assert_code(&o, 0);
+        stdout(&o)
+            .lines()
+            .filter(|l| !l.starts_with(' ') && !l.is_empty())
+            .map(|l| l.split(' ').next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(kinds(&["list", "rclink_*"]), ["rclink_tx", "rclink_rx"]);
+    let sw = kinds(&["list", "switch"]);
+    assert!(
+        sw.contains(&"l2_switch".to_string()) && sw.contains(&"cell_source".to_string()),
+        "{sw:?}"
+    );
+    assert!(!sw.contains(&"rclink_tx".to_string()), "{sw:?}");
+    assert!(kinds(&["list"]).len() > sw.len());
+    let o = hwsim(&["list", "nope*"]);
+    assert_code(&o, 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no block kind matches `nope*`") && err.contains("l2_switch"),
+        "{err}"
+    );
+}
+
+#[test]
 fn list_shows_kinds_ports_and_defaults() {
     let o = hwsim(&["list"]);
     assert_code(&o, 0);
