@@ -157,11 +157,10 @@ fn groups(l: &Loaded, wave: &Wave, strict: bool) -> Result<Vec<Group>, InputErro
 }
 
 /// Whether a wave variable belongs to a net declared a level: the net's path, or one of its
-/// fields (`chip0.lg3.tx.cbfc.credits_d1.vc0`).
+/// fields (`chip0.lg3.tx.cbfc.credits_d1.vc0`) — the trace selection's own rule, a path
+/// selecting what lies below it (net paths hold no glob characters).
 fn is_level(name: &str, levels: &[String]) -> bool {
-    levels
-        .iter()
-        .any(|p| name == p || (name.starts_with(p.as_str()) && name.as_bytes().get(p.len()) == Some(&b'.')))
+    !levels.is_empty() && hwsim_hw::trace_selected(levels, name)
 }
 
 /// GTKWave's name of a variable: the dotted name, with `[msb:0]` for a vector.

@@ -615,8 +615,8 @@ mod tests {
 /// the glob itself selects no net. `None` when it selects a net as it is, or nothing either way.
 pub fn net_of_field_glob(glob: &str, nets: &[String]) -> Option<String> {
     let selects = |g: &str| {
-        nets.iter()
-            .any(|p| hwsim_hw::trace_selected(std::slice::from_ref(&g.to_string()), p))
+        let one = [g.to_string()];
+        nets.iter().any(|p| hwsim_hw::trace_selected(&one, p))
     };
     if selects(glob) {
         return None;
