@@ -153,6 +153,25 @@ pub trait Component {
     /// state. Default: nothing.
     fn drive(&mut self, _ctx: &mut Ctx<'_>) {}
 
+    /// Process `p` (1, 2, …) of a block with several processes: one evaluation at
+    /// `ctx.now()`, like `tick` (which is process 0), with its own wake hint. A port says which
+    /// process reads or writes it ([`PortDecl::process`](crate::PortDecl::process)); the
+    /// kernel orders each process like a node of its own, after the block's previous process
+    /// and after the drivers of its combinational inputs, and runs it in every cycle in which
+    /// the previous process ran. So a block can ask a neighbour in one process and take the
+    /// answer in the next, in the same cycle (an arbiter offers candidates to the gates, the
+    /// gates answer, the arbiter grants), as an RTL module with several `always` blocks does.
+    /// The processes share the block's state, RNG stream and counters.
+    ///
+    /// Every process's wake hint is the block's: the block runs again from its first process
+    /// (so every process runs) at the earliest of its processes' hints, each process's latest
+    /// hint standing; a changed input wakes the process that reads it and the ones after it.
+    /// Default: a violation (a block whose ports name a process it does not implement).
+    fn process(&mut self, p: u32, ctx: &mut Ctx<'_>) -> Wake {
+        ctx.violation(format!("process {p} is not implemented by this block"));
+        Wake::OnInput
+    }
+
     /// Called once when the run ends ([`Sim::finish`](crate::Sim::finish)), at the last cycle:
     /// the place to publish summary counters that would cost too much to keep current on every
     /// event (a delay percentile from a histogram). It must not write nets. Default: nothing.

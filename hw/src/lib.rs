@@ -35,6 +35,7 @@ pub use error::{ElabError, SimError};
 pub use harness::Harness;
 pub use net::{CombOut, In, NetDyn, Out, SignalNet, StreamIn, StreamNet, StreamOut};
 pub use netlist::{Binder, BuildFn, BuildResult, Dir, DotOptions, InstId, Netlist, PortDecl, Shape, Timing};
+pub use port::MAX_PROCESSES;
 pub use rng::Rng;
 pub use sim::{Sim, Stats, Stop};
 pub use trace::{glob_match, selected as trace_selected, SharedBuffer, TraceOptions};

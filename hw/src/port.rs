@@ -59,6 +59,9 @@ fn make_stream<T: Value>(
     (n.clone(), n)
 }
 
+/// The most processes a block may have (ports name processes 0..MAX_PROCESSES).
+pub const MAX_PROCESSES: u8 = 8;
+
 /// One declared port of a block kind.
 #[derive(Clone, Debug)]
 pub struct PortDecl {
@@ -90,6 +93,10 @@ pub struct PortDecl {
     /// A level (a queue's bytes, an occupancy, a rate, a credit count): waves show it as an
     /// analog step trace, where a number of changing digits says nothing at a glance.
     pub level: bool,
+    /// Which of the block's processes reads or writes this port (0, the block's `tick`, unless
+    /// set; see [`Component::process`](crate::Component::process)). The kernel orders the
+    /// processes of a block like separate nodes, each after the one before it.
+    pub process: u8,
     pub(crate) make: MakeNet,
 }
 
@@ -117,6 +124,7 @@ impl PortDecl {
             optional: false,
             doc: "",
             level: false,
+            process: 0,
             make,
         }
     }
@@ -183,6 +191,12 @@ impl PortDecl {
         self.level = true;
         self
     }
+    /// Assigns the port to process `p` of its block (0 = `tick`, the default; 1, 2, … =
+    /// [`Component::process`](crate::Component::process)), at most [`MAX_PROCESSES`] − 1.
+    pub fn process(mut self, p: u8) -> Self {
+        self.process = p;
+        self
+    }
     /// Attaches a one-line description.
     pub fn doc(mut self, doc: &'static str) -> Self {
         self.doc = doc;
@@ -218,7 +232,12 @@ impl PortDecl {
         } else {
             String::new()
         };
-        format!("{timing}{shape}<{}>{width}{state}", self.type_name)
+        let process = if self.process > 0 {
+            format!(" (process {})", self.process)
+        } else {
+            String::new()
+        };
+        format!("{timing}{shape}<{}>{width}{state}{process}", self.type_name)
     }
 }
 

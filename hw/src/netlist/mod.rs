@@ -134,6 +134,30 @@ impl Netlist {
                     message: format!("kind {kind} declares port `{}` twice", p.name),
                 });
             }
+            if p.process >= crate::port::MAX_PROCESSES {
+                return Err(ElabError::Build {
+                    instance: path.to_string(),
+                    message: format!(
+                        "kind {kind} puts port `{}` in process {} (a block has at most {} processes)",
+                        p.name,
+                        p.process,
+                        crate::port::MAX_PROCESSES
+                    ),
+                });
+            }
+        }
+        // A drive phase shows state before any process runs; with several processes the state
+        // it shows would be ambiguous (before or after which one), so the two do not mix.
+        if ports.iter().any(|p| p.process > 0) {
+            if let Some(p) = ports.iter().find(|p| p.from_state) {
+                return Err(ElabError::Build {
+                    instance: path.to_string(),
+                    message: format!(
+                        "kind {kind} has several processes and an output driven from state (`{}`); a block with several processes takes the answer in a later process instead",
+                        p.name
+                    ),
+                });
+            }
         }
         let idx = self.insts.len();
         let node = self.graph.add_node(format!("{path}\n({kind})"));
@@ -349,12 +373,19 @@ impl Netlist {
             consumers,
             cap_override,
         } = self.bindings()?;
-        let levels = self.levels()?;
-        // Blocks with outputs driven from state have a `drive` phase.
-        let drives: Vec<bool> = self
-            .insts
+        // The kernel's unit is a process of an instance (an entry): one per instance unless
+        // its ports name several.
+        let entries = self.entries();
+        let levels = self.levels(&entries)?;
+        // Blocks with outputs driven from state have a `drive` phase (only single-process
+        // blocks: `add` refuses the mix, so the entry is the block's only one).
+        let drives: Vec<bool> = entries
+            .block
             .iter()
-            .map(|inst| inst.ports.iter().any(|d| d.dir == Dir::Out && d.from_state))
+            .map(|&b| {
+                let inst = &self.insts[b as usize];
+                inst.ports.iter().any(|d| d.dir == Dir::Out && d.from_state)
+            })
             .collect();
 
         // One net per output port, plus one constant net per unbound optional input.
@@ -396,15 +427,17 @@ impl Netlist {
                     } else {
                         format!("{}.{}", inst.path, d.name)
                     });
-                    net_writer.push(if is_const_input { u32::MAX } else { i as u32 });
-                    net_readers.push(if is_const_input { vec![i as u32] } else { Vec::new() });
+                    let entry = entries.of(i, d.process);
+                    net_writer.push(if is_const_input { u32::MAX } else { entry });
+                    net_readers.push(if is_const_input { vec![entry] } else { Vec::new() });
                     port_net.insert((i, p), (id, anynet));
                 }
             }
         }
         for (&input, &out) in &driver {
             let (id, any) = port_net[&out].clone();
-            net_readers[id as usize].push(input.0 as u32);
+            let process = self.insts[input.0].ports[input.1].process;
+            net_readers[id as usize].push(entries.of(input.0, process));
             port_net.insert(input, (id, any));
         }
         for r in &mut net_readers {
@@ -438,6 +471,8 @@ impl Netlist {
             net_paths,
             net_writer,
             net_readers,
+            entries.block,
+            entries.process,
             levels,
             drives,
             shared,

@@ -8,9 +8,15 @@ use crate::rng::Rng;
 use crate::Cycle;
 
 /// The levels of the static schedule and the same-cycle readers of the combinational nets.
+/// Indices are entries (a process of a block; the block itself unless a block has several).
 pub(super) struct Levels {
-    /// Per component: its level (0: no combinational input).
+    /// Per entry: its level (0: no combinational input, the first process of its block).
     level: Vec<u32>,
+    /// Per entry: its block (the component whose `drive` it runs).
+    block: Vec<u32>,
+    /// This cycle's later processes of blocks whose earlier process ran, not yet in their
+    /// level's list (`evaluate` pushes them, [`Levels::queue_followers`] moves them).
+    pub(super) followers: IdList,
     /// This cycle's components of levels 1, 2, …: `lists[l - 1]`, each with room for every
     /// component of its level.
     pub(super) lists: Vec<IdList>,
@@ -35,7 +41,13 @@ pub(super) struct Levels {
 }
 
 impl Levels {
-    pub(super) fn new(level: Vec<u32>, net_readers: &[Vec<u32>], net_comb: &[bool], drives: Vec<bool>) -> Levels {
+    pub(super) fn new(
+        level: Vec<u32>,
+        block: Vec<u32>,
+        net_readers: &[Vec<u32>],
+        net_comb: &[bool],
+        drives: Vec<bool>,
+    ) -> Levels {
         let n = level.len();
         let top = level.iter().copied().max().unwrap_or(0) as usize;
         let mut size = vec![0usize; top];
@@ -58,6 +70,8 @@ impl Levels {
             .collect();
         Levels {
             level,
+            block,
+            followers: IdList::new(n),
             lists: size.into_iter().map(IdList::new).collect(),
             comb_readers,
             readers,
@@ -122,8 +136,9 @@ impl Levels {
                 shuffle(rng, &mut self.drive_now);
             }
             for &c in self.drive_now.as_slice() {
-                ctx.me = c;
-                comps[c as usize].drive(ctx);
+                let b = self.block[c as usize];
+                ctx.me = b;
+                comps[b as usize].drive(ctx);
             }
             stats.drives += self.drive_now.len as u64;
         }
@@ -140,6 +155,19 @@ impl Levels {
             }
         }
         active.len = keep;
+    }
+
+    /// Moves the followers (later processes of blocks that ran in this cycle, queued by
+    /// `evaluate` with this cycle's stamp) to their levels' lists: each is of a level above the
+    /// one that queued it, so of a level not yet evaluated.
+    #[inline]
+    pub(super) fn queue_followers(&mut self) {
+        for &e in self.followers.as_slice() {
+            let l = self.level[e as usize] as usize;
+            debug_assert!(l > 0, "a later process has a level above its block's first");
+            self.lists[l - 1].push(e);
+        }
+        self.followers.clear();
     }
 
     /// Queues for cycle `t` the readers of the combinational nets woken so far: into their

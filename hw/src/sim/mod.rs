@@ -126,8 +126,24 @@ pub struct Sim {
     shuffle: Option<Rng>,
     quiescent: bool,
     stats: Stats,
-    /// The static schedule of a netlist with combinational bindings; `None` without any.
+    /// The static schedule of a netlist with combinational bindings or blocks with several
+    /// processes; `None` without any.
     levels: Option<Levels>,
+    /// The processes of blocks with several (`None` when every block has one: then the
+    /// kernel's unit, an entry, is the block, and the evaluate loop takes its plain form).
+    procs: Option<Procs>,
+}
+
+/// Per entry (a process of a block), for netlists with a block of several processes: the kernel
+/// keeps timers, wake-ups and levels per entry, the component, its RNG, counters and path per
+/// block.
+pub(super) struct Procs {
+    /// Per entry: its block, its process, whether the block's next process follows it, and
+    /// the block's first entry (process 0), which every process's wake hint schedules.
+    block: Vec<u32>,
+    process: Vec<u32>,
+    follows: Vec<bool>,
+    first: Vec<u32>,
 }
 
 impl Sim {
@@ -144,20 +160,30 @@ impl Sim {
         net_paths: Vec<String>,
         net_writer: Vec<u32>,
         net_readers: Vec<Vec<u32>>,
+        entry_block: Vec<u32>,
+        entry_process: Vec<u32>,
         level: Vec<u32>,
         drives: Vec<bool>,
         shared: Rc<NetShared>,
     ) -> Sim {
-        let n = comps.len();
+        // Timers, wake-ups and levels are per entry (a process of a block), the rest per block.
+        let n = entry_block.len();
+        let procs = (n > comps.len()).then(|| Procs {
+            follows: (0..n)
+                .map(|e| entry_block.get(e + 1) == Some(&entry_block[e]))
+                .collect(),
+            first: (0..n as u32).map(|e| e - entry_process[e as usize]).collect(),
+            block: entry_block.clone(),
+            process: entry_process,
+        });
         let mut reader_list = Vec::new();
         let mut net_slots = Vec::with_capacity(nets.len());
         let net_comb: Vec<bool> = nets.iter().map(|n| n.is_comb()).collect();
         // Any combinational net needs the same-cycle wake list drained every cycle, even one
         // that nothing reads.
-        let levels = net_comb
-            .iter()
-            .any(|&c| c)
-            .then(|| Levels::new(level, &net_readers, &net_comb, drives));
+        // So do blocks with several processes: their later processes tick in later levels.
+        let levels = (procs.is_some() || net_comb.iter().any(|&c| c))
+            .then(|| Levels::new(level, entry_block, &net_readers, &net_comb, drives));
         for (i, r) in net_readers.iter().enumerate() {
             // A combinational net's readers are woken in the cycle of the write (`Levels`), not
             // by its commit.
@@ -222,6 +248,7 @@ impl Sim {
             quiescent: false,
             stats: Stats::default(),
             levels,
+            procs,
         }
     }
 
@@ -479,6 +506,8 @@ impl Sim {
             self.heap.pop();
             if self.timers[c as usize] == tt {
                 self.timers[c as usize] = NEVER;
+                // A process's timer runs its block from the first process.
+                let c = self.procs.as_ref().map_or(c, |p| p.first[c as usize]);
                 if self.queued[c as usize] != t {
                     self.queued[c as usize] = t;
                     self.active.push(c);
@@ -492,7 +521,7 @@ impl Sim {
         }
         if !self.skip {
             self.active.clear();
-            for c in 0..self.comps.len() as u32 {
+            for c in 0..self.timers.len() as u32 {
                 self.active.push(c);
             }
             self.queued.fill(t);
@@ -529,26 +558,10 @@ impl Sim {
         let timers = &mut self.timers[..];
         let queued = &mut self.queued[..];
         let mut wake = Waker::new(&mut self.next_active);
-        evaluate(
-            self.active.as_slice(),
-            comps,
-            timers,
-            queued,
-            &mut self.heap,
-            &mut ctx,
-            &mut wake,
-            next,
-        );
-        self.stats.activations += self.active.len as u64;
-        if let Some(lv) = self.levels.as_mut() {
-            for l in 0..lv.lists.len() {
-                lv.wake_comb_readers(&self.shared, queued, t, &mut self.active, l + 1);
-                if let Some(rng) = self.shuffle.as_mut() {
-                    shuffle(rng, &mut lv.lists[l]);
-                }
-                let list = &lv.lists[l];
-                evaluate(
-                    list.as_slice(),
+        match self.procs.as_ref() {
+            None => {
+                evaluate::<false>(
+                    self.active.as_slice(),
                     comps,
                     timers,
                     queued,
@@ -556,7 +569,56 @@ impl Sim {
                     &mut ctx,
                     &mut wake,
                     next,
+                    &mut None,
                 );
+            }
+            Some(procs) => {
+                evaluate::<true>(
+                    self.active.as_slice(),
+                    comps,
+                    timers,
+                    queued,
+                    &mut self.heap,
+                    &mut ctx,
+                    &mut wake,
+                    next,
+                    &mut self.levels.as_mut().map(|lv| (procs, &mut lv.followers)),
+                );
+            }
+        }
+        self.stats.activations += self.active.len as u64;
+        if let Some(lv) = self.levels.as_mut() {
+            for l in 0..lv.lists.len() {
+                lv.wake_comb_readers(&self.shared, queued, t, &mut self.active, l + 1);
+                lv.queue_followers();
+                if let Some(rng) = self.shuffle.as_mut() {
+                    shuffle(rng, &mut lv.lists[l]);
+                }
+                let list = &lv.lists[l];
+                match self.procs.as_ref() {
+                    None => evaluate::<false>(
+                        list.as_slice(),
+                        comps,
+                        timers,
+                        queued,
+                        &mut self.heap,
+                        &mut ctx,
+                        &mut wake,
+                        next,
+                        &mut None,
+                    ),
+                    Some(procs) => evaluate::<true>(
+                        list.as_slice(),
+                        comps,
+                        timers,
+                        queued,
+                        &mut self.heap,
+                        &mut ctx,
+                        &mut wake,
+                        next,
+                        &mut Some((procs, &mut lv.followers)),
+                    ),
+                }
                 self.stats.activations += list.len as u64;
                 lv.lists[l].clear();
             }
@@ -661,11 +723,14 @@ impl Sim {
     }
 }
 
-/// Ticks the components of `list` at cycle `ctx.now`, recording their wake hints: a timer in the
-/// heap, or a place in the next cycle's list.
+/// Ticks the entries of `list` at cycle `ctx.now`, recording their wake hints: a timer in the
+/// heap, or a place in the next cycle's list. With `MULTI` (a netlist with a block of several
+/// processes) an entry is a process of a block, found in `procs`, and an entry whose block has
+/// a later process queues that one for this cycle in `followers`; without it, an entry is its
+/// block and `procs` is `None`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn evaluate(
+fn evaluate<const MULTI: bool>(
     list: &[u32],
     comps: &mut [Box<dyn Component>],
     timers: &mut [Cycle],
@@ -674,16 +739,36 @@ fn evaluate(
     ctx: &mut Ctx<'_>,
     wake: &mut Waker<'_>,
     next: Cycle,
+    procs: &mut Option<(&Procs, &mut IdList)>,
 ) {
     for &c in list {
         let ci = c as usize;
-        debug_assert!(ci < comps.len() && ci < timers.len() && ci < queued.len());
-        // SAFETY: active lists hold only component indices (from elaboration, timers and
-        // wake-ups of recorded readers), all `< comps.len()`, and the three per-component
-        // arrays have that length.
-        ctx.me = c;
-        let wake_hint = unsafe { comps.get_unchecked_mut(ci).tick(ctx) };
-        // SAFETY: as above.
+        debug_assert!(ci < timers.len() && ci < queued.len());
+        // `run`: the entry a hint for the next cycle queues (the block's first process).
+        let (wake_hint, run) = if MULTI {
+            let (procs, followers) = procs.as_mut().expect("MULTI comes with the processes");
+            let b = procs.block[ci];
+            ctx.me = b;
+            let comp = &mut comps[b as usize];
+            let hint = match procs.process[ci] {
+                0 => comp.tick(ctx),
+                p => comp.process(p, ctx),
+            };
+            // The block's next process sees what this one did, in this cycle.
+            if procs.follows[ci] && queued[ci + 1] != ctx.now {
+                queued[ci + 1] = ctx.now;
+                followers.push(c + 1);
+            }
+            (hint, procs.first[ci])
+        } else {
+            debug_assert!(ci < comps.len());
+            // SAFETY: active lists hold only component indices (from elaboration, timers and
+            // wake-ups of recorded readers), all `< comps.len()`, and the three per-component
+            // arrays have that length.
+            ctx.me = c;
+            (unsafe { comps.get_unchecked_mut(ci).tick(ctx) }, c)
+        };
+        // SAFETY: as above (an entry index is `< timers.len()`, the length of `queued`).
         let timer = unsafe { timers.get_unchecked_mut(ci) };
         if let Wake::OnInput = wake_hint {
             // Tested first, alone: a block woken by its inputs then costs one compare here.
@@ -691,6 +776,7 @@ fn evaluate(
             continue;
         }
         match wake_hint {
+            // The timer is this entry's (each process's latest hint stands); it fires `run`.
             Wake::At(at) if at > next => {
                 if *timer != at {
                     *timer = at;
@@ -700,12 +786,12 @@ fn evaluate(
             // NextCycle, or a timer due next cycle (or in the past).
             _ => {
                 *timer = NEVER;
-                // SAFETY: as above.
-                let q = unsafe { queued.get_unchecked_mut(ci) };
+                // SAFETY: as above (`run` is an entry too).
+                let q = unsafe { queued.get_unchecked_mut(run as usize) };
                 if *q != next {
                     *q = next;
-                    // SAFETY: the stamp just set queues `c` at most once for `next`.
-                    unsafe { wake.push(c) };
+                    // SAFETY: the stamp just set queues `run` at most once for `next`.
+                    unsafe { wake.push(run) };
                 }
             }
         }
