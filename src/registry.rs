@@ -307,10 +307,17 @@ pub fn blocks() -> Vec<BlockKind> {
             rc::monitor::check,
             rc::monitor::COUNTER_TABLES,
         ),
-        kind(
+        composite_kind(
             "rclink_tx",
-            "RC Link TX of one LG: slot FIFO, PSN, bank arbiter, CBFC, rate gate (seed 000 «TX 侧设计»)",
+            "RC Link TX of one LG (composite: rclink_tx_core ⇄ mac_credit): slot FIFO, PSN, bank arbiter, CBFC, rate gate, MAC credit (seed 000 «TX 侧设计»)",
             rc::tx::ports,
+            rc::tx::expand,
+            rc::tx::COUNTER_TABLES,
+        ),
+        kind(
+            "rclink_tx_core",
+            "RC Link TX of one LG without its MAC credit counter: slot FIFO, PSN, bank arbiter, CBFC, rate gate, TYPE2 (the part of rclink_tx not yet cut into nodes; seed 000 «TX 侧设计»)",
+            rc::tx::core_ports,
             rc::tx::build,
             rc::tx::COUNTER_TABLES,
         ),
@@ -337,10 +344,17 @@ pub fn blocks() -> Vec<BlockKind> {
         ),
         kind(
             "mac_credit",
-            "RC Link TX MAC2TX credit gate: no credit, no frame (seed 000 «打包延迟与 MAC Credit»)",
+            "RC Link TX MAC2TX and multicast MAC TX credit counters: returns in, the grant's take out, counts to the arbiter in the same cycle (seed 000 «打包延迟与 MAC Credit», 002 «多播双重流控»)",
             rc::mac_credit::ports,
             rc::mac_credit::build,
             rc::mac_credit::COUNTER_TABLES,
+        ),
+        kind(
+            "ack_return",
+            "RC Link TX ACK-VC credit return: the control messages taken in, their credits summed per sender, one return per cycle (seed 002 «CBFC 详细行为» type1_ack_cbfc)",
+            rc::ack_cbfc::return_ports,
+            rc::ack_cbfc::return_build,
+            &[rc::ack_cbfc::RETURN_COUNTERS],
         ),
         kind(
             "dcqcn",
@@ -498,6 +512,10 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     m.insert(
         TypeId::of::<hp::MacCreditRet>(),
         signal_type::<hp::MacCreditRet>("MacCreditRet"),
+    );
+    m.insert(
+        TypeId::of::<hp::MacCreditTake>(),
+        signal_type::<hp::MacCreditTake>("MacCreditTake"),
     );
     m.insert(TypeId::of::<hp::CbfcReq>(), signal_type::<hp::CbfcReq>("CbfcReq"));
     m.insert(TypeId::of::<hp::VcCredits>(), signal_type::<hp::VcCredits>("VcCredits"));

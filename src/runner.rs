@@ -224,13 +224,7 @@ fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
     let nl = std::mem::take(&mut el.netlist);
     el.kinds = nl.kind_counts();
     let instances = el.system.is_some().then(|| nl.instance_kinds());
-    el.levels = nl
-        .instance_paths()
-        .flat_map(|p| {
-            let decls = nl.ports_of(p).unwrap_or(&[]);
-            decls.iter().filter(|d| d.level).map(move |d| format!("{p}.{}", d.name))
-        })
-        .collect();
+    el.levels = nl.level_paths();
     let sim = nl.elaborate(seed).map_err(|e| testbench::elab_error(l, e))?;
     crate::registry::check_counter_tables(&sim).map_err(|e| InputError::new(&l.path, e))?;
     if let Some(instances) = instances {

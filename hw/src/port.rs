@@ -211,6 +211,8 @@ impl PortDecl {
             Dir::Out => Dir::In,
         };
         p.optional = false;
+        // The mirror is a block of one process, whichever process of the DUT the port is.
+        p.process = 0;
         if p.dir == Dir::In && p.shape == Shape::Stream {
             p.capacity = capacity.max(1);
         }

@@ -7,6 +7,7 @@
 //! | [`ArbReq`] | a frame entering a VC queue of the bank arbiter, and its grant |
 //! | [`CbfcReq`] | one packet asking the CBFC controller for credit, and its grant |
 //! | [`MacCreditRet`] | MAC → TX: the MAC2TX credit of one frame it took, TYPE1 or TYPE2 |
+//! | [`MacCreditTake`] | TX → its MAC credit counter: the credit a grant takes, TYPE1 or TYPE2 |
 //! | [`VcCredits`] | remaining CBFC credits of one destination, per VC bank (waves) |
 //! | [`SlotMap`] | the slot states of the first 512 slots as bitmaps (waves) |
 
@@ -62,6 +63,26 @@ pub struct MacCreditRet {
 }
 
 impl Trace for MacCreditRet {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 1] = [TraceField::bits("mul", 1)];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.mul as u64);
+    }
+}
+
+/// TX → MAC credit counter: the grant of one frame takes its MAC2TX credit (seed 000 «打包延迟与
+/// MAC Credit»), and a TYPE2 frame (`mul`) its multicast MAC TX credit too (seed 002
+/// «多播双重流控»). Pushed on a combinational stream in the cycle of the grant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MacCreditTake {
+    /// The frame is TYPE2 (sent to a multicast group address).
+    pub mul: bool,
+}
+
+impl Trace for MacCreditTake {
     fn fields() -> &'static [TraceField] {
         const F: [TraceField; 1] = [TraceField::bits("mul", 1)];
         &F

@@ -208,6 +208,24 @@ impl Netlist {
             .collect()
     }
 
+    /// The paths of every port declared a level ([`PortDecl::level`]), blocks' and composites'
+    /// alike: a composite's port is the name its net is also traced under, and a view may name
+    /// either.
+    pub fn level_paths(&self) -> Vec<String> {
+        let of = |path: &str, ports: &[PortDecl]| -> Vec<String> {
+            ports
+                .iter()
+                .filter(|d| d.level)
+                .map(|d| format!("{path}.{}", d.name))
+                .collect()
+        };
+        self.insts
+            .iter()
+            .flat_map(|i| of(&i.path, &i.ports))
+            .chain(self.comps.iter().flat_map(|c| of(&c.path, &c.ports)))
+            .collect()
+    }
+
     /// Instances per kind (composites counted under their kind too), sorted by kind.
     pub fn kind_counts(&self) -> BTreeMap<String, (usize, bool)> {
         let mut m: BTreeMap<String, (usize, bool)> = BTreeMap::new();

@@ -22,8 +22,9 @@
 //! the VC («所有 VC»), `stop_cbfc` turns the check off. The dynamic lower limit is TYPE1 REQ
 //! only and does not apply here.
 //!
-//! **Receiver** ([`AckReturn`], in `rclink_tx`, which takes the control messages in): every
-//! message popped from its `ctrl` input frees its place at once, so its cost is owed back to the
+//! **Receiver** ([`AckReturn`], the `ack_return` node in `rclink_tx` beside the TX core, which
+//! takes the control messages in and hands each to it on `taken` in the same cycle): every
+//! message popped from the TX's `ctrl` input frees its place at once, so its cost is owed back to the
 //! sender; what is owed to one sender is summed and goes back as one `CreditMsg` (vc
 //! [`ACK_VC`]), one message per cycle, oldest sender first (the same coalescing a busy credit
 //! stream gives any CBFC return). The routers carry it like any credit return and deliver it to
@@ -43,7 +44,7 @@
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut};
+use hwsim_hw::{Binder, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{ctrl_cost, ChipId, CreditMsg, CreditSize, Ctrl, LgId, ACK_VC};
 
 use super::cbfc::{Cbfc, CbfcMode};
@@ -226,48 +227,94 @@ impl AckGate {
     }
 }
 
-/// The receiver's side: credits owed per sender, returned one message per cycle.
+/// Parameters of the receiver's side, the `ack_return` node (the TX's chip, LG and packet
+/// format; `rclink_tx` fills them in with `ack_cbfc`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReturnParams {
+    /// This chip (the `src` of the returns).
+    pub chip: ChipId,
+    /// This LG.
+    pub lg: LgId,
+    /// Per-packet overhead bytes (a control message's cost).
+    pub pkt_ovhd: u32,
+    /// Bytes per credit: 32, 64, 128, 256, 1024 or 2048.
+    pub credit_size: u32,
+}
+
+impl Default for ReturnParams {
+    fn default() -> Self {
+        ReturnParams {
+            chip: 0,
+            lg: 0,
+            pkt_ovhd: 50,
+            credit_size: 256,
+        }
+    }
+}
+
+/// Most control messages the TX takes in per cycle (its `ctrl` stream's capacity).
+pub const TAKEN_PER_CYCLE: u32 = 8;
+
+/// Ports of the `ack_return` node.
+pub fn return_ports(_p: &ReturnParams) -> Vec<PortDecl> {
+    vec![
+        PortDecl::comb_stream_in::<Ctrl>("taken", TAKEN_PER_CYCLE)
+            .width(TAKEN_PER_CYCLE)
+            .doc("the control messages the TX took in this cycle (their places are free)"),
+        PortDecl::stream_out::<CreditMsg>("ack_cr")
+            .doc("ACK-VC credit returns to the RXs that sent the control messages taken in"),
+    ]
+}
+
+/// Builds the `ack_return` node.
+pub fn return_build(p: &ReturnParams, b: &mut Binder) -> hwsim_hw::BuildResult {
+    if !(0..=7).contains(&p.lg) {
+        return Err(format!("lg = {}: must be in 0..=7", p.lg));
+    }
+    let credit_size =
+        CreditSize::new(p.credit_size.into()).map_err(|e| format!("credit_size = {}: {e}", p.credit_size))?;
+    Ok(Box::new(AckReturn {
+        cost: ctrl_cost(p.pkt_ovhd, credit_size),
+        chip: p.chip,
+        lg: p.lg,
+        taken: b.stream_in("taken")?,
+        out: b.stream_out("ack_cr")?,
+        owed: VecDeque::with_capacity(16),
+        c_returned: b.counter("ack_credits_returned"),
+    }))
+}
+
+/// The receiver's side, the `ack_return` node (`chip.lgK.tx.ack_return` in `rclink_tx` with
+/// `ack_cbfc`, between the TX core's `ctrl` intake and the router): credits owed per sender,
+/// returned one message per cycle. Latency 0: a message taken in at n is owed at n and its
+/// return pushed at n when the stream has room (seen by the router at n + 1).
 pub struct AckReturn {
     cost: u32,
     chip: ChipId,
     lg: LgId,
+    taken: StreamIn<Ctrl>,
     out: StreamOut<CreditMsg>,
     /// Senders owed credit, oldest first, with the sum owed (a sender appears once).
     owed: VecDeque<(ChipId, u32)>,
     c_returned: CounterId,
 }
 
-impl AckReturn {
-    /// The port it adds to the TX (with `ack_credits` > 0).
-    pub fn ports() -> Vec<PortDecl> {
-        vec![PortDecl::stream_out::<CreditMsg>("ack_cr")
-            .doc("ACK-VC credit returns to the RXs that sent the control messages taken in")]
-    }
-
-    /// Binds the port (`None` when the ACK VC has no CBFC).
-    pub fn bind(
-        on: bool,
-        chip: ChipId,
-        lg: LgId,
-        pkt_ovhd: u32,
-        credit_size: CreditSize,
-        b: &mut Binder,
-    ) -> Result<Option<AckReturn>, String> {
-        if !on {
-            return Ok(None);
+impl Component for AckReturn {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        while let Some(m) = self.taken.pop() {
+            self.took(m.src);
         }
-        Ok(Some(AckReturn {
-            cost: ctrl_cost(pkt_ovhd, credit_size),
-            chip,
-            lg,
-            out: b.stream_out("ack_cr")?,
-            owed: VecDeque::with_capacity(16),
-            c_returned: b.counter("ack_credits_returned"),
-        }))
+        match self.drive(ctx) {
+            Some(t) => Wake::At(t),
+            None => Wake::OnInput,
+        }
     }
+}
 
+impl AckReturn {
     /// A control message from `src` was taken in: its place is free again.
-    pub fn took(&mut self, src: ChipId) {
+    fn took(&mut self, src: ChipId) {
         match self.owed.iter_mut().find(|(s, _)| *s == src) {
             Some((_, c)) => *c += self.cost,
             None => self.owed.push_back((src, self.cost)),
@@ -276,7 +323,7 @@ impl AckReturn {
 
     /// Pushes the oldest sender's return if the stream has room; returns the cycle it next
     /// needs a tick (a full stream wakes the block when it drains).
-    pub fn drive(&mut self, ctx: &mut Ctx<'_>) -> Option<Cycle> {
+    fn drive(&mut self, ctx: &mut Ctx<'_>) -> Option<Cycle> {
         if self.owed.is_empty() || !self.out.can_push() {
             return None;
         }
@@ -298,5 +345,55 @@ impl AckReturn {
         });
         ctx.count(self.c_returned, n.into());
         (!self.owed.is_empty() && self.out.space() > 1).then_some(ctx.now() + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hwsim_hw::Harness;
+
+    fn ctrl_from(src: ChipId) -> Ctrl {
+        Ctrl {
+            src,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_ack_return_node_sums_per_sender_and_returns_one_per_cycle() {
+        for skip in [true, false] {
+            let p = ReturnParams {
+                chip: 7,
+                lg: 2,
+                ..Default::default()
+            };
+            let q = p.clone();
+            let mut h = Harness::new(
+                "ack_return",
+                return_ports(&p),
+                Box::new(move |b| return_build(&q, b)),
+                1,
+                8,
+            )
+            .unwrap();
+            h.sim_mut().set_skip(skip);
+            h.sim().net("dut.ack_cr").unwrap().enable_log();
+            h.step().unwrap();
+            // Three messages taken in at cycle 1 (a combinational input: seen at 1): two from
+            // chip 3, one from chip 4.
+            for src in [3, 4, 3] {
+                assert!(h.push("taken", ctrl_from(src)));
+            }
+            h.steps(5).unwrap();
+            let mut got = Vec::new();
+            while let Some(m) = h.pop::<CreditMsg>("ack_cr") {
+                got.push((m.sent_at, m.src, m.dst, m.lg, m.vc, m.credits));
+            }
+            // Cost 1 each (50 B of overhead, 256 B credits): chip 3 is owed 2, returned at 1;
+            // chip 4 its 1 at 2.
+            assert_eq!(got, [(1, 7, 3, 2, ACK_VC, 2), (2, 7, 4, 2, ACK_VC, 1)], "skip = {skip}");
+            assert_eq!(h.sim().counter("dut.ack_credits_returned"), Some(3));
+        }
     }
 }

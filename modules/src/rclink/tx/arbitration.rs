@@ -3,6 +3,7 @@
 //! queues with the rate gate and the CBFC per-packet rule, and the grant of one frame.
 
 use hwsim_hw::Ctx;
+use hwsim_ports::MacCreditTake;
 
 use super::RcLinkTx;
 use crate::rclink::bank_arbiter::Gate;
@@ -22,7 +23,7 @@ impl RcLinkTx {
         // room only grows); otherwise the MAC's credit or pop wakes us.
         self.arb_pending = granted
             && self.mac_space_seen > 0
-            && self.mac_credit.can_send()
+            && self.mac_free > 0
             && (self.slots.queued() > 0 || !self.t2.q.is_empty());
         changed
     }
@@ -34,7 +35,7 @@ impl RcLinkTx {
         if self.t2.q.is_empty() {
             return self.slots.queued() > 0 && self.arbitrate(ctx, now);
         }
-        if !self.mac_credit.can_send() || !self.frame_out.can_push() {
+        if self.mac_free == 0 || !self.frame_out.can_push() {
             ctx.count(self.c.arb_calls, 1);
             ctx.count(self.c.arb_tx_busy, 1);
             return false;
@@ -57,7 +58,7 @@ impl RcLinkTx {
     /// One arbitration round. Returns whether a frame was granted.
     fn arbitrate(&mut self, ctx: &mut Ctx<'_>, now: u64) -> bool {
         ctx.count(self.c.arb_calls, 1);
-        if !self.mac_credit.can_send() || !self.frame_out.can_push() {
+        if self.mac_free == 0 || !self.frame_out.can_push() {
             ctx.count(self.c.arb_tx_busy, 1);
             return false;
         }
@@ -94,7 +95,7 @@ impl RcLinkTx {
             self.show_credit(ledger);
         }
         self.arbiter.sent(vc);
-        self.mac_credit.take();
+        self.take_mac_credit(false);
         if self.rate_gate.enabled {
             let flow = self.slots.flow_of_frame(id);
             if self.rate_gate.on_sent(flow, frame.wire_bytes() as u64, now) {
@@ -107,5 +108,20 @@ impl RcLinkTx {
         ctx.count(self.c.wire_bytes_sent, frame.wire_bytes() as u64);
         self.frame_out.push(frame);
         true
+    }
+}
+
+impl RcLinkTx {
+    /// A grant takes its MAC credit: one from this cycle's count, and the take pushed to the
+    /// MAC credit counter (`mac_take`, combinational: it counts it in this cycle). `mul`: a
+    /// TYPE2 frame, which takes a multicast MAC TX credit too.
+    pub(super) fn take_mac_credit(&mut self, mul: bool) {
+        debug_assert!(self.mac_free > 0 && (!mul || self.mul_free > 0));
+        self.mac_free -= 1;
+        if mul {
+            self.mul_free -= 1;
+        }
+        // One grant per cycle and a take stream of one place, popped in the cycle: always room.
+        self.mac_take.push(MacCreditTake { mul });
     }
 }

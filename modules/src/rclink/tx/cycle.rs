@@ -1,33 +1,55 @@
-//! The TX's cycle (seed 000 «事件粒度»): `tick` runs its phases in this order, and the order is
+//! The TX core's cycle (seed 000 «事件粒度»): two processes, and the order of their phases is
 //! the timing — slots an ACK frees at n take a segment at n, a segment taken at n may be granted
 //! at n, one grant and one `FrameDone` per cycle.
+//!
+//! Process 0 (`tick`) takes the cycle's inputs in: ACKs, NAKs and CNPs, credit returns, due
+//! timeouts and rate timers, segments, and pushes one `FrameDone`. The MAC credit counter
+//! (`mac_credit`, its own node) takes the MAC's returns and shows its counts in the same cycle;
+//! process 1 (the round) reads them, grants at most one frame, pushes its take back to the
+//! counter, and shows the state. The kernel orders them core 0 → counter 0 → core 1 →
+//! counter 1, and runs process 1 whenever process 0 ran.
 
-use hwsim_hw::{Component, Ctx, Cycle, Wake};
+use hwsim_hw::{Component, Ctx, Wake};
 
 use super::RcLinkTx;
 
 impl Component for RcLinkTx {
+    /// Process 0: the cycle's inputs.
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
-        // Nothing below acts on the mere fact of being ticked: every action follows an input, a
-        // timer that is due, or a change of the MAC stream's space (see `mac_space_seen`).
-        if self.frame_out.space() > self.mac_space_seen {
-            self.arb_pending = true;
-        }
+        // Nothing below acts on the mere fact of being ticked: every action follows an input or
+        // a timer that is due.
         // ACKs first: slots they free can take a waiting segment in the same cycle.
         self.take_ctrl(ctx, now);
-        let ack_return_next = self.ack_return.as_mut().and_then(|r| r.drive(ctx));
         self.take_credits(ctx, now);
-        self.take_mac_credits(ctx);
         self.slots.expire_timeouts(ctx, &self.sc, now);
         self.expire_rate_timers(ctx, now);
         self.take_segments(ctx);
         self.map_new_flows();
         let done_pushed = self.push_done();
+        // Its own follow-up: the next `FrameDone`.
+        let done_more = self.slots.done_waiting() > 0 && done_pushed && self.done_out.space() > 1;
+        Wake::next_cycle_if(done_more)
+    }
+
+    /// Process 1: the arbitration round with this cycle's MAC credits, then the waves.
+    fn process(&mut self, _p: u32, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
+        // The round runs on a change: the MAC took a frame (the stream's space grew beyond what
+        // our own push left, see `mac_space_seen`) or gave a credit back (the count rose).
+        if self.frame_out.space() > self.mac_space_seen {
+            self.arb_pending = true;
+        }
+        self.mac_free = self.mac_available.get().0 as u32;
+        self.mul_free = self.mul_mac_available.get() as u32;
+        if self.mac_free > self.mac_seen {
+            self.arb_pending = true;
+        }
         let changed = self.run_round(ctx, now);
+        self.mac_seen = self.mac_free;
         self.show_state(ctx, changed);
         self.show_dcqcn(ctx);
-        self.next_wake(done_pushed, ack_return_next)
+        self.next_wake()
     }
 }
 
@@ -43,18 +65,17 @@ impl RcLinkTx {
         done_pushed
     }
 
-    /// Next cycle while a round or a `FrameDone` is pending; else the earliest retry deadline,
-    /// DCQCN timer or ACK-VC return.
-    fn next_wake(&mut self, done_pushed: bool, ack_return_next: Option<Cycle>) -> Wake {
-        let deadline = [self.slots.next_deadline(), self.rate_gate.next_event()]
-            .into_iter()
-            .flatten()
-            .min();
-        let done_more = self.slots.done_waiting() > 0 && done_pushed && self.done_out.space() > 1;
-        if self.arb_pending || done_more {
+    /// The round's follow-up: next cycle while a round is pending; else the earliest retry
+    /// deadline or DCQCN timer (each runs the block from process 0, which takes it).
+    fn next_wake(&mut self) -> Wake {
+        if self.arb_pending {
             Wake::NextCycle
         } else {
-            Wake::earliest(deadline.into_iter().chain(ack_return_next))
+            Wake::earliest(
+                [self.slots.next_deadline(), self.rate_gate.next_event()]
+                    .into_iter()
+                    .flatten(),
+            )
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The TX's inputs (seed 000 «Slot 管理», «Go-Back-N 重传», «CBFC 流控», «打包延迟与 MAC Credit»):
 //! ACK/NAK/CNP on `ctrl` (with the ACK-VC credit each one owes), CBFC credit returns on
-//! `credit`, MAC2TX credit returns on `mac_credit`, and segments on `seg` into the slot FIFO or
+//! `credit`, and segments on `seg` into the slot FIFO or
 //! the TYPE2 queue.
 
 use hwsim_hw::{Ctx, Cycle};
@@ -73,8 +73,8 @@ impl RcLinkTx {
             self.on_ctrl(ctx, &msg);
             self.arb_pending = true;
             // Its place in the ACK buffer is free: the credit goes back to its RX.
-            if let Some(r) = &mut self.ack_return {
-                r.took(msg.src);
+            if let Some(t) = &self.ctrl_taken {
+                t.push(msg);
             }
         }
     }
@@ -154,28 +154,6 @@ impl RcLinkTx {
         };
         self.show_credit(l);
         self.arb_pending = true;
-    }
-
-    /// MAC2TX credit returns on `mac_credit`, all of them.
-    pub(super) fn take_mac_credits(&mut self, ctx: &mut Ctx<'_>) {
-        while let Some(ret) = self.mac_credit_in.pop() {
-            if let Err(why) = self.mac_credit.give(1) {
-                ctx.violation(why);
-            }
-            // A TYPE2 frame's credit gives its multicast MAC TX credit back too (the message
-            // says which frame it was: the MAC frees zero-byte frames ahead of the others).
-            if ret.mul {
-                if self.t2.mac_credits >= self.p.mul_mac_credits {
-                    ctx.violation(format!(
-                        "mac_credit: a TYPE2 credit returned with all {} multicast MAC TX credits free",
-                        self.p.mul_mac_credits
-                    ));
-                } else {
-                    self.t2.mac_credits += 1;
-                }
-            }
-            self.arb_pending = true;
-        }
     }
 
     /// Segments in order: TYPE2 ones into the TYPE2 queue, TYPE1 ones into the slot FIFO,

@@ -9,25 +9,33 @@
 //! MAC Credit», «Go-Back-N 重传»), appendix C «诊断计数器» and «TX 参数»; seed 002 §5.4 (gate
 //! order). Every piece of state here belongs to this one LG (seed: «作用域说明»).
 //!
+//! `rclink_tx` is a composite of two nodes ([`expand`]): `core` (this file's block,
+//! `rclink_tx_core`) and `mac_credit` (the MAC2TX and multicast MAC TX credit counters), wired
+//! combinationally both ways around the core's second process (docs/kernel.md, «Blocks with
+//! several processes»):
+//!
 //! ```text
-//!                       +------------------------------------------------------------+
-//!  seg        ==(1)==>  | slot_fifo ──VC queues──> arbiter ─ rate gate ─ cbfc ─ mac_credit | ==> frame : stream<DataFrame> (to the MAC)
-//!  ctrl       ==(8)==>  |   ▲ ACK/NAK/timeout (Go-Back-N)          ▲ credit    ▲ credit     | ==> done  : stream<FrameDone> (to PAXI)
-//!  credit     ==(8)==>  |   └──────────────────────────────────────┘           │            | --> slots_used, credit_view
-//!  mac_credit ==(8)==>  | (from the MAC: MacCreditRet {mul}) ───────────────────┘            | --> slot_fifo.*, arbiter.*, cbfc.*,
-//!                       |   ctrl taken in ──> ACK-VC credit owed per sender (ack_cbfc)         |     mac_credit.available
-//!                       +------------------------------------------------------------+ ==> ack_cr : stream<CreditMsg> (vc 5)
+//!                     +-- rclink_tx ------------------------------------------------------------+
+//!  seg      ==(1)==>  | core (rclink_tx_core)                                                    | ==> frame : stream<DataFrame> (to the MAC)
+//!  ctrl     ==(8)==>  |  process 0: ACK/NAK/CNP, credit returns, timeouts, segments, FrameDone    | ==> done  : stream<FrameDone> (to PAXI)
+//!  credit   ==(8)==>  |  process 1: round: slot_fifo ─VC queues─> arbiter ─ rate gate ─ cbfc     | --> slots_used, credit_view, slot_fifo.*,
+//!                     |               ▲ mac_available, mul_mac_available      │ mac_take (comb)  |     arbiter.*, cbfc.*, dcqcn.*, type2.queue
+//!                     |               │ (comb)                                ▼                  | ==> ack_cr : stream<CreditMsg> (vc 5)
+//!  mac_credit =(8)==> | mac_credit: process 0 + returns, shows counts; process 1 − the take      | --> mac_credit.available, type2.mac_credit
+//!  (MacCreditRet)     +--------------------------------------------------------------------------+
 //! ```
 //!
-//! The modules are plain state machines called in order inside one tick, so the composite adds no
-//! register at an internal boundary: its timing is the modules' own. Each module also exists as a
-//! block of its own (`slot_fifo`, `bank_arbiter`, `cbfc`, `mac_credit` in `hwsim list`) for
-//! module-form testbenches; here their state shows on the waves as nested scopes
-//! (`chip0.lg3.tx.arbiter.ptr`, `….tx.slot_fifo.slots`, `….tx.cbfc.credits_d1`,
-//! `….tx.mac_credit.available`).
+//! The core's modules are plain state machines called in order inside its processes, so it adds
+//! no register at an internal boundary, and neither does the cut to the MAC credit node (the
+//! round reads the counts and hands back its take in the same cycle): the timing is the
+//! modules' own. The slot FIFO, bank arbiter and CBFC also exist as blocks of their own
+//! (`slot_fifo`, `bank_arbiter`, `cbfc` in `hwsim list`) for module-form testbenches; here
+//! their state shows on the waves as nested scopes (`chip0.lg3.tx.arbiter.ptr`,
+//! `….tx.slot_fifo.slots`, `….tx.cbfc.credits_d1`); `mac_credit` is the same node in both.
 //!
-//! **One tick** (cycle n): ACK/NAK/CNP in `ctrl` (slots freed at n), credit returns, MAC credit
-//! returns, due retry timeouts, then segments while slots last (a segment freed room for at n is
+//! **One cycle** n (process 0, then the MAC credit counter, then process 1): ACK/NAK/CNP in
+//! `ctrl` (slots freed at n), credit returns, the MAC's credit returns (the counter's), due retry
+//! timeouts, then segments while slots last (a segment freed room for at n is
 //! taken at n), one `FrameDone`, then — if anything changed since the last round — one
 //! arbitration round: skipped (`diag_arb_tx_busy`) without a MAC credit; else the arbiter visits
 //! the VC queues from its pointer, and within a VC the flows' head frames, rate gate first, then
@@ -38,7 +46,9 @@
 //!
 //! **MAC credit**: with the default single credit, the next round runs when the MAC gives the
 //! credit back, two cycles before its serializer frees (see `mac_tx`), so the next frame is chosen
-//! then — not while the previous one is still being serialized — and CBFC is charged then.
+//! then — not while the previous one is still being serialized — and CBFC is charged then. The
+//! round reads the counts on `mac_available` (and `mul_mac_available` for TYPE2) in the cycle of
+//! the return; a rise of the count is what wakes it.
 //!
 //! **TYPE2 (multicast)** (seed 002 «多播双重流控», «RC Link 资源» TYPE2 column): a segment whose
 //! PAXI kind is `Mul` takes no slot and gets no PSN (no Go-Back-N: reliability is FEC's). It
@@ -118,26 +128,28 @@
 //! - The retry timeout («超时重传») is implemented, with its own counters; MAX_RETRY makes the QP
 //!   fatal (seed 002 L3).
 
-use hwsim_hw::{Binder, BuildResult, CounterDecl, Out, PortDecl, StreamIn, StreamOut};
+use hwsim_hw::{Binder, BuildResult, CounterDecl, In, Out, PortDecl, StreamIn, StreamOut};
 use hwsim_ports::{
-    ChipId, CreditMsg, CreditSize, Ctrl, DataFrame, FrameDone, FrameFormat, FrameLayout, HeaderTags, LgId,
-    MacCreditRet, QpId, Segment, UInt,
+    ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, FrameFormat, FrameLayout, HeaderTags, LgId, MacCreditTake, QpId,
+    Segment, UInt,
 };
 use serde::{Deserialize, Serialize};
 
-use super::ack_cbfc::AckReturn;
+use super::ack_cbfc::TAKEN_PER_CYCLE;
 use super::bank_arbiter::{ArbiterView, BankArbiter};
 use super::cbfc::{Cbfc, CbfcMode, CbfcView, MAX_VIEW_DSTS};
 use super::cnp_merge;
 use super::dcqcn;
-use super::mac_credit::MacCredit;
+use super::mac_credit::{MacCredit, MAX_MAC_CREDITS, MAX_MUL_CREDITS};
 use super::slot_fifo::{SlotCounters, SlotFifo, SlotView};
 
 // The TX's parts, each in its own file; this file keeps the parameters, the ports, the counter
 // table, the block's state and `build`.
 /// The arbitration round: TYPE2 against TYPE1, the bank arbiter with its gates, the grant.
 mod arbitration;
-/// The cycle: `tick`, its phases in their order.
+/// The composite `rclink_tx`: its ports and children (the core and the MAC credit counter).
+mod composite;
+/// The cycle: the two processes, their phases in their order.
 mod cycle;
 /// Inputs: ACK/NAK/CNP on `ctrl`, CBFC credit returns, MAC credit returns, segments.
 mod ingress;
@@ -148,6 +160,7 @@ mod report;
 /// The TYPE2 (multicast) path: its queue, its two gates, its grant.
 mod type2;
 
+pub use composite::{expand, ports};
 pub use rate_gate::RateGate;
 use rate_gate::{DcqcnView, FlowReport};
 use report::Counters;
@@ -483,13 +496,11 @@ impl Params {
         self.rsp_header()?;
         Cbfc::new(self.credit_size, self.pkt_ovhd, self.uf_limit, self.initial_credits)?;
         BankArbiter::new(self.vc_weights)?;
-        MacCredit::new(self.mac_credits, "mac_credits")?;
+        MacCredit::new(self.mac_credits, MAX_MAC_CREDITS, "mac_credits")?;
+        MacCredit::new(self.mul_mac_credits, MAX_MUL_CREDITS, "mul_mac_credits")?;
         self.type2_header()?;
         Cbfc::new(self.credit_size, self.pkt_ovhd, self.uf_limit, self.type2_credits)
             .map_err(|e| format!("type2_credits: {e}"))?;
-        if self.mul_mac_credits == 0 || self.mul_mac_credits > 64 {
-            return Err(format!("mul_mac_credits = {}: must be in 1..=64", self.mul_mac_credits));
-        }
         if self.type2_queue == 0 || self.type2_queue > 256 {
             return Err(format!("type2_queue = {}: must be in 1..=256", self.type2_queue));
         }
@@ -516,31 +527,43 @@ impl Params {
     }
 }
 
-/// Port list.
-pub fn ports(p: &Params) -> Vec<PortDecl> {
+/// Port list of the core (`rclink_tx_core`): everything but the MAC credit counter, whose
+/// counts it reads and whose take it pushes, combinationally, in its process 1 (the round).
+pub fn core_ports(p: &Params) -> Vec<PortDecl> {
     let mut v = vec![
         PortDecl::stream_in::<Segment>("seg", 1)
             .doc("segments (frames) from the PAXI core; left queued while slots are short"),
         PortDecl::stream_in::<Ctrl>("ctrl", 8).doc("ACK / NAK / CNP back from the receiver (src = our dst)"),
         PortDecl::stream_in::<CreditMsg>("credit", 8).doc("CBFC credit returns (src = our dst, vc, credits)"),
-        PortDecl::stream_in::<MacCreditRet>("mac_credit", 8)
-            .optional()
-            .doc("MAC2TX credit returns from the MAC, one per frame, `mul` for a TYPE2 frame (unbound: the mac_credits never come back)"),
+        PortDecl::comb_input::<UInt<4>>("mac_available")
+            .process(1)
+            .doc("MAC2TX credits this cycle's round may use (mac_credit.available)"),
+        PortDecl::comb_input::<u8>("mul_mac_available")
+            .process(1)
+            .doc("multicast MAC TX credits this cycle's TYPE2 grant may use (mac_credit.mul_available)"),
+        PortDecl::comb_stream_out::<MacCreditTake>("mac_take")
+            .process(1)
+            .doc("the grant's MAC credit, to the counter in the same cycle (`mul`: a TYPE2 frame's)"),
         PortDecl::stream_out::<DataFrame>("frame")
+            .process(1)
             .doc("granted frames (or runs of their packets) to the MAC, at most one per cycle"),
         PortDecl::stream_out::<FrameDone>("done").doc("to PAXI: every packet of the frame was ACKed"),
         PortDecl::output::<CreditMsg>("credit_view")
             .doc("after each ledger change: remaining credits of the (dst, vc) that changed"),
-        PortDecl::output::<UInt<4>>("mac_credit.available").level().doc("MAC credits available"),
-        PortDecl::output::<u16>("type2.queue").level().doc("TYPE2 (multicast) frames waiting for their gates"),
-        PortDecl::output::<u8>("type2.mac_credit").level().doc("multicast MAC TX credits available"),
+        PortDecl::output::<u16>("type2.queue")
+            .level()
+            .doc("TYPE2 (multicast) frames waiting for their gates"),
     ];
     v.extend(SlotView::ports("slot_fifo.", "slots_used"));
     v.extend(ArbiterView::ports("arbiter."));
     v.extend(DcqcnView::ports());
     v.extend(CbfcView::ports("cbfc.", p.view_dsts));
     if p.ack_cbfc {
-        v.extend(AckReturn::ports());
+        v.push(
+            PortDecl::comb_stream_out::<Ctrl>("ctrl_taken")
+                .width(TAKEN_PER_CYCLE)
+                .doc("the control messages taken in from `ctrl`, to the ACK-VC credit return (`ack_return`) in the same cycle"),
+        );
     }
     v
 }
@@ -551,11 +574,12 @@ pub struct RcLinkTx {
     seg_in: StreamIn<Segment>,
     ctrl_in: StreamIn<Ctrl>,
     credit_in: StreamIn<CreditMsg>,
-    mac_credit_in: StreamIn<MacCreditRet>,
+    mac_available: In<UInt<4>>,
+    mul_mac_available: In<u8>,
+    mac_take: StreamOut<MacCreditTake>,
     frame_out: StreamOut<DataFrame>,
     done_out: StreamOut<FrameDone>,
     credit_view_out: Out<CreditMsg>,
-    mac_credit_out: Out<UInt<4>>,
     c: Counters,
     sc: SlotCounters,
     rate_gate: RateGate,
@@ -569,7 +593,13 @@ pub struct RcLinkTx {
     arbiter_view: ArbiterView,
     cbfc: Cbfc,
     cbfc_view: CbfcView,
-    mac_credit: MacCredit,
+    /// MAC2TX and multicast MAC TX credits this cycle's round may still use: the counter's
+    /// counts, less this cycle's grant.
+    mac_free: u32,
+    mul_free: u32,
+    /// `mac_free` after the last round: a larger count next time means the MAC gave a credit
+    /// back (only a return raises it).
+    mac_seen: u32,
     /// CBFC ledger of each slot-FIFO flow (by flow index).
     flow_ledger: Vec<u32>,
 
@@ -584,8 +614,8 @@ pub struct RcLinkTx {
     /// Value last written to the `credits_outstanding` gauge.
     credits_shown: u64,
     t2: Type2,
-    /// ACK-VC credits owed to the RXs whose control messages came in (with `ack_cbfc`).
-    ack_return: Option<AckReturn>,
+    /// The control messages taken in, to the ACK-VC credit return (with `ack_cbfc`).
+    ctrl_taken: Option<StreamOut<Ctrl>>,
 }
 
 /// Binds ports; refuses out-of-range parameters with a message naming the parameter.
@@ -603,7 +633,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         max_payload: p.max_payload,
     });
     let arbiter = BankArbiter::new(p.vc_weights)?;
-    let mac_credit = MacCredit::new(p.mac_credits, "mac_credits")?;
     let mut t2_cbfc = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.type2_credits)?;
     t2_cbfc.set_mode(CbfcMode {
         dyn_uf_limit: false,
@@ -622,25 +651,21 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         cbfc: t2_cbfc,
         ledgers,
         hdr: p.type2_header()?,
-        mac_credits: p.mul_mac_credits,
         run: 0,
         weight: p.vc_weights[NUM_VC - 1],
         queue_out: b.output("type2.queue")?,
-        mac_out: b.output("type2.mac_credit")?,
     };
-    t2.mac_out.set(p.mul_mac_credits as u8);
-    let mac_credit_out: Out<UInt<4>> = b.output("mac_credit.available")?;
-    mac_credit_out.set(mac_credit.shown());
     Ok(Box::new(RcLinkTx {
         p: p.clone(),
         seg_in: b.stream_in("seg")?,
         ctrl_in: b.stream_in("ctrl")?,
         credit_in: b.stream_in("credit")?,
-        mac_credit_in: b.stream_in("mac_credit")?,
+        mac_available: b.input("mac_available")?,
+        mul_mac_available: b.input("mul_mac_available")?,
+        mac_take: b.stream_out("mac_take")?,
         frame_out: b.stream_out("frame")?,
         done_out: b.stream_out("done")?,
         credit_view_out: b.output("credit_view")?,
-        mac_credit_out,
         c: Counters::declare(b),
         sc: SlotCounters::declare(b),
         rate_gate: RateGate::new(p)?,
@@ -652,21 +677,20 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         slots,
         arbiter,
         cbfc,
-        mac_credit,
+        mac_free: 0,
+        mul_free: 0,
+        mac_seen: p.mac_credits,
         flow_ledger: Vec::new(),
         arb_pending: false,
         mac_space_seen: 0,
         seg_block_counted: false,
         credits_shown: 0,
         t2,
-        ack_return: AckReturn::bind(
-            p.ack_cbfc,
-            p.chip,
-            p.lg,
-            p.pkt_ovhd,
-            CreditSize::new(p.credit_size.into()).map_err(|e| format!("credit_size = {}: {e}", p.credit_size))?,
-            b,
-        )?,
+        ctrl_taken: if p.ack_cbfc {
+            Some(b.stream_out("ctrl_taken")?)
+        } else {
+            None
+        },
     }))
 }
 

@@ -86,17 +86,15 @@ impl RcLinkTx {
         self.cbfc_view.show(&self.cbfc, dst);
     }
 
-    /// End of the cycle: the TYPE2, slot FIFO, arbiter and MAC credit waves, the slot gauges and
+    /// End of the cycle: the TYPE2 queue, slot FIFO and arbiter waves, the slot gauges and
     /// `credits_outstanding`; `changed` says the slot FIFO changed before the round.
     pub(super) fn show_state(&mut self, ctx: &mut Ctx<'_>, changed: bool) {
         // A TYPE2 frame popped from `seg` leaves room there: the PAXI pushes the next.
         self.t2.queue_out.update(self.t2.q.len() as u16);
-        self.t2.mac_out.update(self.t2.mac_credits.min(255) as u8);
         if self.slots.take_changed() || changed {
             self.slot_view.show(&self.slots);
         }
         self.arbiter_view.show(&self.arbiter, self.slots.queues());
-        self.mac_credit_out.update(self.mac_credit.shown());
         self.slots.update_gauges(ctx, &self.sc);
         let outstanding = self.cbfc.outstanding() + self.t2.cbfc.outstanding();
         if outstanding != self.credits_shown {

@@ -19,12 +19,10 @@ pub(super) struct Type2 {
     /// Per group, the ledger of each member.
     pub(super) ledgers: Vec<Vec<u32>>,
     pub(super) hdr: HeaderTags,
-    pub(super) mac_credits: u32,
     /// TYPE2 grants in a row while TYPE1 had frames queued (the MUL VC's weighted turn).
     pub(super) run: u32,
     pub(super) weight: u32,
     pub(super) queue_out: Out<u16>,
-    pub(super) mac_out: Out<u8>,
 }
 
 impl RcLinkTx {
@@ -76,7 +74,7 @@ impl RcLinkTx {
         let Some(seg) = self.t2.q.front().copied() else {
             return false;
         };
-        if self.t2.mac_credits == 0 {
+        if self.mul_free == 0 {
             ctx.count(self.c.type2_mac_block, 1);
             return false;
         }
@@ -99,8 +97,7 @@ impl RcLinkTx {
                 self.t2.cbfc.charge(l as usize, cost);
             }
         }
-        self.t2.mac_credits -= 1;
-        self.mac_credit.take();
+        self.take_mac_credit(true);
         // TYPE2 has its own rate control (SET_TYPE2_RATE), not DCQCN: never ECN-capable.
         let granted = Granted {
             dst: seg.dst,

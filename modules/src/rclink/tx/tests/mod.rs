@@ -4,7 +4,7 @@
 
 use super::*;
 use hwsim_hw::{Cycle, Harness};
-use hwsim_ports::{cbfc_cost, split_packets, CreditSize, Ecn, FlitKind, Psn, Rh, ACK_VC};
+use hwsim_ports::{cbfc_cost, split_packets, CreditSize, Ecn, FlitKind, MacCreditRet, Psn, Rh, ACK_VC};
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 
@@ -79,6 +79,31 @@ struct Tb {
     done: Vec<(Cycle, FrameDone)>,
 }
 
+/// Every counter of the composite's nodes (the core's in its scope, `mac_credit.*` in the
+/// counter's), by full name.
+pub(super) fn dut_counters(h: &Harness) -> Vec<(String, u64)> {
+    h.sim()
+        .counters()
+        .filter(|(n, _)| n.starts_with("dut."))
+        .map(|(n, v)| (n.to_string(), v))
+        .collect()
+}
+
+/// The `rclink_tx` composite (core and MAC credit counter) at `dut`, every outer port on the
+/// bench, output sinks of `sink` messages.
+pub(super) fn composite(p: &Params, sink: u32) -> Result<Harness, hwsim_hw::ElabError> {
+    let q = p.clone();
+    Harness::new_with(
+        ports(p),
+        move |nl, ports| {
+            nl.add_composite("dut", "rclink_tx", ports)?;
+            expand(&q, "dut", nl)
+        },
+        1,
+        sink,
+    )
+}
+
 impl Tb {
     fn new(p: Params) -> Tb {
         Tb::with_skip(p, true)
@@ -88,7 +113,7 @@ impl Tb {
         // back at once; with 8 credits the frame stream's room is what binds, as in a MAC
         // with a one-frame input register.
         let p = Params { mac_credits: 8, ..p };
-        let mut h = Harness::new("rclink_tx", ports(&p), Box::new(move |b| build(&p, b)), 1, 1).unwrap();
+        let mut h = composite(&p, 1).unwrap();
         h.sim_mut().set_skip(skip);
         Tb {
             h,
@@ -313,25 +338,17 @@ fn out_of_range_params_name_the_parameter() {
         let err = p.check().unwrap_err();
         assert!(err.starts_with(want), "{err} should start with {want}");
     }
-    let err = Harness::new(
-        "rclink_tx",
-        ports(&Params::default()),
-        Box::new(|b| {
-            build(
-                &Params {
-                    credit_size: 3,
-                    ..Default::default()
-                },
-                b,
-            )
-        }),
-        1,
+    let err = composite(
+        &Params {
+            credit_size: 3,
+            ..Default::default()
+        },
         1,
     )
     .err()
     .expect("refused")
     .to_string();
-    assert!(err.contains("credit_size = 3"), "{err}");
+    assert!(err.contains("credit_size = 3") && err.contains("`dut`"), "{err}");
 }
 
 #[test]
@@ -434,12 +451,7 @@ fn mixed(skip: bool) -> Outcome {
         tb.step();
     }
     tb.steps(1000);
-    let counters =
-        tb.h.sim()
-            .counters_of("dut")
-            .into_iter()
-            .map(|(n, v)| (n.to_string(), v))
-            .collect();
+    let counters = dut_counters(&tb.h);
     (counters, tb.frames, tb.done)
 }
 
@@ -467,18 +479,8 @@ fn idle_ticks_change_nothing() {
     tb.seg(seg(1, 0, 1344));
     tb.seg(seg(2, 0, 1344)); // credit-blocked forever
     tb.steps(20);
-    let before: Vec<(String, u64)> =
-        tb.h.sim()
-            .counters_of("dut")
-            .into_iter()
-            .map(|(n, v)| (n.to_string(), v))
-            .collect();
+    let before: Vec<(String, u64)> = dut_counters(&tb.h);
     tb.steps(5000);
-    let after: Vec<(String, u64)> =
-        tb.h.sim()
-            .counters_of("dut")
-            .into_iter()
-            .map(|(n, v)| (n.to_string(), v))
-            .collect();
+    let after: Vec<(String, u64)> = dut_counters(&tb.h);
     assert_eq!(before, after);
 }

@@ -16,7 +16,7 @@ fn ack_vc_credits_go_back_to_the_senders() {
         };
         let q = p.clone();
         // Output sinks of one message: `ack_cr` fills with the first return.
-        let mut h = Harness::new("rclink_tx", ports(&p), Box::new(move |b| build(&q, b)), 1, 1).unwrap();
+        let mut h = super::composite(&q, 1).unwrap();
         h.sim_mut().set_skip(skip);
         h.sim().net("dut.ack_cr").unwrap().enable_log();
         let from = |src: ChipId| Ctrl { src, ..ack(5, 1) };

@@ -1,0 +1,128 @@
+//! The composite `rclink_tx` (seed 000 «TX 侧设计»): its ports, and its children — the core
+//! (`rclink_tx_core`, the block of this folder) and the MAC credit counter
+//! ([`mac_credit`](crate::rclink::mac_credit)) — wired combinationally both ways around the
+//! core's round. The composite owns no logic; see the parent module's header for the diagram.
+
+use hwsim_hw::{ElabError, Netlist, PortDecl};
+
+use super::{build, core_ports, Params};
+use crate::rclink::{ack_cbfc, mac_credit};
+
+/// The MAC credit counter's parameters, from the TX's.
+fn mac_credit_params(p: &Params) -> mac_credit::Params {
+    mac_credit::Params {
+        credits: p.mac_credits,
+        mul_credits: p.mul_mac_credits,
+    }
+}
+
+/// The composite's ports that stand for a port of the MAC credit counter (outer name, its
+/// port); every other port of the composite is the core's under the same name.
+const MAC_CREDIT_EXPORTS: [(&str, &str); 2] = [("mac_credit", "credit"), ("type2.mac_credit", "mul_available")];
+
+/// The core's ports wired to the MAC credit counter inside the composite (not exported).
+const CORE_INNER: [&str; 4] = ["mac_available", "mul_mac_available", "mac_take", "ctrl_taken"];
+
+/// Port list of `rclink_tx` (the composite): the core's outer ports and the MAC credit
+/// counter's return input (`mac_credit`) and multicast count (`type2.mac_credit`), each the
+/// port of the node it stands for. `mac_credit.available` is the counter node's own port at
+/// that path.
+pub fn ports(p: &Params) -> Vec<PortDecl> {
+    let mc = mac_credit::ports(&mac_credit_params(p));
+    let mut v: Vec<PortDecl> = core_ports(p)
+        .into_iter()
+        .filter(|d| !CORE_INNER.contains(&d.name.as_str()))
+        .map(|d| d.process(0))
+        .collect();
+    for (outer, port) in MAC_CREDIT_EXPORTS {
+        let mut d = mc.iter().find(|d| d.name == port).expect("a mac_credit port").clone();
+        d.name = outer.to_string();
+        // Where the fused block had them: the return after `credit`, the count after the queue.
+        let at = if outer == "mac_credit" {
+            d.doc = "MAC2TX credit returns from the MAC, one per frame, `mul` for a TYPE2 frame (unbound: the mac_credits never come back)";
+            3
+        } else {
+            v.iter()
+                .position(|d| d.name == "type2.queue")
+                .map_or(v.len(), |i| i + 1)
+        };
+        v.insert(at, d);
+    }
+    if p.ack_cbfc {
+        v.extend(
+            ack_cbfc::return_ports(&ack_return_params(p))
+                .into_iter()
+                .filter(|d| d.name == "ack_cr"),
+        );
+    }
+    v
+}
+
+/// The ACK-VC credit return's parameters, from the TX's.
+fn ack_return_params(p: &Params) -> ack_cbfc::ReturnParams {
+    ack_cbfc::ReturnParams {
+        chip: p.chip,
+        lg: p.lg,
+        pkt_ovhd: p.pkt_ovhd,
+        credit_size: p.credit_size,
+    }
+}
+
+/// Creates the composite's children at `path`: the core (`path.core`, kind `rclink_tx_core`,
+/// counting in the composite's scope, so its counters keep the TX's names), the MAC credit
+/// counter (`path.mac_credit`), wired combinationally, and with `ack_cbfc` the ACK-VC credit
+/// return (`path.ack_return`, fed the control messages the core takes in, in the same cycle);
+/// and exports the composite's ports.
+pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError> {
+    // Parameters are refused on the TX's own name, as when it was one block.
+    p.check().map_err(|message| ElabError::Build {
+        instance: path.to_string(),
+        message,
+    })?;
+    let node = |n: &str| format!("{path}.{n}");
+    let (q, scope) = (p.clone(), path.to_string());
+    nl.add(
+        &node("core"),
+        "rclink_tx_core",
+        core_ports(p),
+        Box::new(move |b| {
+            b.counters_in(&scope);
+            build(&q, b)
+        }),
+    )?;
+    let mp = mac_credit_params(p);
+    let mc_ports = mac_credit::ports(&mp);
+    nl.add(
+        &node("mac_credit"),
+        "mac_credit",
+        mc_ports,
+        Box::new(move |b| mac_credit::build(&mp, b)),
+    )?;
+    nl.connect(&node("core.mac_take"), &node("mac_credit.take"), None)?;
+    nl.connect(&node("mac_credit.available"), &node("core.mac_available"), None)?;
+    nl.connect(&node("mac_credit.mul_available"), &node("core.mul_mac_available"), None)?;
+    for (outer, port) in MAC_CREDIT_EXPORTS {
+        nl.export(&node(outer), &node(&format!("mac_credit.{port}")))?;
+    }
+    if p.ack_cbfc {
+        // Counting in the composite's scope, as the TX did (`tx.ack_credits_returned`).
+        let (rp, scope) = (ack_return_params(p), path.to_string());
+        nl.add(
+            &node("ack_return"),
+            "ack_return",
+            ack_cbfc::return_ports(&rp),
+            Box::new(move |b| {
+                b.counters_in(&scope);
+                ack_cbfc::return_build(&rp, b)
+            }),
+        )?;
+        nl.connect(&node("core.ctrl_taken"), &node("ack_return.taken"), None)?;
+        nl.export(&node("ack_cr"), &node("ack_return.ack_cr"))?;
+    }
+    for d in core_ports(p) {
+        if !CORE_INNER.contains(&d.name.as_str()) {
+            nl.export(&node(&d.name), &node(&format!("core.{}", d.name)))?;
+        }
+    }
+    Ok(())
+}
