@@ -419,12 +419,26 @@ pub fn blocks() -> Vec<BlockKind> {
             sw::egress::build,
             sw::egress::COUNTER_TABLES,
         ),
-        kind(
+        composite_kind(
             "l2_switch",
-            "L2 switch for chip traffic: ingress latency, route by dst chip, VOQs + crossbar, SP for ACK/CNP, WRR REQ:RSP, ECN RED, port-rate serialization (seed 003)",
+            "L2 switch for chip traffic (composite: l2_switch_core ⇄ switch_alloc): ingress latency, route by dst chip, VOQs + crossbar, SP for ACK/CNP, WRR REQ:RSP, ECN RED, port-rate serialization (seed 003)",
             sw::l2_switch::ports,
+            sw::l2_switch::expand,
+            sw::l2_switch::COUNTER_TABLES,
+        ),
+        kind(
+            "l2_switch_core",
+            "L2 switch without its crossbar allocator: ingress, shared buffer + DT, VOQs, egress, ECN RED, PFC (the part of l2_switch not yet cut into nodes; seed 003)",
+            sw::l2_switch::core_ports,
             sw::l2_switch::build,
             sw::l2_switch::COUNTER_TABLES,
+        ),
+        kind(
+            "switch_alloc",
+            "L2 switch crossbar allocator: one islip | pim | fifo allocator per VOQ level, strict priority and WRR passes, requests → grants in the same cycle (seed 003 «iSLIP 调度»)",
+            sw::l2_switch::alloc::ports,
+            sw::l2_switch::alloc::build,
+            &[],
         ),
         kind(
             "cell_source",
@@ -509,6 +523,15 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     m.insert(TypeId::of::<hp::CreditMsg>(), signal_type::<hp::CreditMsg>("CreditMsg"));
     m.insert(TypeId::of::<hp::FrameDone>(), signal_type::<hp::FrameDone>("FrameDone"));
     m.insert(TypeId::of::<hp::ArbReq>(), signal_type::<hp::ArbReq>("ArbReq"));
+    m.insert(
+        TypeId::of::<hp::XbarRequest>(),
+        signal_type::<hp::XbarRequest>("XbarRequest"),
+    );
+    m.insert(
+        TypeId::of::<hp::XbarOutputs>(),
+        signal_type::<hp::XbarOutputs>("XbarOutputs"),
+    );
+    m.insert(TypeId::of::<hp::XbarGrant>(), signal_type::<hp::XbarGrant>("XbarGrant"));
     m.insert(
         TypeId::of::<hp::MacCreditRet>(),
         signal_type::<hp::MacCreditRet>("MacCreditRet"),

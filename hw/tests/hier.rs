@@ -286,3 +286,47 @@ fn a_net_is_traced_under_every_scope_it_passes_through() {
     assert_eq!(code("top", "mid"), code("top.a", "out"));
     assert_ne!(code("top", "out"), code("top", "in"));
 }
+
+/// A block drawing three numbers from its random stream into a counter each.
+fn add_drawer(nl: &mut Netlist, path: &str, scope: Option<&'static str>) {
+    add(nl, path, "drawer", vec![PortDecl::output::<u64>("x")], move |b| {
+        let _o = b.output::<u64>("x")?;
+        if let Some(s) = scope {
+            b.rng_of(s);
+        }
+        let c: Vec<_> = (0..3).map(|k| b.counter(&format!("draw{k}"))).collect();
+        comp(move |ctx| {
+            if ctx.now() == 0 {
+                for &id in &c {
+                    let v = ctx.rng().next_u64();
+                    ctx.set_counter(id, v);
+                }
+            }
+            Wake::OnInput
+        })
+    });
+}
+
+#[test]
+fn a_child_standing_for_a_split_block_keeps_its_random_stream() {
+    let draws = |nl: Netlist, path: &str| -> Vec<u64> {
+        let mut sim = nl.elaborate(7).unwrap();
+        sim.run(10).unwrap();
+        (0..3)
+            .map(|k| sim.counter(&format!("{path}.draw{k}")).unwrap())
+            .collect()
+    };
+    let mut one = Netlist::new();
+    add_drawer(&mut one, "sw0", None);
+    let before = draws(one, "sw0");
+    // The same block as the core of a composite `sw0`, drawing the composite's stream.
+    let mut split = Netlist::new();
+    split.add_composite("sw0", "switch", vec![]).unwrap();
+    add_drawer(&mut split, "sw0.core", Some("sw0"));
+    assert_eq!(draws(split, "sw0.core"), before);
+    // Without it, its own path's stream: other numbers.
+    let mut own = Netlist::new();
+    own.add_composite("sw0", "switch", vec![]).unwrap();
+    add_drawer(&mut own, "sw0.core", None);
+    assert_ne!(draws(own, "sw0.core"), before);
+}

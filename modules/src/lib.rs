@@ -9,4 +9,5 @@
 
 pub mod kernel_examples;
 pub mod rclink;
+pub mod split;
 pub mod switch;

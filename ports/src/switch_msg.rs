@@ -192,3 +192,85 @@ mod tests {
         assert!(!p.is_paused());
     }
 }
+
+/// One input's crossbar request of a cycle (seed 003 «iSLIP 调度», «优先级感知调度»): per
+/// priority level (the VOQ level: 3 ACK+CNP, 2 REQ data, 1 RSP, 0 TYPE2/3), the outputs the
+/// input holds frames for, one bit per output. The switch pushes it, to its allocator, for each
+/// input free to start a transfer that holds a frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct XbarRequest {
+    /// Outputs requested at level l, `levels[l]`.
+    pub levels: [u64; 4],
+}
+
+impl Trace for XbarRequest {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 4] = [
+            TraceField::bits("l0", 64),
+            TraceField::bits("l1", 64),
+            TraceField::bits("l2", 64),
+            TraceField::bits("l3", 64),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        for (o, m) in out.iter_mut().zip(self.levels) {
+            *o = TraceValue::Bits(m);
+        }
+    }
+}
+
+/// The outputs' side of a cycle's crossbar requests, pushed with them: the outputs free to
+/// start a frame (`free`), those of them the PFC-paused level may use (`free_data`: not
+/// paused), and the outputs where RSP matches before REQ data this cycle (`rsp_first`, the
+/// egress WRR's turn), one bit per output.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct XbarOutputs {
+    /// Outputs free to start a frame this cycle (serializer free within it, fewer than two
+    /// frames on the wire).
+    pub free: u64,
+    /// Of those, the ones not PFC-paused.
+    pub free_data: u64,
+    /// Outputs where level 1 (RSP) matches before level 2 (REQ data).
+    pub rsp_first: u64,
+}
+
+impl Trace for XbarOutputs {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 3] = [
+            TraceField::bits("free", 64),
+            TraceField::bits("free_data", 64),
+            TraceField::bits("rsp_first", 64),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.free);
+        out[1] = TraceValue::Bits(self.free_data);
+        out[2] = TraceValue::Bits(self.rsp_first);
+    }
+}
+
+/// A crossbar grant to one input: the output it is matched to and the level of the VOQ whose
+/// head frame crosses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct XbarGrant {
+    /// Output port.
+    pub out: PortId,
+    /// VOQ level 0..=3.
+    pub level: u8,
+}
+
+impl Trace for XbarGrant {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 2] = [TraceField::bits("out", 6), TraceField::bits("level", 2)];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.out as u64 & 63);
+        out[1] = TraceValue::Bits(self.level as u64 & 3);
+    }
+}

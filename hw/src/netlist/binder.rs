@@ -21,6 +21,8 @@ pub struct Binder<'a> {
     /// The scope counters are named in (`<scope>.<name>`): the instance's path, unless the block
     /// was built to report in its composite's scope ([`Binder::counters_in`]).
     pub(super) counter_scope: Option<String>,
+    /// The path whose random stream the block draws from (see [`Binder::rng_of`]).
+    pub(super) rng_scope: Option<String>,
     pub(super) shared: Rc<NetShared>,
 }
 
@@ -98,6 +100,13 @@ impl Binder<'_> {
     /// block alone in a module testbench reports under its own path.
     pub fn counters_in(&mut self, scope: &str) {
         self.counter_scope = Some(scope.to_string());
+    }
+    /// Draws the block's random stream as the block at `scope` would: a composite's child that
+    /// stands for what was one block (the part that draws) keeps that block's stream, so the
+    /// same testbench and seed give the same draws after the split. At most one block of a
+    /// netlist should draw a given scope's stream (two would draw the same numbers).
+    pub fn rng_of(&mut self, scope: &str) {
+        self.rng_scope = Some(scope.to_string());
     }
     /// Declares a counter; it appears as `<path>.<name>` in reports (see
     /// [`Binder::counters_in`]). Its name must be in its kind's counter table

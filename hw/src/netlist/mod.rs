@@ -451,6 +451,7 @@ impl Netlist {
             counter_base,
             counter_len,
             paths,
+            rng_paths,
             kinds,
         } = self.build_components(&port_net, &shared)?;
         let aliases: Vec<(String, String)> = driver
@@ -463,6 +464,7 @@ impl Netlist {
             seed,
             comps,
             paths,
+            &rng_paths,
             kinds,
             counter_names,
             counter_base,
@@ -501,6 +503,7 @@ impl Netlist {
         let mut counter_base: Vec<u32> = Vec::new();
         let mut counter_len: Vec<u32> = Vec::new();
         let mut paths = Vec::new();
+        let mut rng_paths = Vec::new();
         let mut kinds = Vec::new();
         for (i, inst) in self.insts.iter_mut().enumerate() {
             let mut binder = Binder {
@@ -515,6 +518,7 @@ impl Netlist {
                     .collect(),
                 counters: Vec::new(),
                 counter_scope: None,
+                rng_scope: None,
                 shared: shared.clone(),
             };
             let build = inst.build.take().expect("built once");
@@ -526,6 +530,7 @@ impl Netlist {
             counter_len.push(binder.counters.len() as u32);
             counter_names.append(&mut binder.counters);
             comps.push(comp);
+            rng_paths.push(binder.rng_scope.take().unwrap_or_else(|| inst.path.clone()));
             paths.push(inst.path.clone());
             kinds.push(inst.kind.clone());
         }
@@ -535,6 +540,7 @@ impl Netlist {
             counter_base,
             counter_len,
             paths,
+            rng_paths,
             kinds,
         })
     }
@@ -619,5 +625,7 @@ struct Components {
     counter_base: Vec<u32>,
     counter_len: Vec<u32>,
     paths: Vec<String>,
+    /// Per component, the path its random stream is derived from (its own unless it asked).
+    rng_paths: Vec<String>,
     kinds: Vec<String>,
 }

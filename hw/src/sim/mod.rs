@@ -152,6 +152,7 @@ impl Sim {
         seed: u64,
         comps: Vec<Box<dyn Component>>,
         paths: Vec<String>,
+        rng_paths: &[String],
         kinds: Vec<String>,
         counter_names: Vec<String>,
         counter_base: Vec<u32>,
@@ -210,7 +211,7 @@ impl Sim {
             .enumerate()
             .map(|(i, p)| (p.clone(), i as u32))
             .collect();
-        let rngs = paths.iter().map(|p| Rng::for_path(seed, p)).collect();
+        let rngs = rng_paths.iter().map(|p| Rng::for_path(seed, p)).collect();
         let counters = vec![0; counter_names.len()];
         Sim {
             comps,

@@ -7,6 +7,7 @@ use hwsim_hw::{ElabError, Netlist, PortDecl};
 
 use super::{build, core_ports, Params};
 use crate::rclink::{ack_cbfc, mac_credit};
+use crate::split;
 
 /// The MAC credit counter's parameters, from the TX's.
 fn mac_credit_params(p: &Params) -> mac_credit::Params {
@@ -74,22 +75,16 @@ fn ack_return_params(p: &Params) -> ack_cbfc::ReturnParams {
 /// return (`path.ack_return`, fed the control messages the core takes in, in the same cycle);
 /// and exports the composite's ports.
 pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError> {
-    // Parameters are refused on the TX's own name, as when it was one block.
-    p.check().map_err(|message| ElabError::Build {
-        instance: path.to_string(),
-        message,
-    })?;
+    split::refuse_at(path, p.check())?;
     let node = |n: &str| format!("{path}.{n}");
-    let (q, scope) = (p.clone(), path.to_string());
-    nl.add(
-        &node("core"),
-        "rclink_tx_core",
-        core_ports(p),
-        Box::new(move |b| {
-            b.counters_in(&scope);
-            build(&q, b)
-        }),
-    )?;
+    let core = split::Core {
+        kind: "rclink_tx_core",
+        ports: core_ports(p),
+        build,
+        params: p.clone(),
+        draws: false,
+    };
+    split::add_core(nl, path, core, |n| CORE_INNER.contains(&n))?;
     let mp = mac_credit_params(p);
     let mc_ports = mac_credit::ports(&mp);
     nl.add(
@@ -118,11 +113,6 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
         )?;
         nl.connect(&node("core.ctrl_taken"), &node("ack_return.taken"), None)?;
         nl.export(&node("ack_cr"), &node("ack_return.ack_cr"))?;
-    }
-    for d in core_ports(p) {
-        if !CORE_INNER.contains(&d.name.as_str()) {
-            nl.export(&node(&d.name), &node(&format!("core.{}", d.name)))?;
-        }
     }
     Ok(())
 }

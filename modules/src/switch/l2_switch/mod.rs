@@ -14,6 +14,14 @@
 //!   e{k}_pfc_in  : stream<PfcFrame> (PFC mode) ── pauses port k    e{k}_pfc_out : stream<PfcFrame>
 //! ```
 //!
+//! **Nodes.** `l2_switch` is a composite ([`expand`]): `core` (this block, `l2_switch_core`) and,
+//! with `fabric: voq`, `alloc` ([`alloc`], `switch_alloc`: the allocators and their passes). The
+//! core shows each cycle's crossbar requests in its process 0 (`alloc_req{i}`,
+//! `alloc_outputs`), the allocator matches in the same cycle, and the core's process 1 takes
+//! the grants (`alloc_grant{i}`) and runs the egress: the request → grant → dequeue of the RTL
+//! within one cycle, the timing of the fused switch. The core counts in the switch's scope and
+//! draws the switch's random stream (ECN RED), so reports keep their names and figures.
+//!
 //! **Routing.** `routes[d]` names the output for destination chip d: one port, or a list of
 //! equal-cost ports (a leaf's uplinks to the spines) over which flows are spread by a hash of
 //! (src, dst, LG, QP) — ECMP: one flow's frames take one path and stay in order; a credit
@@ -124,12 +132,15 @@
 //! serializations at the switch's input.
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, PortDecl, Wake};
-use hwsim_ports::{ByteRate, CreditMsg, Ctrl, DataFrame, PfcFrame, UInt};
+use hwsim_ports::{ByteRate, CreditMsg, Ctrl, DataFrame, PfcFrame, UInt, XbarGrant, XbarOutputs, XbarRequest};
 use serde::{Deserialize, Serialize};
 
 use super::allocator::AllocatorKind;
 use super::ecn::RedMarker;
+use crate::split;
 
+/// The crossbar allocator node (`switch_alloc`).
+pub mod alloc;
 mod buffer;
 mod check;
 mod ingress;
@@ -442,16 +453,30 @@ pub enum Forwarding {
     CutThrough,
 }
 
-/// Port list.
-pub fn ports(p: &Params) -> Vec<PortDecl> {
+/// Port list of the core (`l2_switch_core`): the switch's ports, and with `voq` its side of the
+/// allocator node's (requests out in process 0, grants in in process 1). The outputs are
+/// written by process 1 (the egress), the inputs read by process 0 (arrivals).
+pub fn core_ports(p: &Params) -> Vec<PortDecl> {
     let mut v = Vec::new();
     for k in 0..p.ports.min(64) {
         v.push(PortDecl::stream_in::<DataFrame>(&format!("e{k}_req_in"), 4).doc("data frames in on port k"));
         v.push(PortDecl::stream_in::<Ctrl>(&format!("e{k}_rsp_in"), 8).doc("ACK/NAK/CNP in on port k"));
         v.push(PortDecl::stream_in::<CreditMsg>(&format!("e{k}_cr_in"), 8).doc("credit returns in on port k"));
-        v.push(PortDecl::stream_out::<DataFrame>(&format!("e{k}_req_out")).doc("data frames out of port k"));
-        v.push(PortDecl::stream_out::<Ctrl>(&format!("e{k}_rsp_out")).doc("ACK/NAK/CNP out of port k"));
-        v.push(PortDecl::stream_out::<CreditMsg>(&format!("e{k}_cr_out")).doc("credit returns out of port k"));
+        v.push(
+            PortDecl::stream_out::<DataFrame>(&format!("e{k}_req_out"))
+                .process(1)
+                .doc("data frames out of port k"),
+        );
+        v.push(
+            PortDecl::stream_out::<Ctrl>(&format!("e{k}_rsp_out"))
+                .process(1)
+                .doc("ACK/NAK/CNP out of port k"),
+        );
+        v.push(
+            PortDecl::stream_out::<CreditMsg>(&format!("e{k}_cr_out"))
+                .process(1)
+                .doc("credit returns out of port k"),
+        );
         v.push(
             PortDecl::output::<UInt<32>>(&format!("q_bytes{k}"))
                 .level()
@@ -459,8 +484,15 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         );
         if p.fabric == Fabric::Voq {
             v.push(PortDecl::output::<UInt<32>>(&format!("in_bytes{k}")).doc("data bytes in input k's VOQs"));
-            v.push(PortDecl::output::<UInt<6>>(&format!("gptr{k}")).doc("output k's grant pointer"));
-            v.push(PortDecl::output::<UInt<6>>(&format!("aptr{k}")).doc("input k's accept pointer"));
+            v.push(
+                PortDecl::comb_stream_out::<XbarRequest>(&format!("alloc_req{k}"))
+                    .doc("input k's crossbar requests this cycle, to the allocator"),
+            );
+            v.push(
+                PortDecl::comb_stream_in::<XbarGrant>(&format!("alloc_grant{k}"), 1)
+                    .process(1)
+                    .doc("input k's crossbar grant this cycle, from the allocator"),
+            );
             v.push(
                 PortDecl::output::<UInt<1>>(&format!("rsp_first{k}"))
                     .doc("output k's WRR turn is RSP's: level 1 matches before level 2 this cycle"),
@@ -474,6 +506,7 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
             );
             v.push(
                 PortDecl::stream_out::<PfcFrame>(&format!("e{k}_pfc_out"))
+                    .process(1)
                     .doc("PFC frames to the neighbour on port k (PFC mode)"),
             );
             v.push(
@@ -483,6 +516,10 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         }
     }
     if p.fabric == Fabric::Voq {
+        v.push(
+            PortDecl::comb_stream_out::<XbarOutputs>("alloc_outputs")
+                .doc("the outputs' state this cycle (free, not paused, RSP first), to the allocator"),
+        );
         v.push(PortDecl::output::<UInt<7>>("matches").doc("crossbar transfers started this cycle"));
         v.push(
             PortDecl::output::<UInt<32>>("buffer_bytes")
@@ -491,6 +528,82 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         );
     }
     v
+}
+
+/// The allocator node's parameters, from the switch's.
+fn alloc_params(p: &Params) -> alloc::Params {
+    alloc::Params {
+        ports: p.ports,
+        allocator: p.allocator,
+        iterations: p.iterations,
+    }
+}
+
+/// Whether a core port is wired to the allocator node inside the composite (not exported).
+fn alloc_side(name: &str) -> bool {
+    name.starts_with("alloc_")
+}
+
+/// Port list of `l2_switch` (the composite): the core's outer ports, and with `voq` the
+/// allocator's pointer waves (`gptr{k}`, `aptr{k}`), each the port of the node it stands for.
+pub fn ports(p: &Params) -> Vec<PortDecl> {
+    let mut v: Vec<PortDecl> = core_ports(p)
+        .into_iter()
+        .filter(|d| !alloc_side(&d.name))
+        .map(|d| d.process(0))
+        .collect();
+    if p.fabric == Fabric::Voq {
+        v.extend(
+            alloc::ports(&alloc_params(p))
+                .into_iter()
+                .filter(|d| d.name.starts_with("gptr") || d.name.starts_with("aptr")),
+        );
+    }
+    v
+}
+
+/// Creates the composite's children at `path`: the core (`path.core`, kind `l2_switch_core`,
+/// counting in the composite's scope and drawing its random stream, so reports and ECN marks
+/// are the fused switch's) and with `voq` the allocator (`path.alloc`), wired combinationally
+/// both ways around the core's second process; exports the composite's ports.
+pub fn expand(p: &Params, path: &str, nl: &mut hwsim_hw::Netlist) -> Result<(), hwsim_hw::ElabError> {
+    split::refuse_at(path, check::check(p))?;
+    let node = |n: &str| format!("{path}.{n}");
+    let core = split::Core {
+        kind: "l2_switch_core",
+        ports: core_ports(p),
+        build,
+        params: p.clone(),
+        // ECN RED's seed: the switch's stream.
+        draws: true,
+    };
+    split::add_core(nl, path, core, alloc_side)?;
+    if p.fabric == Fabric::Voq {
+        let ap = alloc_params(p);
+        nl.add(
+            &node("alloc"),
+            "switch_alloc",
+            alloc::ports(&ap),
+            Box::new(move |b| alloc::build(&ap, b)),
+        )?;
+        for k in 0..p.ports.min(64) {
+            nl.connect(
+                &node(&format!("core.alloc_req{k}")),
+                &node(&format!("alloc.req{k}")),
+                None,
+            )?;
+            nl.connect(
+                &node(&format!("alloc.grant{k}")),
+                &node(&format!("core.alloc_grant{k}")),
+                None,
+            )?;
+            for w in ["gptr", "aptr"] {
+                nl.export(&node(&format!("{w}{k}")), &node(&format!("alloc.{w}{k}")))?;
+            }
+        }
+        nl.connect(&node("core.alloc_outputs"), &node("alloc.outputs"), None)?;
+    }
+    Ok(())
 }
 
 /// Priority levels of the VOQs (seed 003's mapping: 3 ACK+CNP, 2 REQ data, 1 RSP, 0 TYPE2/3;
@@ -569,6 +682,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
 }
 
 impl Component for L2Switch {
+    /// Process 0: arrivals, PFC received, enqueue, and the crossbar's requests to the allocator.
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
         if self.red.is_none() {
@@ -582,6 +696,14 @@ impl Component for L2Switch {
             self.pfc_receive(ctx, o, now);
             self.enqueue(ctx, o, now);
         }
+        self.crossbar_request(now);
+        // Process 1 follows in this cycle and decides the next wake-up.
+        Wake::OnInput
+    }
+
+    /// Process 1: the allocator's grants, the egress, PFC to the neighbours.
+    fn process(&mut self, _p: u32, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
         let matched = self.crossbar(ctx, now);
         // A cycle with matches is followed by a tick, so that `matches` shows the next cycle's
         // count (0 or more) as it would when every cycle ticks.

@@ -4,6 +4,25 @@ use super::*;
 use hwsim_hw::Harness;
 use hwsim_ports::{ChipId, QpId};
 
+/// The `l2_switch` composite (core and allocator) at `dut`, every outer port on the bench, output
+/// sinks of 8 messages.
+fn composite(p: &Params) -> Harness {
+    try_composite(p).unwrap()
+}
+
+fn try_composite(p: &Params) -> Result<Harness, hwsim_hw::ElabError> {
+    let q = p.clone();
+    Harness::new_with(
+        ports(p),
+        move |nl, ports| {
+            nl.add_composite("dut", "l2_switch", ports)?;
+            expand(&q, "dut", nl)
+        },
+        1,
+        8,
+    )
+}
+
 /// Two ports, chip d behind port d; PFC on with a 1000 ns watchdog.
 fn harness(watchdog: u64) -> Harness {
     let p = Params {
@@ -11,7 +30,7 @@ fn harness(watchdog: u64) -> Harness {
         pfc_watchdog: watchdog,
         ..Params::default()
     };
-    Harness::new("l2_switch", ports(&p), Box::new(move |b| build(&p, b)), 1, 8).unwrap()
+    composite(&p)
 }
 
 fn frame(dst: ChipId) -> DataFrame {
@@ -79,7 +98,7 @@ fn ingress_above_xoff_sends_one_xoff_then_one_xon() {
         pfc_xon: 200,
         ..Params::default()
     };
-    let mut h = Harness::new("l2_switch", ports(&p), Box::new(move |b| build(&p, b)), 1, 8).unwrap();
+    let mut h = composite(&p);
     // Port 1 paused, so what comes in on port 0 stays: 114 B a frame, XOFF after the 9th.
     assert!(h.push("e1_pfc_in", pfc(true)));
     let mut got = Vec::new();
@@ -122,7 +141,7 @@ fn three(alloc: AllocatorKind, buffer: u64) -> Harness {
         buffer,
         ..Params::default()
     };
-    Harness::new("l2_switch", ports(&p), Box::new(move |b| build(&p, b)), 1, 8).unwrap()
+    composite(&p)
 }
 
 fn from(src: ChipId, dst: ChipId) -> DataFrame {
@@ -192,7 +211,7 @@ fn islip_alternates_between_inputs_where_an_output_queue_keeps_arrival_order() {
             fabric,
             ..Params::default()
         };
-        let mut h = Harness::new("l2_switch", ports(&p), Box::new(move |b| build(&p, b)), 1, 8).unwrap();
+        let mut h = composite(&p);
         assert!(h.push("e2_pfc_in", pfc(true)));
         h.step().unwrap();
         // Input 0's four frames first, then input 1's, all held behind the paused output 2.
@@ -234,7 +253,7 @@ fn tagged(src: ChipId, dst: ChipId, pcp: u64, payload: u32) -> DataFrame {
 /// port, in order.
 fn saturate(p: Params, sources: &[(u64, u32)], count: usize) -> Vec<(u64, u32)> {
     let out = p.ports as usize - 1;
-    let mut h = Harness::new("l2_switch", ports(&p), Box::new(move |b| build(&p, b)), 1, 8).unwrap();
+    let mut h = composite(&p);
     let mut pushed = vec![0; sources.len()];
     let mut got = Vec::new();
     let port = format!("e{out}_req_out");
@@ -331,9 +350,6 @@ fn wrr_weights_out_of_range_are_refused() {
         wrr_rsp: 0,
         ..Params::default()
     };
-    let err = Harness::new("l2_switch", ports(&p), Box::new(move |b| build(&p, b)), 1, 8)
-        .err()
-        .expect("refused")
-        .to_string();
-    assert!(err.contains("wrr_rsp = 0"), "{err}");
+    let err = try_composite(&p).err().expect("refused").to_string();
+    assert!(err.contains("wrr_rsp = 0") && err.contains("`dut`"), "{err}");
 }

@@ -1,15 +1,15 @@
 //! The VOQ fabric (`fabric: voq`; seed 003 «VOQ 架构», «iSLIP 调度», «优先级感知调度»): a queue
-//! per (level, input, output) in the shared buffer, one allocator per level matching the
-//! crossbar every cycle, level by level (the order of the levels' passes is the egress's strict
-//! priority and WRR), a matched frame crossing whole at the port rate; and when the crossbar
-//! next may match.
+//! per (level, input, output) in the shared buffer; each cycle the requests to the allocator
+//! node (`alloc`: one allocator per level, level by level in the egress's strict-priority and
+//! WRR order) and, in the same cycle, its grants: a matched frame crossing whole at the port
+//! rate; and when the crossbar next may match.
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, CounterId, Ctx, Cycle, Out};
-use hwsim_ports::{DataFrame, PfcFrame, UInt};
+use hwsim_hw::{Binder, CounterId, Ctx, Cycle, Out, StreamIn, StreamOut};
+use hwsim_ports::{DataFrame, PfcFrame, UInt, XbarGrant, XbarOutputs, XbarRequest};
 
-use super::super::allocator::{Allocator, AllocatorKind, Matching, Requests};
+use super::super::allocator::AllocatorKind;
 use super::output::{REQ_LEVEL, RSP_LEVEL, WRR_CATCH_UP_BYTES};
 use super::port::Port;
 use super::{Forwarding, L2Switch, Params, LEVELS};
@@ -26,8 +26,14 @@ pub(super) struct Voq {
     pub(super) n: usize,
     /// One queue per input (`allocator: fifo`) instead of one per (input, output).
     pub(super) fifo: bool,
-    /// One allocator per priority level (strict priority across levels, each its own pointers).
-    pub(super) alloc: Vec<Box<dyn Allocator>>,
+    /// To the allocator node: per input its requests, and the outputs' state (process 0);
+    /// from it, per input its grant (process 1).
+    pub(super) req_out: Vec<StreamOut<XbarRequest>>,
+    pub(super) outputs_out: StreamOut<XbarOutputs>,
+    pub(super) grant_in: Vec<StreamIn<XbarGrant>>,
+    /// This cycle's outputs where REQ data and RSP both hold frames (the WRR's), from process 0
+    /// to process 1.
+    pub(super) contended: u64,
     /// Queue (level l, input i, output o) at `(l * n + i) * n + o` (FIFO: `(l * n + i) * n`).
     pub(super) queues: Vec<VecDeque<Queued>>,
     /// Bytes in each queue.
@@ -42,11 +48,7 @@ pub(super) struct Voq {
     /// Per input: its crossbar transfer ends at this time, in 1/rate.bytes ns (as the
     /// serializer clock counts).
     pub(super) in_busy: Vec<u128>,
-    pub(super) req: Requests,
-    pub(super) m: Matching,
     pub(super) in_sig: Vec<Out<UInt<32>>>,
-    pub(super) gptr: Vec<Out<UInt<6>>>,
-    pub(super) aptr: Vec<Out<UInt<6>>>,
     pub(super) matches: Out<UInt<7>>,
     pub(super) buffer_sig: Out<UInt<32>>,
     pub(super) c_matches: CounterId,
@@ -73,28 +75,26 @@ impl Voq {
     /// Binds the VOQ fabric's waves and counters (`check` has passed).
     pub(super) fn bind(p: &Params, b: &mut Binder) -> Result<Voq, String> {
         let n = p.ports as usize;
-        let it = p.iterations as usize;
-        let alloc = p.allocator.build_levels(it, LEVELS)?;
-        let outs = |prefix: &str| -> Result<Vec<Out<UInt<6>>>, String> {
-            (0..n).map(|k| b.output(&format!("{prefix}{k}"))).collect()
-        };
         Ok(Voq {
             n,
             fifo: p.allocator == AllocatorKind::Fifo,
-            alloc,
+            req_out: (0..n)
+                .map(|k| b.stream_out(&format!("alloc_req{k}")))
+                .collect::<Result<_, _>>()?,
+            outputs_out: b.stream_out("alloc_outputs")?,
+            grant_in: (0..n)
+                .map(|k| b.stream_in(&format!("alloc_grant{k}")))
+                .collect::<Result<_, _>>()?,
+            contended: 0,
             queues: (0..LEVELS * n * n).map(|_| VecDeque::new()).collect(),
             q_bytes: vec![0; LEVELS * n * n],
             nonempty: vec![0; LEVELS * n],
             in_bytes: vec![0; n],
             total: 0,
             in_busy: vec![0; n],
-            req: Requests::new(n),
-            m: Matching::empty(),
             in_sig: (0..n)
                 .map(|k| b.output(&format!("in_bytes{k}")))
                 .collect::<Result<_, _>>()?,
-            gptr: outs("gptr")?,
-            aptr: outs("aptr")?,
             matches: b.output("matches")?,
             buffer_sig: b.output("buffer_bytes")?,
             c_matches: b.counter("crossbar_matches"),
@@ -115,21 +115,6 @@ impl Voq {
 
     pub(super) fn queue_of(&self, l: usize, i: usize, o: usize) -> usize {
         (l * self.n + i) * self.n + if self.fifo { 0 } else { o }
-    }
-
-    /// Level `l`'s requests: each input not crossing (nor matched this cycle) asks for the
-    /// outputs of `free_out` it holds frames for. False if none asks.
-    fn request(&mut self, l: usize, free_out: u64, matched_in: u64, end_of_now: u128) -> bool {
-        let mut any = false;
-        for i in 0..self.n {
-            self.req.req[i] = if self.in_busy[i] > end_of_now || matched_in & 1 << i != 0 {
-                0
-            } else {
-                self.nonempty[l * self.n + i] & free_out
-            };
-            any |= self.req.req[i] != 0;
-        }
-        any
     }
 
     /// Takes the head frame of the matched VOQ (level `l`, input `i`, output `o`) out of the
@@ -172,73 +157,67 @@ fn free_outputs(ports: &[Port], now: Cycle) -> (u64, u64) {
 }
 
 impl L2Switch {
-    /// The crossbar (`fabric: voq`): inputs not crossing and outputs free to start a frame are
-    /// matched by the allocator; each match moves its VOQ's head frame, which crosses at the port
-    /// rate and leaves when its last byte is out (the crossbar transfer is the egress
-    /// serialization: no speedup). A frame matched in the cycle it left the pipeline, on an
-    /// egress idle for its whole serialization before, leaves at once (cut-through).
+    /// The crossbar's requests (`fabric: voq`, process 0): for each input not crossing that holds
+    /// frames, its VOQs' outputs per level, and with them the outputs' state (free to start a
+    /// frame, not PFC-paused, RSP's WRR turn), to the allocator node, which matches in this
+    /// cycle. Nothing is pushed when no input can ask: the allocators then do not run.
+    pub(super) fn crossbar_request(&mut self, now: Cycle) {
+        let Some(v) = self.voq.as_mut() else { return };
+        let end_of_now = (now as u128 + 1) * self.p.rate.bytes() as u128;
+        let (free_any, free_data) = free_outputs(&self.ports, now);
+        // Egress scheduling (seed 003 «推荐的 PAXI 出口调度»): the allocator's passes follow
+        // the levels' strict priority and, at outputs REQ data and RSP both hold frames for,
+        // the WRR's turn; the bytes are charged here when the grants come back.
+        let (contended, rsp_first) = v.wrr_turns();
+        v.show_rsp_first(rsp_first);
+        v.contended = contended;
+        let mut any = false;
+        for i in 0..v.n {
+            if v.in_busy[i] > end_of_now {
+                continue;
+            }
+            let levels = [0, 1, 2, 3].map(|l| v.nonempty[l * v.n + i]);
+            if levels.iter().all(|&m| m & free_any == 0) {
+                continue;
+            }
+            v.req_out[i].push(XbarRequest { levels });
+            any = true;
+        }
+        if any {
+            v.outputs_out.push(XbarOutputs {
+                free: free_any,
+                free_data,
+                rsp_first,
+            });
+        }
+    }
+
+    /// The crossbar's grants (`fabric: voq`, process 1): each moves its VOQ's head frame, which
+    /// crosses at the port rate and leaves when its last byte is out (the crossbar transfer is
+    /// the egress serialization: no speedup). A frame matched in the cycle it left the pipeline,
+    /// on an egress idle for its whole serialization before, leaves at once (cut-through).
     pub(super) fn crossbar(&mut self, ctx: &mut Ctx<'_>, now: Cycle) -> bool {
         let cut = self.p.forwarding == Forwarding::CutThrough;
         let Some(v) = self.voq.as_mut() else { return false };
-        let end_of_now = (now as u128 + 1) * self.p.rate.bytes() as u128;
-        let (free_any, free_data) = free_outputs(&self.ports, now);
-        // Egress scheduling (seed 003 «推荐的 PAXI 出口调度»): level 3 (ACK/CNP class) matches
-        // first and level 0 last, in strict priority; levels 2 (REQ data) and 1 (RSP) share each
-        // output by WRR. At an output both hold frames for, the level whose turn it is matches
-        // first and the other may take the output only if the first left it (work-conserving);
-        // so the passes are 3, 1 on its RSP-first outputs, 2, 1 on the rest, 0. Each pass is
-        // among the inputs and outputs the earlier ones left. PFC pauses only the priority it
-        // names (the REQ data's).
-        let (contended, rsp_first) = v.wrr_turns();
-        v.show_rsp_first(rsp_first);
-        let (mut matched_in, mut taken_out) = (0u64, 0u64);
+        let contended = v.contended;
         let mut made = 0u64;
-        let passes = [
-            (3, !0u64),
-            (RSP_LEVEL, rsp_first),
-            (REQ_LEVEL, !0),
-            (RSP_LEVEL, !0),
-            (0, !0),
-        ];
-        for (l, allowed) in passes {
-            if v.level_frames[l] == 0 || allowed == 0 {
-                continue;
-            }
-            let free_out = if l == PFC_LEVEL { free_data } else { free_any } & allowed & !taken_out;
-            if !v.request(l, free_out, matched_in, end_of_now) {
-                continue;
-            }
-            v.req.fill_columns();
-            // A level's allocator may run twice in a cycle (RSP: its first outputs, then the
-            // rest), but on outputs and inputs the first run left unmatched, whose pointers it
-            // did not move: each pointer still moves at most once per cycle.
-            v.alloc[l].allocate(&v.req, ctx.rng(), &mut v.m);
-            if l == PFC_LEVEL {
-                // The pointers move only when the level's allocator runs.
-                for k in 0..v.n {
-                    v.gptr[k].update(UInt::wrap(v.alloc[l].grant_ptr(k) as u64));
-                    v.aptr[k].update(UInt::wrap(v.alloc[l].accept_ptr(k) as u64));
-                }
-            }
-            for i in 0..v.n {
-                let Some(o) = v.m.out_of[i] else { continue };
-                let o = o as usize;
-                matched_in |= 1 << i;
-                taken_out |= 1 << o;
-                let (ready, arrived, f) = v.pop_matched(l, i, o, contended);
-                let wire = f.wire_bytes() as u64;
-                let port = &mut self.ports[o];
-                let end = if cut && ready == now && port.clock.finish_by(now, wire) {
-                    ctx.count(self.c_cut, 1);
-                    ctx.count(port.c_cut, 1);
-                    now
-                } else {
-                    port.clock.start(now, wire)
-                };
-                v.in_busy[i] = port.clock.busy_until_exact().0;
-                port.on_wire.push_back((end, arrived, i as u8, f));
-                made += 1;
-            }
+        // One grant per input and per output: the transfers are independent of their order.
+        for i in 0..v.n {
+            let Some(g) = v.grant_in[i].pop() else { continue };
+            let (l, o) = (g.level as usize, g.out as usize);
+            let (ready, arrived, f) = v.pop_matched(l, i, o, contended);
+            let wire = f.wire_bytes() as u64;
+            let port = &mut self.ports[o];
+            let end = if cut && ready == now && port.clock.finish_by(now, wire) {
+                ctx.count(self.c_cut, 1);
+                ctx.count(port.c_cut, 1);
+                now
+            } else {
+                port.clock.start(now, wire)
+            };
+            v.in_busy[i] = port.clock.busy_until_exact().0;
+            port.on_wire.push_back((end, arrived, i as u8, f));
+            made += 1;
         }
         ctx.count(v.c_matches, made);
         v.matches.update(UInt::wrap(made));
