@@ -76,13 +76,18 @@ enum Cmd {
     },
     /// Compare two waves (VCD or FST) cycle by cycle; exit 0 equal, 1 different.
     Diff(diff::DiffArgs),
-    /// Write a module testbench's per-cycle port values as CSV (stimulus and expected outputs).
+    /// Write the per-cycle port values of a testbench's instances as CSV (stimulus and expected
+    /// outputs): a module testbench's instances, or the nodes `--instance` names in a system.
     Vectors {
-        /// Testbench file (module form).
+        /// Testbench file (module or system form).
         testbench: PathBuf,
         /// Folder for `<instance>.csv`.
         #[arg(long)]
         out: PathBuf,
+        /// An instance (or composite) to write, by path; repeat for several. Needed for a
+        /// system-form testbench; in a module-form one it narrows the instances written.
+        #[arg(long = "instance", value_name = "PATH")]
+        instance: Vec<String>,
     },
 }
 
@@ -246,12 +251,16 @@ fn main() -> ExitCode {
             }
             Err(code) => code,
         },
-        Cmd::Vectors { testbench, out } => {
+        Cmd::Vectors {
+            testbench,
+            out,
+            instance,
+        } => {
             let interrupt = match on_interrupt() {
                 Ok(f) => f,
                 Err(e) => return e,
             };
-            match vectors::run(&testbench, &out, Some(&interrupt)) {
+            match vectors::run(&testbench, &out, &instance, Some(&interrupt)) {
                 Ok(text) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
                     emit_then(&text, ExitCode::from(130))
                 }

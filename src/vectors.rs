@@ -1,6 +1,9 @@
-//! `hwsim vectors TB.yaml --out DIR`: the per-cycle values on every port of a module-form
-//! testbench's instances, as CSV, so an RTL testbench can drive the same stimulus and check the
-//! same outputs cycle by cycle.
+//! `hwsim vectors TB.yaml --out DIR [--instance PATH …]`: the per-cycle values on every port of
+//! a testbench's instances, as CSV, so an RTL testbench can drive the same stimulus and check
+//! the same outputs cycle by cycle. A module-form testbench gives its instances (all, or those
+//! `--instance` names); a system-form testbench the nodes `--instance` names, anywhere in the
+//! system (`chip0.lg7.tx.mac_credit`, `sw0.alloc`, a composite such as `chip0.lg7.rx`): the
+//! module's stimulus as the system scenario drives it.
 //!
 //! One file per instance, `DIR/<instance>.csv`. The header is `cycle` then one column per traced
 //! field, `<port>.<field>:<width>:<in|out>` (`<port>:<width>:<dir>` for a single-field port;
@@ -10,7 +13,9 @@
 //! decimal; fields wider than 64 bits are hexadecimal with `0x`.
 //!
 //! A row holds one message per port and cycle, so a stimulus that pushes two messages on one port
-//! in the same cycle is refused (at its line).
+//! in the same cycle is refused (at its line), and so is an instance with a stream port that may
+//! carry several messages a cycle (declared wider than one: `ack_return.taken`), which the
+//! rows cannot show yet.
 //!
 //! The values come from the run's own VCD (read back with `wellen`): the CSV shows exactly what
 //! `--vcd` shows.
@@ -44,13 +49,13 @@ struct Column {
 }
 
 /// Runs the testbench and writes the CSV files; returns the summary text.
-pub fn run(tb: &Path, out: &Path, interrupt: Option<&Arc<AtomicBool>>) -> Result<String, InputError> {
+pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<AtomicBool>>) -> Result<String, InputError> {
     let stopped = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
     let l = testbench::load(tb)?;
-    if l.tb.system.is_some() || l.tb.instances.is_empty() {
+    if l.tb.system.is_some() && only.is_empty() {
         return Err(l.error_at(
-            if l.tb.system.is_some() { "system" } else { "instances" },
-            "vectors: a module-form testbench is needed (`instances:`), the ports of its blocks are the vectors",
+            "system",
+            "vectors: a system-form testbench needs `--instance PATH` (a node of the system, e.g. chip0.lg7.tx.mac_credit; `hwsim netlist TB` lists them)",
         ));
     }
     // Two messages on one port in one cycle do not fit in a row.
@@ -80,19 +85,29 @@ pub fn run(tb: &Path, out: &Path, interrupt: Option<&Arc<AtomicBool>>) -> Result
         }
     }
     // The declared ports (the build below hands its netlist to the kernel).
-    let el = testbench::elaborate(&l)?;
+    let netlist = if l.tb.system.is_some() {
+        crate::system::elaborate(&l, l.tb.seed)?.0
+    } else {
+        testbench::elaborate(&l)?.netlist
+    };
+    let names = instance_names(&l, &netlist, only)?;
     let (sim, _) = runner::build(&l, l.tb.seed)?;
     // Instance ports → the net path each is bound to.
     let mut insts: Vec<(String, Vec<Port>)> = Vec::new();
     let paths = sim.net_paths();
-    for (name, spec) in &l.tb.instances {
-        let names: Vec<String> = match spec.count {
-            None => vec![name.clone()],
-            Some(n) => (0..n).map(|i| format!("{name}{i}")).collect(),
-        };
+    {
         for inst in names {
             let mut ports = Vec::new();
-            for d in el.netlist.ports_of(&inst).unwrap_or(&[]) {
+            for d in netlist.ports_of(&inst).unwrap_or(&[]) {
+                if d.shape == hwsim_hw::Shape::Stream && d.width > 1 {
+                    return Err(InputError::new(
+                        tb,
+                        format!(
+                            "vectors: `{inst}.{}` may carry {} messages a cycle, and a CSV row holds one value per port and cycle",
+                            d.name, d.width
+                        ),
+                    ));
+                }
                 let ep = format!("{inst}.{}", d.name);
                 let Some(net) = sim.net(&ep) else { continue };
                 let Some(p) = paths
@@ -251,6 +266,35 @@ pub fn run(tb: &Path, out: &Path, interrupt: Option<&Arc<AtomicBool>>) -> Result
         );
     }
     Ok(summary)
+}
+
+/// The instances to write: those `only` names (each an instance or composite of the netlist),
+/// or every instance of a module-form testbench.
+fn instance_names(l: &testbench::Loaded, nl: &hwsim_hw::Netlist, only: &[String]) -> Result<Vec<String>, InputError> {
+    if only.is_empty() {
+        return Ok(l
+            .tb
+            .instances
+            .iter()
+            .flat_map(|(name, spec)| match spec.count {
+                None => vec![name.clone()],
+                Some(n) => (0..n).map(|i| format!("{name}{i}")).collect(),
+            })
+            .collect());
+    }
+    let mut v: Vec<String> = Vec::new();
+    for p in only {
+        if nl.ports_of(p).is_none() {
+            return Err(InputError::new(
+                &l.path,
+                format!("vectors: --instance {p}: no such instance in the netlist (`hwsim netlist` lists them)"),
+            ));
+        }
+        if !v.contains(p) {
+            v.push(p.clone());
+        }
+    }
+    Ok(v)
 }
 
 /// Most rows (cycles) one vectors file holds: one row per cycle of the run, written as it goes.

@@ -515,7 +515,8 @@ fn vectors_csv_matches_the_run() {
         }
     }
 
-    // Refused: two pushes in one cycle (located), a system testbench, an output over an input.
+    // Refused: two pushes in one cycle (located), a system testbench without `--instance`, an
+    // unknown instance, a port that may carry several messages a cycle, an output over an input.
     let (code, _, err) = hwsim(&["vectors", "tb/modules/bank_arbiter_rr_pointer.yaml", "--out", s(&d)]);
     assert_eq!(code, 2, "{err}");
     assert!(
@@ -524,7 +525,33 @@ fn vectors_csv_matches_the_run() {
     );
     let (code, _, err) = hwsim(&["vectors", "tb/go_back_n.yaml", "--out", s(&d)]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("go_back_n.yaml:") && err.contains("module-form"), "{err}");
+    assert!(
+        err.contains("go_back_n.yaml:") && err.contains("needs `--instance PATH`"),
+        "{err}"
+    );
+    let (code, _, err) = hwsim(&[
+        "vectors",
+        "tb/go_back_n.yaml",
+        "--instance",
+        "chip0.lg7.tx.nope",
+        "--out",
+        s(&d),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--instance chip0.lg7.tx.nope: no such instance"), "{err}");
+    let (code, _, err) = hwsim(&[
+        "vectors",
+        "tb/go_back_n.yaml",
+        "--instance",
+        "chip0.lg7.tx.ack_return",
+        "--out",
+        s(&d),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("`chip0.lg7.tx.ack_return.taken` may carry 8 messages a cycle"),
+        "{err}"
+    );
     let tbdir = scratch("vectors-in");
     let tb = tbdir.join("arb.csv");
     std::fs::copy(root().join("tb/modules/bank_arbiter_flow_blocking.yaml"), &tb).unwrap();
@@ -533,4 +560,52 @@ fn vectors_csv_matches_the_run() {
     assert!(err.contains("refusing to overwrite"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
     let _ = std::fs::remove_dir_all(&tbdir);
+}
+
+/// A node's vectors out of a system scenario: the TX's MAC credit counter through the Go-Back-N
+/// story, the stimulus an RTL implementation of it would be driven with.
+#[test]
+fn vectors_of_a_node_inside_a_system() {
+    let d = scratch("vectors-system");
+    let (code, out, err) = hwsim(&[
+        "vectors",
+        "tb/go_back_n.yaml",
+        "--instance",
+        "chip0.lg7.tx.mac_credit",
+        "--out",
+        s(&d),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("chip0.lg7.tx.mac_credit.csv (50836 cycles, 6 columns)"),
+        "{out}"
+    );
+    let csv = std::fs::read_to_string(d.join("chip0.lg7.tx.mac_credit.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "cycle,credit.valid:1:in,credit.mul:1:in,available:4:out,mul_available:8:out,take.valid:1:in,take.mul:1:in"
+        )
+    );
+    let rows: Vec<Vec<u64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    // One credit, back from the MAC before every grant after the first: as many takes as
+    // returns, each take in a cycle that shows the credit, the count 0 in between.
+    let takes: Vec<u64> = rows.iter().filter(|r| r[5] == 1).map(|r| r[0]).collect();
+    let returns: Vec<u64> = rows.iter().filter(|r| r[1] == 1).map(|r| r[0]).collect();
+    assert_eq!(takes.len(), returns.len());
+    assert!(takes.len() >= 10, "{takes:?}");
+    for r in &rows {
+        if r[5] == 1 {
+            assert_eq!(r[3], 1, "a take at {} without a credit shown", r[0]);
+        }
+    }
+    // The grant comes in the cycle after the MAC pushed the credit back (the counter shows it
+    // in the cycle it takes it in): the fused TX's timing.
+    for (t, r) in takes.iter().skip(1).zip(&returns) {
+        assert_eq!(*t, r + 1, "take at {t}, return pushed at {r}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
 }
