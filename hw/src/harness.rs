@@ -52,6 +52,28 @@ impl Harness {
         )
     }
 
+    /// A bench around a composite of kind `kind` at `dut` with the ports `ports`, its children
+    /// created by `expand(netlist, "dut")`: every port bound to the bench as in
+    /// [`Harness::new`].
+    pub fn new_composite(
+        kind: &str,
+        ports: Vec<PortDecl>,
+        expand: impl FnOnce(&mut Netlist, &str) -> Result<(), ElabError>,
+        seed: u64,
+        sink_capacity: u32,
+    ) -> Result<Harness, ElabError> {
+        let k = kind.to_string();
+        Self::new_with(
+            ports,
+            move |nl, ports| {
+                nl.add_composite("dut", &k, ports)?;
+                expand(nl, "dut")
+            },
+            seed,
+            sink_capacity,
+        )
+    }
+
     /// A bench around whatever `add` puts at `dut` with the ports `ports` (a block, or a
     /// composite and its children): every port bound to the bench as in [`Harness::new`].
     pub fn new_with(

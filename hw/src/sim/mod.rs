@@ -559,34 +559,19 @@ impl Sim {
         let timers = &mut self.timers[..];
         let queued = &mut self.queued[..];
         let mut wake = Waker::new(&mut self.next_active);
-        match self.procs.as_ref() {
-            None => {
-                evaluate::<false>(
-                    self.active.as_slice(),
-                    comps,
-                    timers,
-                    queued,
-                    &mut self.heap,
-                    &mut ctx,
-                    &mut wake,
-                    next,
-                    &mut None,
-                );
-            }
-            Some(procs) => {
-                evaluate::<true>(
-                    self.active.as_slice(),
-                    comps,
-                    timers,
-                    queued,
-                    &mut self.heap,
-                    &mut ctx,
-                    &mut wake,
-                    next,
-                    &mut self.levels.as_mut().map(|lv| (procs, &mut lv.followers)),
-                );
-            }
-        }
+        let procs = self.procs.as_ref();
+        evaluate_list(
+            self.active.as_slice(),
+            comps,
+            timers,
+            queued,
+            &mut self.heap,
+            &mut ctx,
+            &mut wake,
+            next,
+            procs,
+            self.levels.as_mut().map(|lv| &mut lv.followers),
+        );
         self.stats.activations += self.active.len as u64;
         if let Some(lv) = self.levels.as_mut() {
             for l in 0..lv.lists.len() {
@@ -596,30 +581,18 @@ impl Sim {
                     shuffle(rng, &mut lv.lists[l]);
                 }
                 let list = &lv.lists[l];
-                match self.procs.as_ref() {
-                    None => evaluate::<false>(
-                        list.as_slice(),
-                        comps,
-                        timers,
-                        queued,
-                        &mut self.heap,
-                        &mut ctx,
-                        &mut wake,
-                        next,
-                        &mut None,
-                    ),
-                    Some(procs) => evaluate::<true>(
-                        list.as_slice(),
-                        comps,
-                        timers,
-                        queued,
-                        &mut self.heap,
-                        &mut ctx,
-                        &mut wake,
-                        next,
-                        &mut Some((procs, &mut lv.followers)),
-                    ),
-                }
+                evaluate_list(
+                    list.as_slice(),
+                    comps,
+                    timers,
+                    queued,
+                    &mut self.heap,
+                    &mut ctx,
+                    &mut wake,
+                    next,
+                    procs,
+                    Some(&mut lv.followers),
+                );
                 self.stats.activations += list.len as u64;
                 lv.lists[l].clear();
             }
@@ -721,6 +694,29 @@ impl Sim {
             }
         }
         wake.done();
+    }
+}
+
+/// [`evaluate`] in the form the netlist needs: the plain loop without blocks of several
+/// processes (`procs` is `None`), else the one that maps entries to blocks and queues the
+/// `followers` (the schedule's, present whenever `procs` is).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn evaluate_list(
+    list: &[u32],
+    comps: &mut [Box<dyn Component>],
+    timers: &mut [Cycle],
+    queued: &mut [Cycle],
+    heap: &mut BinaryHeap<Reverse<(Cycle, u32)>>,
+    ctx: &mut Ctx<'_>,
+    wake: &mut Waker<'_>,
+    next: Cycle,
+    procs: Option<&Procs>,
+    followers: Option<&mut IdList>,
+) {
+    match (procs, followers) {
+        (Some(p), Some(f)) => evaluate::<true>(list, comps, timers, queued, heap, ctx, wake, next, &mut Some((p, f))),
+        _ => evaluate::<false>(list, comps, timers, queued, heap, ctx, wake, next, &mut None),
     }
 }
 

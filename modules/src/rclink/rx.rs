@@ -337,15 +337,7 @@ mod tests {
     /// The composite at `dut` with every port on the bench.
     fn harness(p: &Params, sink: u32) -> Result<Harness, ElabError> {
         let q = p.clone();
-        Harness::new_with(
-            ports(p),
-            move |nl, ports| {
-                nl.add_composite("dut", "rclink_rx", ports)?;
-                expand(&q, "dut", nl)
-            },
-            1,
-            sink,
-        )
+        Harness::new_composite("rclink_rx", ports(p), move |nl, path| expand(&q, path, nl), 1, sink)
     }
 
     /// A bench with both output streams logged and room for 256 messages in each.

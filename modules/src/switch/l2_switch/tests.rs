@@ -12,15 +12,7 @@ fn composite(p: &Params) -> Harness {
 
 fn try_composite(p: &Params) -> Result<Harness, hwsim_hw::ElabError> {
     let q = p.clone();
-    Harness::new_with(
-        ports(p),
-        move |nl, ports| {
-            nl.add_composite("dut", "l2_switch", ports)?;
-            expand(&q, "dut", nl)
-        },
-        1,
-        8,
-    )
+    Harness::new_composite("l2_switch", ports(p), move |nl, path| expand(&q, path, nl), 1, 8)
 }
 
 /// Two ports, chip d behind port d; PFC on with a 1000 ns watchdog.

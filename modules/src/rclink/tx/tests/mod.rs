@@ -93,15 +93,7 @@ pub(super) fn dut_counters(h: &Harness) -> Vec<(String, u64)> {
 /// bench, output sinks of `sink` messages.
 pub(super) fn composite(p: &Params, sink: u32) -> Result<Harness, hwsim_hw::ElabError> {
     let q = p.clone();
-    Harness::new_with(
-        ports(p),
-        move |nl, ports| {
-            nl.add_composite("dut", "rclink_tx", ports)?;
-            expand(&q, "dut", nl)
-        },
-        1,
-        sink,
-    )
+    Harness::new_composite("rclink_tx", ports(p), move |nl, path| expand(&q, path, nl), 1, sink)
 }
 
 impl Tb {
