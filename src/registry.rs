@@ -336,6 +336,13 @@ pub fn blocks() -> Vec<BlockKind> {
             rc::bank_arbiter::COUNTER_TABLES,
         ),
         kind(
+            "vc_arbiter",
+            "RC Link TX bank arbiter's round robin over the VCs (tx.arbiter in every TX): pointer/counter, grant of an eligible VC (seed 000 «VC 仲裁»)",
+            rc::vc_arbiter::ports,
+            rc::vc_arbiter::build,
+            &[],
+        ),
+        kind(
             "cbfc",
             "RC Link TX CBFC controller: ledgers per (dst, vc), per-packet send rule (seed 000 «CBFC 流控»)",
             rc::cbfc::ports,
@@ -541,6 +548,8 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
         signal_type::<hp::MacCreditTake>("MacCreditTake"),
     );
     m.insert(TypeId::of::<hp::CbfcReq>(), signal_type::<hp::CbfcReq>("CbfcReq"));
+    m.insert(TypeId::of::<hp::VcReq>(), signal_type::<hp::VcReq>("VcReq"));
+    m.insert(TypeId::of::<hp::VcGrant>(), signal_type::<hp::VcGrant>("VcGrant"));
     m.insert(TypeId::of::<hp::VcCredits>(), signal_type::<hp::VcCredits>("VcCredits"));
     m.insert(TypeId::of::<hp::SlotMap>(), signal_type::<hp::SlotMap>("SlotMap"));
     m.insert(TypeId::of::<hp::UInt<3>>(), signal_type::<hp::UInt<3>>("UInt<3>"));

@@ -49,7 +49,9 @@ pub use rx_msg::{CreditCount, CtrlKind, PktCount, RxAccepted, RxCtrl};
 pub use switch_msg::{
     Cell, PfcChange, PfcFrame, PfcPause, PortId, XbarGrant, XbarOutputs, XbarRequest, MAX_SWITCH_PORTS,
 };
-pub use tx_msg::{ArbReq, CbfcReq, MacCreditRet, MacCreditTake, SlotMap, UInt, VcCredits, SLOT_MAP_WORDS};
+pub use tx_msg::{
+    ArbReq, CbfcReq, MacCreditRet, MacCreditTake, SlotMap, UInt, VcCredits, VcGrant, VcReq, SLOT_MAP_WORDS,
+};
 pub use wire::{
     cbfc_cost, ctrl_cost, frame_wire_bytes, packet_count, split_packets, ByteRate, CreditSize, Packets,
     SerializerClock, WireParams, CNP_BYTES, DEFAULT_MPS, DEFAULT_PKT_OVERHEAD,

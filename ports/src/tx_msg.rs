@@ -8,6 +8,8 @@
 //! | [`CbfcReq`] | one packet asking the CBFC controller for credit, and its grant |
 //! | [`MacCreditRet`] | MAC → TX: the MAC2TX credit of one frame it took, TYPE1 or TYPE2 |
 //! | [`MacCreditTake`] | TX → its MAC credit counter: the credit a grant takes, TYPE1 or TYPE2 |
+//! | [`VcReq`] | TX core → its bank arbiter: the VCs with a head frame that passes its gates |
+//! | [`VcGrant`] | bank arbiter → TX core: the VC granted this round, and the VCs it looked at |
 //! | [`VcCredits`] | remaining CBFC credits of one destination, per VC bank (waves) |
 //! | [`SlotMap`] | the slot states of the first 512 slots as bitmaps (waves) |
 
@@ -89,6 +91,59 @@ impl Trace for MacCreditTake {
     }
     fn sample(&self, out: &mut [TraceValue]) {
         out[0] = TraceValue::Bits(self.mul as u64);
+    }
+}
+
+/// TX core → its bank arbiter (`vc_arbiter`), combinationally, in a cycle the TX runs a TYPE1
+/// round: bit v of `eligible` says VC queue v (banks 0..3 by `qp & 3`, 4 = MUL) holds a flow head
+/// that passes the rate gate and the CBFC per-packet rule (the per-flow rule and the gates are
+/// the VC queues' side; the arbiter only chooses among VCs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VcReq {
+    /// One bit per VC: a frame of that VC may go this round.
+    pub eligible: UInt<5>,
+}
+
+impl Trace for VcReq {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 1] = [TraceField::bits("eligible", 5)];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(UInt::<5>::wrap(self.eligible.0).0);
+    }
+}
+
+/// Bank arbiter → TX core, combinationally, in answer to a [`VcReq`]: `granted` and the VC
+/// whose frame goes (the first eligible VC from the round-robin pointer), and `visited`, the VCs
+/// the round looked at (from the pointer up to and including the granted one; all five when
+/// none was eligible) — the TX counts the blocked flow heads of those VCs, as its diagnostic
+/// counters define them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VcGrant {
+    /// A VC was eligible and is granted.
+    pub granted: bool,
+    /// The granted VC (0 when none).
+    pub vc: UInt<3>,
+    /// One bit per VC the round looked at.
+    pub visited: UInt<5>,
+}
+
+impl Trace for VcGrant {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 3] = [
+            TraceField::bits("granted", 1),
+            TraceField::bits("vc", 3),
+            TraceField::bits("visited", 5),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.granted as u64);
+        out[1] = TraceValue::Bits(UInt::<3>::wrap(self.vc.0).0);
+        out[2] = TraceValue::Bits(UInt::<5>::wrap(self.visited.0).0);
     }
 }
 

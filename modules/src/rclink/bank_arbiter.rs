@@ -31,8 +31,10 @@
 //! (`cost` credits, per-packet rule on a one-packet request). Latency: a request visible at n can
 //! be granted at n (on `grant` at n+1).
 //!
-//! **In `rclink_tx`** the arbiter ([`BankArbiter`]) runs over the slot FIFO's VC queues with the
-//! TX's gates, inside the TX's tick; its state shows as `tx.arbiter.ptr`, `tx.arbiter.counter`.
+//! **In `rclink_tx`** the pointer rule is the node `tx.arbiter` (kind `vc_arbiter`, the same
+//! [`BankArbiter::pick`] and [`BankArbiter::sent`]); the per-flow rule and the gates run on the
+//! VC queues' side, in the TX core, which requests the VCs that have a frame to go. Its state
+//! shows as `tx.arbiter.ptr`, `tx.arbiter.counter`, its grant as `tx.arbiter.grant`.
 //!
 //! Counters (standalone): `diag_arb_calls` (rounds), `diag_credit_block` (blocked flow heads),
 //! `grants`.
@@ -146,6 +148,21 @@ impl BankArbiter {
             }
         }
         None
+    }
+
+    /// One round over the VCs' eligible bits (bit v: VC v has a frame that may go): the first
+    /// eligible VC from the pointer, and the VCs looked at (from the pointer up to and including
+    /// it; all when none is eligible). The pointer moves only on [`BankArbiter::sent`].
+    pub fn pick(&self, eligible: u8) -> (Option<usize>, u8) {
+        let mut visited = 0u8;
+        for k in 0..NUM_VC {
+            let vc = (self.ptr + k) % NUM_VC;
+            visited |= 1 << vc;
+            if eligible & (1 << vc) != 0 {
+                return (Some(vc), visited);
+            }
+        }
+        (None, visited)
     }
 
     /// The pointer rule, applied after an actual send from `vc`.

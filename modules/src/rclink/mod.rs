@@ -27,3 +27,4 @@ pub mod rx_ctrl;
 mod rx_test;
 pub mod slot_fifo;
 pub mod tx;
+pub mod vc_arbiter;

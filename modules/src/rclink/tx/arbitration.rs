@@ -1,23 +1,172 @@
 //! The TX's arbitration round (seed 000 «VC 仲裁», «CBFC 流控», «打包延迟与 MAC Credit»; seed 002
-//! §5.4 gate order): TYPE2 against TYPE1 by the MUL VC's weight, the bank arbiter over the VC
-//! queues with the rate gate and the CBFC per-packet rule, and the grant of one frame.
+//! §5.4 gate order): TYPE2 against TYPE1 by the MUL VC's weight; for TYPE1, the VC queues' side
+//! of the bank arbiter — per VC the first flow head that passes the rate gate and the CBFC
+//! per-packet rule, the per-flow rule — asked of the round robin (`tx.arbiter`, its own node),
+//! and the grant of one frame.
+//!
+//! The round is split around the arbiter node: process 1 ([`RcLinkTx::plan_round`]) decides what
+//! the round tries and pushes the eligible VCs on `arb_req`; process 2
+//! ([`RcLinkTx::finish_round`]) reads the arbiter's grant in the same cycle and grants the frame.
+//! The decision and the gates see the state of process 1, which nothing changes before process
+//! 2, so the round is the one a single pass stopping at its grant makes: blocked flow heads are
+//! counted, and a paced flow's ready time taken for the wake-up, only in the VCs the arbiter
+//! looked at (`grant.visited`).
 
-use hwsim_hw::Ctx;
-use hwsim_ports::MacCreditTake;
+use hwsim_hw::{Ctx, Cycle};
+use hwsim_ports::{MacCreditTake, UInt, VcGrant, VcReq};
 
 use super::RcLinkTx;
-use crate::rclink::bank_arbiter::Gate;
+use crate::rclink::bank_arbiter::NUM_VC;
+
+/// What this cycle's round does after the arbiter's answer (decided in process 1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum Plan {
+    /// No round, or one that found no MAC credit or room.
+    #[default]
+    Idle,
+    /// The TYPE2 head goes (its gates passed in process 1; `cost` per member ledger); `t1`:
+    /// TYPE1 had frames queued (the MUL VC's run goes on).
+    Type2 { cost: u32, t1: bool },
+    /// A TYPE1 request is on `arb_req`; `type2_after`: TYPE1 had the turn, so without a grant
+    /// TYPE2 tries next, and with one the MUL VC's run restarts.
+    Arb { type2_after: bool },
+}
+
+/// What the VC queues' side found in one VC for the round.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct VcHead {
+    /// Queue position of the first flow head that passes both gates.
+    pos: Option<u32>,
+    /// Flow heads before it (or in the whole queue) blocked by the rate gate, by CBFC.
+    rate_blocked: u32,
+    credit_blocked: u32,
+    /// The earliest ready time of those rate-blocked.
+    ready: Option<Cycle>,
+}
 
 impl RcLinkTx {
-    /// The round of this cycle, if anything changed since the last one; then whether one may
-    /// follow next cycle. Returns whether the slot FIFO had changed before the round.
-    pub(super) fn run_round(&mut self, ctx: &mut Ctx<'_>, now: u64) -> bool {
+    /// Process 1: if anything changed since the last round, decide what it tries and, for
+    /// TYPE1, push the request. Returns whether the slot FIFO had changed before the round.
+    pub(super) fn plan_round(&mut self, ctx: &mut Ctx<'_>, now: u64) -> bool {
         let changed = self.slots.take_changed();
         self.arb_pending |= changed;
-        let mut granted = false;
+        self.plan = Plan::Idle;
         if self.arb_pending && (self.slots.queued() > 0 || !self.t2.q.is_empty()) {
-            granted = self.round(ctx, now);
+            self.plan = self.plan(ctx, now);
         }
+        changed
+    }
+
+    /// TYPE2 is the MUL VC (the arbiter's fifth, weight `vc_weights[4]`): it goes first for up
+    /// to that many frames in a row while TYPE1 has frames queued, then TYPE1 gets the next turn.
+    fn plan(&mut self, ctx: &mut Ctx<'_>, now: u64) -> Plan {
+        if self.t2.q.is_empty() {
+            return self.request(ctx, now, false);
+        }
+        if self.mac_free == 0 || !self.frame_out.can_push() {
+            ctx.count(self.c.arb_calls, 1);
+            ctx.count(self.c.arb_tx_busy, 1);
+            return Plan::Idle;
+        }
+        let t1 = self.slots.queued() > 0;
+        if !t1 || self.t2.run < self.t2.weight {
+            if let Some(cost) = self.type2_gates(ctx) {
+                return Plan::Type2 { cost, t1 };
+            }
+            return if t1 { self.request(ctx, now, false) } else { Plan::Idle };
+        }
+        self.request(ctx, now, true)
+    }
+
+    /// A TYPE1 round: without a MAC credit or room it is skipped; else the eligible VCs go to
+    /// the arbiter.
+    fn request(&mut self, ctx: &mut Ctx<'_>, now: u64, type2_after: bool) -> Plan {
+        ctx.count(self.c.arb_calls, 1);
+        if self.mac_free == 0 || !self.frame_out.can_push() {
+            ctx.count(self.c.arb_tx_busy, 1);
+            return Plan::Idle;
+        }
+        let eligible = self.find_heads(now);
+        // One request per cycle on a stream of one place the arbiter pops in the cycle.
+        self.arb_req.push(VcReq {
+            eligible: UInt::wrap(eligible as u64),
+        });
+        Plan::Arb { type2_after }
+    }
+
+    /// Per VC, in queue order, the first flow head that passes the rate gate, then the CBFC
+    /// per-packet rule (its first WaitGrant packet); a blocked head holds back the rest of its
+    /// flow (a flow is one (dst, qp), so all of it is in one VC). Returns the eligible VCs.
+    fn find_heads(&mut self, now: u64) -> u8 {
+        self.round_no += 1;
+        let (slots, cbfc, rate_gate, ledgers) = (&self.slots, &self.cbfc, &self.rate_gate, &self.flow_ledger);
+        let (flow_round, round) = (&mut self.flow_round, self.round_no);
+        let mut eligible = 0u8;
+        for (vc, head) in self.heads.iter_mut().enumerate() {
+            *head = VcHead::default();
+            for (pos, &id) in slots.queues()[vc].iter().enumerate() {
+                let f = slots.flow_of_frame(id);
+                if f >= flow_round.len() {
+                    flow_round.resize(f + 1, 0);
+                }
+                if flow_round[f] == round {
+                    continue;
+                }
+                if let Some(t) = rate_gate.blocked_until(f, now) {
+                    head.rate_blocked += 1;
+                    head.ready = Some(head.ready.map_or(t, |r| r.min(t)));
+                    flow_round[f] = round;
+                    continue;
+                }
+                let (n, _) = cbfc.run(ledgers[f] as usize, slots.unsent_payloads(id).take(1));
+                if n == 0 {
+                    head.credit_blocked += 1;
+                    flow_round[f] = round;
+                    continue;
+                }
+                head.pos = Some(pos as u32);
+                eligible |= 1 << vc;
+                break;
+            }
+        }
+        eligible
+    }
+
+    /// Process 2: the arbiter's answer, and the grant of this cycle's round (at most one).
+    pub(super) fn finish_round(&mut self, ctx: &mut Ctx<'_>, now: u64) {
+        let granted = match self.plan {
+            Plan::Idle => false,
+            Plan::Type2 { cost, t1 } => {
+                self.grant_type2(ctx, now, cost);
+                self.t2.run = if t1 { self.t2.run + 1 } else { 0 };
+                true
+            }
+            Plan::Arb { type2_after } => {
+                let Some(g) = self.arb_grant.pop() else {
+                    ctx.violation("rclink_tx: no grant from the arbiter (tx.arbiter) in the cycle of the request");
+                    return;
+                };
+                self.count_heads(ctx, g);
+                if g.granted {
+                    self.grant_type1(ctx, now, g.vc.0 as usize);
+                    if type2_after {
+                        self.t2.run = 0;
+                    }
+                    true
+                } else if type2_after {
+                    match self.type2_gates(ctx) {
+                        Some(cost) => {
+                            self.grant_type2(ctx, now, cost);
+                            true
+                        }
+                        None => false,
+                    }
+                } else {
+                    false
+                }
+            }
+        };
+        self.plan = Plan::Idle;
         self.mac_space_seen = self.frame_out.space() - granted as u32;
         // After a grant the next one can go next cycle if a MAC credit and room remain (the
         // room only grows); otherwise the MAC's credit or pop wakes us.
@@ -25,67 +174,29 @@ impl RcLinkTx {
             && self.mac_space_seen > 0
             && self.mac_free > 0
             && (self.slots.queued() > 0 || !self.t2.q.is_empty());
-        changed
     }
 
-    /// One arbitration round over TYPE2 and TYPE1. TYPE2 is the MUL VC (the arbiter's fifth,
-    /// weight `vc_weights[4]`): it goes first for up to that many frames in a row while TYPE1
-    /// has frames queued, then TYPE1 gets the next turn.
-    fn round(&mut self, ctx: &mut Ctx<'_>, now: u64) -> bool {
-        if self.t2.q.is_empty() {
-            return self.slots.queued() > 0 && self.arbitrate(ctx, now);
-        }
-        if self.mac_free == 0 || !self.frame_out.can_push() {
-            ctx.count(self.c.arb_calls, 1);
-            ctx.count(self.c.arb_tx_busy, 1);
-            return false;
-        }
-        let t1 = self.slots.queued() > 0;
-        if !t1 || self.t2.run < self.t2.weight {
-            if self.grant_type2(ctx, now) {
-                self.t2.run = if t1 { self.t2.run + 1 } else { 0 };
-                return true;
+    /// The blocked flow heads of the VCs the round looked at, and the earliest ready time of
+    /// the paced ones (the wake-up).
+    fn count_heads(&mut self, ctx: &mut Ctx<'_>, g: VcGrant) {
+        let mut ready: Option<Cycle> = None;
+        for vc in 0..NUM_VC {
+            if g.visited.0 & (1 << vc) == 0 {
+                continue;
             }
-            return t1 && self.arbitrate(ctx, now);
+            let h = self.heads[vc];
+            ctx.count(self.c.rate_block, h.rate_blocked as u64);
+            ctx.count(self.c.credit_block, h.credit_blocked as u64);
+            if let Some(t) = h.ready {
+                ready = Some(ready.map_or(t, |r| r.min(t)));
+            }
         }
-        if self.arbitrate(ctx, now) {
-            self.t2.run = 0;
-            return true;
-        }
-        self.grant_type2(ctx, now)
+        self.rate_gate.wake.set(ready);
     }
 
-    /// One arbitration round. Returns whether a frame was granted.
-    fn arbitrate(&mut self, ctx: &mut Ctx<'_>, now: u64) -> bool {
-        ctx.count(self.c.arb_calls, 1);
-        if self.mac_free == 0 || !self.frame_out.can_push() {
-            ctx.count(self.c.arb_tx_busy, 1);
-            return false;
-        }
-        self.rate_gate.wake.set(None);
-        let (slots, cbfc, rate_gate, ledgers, c) =
-            (&self.slots, &self.cbfc, &self.rate_gate, &self.flow_ledger, &self.c);
-        let pick = self.arbiter.arbitrate(
-            slots.queues(),
-            |id| slots.flow_of_frame(id),
-            |id| {
-                let flow = slots.flow_of_frame(id);
-                if !rate_gate.allows(flow, now) {
-                    ctx.count(c.rate_block, 1);
-                    return Gate::RateBlocked;
-                }
-                // CBFC per packet: the frame may go if its first WaitGrant packet passes.
-                let (n, _) = cbfc.run(ledgers[flow] as usize, slots.unsent_payloads(id).take(1));
-                if n == 0 {
-                    ctx.count(c.credit_block, 1);
-                    return Gate::CreditBlocked;
-                }
-                Gate::Pass
-            },
-        );
-        let Some((vc, pos)) = pick else {
-            return false;
-        };
+    /// The grant of VC `vc`'s eligible head: the run of its WaitGrant packets CBFC admits.
+    fn grant_type1(&mut self, ctx: &mut Ctx<'_>, now: u64, vc: usize) {
+        let pos = self.heads[vc].pos.expect("the arbiter grants an eligible VC") as usize;
         let id = self.slots.queues()[vc][pos];
         let ledger = self.flow_ledger[self.slots.flow_of_frame(id)] as usize;
         let (k, cost) = self.cbfc.run(ledger, self.slots.unsent_payloads(id));
@@ -94,7 +205,6 @@ impl RcLinkTx {
             self.cbfc.charge(ledger, cost);
             self.show_credit(ledger);
         }
-        self.arbiter.sent(vc);
         self.take_mac_credit(false);
         if self.rate_gate.enabled {
             let flow = self.slots.flow_of_frame(id);
@@ -107,11 +217,8 @@ impl RcLinkTx {
         ctx.count(self.c.payload_bytes_sent, frame.payload() as u64);
         ctx.count(self.c.wire_bytes_sent, frame.wire_bytes() as u64);
         self.frame_out.push(frame);
-        true
     }
-}
 
-impl RcLinkTx {
     /// A grant takes its MAC credit: one from this cycle's count, and the take pushed to the
     /// MAC credit counter (`mac_take`, combinational: it counts it in this cycle). `mul`: a
     /// TYPE2 frame, which takes a multicast MAC TX credit too.

@@ -1,12 +1,13 @@
 //! The composite `rclink_tx` (seed 000 «TX 侧设计»): its ports, and its children — the core
-//! (`rclink_tx_core`, the block of this folder) and the MAC credit counter
+//! (`rclink_tx_core`, the block of this folder), the bank arbiter's round robin
+//! ([`vc_arbiter`](crate::rclink::vc_arbiter), `arbiter`) and the MAC credit counter
 //! ([`mac_credit`](crate::rclink::mac_credit)) — wired combinationally both ways around the
 //! core's round. The composite owns no logic; see the parent module's header for the diagram.
 
 use hwsim_hw::{ElabError, Netlist, PortDecl};
 
 use super::{build, core_ports, Params};
-use crate::rclink::{ack_cbfc, mac_credit};
+use crate::rclink::{ack_cbfc, mac_credit, vc_arbiter};
 use crate::split;
 
 /// The MAC credit counter's parameters, from the TX's.
@@ -22,7 +23,14 @@ fn mac_credit_params(p: &Params) -> mac_credit::Params {
 const MAC_CREDIT_EXPORTS: [(&str, &str); 2] = [("mac_credit", "credit"), ("type2.mac_credit", "mul_available")];
 
 /// The core's ports wired to the MAC credit counter inside the composite (not exported).
-const CORE_INNER: [&str; 4] = ["mac_available", "mul_mac_available", "mac_take", "ctrl_taken"];
+const CORE_INNER: [&str; 6] = [
+    "mac_available",
+    "mul_mac_available",
+    "mac_take",
+    "ctrl_taken",
+    "arb_req",
+    "arb_grant",
+];
 
 /// Port list of `rclink_tx` (the composite): the core's outer ports and the MAC credit
 /// counter's return input (`mac_credit`) and multicast count (`type2.mac_credit`), each the
@@ -70,8 +78,9 @@ fn ack_return_params(p: &Params) -> ack_cbfc::ReturnParams {
 }
 
 /// Creates the composite's children at `path`: the core (`path.core`, kind `rclink_tx_core`,
-/// counting in the composite's scope, so its counters keep the TX's names), the MAC credit
-/// counter (`path.mac_credit`), wired combinationally, and with `ack_cbfc` the ACK-VC credit
+/// counting in the composite's scope, so its counters keep the TX's names), the arbiter
+/// (`path.arbiter`, kind `vc_arbiter`) and the MAC credit counter (`path.mac_credit`), wired
+/// combinationally, and with `ack_cbfc` the ACK-VC credit
 /// return (`path.ack_return`, fed the control messages the core takes in, in the same cycle);
 /// and exports the composite's ports.
 pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError> {
@@ -94,6 +103,18 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
         Box::new(move |b| mac_credit::build(&mp, b)),
     )?;
     nl.connect(&node("core.mac_take"), &node("mac_credit.take"), None)?;
+    // The bank arbiter's round robin: the core's request in, its grant back, both in the cycle.
+    let ap = vc_arbiter::Params {
+        vc_weights: p.vc_weights,
+    };
+    nl.add(
+        &node("arbiter"),
+        "vc_arbiter",
+        vc_arbiter::ports(&ap),
+        Box::new(move |b| vc_arbiter::build(&ap, b)),
+    )?;
+    nl.connect(&node("core.arb_req"), &node("arbiter.req"), None)?;
+    nl.connect(&node("arbiter.grant"), &node("core.arb_grant"), None)?;
     nl.connect(&node("mac_credit.available"), &node("core.mac_available"), None)?;
     nl.connect(&node("mac_credit.mul_available"), &node("core.mul_mac_available"), None)?;
     for (outer, port) in MAC_CREDIT_EXPORTS {

@@ -1,13 +1,15 @@
-//! The TX core's cycle (seed 000 «事件粒度»): two processes, and the order of their phases is
+//! The TX core's cycle (seed 000 «事件粒度»): three processes, and the order of their phases is
 //! the timing — slots an ACK frees at n take a segment at n, a segment taken at n may be granted
 //! at n, one grant and one `FrameDone` per cycle.
 //!
 //! Process 0 (`tick`) takes the cycle's inputs in: ACKs, NAKs and CNPs, credit returns, due
 //! timeouts and rate timers, segments, and pushes one `FrameDone`. The MAC credit counter
 //! (`mac_credit`, its own node) takes the MAC's returns and shows its counts in the same cycle;
-//! process 1 (the round) reads them, grants at most one frame, pushes its take back to the
-//! counter, and shows the state. The kernel orders them core 0 → counter 0 → core 1 →
-//! counter 1, and runs process 1 whenever process 0 ran.
+//! process 1 reads them and, for a TYPE1 round, asks the arbiter (`arbiter`, its own node) with
+//! the VCs that have an eligible head; process 2 reads the arbiter's grant, grants at most one
+//! frame, pushes its take back to the counter, and shows the state. The kernel orders them
+//! core 0 → counter 0 → core 1 → arbiter → core 2 → counter 1, and runs processes 1 and 2
+//! whenever process 0 ran.
 
 use hwsim_hw::{Component, Ctx, Wake};
 
@@ -32,21 +34,28 @@ impl Component for RcLinkTx {
         Wake::next_cycle_if(done_more)
     }
 
-    /// Process 1: the arbitration round with this cycle's MAC credits, then the waves.
-    fn process(&mut self, _p: u32, ctx: &mut Ctx<'_>) -> Wake {
+    /// Process 1: this cycle's MAC credits and the round's request to the arbiter; process 2:
+    /// its grant, then the waves.
+    fn process(&mut self, p: u32, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
-        // The round runs on a change: the MAC took a frame (the stream's space grew beyond what
-        // our own push left, see `mac_space_seen`) or gave a credit back (the count rose).
-        if self.frame_out.space() > self.mac_space_seen {
-            self.arb_pending = true;
+        if p == 1 {
+            // The round runs on a change: the MAC took a frame (the stream's space grew beyond
+            // what our own push left, see `mac_space_seen`) or gave a credit back (the count rose).
+            if self.frame_out.space() > self.mac_space_seen {
+                self.arb_pending = true;
+            }
+            self.mac_free = self.mac_available.get().0 as u32;
+            self.mul_free = self.mul_mac_available.get() as u32;
+            if self.mac_free > self.mac_seen {
+                self.arb_pending = true;
+            }
+            self.slots_changed = self.plan_round(ctx, now);
+            // Process 2 follows in this cycle and says what comes next.
+            return Wake::OnInput;
         }
-        self.mac_free = self.mac_available.get().0 as u32;
-        self.mul_free = self.mul_mac_available.get() as u32;
-        if self.mac_free > self.mac_seen {
-            self.arb_pending = true;
-        }
-        let changed = self.run_round(ctx, now);
+        self.finish_round(ctx, now);
         self.mac_seen = self.mac_free;
+        let changed = std::mem::take(&mut self.slots_changed);
         self.show_state(ctx, changed);
         self.show_dcqcn(ctx);
         self.next_wake()

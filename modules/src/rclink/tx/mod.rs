@@ -9,39 +9,46 @@
 //! MAC Credit», «Go-Back-N 重传»), appendix C «诊断计数器» and «TX 参数»; seed 002 §5.4 (gate
 //! order). Every piece of state here belongs to this one LG (seed: «作用域说明»).
 //!
-//! `rclink_tx` is a composite of two nodes ([`expand`]): `core` (this file's block,
-//! `rclink_tx_core`) and `mac_credit` (the MAC2TX and multicast MAC TX credit counters), wired
-//! combinationally both ways around the core's second process (docs/kernel.md, «Blocks with
-//! several processes»):
+//! `rclink_tx` is a composite of three nodes ([`expand`]), four with `ack_cbfc`: `core` (this
+//! file's block, `rclink_tx_core`: the slot FIFO and the VC queues, the rate gate, CBFC, TYPE2),
+//! `arbiter` (`vc_arbiter`: the bank arbiter's round robin over the VCs) and `mac_credit` (the
+//! MAC2TX and multicast MAC TX credit counters), wired combinationally around the core's second
+//! and third processes (docs/kernel.md, «Blocks with several processes»):
 //!
 //! ```text
 //!                     +-- rclink_tx ------------------------------------------------------------+
 //!  seg      ==(1)==>  | core (rclink_tx_core)                                                    | ==> frame : stream<DataFrame> (to the MAC)
 //!  ctrl     ==(8)==>  |  process 0: ACK/NAK/CNP, credit returns, timeouts, segments, FrameDone    | ==> done  : stream<FrameDone> (to PAXI)
-//!  credit   ==(8)==>  |  process 1: round: slot_fifo ─VC queues─> arbiter ─ rate gate ─ cbfc     | --> slots_used, credit_view, slot_fifo.*,
-//!                     |               ▲ mac_available, mul_mac_available      │ mac_take (comb)  |     arbiter.*, cbfc.*, dcqcn.*, type2.queue
-//!                     |               │ (comb)                                ▼                  | ==> ack_cr : stream<CreditMsg> (vc 5)
+//!  credit   ==(8)==>  |  process 1: per VC the first head the rate gate and CBFC pass ─ arb_req ─┐| --> slots_used, credit_view, slot_fifo.*,
+//!                     |               ▲ mac_available, mul_mac_available      (comb) VcReq      │|     cbfc.*, dcqcn.*, type2.queue
+//!                     |  arbiter (vc_arbiter): from ptr, the first eligible VC; ptr, counter  <┘| --> arbiter.ptr, arbiter.counter
+//!                     |  process 2: <─ arb_grant (comb, VcGrant) ─ grant: slots, CBFC, frame    | ==> ack_cr : stream<CreditMsg> (vc 5)
+//!                     |               │ mac_take (comb)                                          |
 //!  mac_credit =(8)==> | mac_credit: process 0 + returns, shows counts; process 1 − the take      | --> mac_credit.available, type2.mac_credit
 //!  (MacCreditRet)     +--------------------------------------------------------------------------+
 //! ```
 //!
-//! The core's modules are plain state machines called in order inside its processes, so it adds
-//! no register at an internal boundary, and neither does the cut to the MAC credit node (the
-//! round reads the counts and hands back its take in the same cycle): the timing is the
-//! modules' own. The slot FIFO, bank arbiter and CBFC also exist as blocks of their own
-//! (`slot_fifo`, `bank_arbiter`, `cbfc` in `hwsim list`) for module-form testbenches; here
-//! their state shows on the waves as nested scopes (`chip0.lg3.tx.arbiter.ptr`,
-//! `….tx.slot_fifo.slots`, `….tx.cbfc.credits_d1`); `mac_credit` is the same node in both.
+//! The core's own modules (slot FIFO, rate gate, CBFC) are plain state machines called in order
+//! inside its processes, so they add no register at an internal boundary, and neither do the cuts
+//! to the arbiter and the MAC credit node (request, grant and take all in the same cycle): the
+//! timing is the modules' own. The slot FIFO and CBFC also exist as blocks of their own
+//! (`slot_fifo`, `cbfc` in `hwsim list`) for module-form testbenches; here their state shows on
+//! the waves as nested scopes (`….tx.slot_fifo.slots`, `….tx.cbfc.credits_d1`). `arbiter` and
+//! `mac_credit` are nodes: `chip0.lg3.tx.arbiter.ptr`, `….tx.arbiter.grant.vc`, and the
+//! request's `….tx.core.arb_req.eligible` (bit v: VC v has a frame the gates let go).
 //!
-//! **One cycle** n (process 0, then the MAC credit counter, then process 1): ACK/NAK/CNP in
+//! **One cycle** n (process 0, then the MAC credit counter, then processes 1 and 2 with the
+//! arbiter between them): ACK/NAK/CNP in
 //! `ctrl` (slots freed at n), credit returns, the MAC's credit returns (the counter's), due retry
 //! timeouts, then segments while slots last (a segment freed room for at n is
 //! taken at n), one `FrameDone`, then — if anything changed since the last round — one
-//! arbitration round: skipped (`diag_arb_tx_busy`) without a MAC credit; else the arbiter visits
-//! the VC queues from its pointer, and within a VC the flows' head frames, rate gate first, then
-//! the CBFC per-packet rule: a frame sends the run of its WaitGrant packets that the credits admit
-//! one by one (all of them when credit is plenty; the rest waits at its place in the queue). A
-//! grant takes a MAC credit, charges CBFC, moves the slots to WaitAck, starts the retry timer and
+//! arbitration round: skipped (`diag_arb_tx_busy`) without a MAC credit; else process 1 looks,
+//! in every VC queue, at the flows' head frames, rate gate first, then the CBFC per-packet rule,
+//! and requests the VCs that have one (`arb_req`); the arbiter grants the first of them from its
+//! pointer; process 2 counts the blocked heads of the VCs the arbiter looked at (from its pointer
+//! to the grant, as a round that stops at its grant) and sends the granted VC's frame: the run of
+//! its WaitGrant packets that the credits admit one by one (all of them when credit is plenty;
+//! the rest waits at its place in the queue). A grant takes a MAC credit, charges CBFC, moves the slots to WaitAck, starts the retry timer and
 //! pushes the frame (visible to the MAC at n+1). At most one grant per cycle.
 //!
 //! **MAC credit**: with the default single credit, the next round runs when the MAC gives the
@@ -130,29 +137,30 @@
 
 use hwsim_hw::{Binder, BuildResult, CounterDecl, In, Out, PortDecl, StreamIn, StreamOut};
 use hwsim_ports::{
-    ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, FrameFormat, FrameLayout, HeaderTags, LgId, MacCreditTake, QpId,
-    Segment, UInt,
+    ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, FrameFormat, LgId, MacCreditTake, Segment, UInt, VcGrant, VcReq,
 };
 use serde::{Deserialize, Serialize};
 
 use super::ack_cbfc::TAKEN_PER_CYCLE;
-use super::bank_arbiter::{ArbiterView, BankArbiter};
-use super::cbfc::{Cbfc, CbfcMode, CbfcView, MAX_VIEW_DSTS};
+use super::cbfc::{Cbfc, CbfcMode, CbfcView};
 use super::cnp_merge;
 use super::dcqcn;
-use super::mac_credit::{MacCredit, MAX_MAC_CREDITS, MAX_MUL_CREDITS};
 use super::slot_fifo::{SlotCounters, SlotFifo, SlotView};
 
 // The TX's parts, each in its own file; this file keeps the parameters, the ports, the counter
 // table, the block's state and `build`.
-/// The arbitration round: TYPE2 against TYPE1, the bank arbiter with its gates, the grant.
+/// The arbitration round: TYPE2 against TYPE1, the VC queues' side of the bank arbiter with its
+/// gates (the request to `tx.arbiter`), the grant.
 mod arbitration;
-/// The composite `rclink_tx`: its ports and children (the core and the MAC credit counter).
+/// The composite `rclink_tx`: its ports and children (the core, the arbiter, the MAC credit
+/// counter, the ACK-VC return).
 mod composite;
-/// The cycle: the two processes, their phases in their order.
+/// The cycle: the three processes, their phases in their order.
 mod cycle;
 /// Inputs: ACK/NAK/CNP on `ctrl`, CBFC credit returns, MAC credit returns, segments.
 mod ingress;
+/// The parameters' checks and the header fields they select.
+mod params;
 /// The DCQCN rate gate behind CNP MERGE, its waves and the per-flow `report_flows` counters.
 mod rate_gate;
 /// The block's own counter ids, the credit view and the end-of-cycle waves and gauges.
@@ -451,84 +459,9 @@ impl Default for Params {
     }
 }
 
-impl Params {
-    /// The header fields of this link's data frames; refuses `vlan` with `afh_lite` and a
-    /// `data_priority` beyond 3 bits.
-    pub fn header(&self) -> Result<HeaderTags, String> {
-        self.tags("data_priority", self.data_priority)
-    }
-
-    /// The header fields of this link's TYPE2 (multicast) frames: `type2_priority`.
-    pub fn type2_header(&self) -> Result<HeaderTags, String> {
-        self.tags("type2_priority", self.type2_priority)
-    }
-
-    /// The header fields of this link's PAXI responses: as [`header`](Self::header), with
-    /// `rsp_priority`.
-    pub fn rsp_header(&self) -> Result<HeaderTags, String> {
-        self.tags("rsp_priority", self.rsp_priority)
-    }
-
-    /// This link's layout tagged with priority `prio` (the parameter `name`): one rule for the
-    /// data, response and TYPE2 headers.
-    fn tags(&self, name: &str, prio: u8) -> Result<HeaderTags, String> {
-        if prio > 7 {
-            return Err(format!("{name} = {prio}: must be in 0..=7"));
-        }
-        let layout = FrameLayout::new(self.frame_format, self.vlan, false)
-            .map_err(|e| format!("vlan = true: {e} (frame_format = {})", self.frame_format))?;
-        Ok(HeaderTags::for_layout(layout, prio))
-    }
-
-    /// Checks every parameter; the error names the offending one.
-    pub fn check(&self) -> Result<(), String> {
-        if self.lg > 7 {
-            return Err(format!("lg = {}: must be in 0..=7", self.lg));
-        }
-        if self.view_dsts > MAX_VIEW_DSTS {
-            return Err(format!(
-                "view_dsts = {}: must be in 0..={MAX_VIEW_DSTS}",
-                self.view_dsts
-            ));
-        }
-        SlotFifo::new(self.slots, self.max_payload, self.max_retry, self.retry_timeout)?;
-        self.header()?;
-        self.rsp_header()?;
-        Cbfc::new(self.credit_size, self.pkt_ovhd, self.uf_limit, self.initial_credits)?;
-        BankArbiter::new(self.vc_weights)?;
-        MacCredit::new(self.mac_credits, MAX_MAC_CREDITS, "mac_credits")?;
-        MacCredit::new(self.mul_mac_credits, MAX_MUL_CREDITS, "mul_mac_credits")?;
-        self.type2_header()?;
-        Cbfc::new(self.credit_size, self.pkt_ovhd, self.uf_limit, self.type2_credits)
-            .map_err(|e| format!("type2_credits: {e}"))?;
-        if self.type2_queue == 0 || self.type2_queue > 256 {
-            return Err(format!("type2_queue = {}: must be in 1..=256", self.type2_queue));
-        }
-        if self.groups.len() > 1 << 15 {
-            return Err(format!("groups: {} groups, at most 32768", self.groups.len()));
-        }
-        if let Some(g) = self.groups.iter().position(|g| g.is_empty()) {
-            return Err(format!("groups[{g}]: a group needs at least one member"));
-        }
-        RateGate::new(self)?;
-        if self.report_flows.len() > MAX_REPORT_FLOWS {
-            return Err(format!(
-                "report_flows: {} flows, at most {MAX_REPORT_FLOWS}",
-                self.report_flows.len()
-            ));
-        }
-        for (k, f) in self.report_flows.iter().enumerate() {
-            QpId::new(f.qp).map_err(|e| format!("report_flows.{k}.qp: {e}"))?;
-            if self.report_flows[..k].contains(f) {
-                return Err(format!("report_flows.{k}: dst {} qp {} named twice", f.dst, f.qp));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Port list of the core (`rclink_tx_core`): everything but the MAC credit counter, whose
-/// counts it reads and whose take it pushes, combinationally, in its process 1 (the round).
+/// Port list of the core (`rclink_tx_core`): everything but the arbiter, which it asks in
+/// process 1 and whose grant it takes in process 2, and the MAC credit counter, whose counts
+/// process 1 reads and whose take process 2 pushes, all combinationally.
 pub fn core_ports(p: &Params) -> Vec<PortDecl> {
     let mut v = vec![
         PortDecl::stream_in::<Segment>("seg", 1)
@@ -541,9 +474,17 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
         PortDecl::comb_input::<u8>("mul_mac_available")
             .process(1)
             .doc("multicast MAC TX credits this cycle's TYPE2 grant may use (mac_credit.mul_available)"),
+        PortDecl::comb_stream_out::<VcReq>("arb_req").process(1).doc(
+            "this cycle's TYPE1 round: the VCs with a flow head that passes the rate gate and CBFC (to arbiter.req)",
+        ),
+        PortDecl::comb_stream_in::<VcGrant>("arb_grant", 1)
+            .process(2)
+            .doc("the arbiter's answer in the same cycle: the VC granted, the VCs it looked at (arbiter.grant)"),
         PortDecl::comb_stream_out::<MacCreditTake>("mac_take")
-            .process(1)
+            .process(2)
             .doc("the grant's MAC credit, to the counter in the same cycle (`mul`: a TYPE2 frame's)"),
+        // Process 1's: the round reads its room (the MAC taking a frame is what wakes it, see
+        // `mac_space_seen`); process 2, which follows it in every cycle, pushes the grant.
         PortDecl::stream_out::<DataFrame>("frame")
             .process(1)
             .doc("granted frames (or runs of their packets) to the MAC, at most one per cycle"),
@@ -555,7 +496,6 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
             .doc("TYPE2 (multicast) frames waiting for their gates"),
     ];
     v.extend(SlotView::ports("slot_fifo.", "slots_used"));
-    v.extend(ArbiterView::ports("arbiter."));
     v.extend(DcqcnView::ports());
     v.extend(CbfcView::ports("cbfc.", p.view_dsts));
     if p.ack_cbfc {
@@ -577,6 +517,8 @@ pub struct RcLinkTx {
     mac_available: In<UInt<4>>,
     mul_mac_available: In<u8>,
     mac_take: StreamOut<MacCreditTake>,
+    arb_req: StreamOut<VcReq>,
+    arb_grant: StreamIn<VcGrant>,
     frame_out: StreamOut<DataFrame>,
     done_out: StreamOut<FrameDone>,
     credit_view_out: Out<CreditMsg>,
@@ -589,8 +531,14 @@ pub struct RcLinkTx {
 
     slots: SlotFifo,
     slot_view: SlotView,
-    arbiter: BankArbiter,
-    arbiter_view: ArbiterView,
+    /// This cycle's round between processes 1 and 2: what it tries, and per VC the head found.
+    plan: arbitration::Plan,
+    heads: [arbitration::VcHead; NUM_VC],
+    /// Per flow, the number of the last round that found its head blocked (the per-flow rule).
+    flow_round: Vec<u64>,
+    round_no: u64,
+    /// The slot FIFO changed before this cycle's round (process 1 to process 2).
+    slots_changed: bool,
     cbfc: Cbfc,
     cbfc_view: CbfcView,
     /// MAC2TX and multicast MAC TX credits this cycle's round may still use: the counter's
@@ -632,7 +580,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         stop: p.stop_cbfc,
         max_payload: p.max_payload,
     });
-    let arbiter = BankArbiter::new(p.vc_weights)?;
     let mut t2_cbfc = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.type2_credits)?;
     t2_cbfc.set_mode(CbfcMode {
         dyn_uf_limit: false,
@@ -663,6 +610,8 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         mac_available: b.input("mac_available")?,
         mul_mac_available: b.input("mul_mac_available")?,
         mac_take: b.stream_out("mac_take")?,
+        arb_req: b.stream_out("arb_req")?,
+        arb_grant: b.stream_in("arb_grant")?,
         frame_out: b.stream_out("frame")?,
         done_out: b.stream_out("done")?,
         credit_view_out: b.output("credit_view")?,
@@ -672,10 +621,13 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         dcqcn_view: DcqcnView::bind(b, p.dcqcn.line_rate)?,
         flow_report: p.report_flows.iter().map(|f| FlowReport::declare(b, f)).collect(),
         slot_view: SlotView::bind("slot_fifo.", "slots_used", b)?,
-        arbiter_view: ArbiterView::bind("arbiter.", b)?,
+        plan: arbitration::Plan::Idle,
+        heads: Default::default(),
+        flow_round: Vec::new(),
+        round_no: 0,
+        slots_changed: false,
         cbfc_view: CbfcView::bind("cbfc.", p.view_dsts, b, &cbfc)?,
         slots,
-        arbiter,
         cbfc,
         mac_free: 0,
         mul_free: 0,

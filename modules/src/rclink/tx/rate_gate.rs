@@ -25,7 +25,8 @@ pub struct RateGate {
     flows: Vec<Dcqcn>,
     /// (expiry, flow) per armed timer; stale entries (the flow's timer moved) are skipped.
     timers: BinaryHeap<Reverse<(Cycle, u32)>>,
-    /// The earliest ready time of a flow found rate-blocked in the last round.
+    /// The earliest ready time of a flow the last round found rate-blocked (in a VC the
+    /// arbiter looked at).
     pub(super) wake: std::cell::Cell<Option<Cycle>>,
     /// The flow whose state changed last (shown on the waves).
     shown: Option<u32>,
@@ -73,16 +74,10 @@ impl RateGate {
             rate_min: self.p.line_rate,
         });
     }
-    /// Whether flow `flow` may send at `now`; a blocked flow's ready time feeds the wake-up.
-    pub fn allows(&self, flow: usize, now: Cycle) -> bool {
-        let Some(t) = self.flows.get(flow).and_then(|d| d.ready_at()) else {
-            return true;
-        };
-        if t <= now {
-            return true;
-        }
-        self.wake.set(Some(self.wake.get().map_or(t, |w| w.min(t))));
-        false
+    /// When flow `flow`, paced by its rate, may send again, if that is after `now` (None: it
+    /// may send now).
+    pub fn blocked_until(&self, flow: usize, now: Cycle) -> Option<Cycle> {
+        self.flows.get(flow).and_then(|d| d.ready_at()).filter(|&t| t > now)
     }
     /// A CNP for flow `flow` (QP `qp`) at `now`: through CNP MERGE, then on_cnp. Returns whether
     /// it passed the merge.

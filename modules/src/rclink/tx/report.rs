@@ -86,7 +86,7 @@ impl RcLinkTx {
         self.cbfc_view.show(&self.cbfc, dst);
     }
 
-    /// End of the cycle: the TYPE2 queue, slot FIFO and arbiter waves, the slot gauges and
+    /// End of the cycle: the TYPE2 queue and slot FIFO waves, the slot gauges and
     /// `credits_outstanding`; `changed` says the slot FIFO changed before the round.
     pub(super) fn show_state(&mut self, ctx: &mut Ctx<'_>, changed: bool) {
         // A TYPE2 frame popped from `seg` leaves room there: the PAXI pushes the next.
@@ -94,7 +94,6 @@ impl RcLinkTx {
         if self.slots.take_changed() || changed {
             self.slot_view.show(&self.slots);
         }
-        self.arbiter_view.show(&self.arbiter, self.slots.queues());
         self.slots.update_gauges(ctx, &self.sc);
         let outstanding = self.cbfc.outstanding() + self.t2.cbfc.outstanding();
         if outstanding != self.credits_shown {

@@ -67,16 +67,15 @@ impl RcLinkTx {
         took
     }
 
-    /// One TYPE2 grant attempt: the head frame goes if every member's TYPE2 ledger admits all
-    /// its packets and a multicast MAC TX credit is free (both gates, «两者均通过才允许发送»).
-    /// The caller has checked the MAC credit and the stream's room.
-    pub(super) fn grant_type2(&mut self, ctx: &mut Ctx<'_>, now: u64) -> bool {
-        let Some(seg) = self.t2.q.front().copied() else {
-            return false;
-        };
+    /// The TYPE2 head's gates: every member's TYPE2 ledger admits all its packets and a
+    /// multicast MAC TX credit is free (both, «两者均通过才允许发送»). Returns the cost per member
+    /// ledger if it may go; a blocked head is counted. The caller has checked the MAC credit
+    /// and the stream's room.
+    pub(super) fn type2_gates(&self, ctx: &mut Ctx<'_>) -> Option<u32> {
+        let seg = self.t2.q.front()?;
         if self.mul_free == 0 {
             ctx.count(self.c.type2_mac_block, 1);
-            return false;
+            return None;
         }
         let mp = self.p.max_payload;
         let npkts = seg.bytes.div_ceil(mp).max(1);
@@ -87,10 +86,18 @@ impl RcLinkTx {
             let (k, c) = self.t2.cbfc.run(l as usize, (0..npkts).map(payloads));
             if k < npkts {
                 ctx.count(self.c.type2_credit_block, 1);
-                return false;
+                return None;
             }
             cost = c;
         }
+        Some(cost)
+    }
+
+    /// The grant of the TYPE2 head, whose gates passed this cycle with `cost` per member ledger.
+    pub(super) fn grant_type2(&mut self, ctx: &mut Ctx<'_>, now: u64, cost: u32) {
+        let seg = self.t2.q.front().copied().expect("gates passed");
+        let npkts = seg.bytes.div_ceil(self.p.max_payload).max(1);
+        let g = mcast_group(seg.dst).expect("checked at intake") as usize;
         self.t2.q.pop_front();
         if cost > 0 {
             for &l in &self.t2.ledgers[g] {
@@ -120,6 +127,5 @@ impl RcLinkTx {
         ctx.count(self.c.type2_frames, 1);
         ctx.count(self.c.type2_bytes, seg.bytes as u64);
         self.frame_out.push(frame);
-        true
     }
 }

@@ -4,7 +4,7 @@
 
 use super::*;
 use hwsim_hw::{Cycle, Harness};
-use hwsim_ports::{cbfc_cost, split_packets, CreditSize, Ecn, FlitKind, MacCreditRet, Psn, Rh, ACK_VC};
+use hwsim_ports::{cbfc_cost, split_packets, CreditSize, Ecn, FlitKind, MacCreditRet, Psn, QpId, Rh, ACK_VC};
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 

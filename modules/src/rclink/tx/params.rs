@@ -1,0 +1,86 @@
+//! The TX's parameters checked: every value in its range, the frame header fields they select.
+//! The error names the offending parameter (the testbench reader adds file, line and column).
+
+use hwsim_ports::{FrameLayout, HeaderTags, QpId};
+
+use super::super::bank_arbiter::BankArbiter;
+use super::super::cbfc::{Cbfc, MAX_VIEW_DSTS};
+use super::super::mac_credit::{MacCredit, MAX_MAC_CREDITS, MAX_MUL_CREDITS};
+use super::super::slot_fifo::SlotFifo;
+use super::{Params, RateGate, MAX_REPORT_FLOWS};
+
+impl Params {
+    /// The header fields of this link's data frames; refuses `vlan` with `afh_lite` and a
+    /// `data_priority` beyond 3 bits.
+    pub fn header(&self) -> Result<HeaderTags, String> {
+        self.tags("data_priority", self.data_priority)
+    }
+
+    /// The header fields of this link's TYPE2 (multicast) frames: `type2_priority`.
+    pub fn type2_header(&self) -> Result<HeaderTags, String> {
+        self.tags("type2_priority", self.type2_priority)
+    }
+
+    /// The header fields of this link's PAXI responses: as [`header`](Self::header), with
+    /// `rsp_priority`.
+    pub fn rsp_header(&self) -> Result<HeaderTags, String> {
+        self.tags("rsp_priority", self.rsp_priority)
+    }
+
+    /// This link's layout tagged with priority `prio` (the parameter `name`): one rule for the
+    /// data, response and TYPE2 headers.
+    fn tags(&self, name: &str, prio: u8) -> Result<HeaderTags, String> {
+        if prio > 7 {
+            return Err(format!("{name} = {prio}: must be in 0..=7"));
+        }
+        let layout = FrameLayout::new(self.frame_format, self.vlan, false)
+            .map_err(|e| format!("vlan = true: {e} (frame_format = {})", self.frame_format))?;
+        Ok(HeaderTags::for_layout(layout, prio))
+    }
+
+    /// Checks every parameter; the error names the offending one.
+    pub fn check(&self) -> Result<(), String> {
+        if self.lg > 7 {
+            return Err(format!("lg = {}: must be in 0..=7", self.lg));
+        }
+        if self.view_dsts > MAX_VIEW_DSTS {
+            return Err(format!(
+                "view_dsts = {}: must be in 0..={MAX_VIEW_DSTS}",
+                self.view_dsts
+            ));
+        }
+        SlotFifo::new(self.slots, self.max_payload, self.max_retry, self.retry_timeout)?;
+        self.header()?;
+        self.rsp_header()?;
+        Cbfc::new(self.credit_size, self.pkt_ovhd, self.uf_limit, self.initial_credits)?;
+        BankArbiter::new(self.vc_weights)?;
+        MacCredit::new(self.mac_credits, MAX_MAC_CREDITS, "mac_credits")?;
+        MacCredit::new(self.mul_mac_credits, MAX_MUL_CREDITS, "mul_mac_credits")?;
+        self.type2_header()?;
+        Cbfc::new(self.credit_size, self.pkt_ovhd, self.uf_limit, self.type2_credits)
+            .map_err(|e| format!("type2_credits: {e}"))?;
+        if self.type2_queue == 0 || self.type2_queue > 256 {
+            return Err(format!("type2_queue = {}: must be in 1..=256", self.type2_queue));
+        }
+        if self.groups.len() > 1 << 15 {
+            return Err(format!("groups: {} groups, at most 32768", self.groups.len()));
+        }
+        if let Some(g) = self.groups.iter().position(|g| g.is_empty()) {
+            return Err(format!("groups[{g}]: a group needs at least one member"));
+        }
+        RateGate::new(self)?;
+        if self.report_flows.len() > MAX_REPORT_FLOWS {
+            return Err(format!(
+                "report_flows: {} flows, at most {MAX_REPORT_FLOWS}",
+                self.report_flows.len()
+            ));
+        }
+        for (k, f) in self.report_flows.iter().enumerate() {
+            QpId::new(f.qp).map_err(|e| format!("report_flows.{k}.qp: {e}"))?;
+            if self.report_flows[..k].contains(f) {
+                return Err(format!("report_flows.{k}: dst {} qp {} named twice", f.dst, f.qp));
+            }
+        }
+        Ok(())
+    }
+}
