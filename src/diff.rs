@@ -16,7 +16,12 @@
 //!   - {a: arb.grant.tag, b: TOP.tb.grant_tag}
 //!   - {a: arb.ptr, b: "TOP.tb.dut.state[2:0]"}       # bits 2..0 of B's `state`
 //!   - {a: arb.grant.valid, b: TOP.tb.grant_valid, offset: 1}   # B is one cycle later
+//!   - {a: arb.grant.vc, b: TOP.tb.grant_vc, when: arb.grant.valid}  # only while A's valid is 1
 //! ```
+//!
+//! `when:` names a signal of A; the pair is compared only in the cycles where it is non-zero. A
+//! stream's fields on hwsim's waves hold the last message between pushes, while an RTL's
+//! payload wires may show anything while valid is low: compare them under the stream's `valid`.
 //!
 //! Values are compared as unsigned numbers (widths may differ); `x`/`z` bits compare as text; a
 //! NaN real is the same as a NaN.
@@ -75,6 +80,16 @@ struct MapEntry {
     /// B's cycle c + offset is compared with A's cycle c.
     #[serde(default)]
     offset: i64,
+    /// A signal of A: compare only in the cycles where it is non-zero.
+    when: Option<String>,
+}
+
+/// One compared pair: A's signal, B's, B's cycle offset, and A's `when` signal.
+struct Pair {
+    a: Sel,
+    b: Sel,
+    off: i64,
+    when: Option<Sel>,
 }
 
 /// A signal reference: a variable and an optional bit slice `(hi, lo)`.
@@ -372,7 +387,16 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
                         format!("offset {}: out of range", e.offset),
                     ));
                 }
-                pairs.push((sa, sb, e.offset));
+                let when = match &e.when {
+                    Some(w) => Some(resolve(w, &a).map_err(|msg| InputError::at_key(mp, &text, w, msg))?),
+                    None => None,
+                };
+                pairs.push(Pair {
+                    a: sa,
+                    b: sb,
+                    off: e.offset,
+                    when,
+                });
             }
             (pairs, m.clock_ns)
         }
@@ -395,19 +419,20 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
                     } else {
                         format!("{} (declaration {k})", v.name)
                     };
-                    pairs.push((
-                        Sel {
+                    pairs.push(Pair {
+                        a: Sel {
                             var: i,
                             slice: None,
                             label: label.clone(),
                         },
-                        Sel {
+                        b: Sel {
                             var: j,
                             slice: None,
                             label,
                         },
-                        0i64,
-                    ));
+                        off: 0,
+                        when: None,
+                    });
                 }
             }
             if pairs.is_empty() {
@@ -429,7 +454,7 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
     let from = args.from.unwrap_or(0).min(i64::MAX as u64 / 2) as i64;
     let (end_a, end_b) = (last_cycle(&a, pa) as i64, last_cycle(&b, pb) as i64);
     // Compare only the cycles both waves cover, whatever the offsets.
-    let max_off = pairs.iter().map(|p| p.2).max().unwrap_or(0).max(0);
+    let max_off = pairs.iter().map(|p| p.off).max().unwrap_or(0).max(0);
     let natural = (end_a + 1).min(end_b + 1 - max_off);
     let to = match args.to {
         // Past the end of either wave there is nothing to compare.
@@ -451,10 +476,13 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
             ),
         ));
     }
-    let ia: Vec<usize> = pairs.iter().map(|p| p.0.var).collect();
-    let ib: Vec<usize> = pairs.iter().map(|p| p.1.var).collect();
+    let ia: Vec<usize> = pairs.iter().map(|p| p.a.var).collect();
+    let ib: Vec<usize> = pairs.iter().map(|p| p.b.var).collect();
+    let iw: Vec<usize> = pairs.iter().filter_map(|p| p.when.as_ref().map(|w| w.var)).collect();
     let ca = a.changes(&ia);
     let cb = b.changes(&ib);
+    let cw = a.changes(&iw);
+    let no_changes: Vec<(u64, Val)> = Vec::new();
 
     let mut s = String::new();
     let _ = writeln!(
@@ -463,10 +491,29 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
         args.a.display(),
         args.b.display()
     );
-    let w = pairs.iter().map(|p| p.0.label.len()).max().unwrap_or(0);
+    let w = pairs.iter().map(|p| p.a.label.len()).max().unwrap_or(0);
     let mut differ = 0usize;
     let mut first: Option<(i64, String)> = None;
-    for (k, (sa, sb, off)) in pairs.iter().enumerate() {
+    let mut nth_when = 0usize;
+    for (
+        k,
+        Pair {
+            a: sa,
+            b: sb,
+            off,
+            when,
+        },
+    ) in pairs.iter().enumerate()
+    {
+        // The `when` signal's changes (pairs without one read an empty list: always compared).
+        let cwk: &[(u64, Val)] = match when {
+            Some(_) => {
+                nth_when += 1;
+                &cw[nth_when - 1]
+            }
+            None => &no_changes,
+        };
+        let wslice = when.as_ref().and_then(|w| w.slice);
         let show = |v: Option<&Norm>| v.map_or("-".to_string(), Norm::show);
         let same_at = |x: Option<&Norm>, y: Option<&Norm>| match (x, y) {
             (Some(x), Some(y)) => x.same(y),
@@ -478,6 +525,7 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
         // changes cost a few steps, not 4 × 10^9).
         let mut marks: Vec<i64> = change_cycles(&ca[k], pa / a.ns_per_unit, 0)
             .chain(change_cycles(&cb[k], pb / b.ns_per_unit, *off))
+            .chain(change_cycles(cwk, pa / a.ns_per_unit, 0))
             .filter(|&c| c > from && c < to)
             .collect();
         marks.push(from);
@@ -485,12 +533,14 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
         marks.dedup();
         let mut xa = Sampler::new(&ca[k], pa, a.ns_per_unit, sa.slice);
         let mut xb = Sampler::new(&cb[k], pb, b.ns_per_unit, sb.slice);
+        let mut xw = Sampler::new(cwk, pa, a.ns_per_unit, wslice);
         let mut diverged: Option<(i64, String, String)> = None;
         let mut count = 0u64;
         for (i, &c) in marks.iter().enumerate() {
             let end = marks.get(i + 1).copied().unwrap_or(to);
+            let active = when.is_none() || matches!(xw.at(c), Some(Norm::Num(n)) if n != "0");
             let (x, y) = (xa.at(c), xb.at(c + off));
-            if !same_at(x, y) {
+            if active && !same_at(x, y) {
                 count += (end - c) as u64;
                 if diverged.is_none() {
                     diverged = Some((c, show(x), show(y)));
@@ -506,11 +556,14 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
                 recent.push((show(xa.at(c)), show(xb.at(c + off))));
             }
         }
-        let off_txt = if *off != 0 {
+        let mut off_txt = if *off != 0 {
             format!(" (offset {off:+})")
         } else {
             String::new()
         };
+        if let Some(w) = when {
+            off_txt.push_str(&format!(" (when {})", w.label));
+        }
         let names = format!("{:<w$} = {}{off_txt}", sa.label, sb.label);
         let Some((c0, va, vb)) = diverged else {
             let _ = writeln!(s, "  same    {names}");

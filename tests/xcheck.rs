@@ -415,6 +415,45 @@ fn diff_exit_codes_first_divergence_and_map_errors() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// `when:` compares a stream's field only while the stream is valid: the RTL's tag wire moves
+/// (to 7 at cycle 5) while the grant is low, where the model's wave holds the last grant's.
+#[test]
+fn diff_compares_a_field_only_when_its_valid_is_high() {
+    let d = scratch("diff-when");
+    let (a, b, map) = (d.join("model.vcd"), d.join("rtl.vcd"), d.join("map.yaml"));
+    std::fs::write(&a, MODEL_VCD).unwrap();
+    std::fs::write(&b, RTL_VCD.replace("#50000\nb1011 a\n", "#50000\nb1011 a\nb111 c\n")).unwrap();
+    let tag = "  - {a: arb.grant.tag, b: TOP.dut.gtag, offset: 1}\n";
+    std::fs::write(&map, MAP).unwrap();
+    let (code, out, _) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map), "--to", "9"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("arb.grant.tag   = TOP.dut.gtag (offset +1): first at cycle 4: A 5, B 7"),
+        "{out}"
+    );
+    let when = "  - {a: arb.grant.tag, b: TOP.dut.gtag, offset: 1, when: arb.grant.valid}\n";
+    std::fs::write(&map, MAP.replace(tag, when)).unwrap();
+    let (code, out, _) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map), "--to", "9"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("same    arb.grant.tag   = TOP.dut.gtag (offset +1) (when arb.grant.valid)"),
+        "{out}"
+    );
+    // A `when` that names no signal of A is refused where it is written.
+    std::fs::write(
+        &map,
+        MAP.replace(tag, &when.replace("when: arb.grant.valid", "when: arb.grant.vld")),
+    )
+    .unwrap();
+    let (code, _, err) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("map.yaml:5:") && err.contains("`arb.grant.vld` is not a signal of"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn diff_model_against_its_own_fst_and_a_changed_run() {
     let d = scratch("diff-runs");

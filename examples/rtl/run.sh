@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
-# Cross-checks the SystemVerilog bank arbiter (bank_arbiter.sv) against the model, end to end:
+# Cross-checks RTL against the model, end to end, twice.
+#
+# A. A module testbench: the SystemVerilog bank arbiter (bank_arbiter.sv) against the model:
 #   1. hwsim vectors: the model's per-cycle port values for tb/modules/bank_arbiter_flow_blocking.yaml
 #   2. hwsim run --vcd: the model's wave
 #   3. Verilator builds the RTL twice (as written, and with PLANT_BUG=1) with tb.cpp, which
 #      replays the vectors' inputs and dumps a VCD
 #   4. hwsim diff --map map.yaml: the RTL must agree with the model (exit 0), and the planted bug
 #      must be caught at its first divergence, cycle 3 on arb.ptr (exit 1).
-# Exits non-zero if either expectation fails. Without verilator on PATH it says so and skips
+# B. A system scenario: the arbiter node of chip0's LG 7 (vc_arbiter.sv against the node
+#    `chip0.lg7.tx.arbiter`) through the Go-Back-N story of tb/go_back_n.yaml:
+#   1. hwsim vectors --instance chip0.lg7.tx.arbiter: the node's ports, cycle by cycle, as the
+#      system drove them (the requests through the drop, the NAK and the resend)
+#   2. hwsim run --vcd: the model's wave of the same run
+#   3. Verilator builds vc_arbiter.sv twice (PLANT_BUG 0 and 1) with tb_vc.cpp
+#   4. hwsim diff --map map_vc.yaml: SAME for the RTL as written; the planted off-by-one caught
+#      at the first request (cycle 21, on grant.visited).
+# Exits non-zero if any expectation fails. Without verilator on PATH it says so and skips
 # (exit 0); .ci/run installs it first.
 # Outputs go to waves/rtl/ (ignored by git), or $OUT.
 set -euo pipefail
@@ -54,4 +64,36 @@ if [ "$status" -ne 1 ] || ! grep -q "$EXPECT_BUG" "$OUT/diff_bug.txt"; then
     echo "examples/rtl/run.sh: FAIL: the planted bug was not reported as \"$EXPECT_BUG\" (exit $status)"
     exit 1
 fi
-echo "examples/rtl/run.sh: PASS: the RTL agrees with the model; the planted bug is caught ($EXPECT_BUG)"
+echo "examples/rtl/run.sh: A: PASS: the RTL agrees with the model; the planted bug is caught ($EXPECT_BUG)"
+
+# B. The arbiter node inside a system run.
+SYS="$ROOT/tb/go_back_n.yaml"
+NODE=chip0.lg7.tx.arbiter
+EXPECT_SYS_BUG="first divergence at cycle 21 on $NODE.grant.visited"
+"$HWSIM" vectors "$SYS" --instance "$NODE" --out "$OUT"
+"$HWSIM" run "$SYS" --vcd "$OUT/gbn_model.vcd" -q
+build_vc() { # build_vc NAME PLANT_BUG
+    verilator --cc --exe --build -j 2 --trace --timescale 1ns/1ns -Wall -Wno-DECLFILENAME \
+        -GPLANT_BUG="$2" --top-module vc_arbiter -Mdir "$OUT/obj_vc_$1" \
+        -o tb_vc "$HERE/vc_arbiter.sv" "$HERE/tb_vc.cpp" >"$OUT/build_vc_$1.log" 2>&1 ||
+        { cat "$OUT/build_vc_$1.log"; echo "examples/rtl/run.sh: FAIL: verilator build (vc $1)"; exit 1; }
+}
+build_vc good 0
+build_vc bug 1
+"$OUT/obj_vc_good/tb_vc" "$OUT/$NODE.csv" "$OUT/gbn_rtl.vcd"
+"$OUT/obj_vc_bug/tb_vc" "$OUT/$NODE.csv" "$OUT/gbn_rtl_bug.vcd"
+status=0
+"$HWSIM" diff "$OUT/gbn_model.vcd" "$OUT/gbn_rtl.vcd" --map "$HERE/map_vc.yaml" >"$OUT/gbn_diff.txt" || status=$?
+cat "$OUT/gbn_diff.txt"
+if [ "$status" -ne 0 ]; then
+    echo "examples/rtl/run.sh: FAIL: vc_arbiter.sv disagrees with $NODE (hwsim diff exit $status)"
+    exit 1
+fi
+status=0
+"$HWSIM" diff "$OUT/gbn_model.vcd" "$OUT/gbn_rtl_bug.vcd" --map "$HERE/map_vc.yaml" >"$OUT/gbn_diff_bug.txt" || status=$?
+cat "$OUT/gbn_diff_bug.txt"
+if [ "$status" -ne 1 ] || ! grep -q "$EXPECT_SYS_BUG" "$OUT/gbn_diff_bug.txt"; then
+    echo "examples/rtl/run.sh: FAIL: the planted off-by-one was not reported as \"$EXPECT_SYS_BUG\" (exit $status)"
+    exit 1
+fi
+echo "examples/rtl/run.sh: B: PASS: vc_arbiter.sv agrees with $NODE through the Go-Back-N story; the planted bug is caught ($EXPECT_SYS_BUG)"
