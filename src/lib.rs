@@ -19,6 +19,7 @@ pub mod progress;
 pub mod registry;
 pub mod regress;
 pub mod render;
+pub mod rtl;
 pub mod runner;
 pub mod schema;
 pub mod sweep;

@@ -211,6 +211,7 @@ fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
             kinds: Default::default(),
             monitor_counters: None,
             levels: Vec::new(),
+            rtl_ports: BTreeMap::new(),
         }
     } else {
         if l.tb.instances.is_empty() {
@@ -225,6 +226,11 @@ fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
     el.kinds = nl.kind_counts();
     let instances = el.system.is_some().then(|| nl.instance_kinds());
     el.levels = nl.level_paths();
+    for spec in l.tb.rtl.values() {
+        if let Some(p) = nl.ports_of(&spec.instance) {
+            el.rtl_ports.insert(spec.instance.clone(), p.to_vec());
+        }
+    }
     let sim = nl.elaborate(seed).map_err(|e| testbench::elab_error(l, e))?;
     crate::registry::check_counter_tables(&sim).map_err(|e| InputError::new(&l.path, e))?;
     if let Some(instances) = instances {
@@ -766,6 +772,9 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     if let Some(p) = prober.as_mut() {
         p.sample(&sim)?;
     }
+    // RTL beside the model (crate::rtl): fed and compared every cycle.
+    let mut shadows = crate::rtl::start(l, &el.rtl_ports, &sim)?;
+    let mut diverged = None;
     if !opts.checks_optional && !opts.checks_off {
         require_checks(l)?;
     }
@@ -797,11 +806,25 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         if let Some(p) = &prober {
             target = target.min(p.next());
         }
+        if let Some(s) = shadows.first() {
+            target = target.min(s.next());
+        }
         let ts = Instant::now();
         let stop = sim.run(target);
         // At a probe time, or at the end of the run if it falls on one.
         if let (Ok(_), Some(p)) = (&stop, prober.as_mut()) {
             p.sample(&sim)?;
+        }
+        if stop.is_ok() {
+            for s in shadows.iter_mut() {
+                if let Some(d) = s.step(&sim)? {
+                    diverged = Some(d.check);
+                    break;
+                }
+            }
+            if diverged.is_some() {
+                break;
+            }
         }
         match stop {
             Ok(Stop::Quiescent) => break,
@@ -823,6 +846,14 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     }
     if let Some(p) = progress {
         p.finish();
+    }
+    if diverged.is_none() {
+        for s in shadows.iter_mut() {
+            if let Some(d) = s.finish()? {
+                diverged = Some(d.check);
+                break;
+            }
+        }
     }
     let wall = t0.elapsed().as_secs_f64();
     let end = match &error {
@@ -848,7 +879,13 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         .iter()
         .map(|e| evaluate(e, &sim, &el, end, &flow_reports))
         .collect();
-    if error.is_none() && !opts.checks_off {
+    // A run stopped by a divergence is cut short: its other checks would fail for that alone.
+    let stopped_by_rtl = diverged.is_some();
+    match diverged {
+        Some(d) => checks = vec![d],
+        None => checks.extend(shadows.iter().map(crate::rtl::Shadow::passed)),
+    }
+    if error.is_none() && !opts.checks_off && !stopped_by_rtl {
         let expects = |what: &str| {
             l.tb.expect
                 .iter()

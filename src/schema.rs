@@ -57,6 +57,65 @@ pub struct Testbench {
     pub expect: Vec<Expect>,
     /// Sampling of signals and counters over time into a CSV (crate::probe).
     pub probe: Option<Probe>,
+    /// RTL run beside the model (crate::rtl), by name: `rtl: {arb: {instance: chip0.lg7.tx.arbiter,
+    /// mode: shadow, sources: [...], top: vc_arbiter, map: {...}}}`.
+    #[serde(default)]
+    pub rtl: BTreeMap<String, Rtl>,
+}
+
+/// One RTL module run beside the model (crate::rtl): Verilated from `sources`, fed the inputs of
+/// `instance` every cycle, its outputs compared with the model's.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rtl {
+    /// The model's node (or composite) the RTL stands beside: a path of the netlist.
+    pub instance: String,
+    /// `shadow` (the model drives; the RTL's outputs are compared every cycle). `replace` is
+    /// refused: not built yet.
+    #[serde(default = "shadow")]
+    pub mode: String,
+    /// Verilog / SystemVerilog files, relative to this testbench's folder.
+    pub sources: Vec<String>,
+    /// The top module.
+    pub top: String,
+    /// Verilog parameters (`-G`), integers.
+    #[serde(default)]
+    pub parameters: BTreeMap<String, i64>,
+    /// The clock input (default `clk`).
+    #[serde(default = "clk")]
+    pub clock: String,
+    /// The reset input, active high (`!rst_n`: active low); held for one clock before cycle 0.
+    pub reset: Option<String>,
+    /// The instance's port fields (`req.eligible`, `ptr`) → the RTL's signals.
+    pub map: BTreeMap<String, RtlSignal>,
+}
+
+/// An RTL signal in a map: `req_valid`, or `{signal: ptr, offset: 1, when: grant.valid}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RtlSignal {
+    /// Just the name: compared (or driven) in the same cycle.
+    Name(String),
+    /// With an offset and a condition.
+    Full {
+        /// The RTL's top-level port.
+        signal: String,
+        /// An output: the RTL's cycle c + offset is compared with the model's cycle c (a
+        /// register showing one cycle after the model: 1).
+        #[serde(default)]
+        offset: u32,
+        /// An output: compared only in the cycles where this field of the instance (a stream's
+        /// `valid`) is non-zero.
+        when: Option<String>,
+    },
+}
+
+fn shadow() -> String {
+    "shadow".into()
+}
+
+fn clk() -> String {
+    "clk".into()
 }
 
 /// `probe: {every: 1000, signals: [GLOB…], counters: [GLOB…], out: PATH}`: every `every` cycles,

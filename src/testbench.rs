@@ -369,6 +369,9 @@ pub struct Elaborated {
     /// Paths of the nets whose ports are declared levels (`PortDecl::level`): the GTKWave save
     /// file draws them as analog step traces. Filled when the netlist is elaborated.
     pub levels: Vec<String>,
+    /// The ports of the nodes a `rtl:` entry stands beside (crate::rtl), kept from the netlist
+    /// before it is handed to the kernel.
+    pub rtl_ports: BTreeMap<String, Vec<hwsim_hw::PortDecl>>,
 }
 
 /// Resolves the ports the checks read.
@@ -640,6 +643,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
         kinds: BTreeMap::new(),
         monitor_counters: None,
         levels: Vec::new(),
+        rtl_ports: BTreeMap::new(),
     })
 }
 

@@ -9,8 +9,10 @@
 // counter, queue depths and credits are the registers seen in cycle n + 1.
 //
 // A worked example for `hwsim diff`, not a production block: at most QDEPTH entries per VC and
-// NDST destinations (dst 0..NDST-1). PLANT_BUG = 1 makes a round that grants nothing move the
-// pointer anyway (the mistake the seed's pointer rule forbids), for the run.sh demonstration.
+// NDST destinations (dst 0..NDST-1). For the run.sh demonstration, PLANT_BUG = 1 makes a round
+// that grants nothing move the pointer anyway (the mistake the seed's pointer rule forbids), and
+// PLANT_BUG = 2 plants the CBFC gate's off-by-one (credits > cost + UF_LIMIT), which only a
+// stimulus at the boundary (remaining == cost + UF_LIMIT) can catch.
 module bank_arbiter #(
     parameter int NVC = 5,
     parameter int QDEPTH = 8,
@@ -128,8 +130,11 @@ module bank_arbiter #(
           head = 1;
           for (int i = 0; i < QDEPTH; i++)
             if (i < j && n_dst[evc][i] == n_dst[evc][j] && n_qp[evc][i] == n_qp[evc][j]) head = 0;
+          // PLANT_BUG = 2: the credit gate's off-by-one (> for >=), seen only at the boundary.
           pass = (n_cost[evc][j] == 0) ||
-                 ({1'b0, n_credits[n_dst[evc][j][1:0]][n_qp[evc][j][1:0]]} >= {1'b0, n_cost[evc][j]} + 16'(UF_LIMIT));
+                 (PLANT_BUG == 2
+                  ? ({1'b0, n_credits[n_dst[evc][j][1:0]][n_qp[evc][j][1:0]]} > {1'b0, n_cost[evc][j]} + 16'(UF_LIMIT))
+                  : ({1'b0, n_credits[n_dst[evc][j][1:0]][n_qp[evc][j][1:0]]} >= {1'b0, n_cost[evc][j]} + 16'(UF_LIMIT)));
           if (head && pass) begin
             found = 1;
             pick_vc = evc;

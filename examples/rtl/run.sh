@@ -8,6 +8,9 @@
 #      replays the vectors' inputs and dumps a VCD
 #   4. hwsim diff --map map.yaml: the RTL must agree with the model (exit 0), and the planted bug
 #      must be caught at its first divergence, cycle 3 on arb.ptr (exit 1).
+# A2. The same RTL on tb/modules/bank_arbiter_credit_boundary.yaml, which grants at exactly
+#    remaining == cost + uf_limit: PLANT_BUG=2 (the credit gate's `>` for `>=`) must be caught
+#    at cycle 3 on arb.grant.valid.
 # B. A system scenario: the arbiter node of chip0's LG 7 (vc_arbiter.sv against the node
 #    `chip0.lg7.tx.arbiter`) through the Go-Back-N story of tb/go_back_n.yaml:
 #   1. hwsim vectors --instance chip0.lg7.tx.arbiter: the node's ports, cycle by cycle, as the
@@ -65,6 +68,33 @@ if [ "$status" -ne 1 ] || ! grep -q "$EXPECT_BUG" "$OUT/diff_bug.txt"; then
     exit 1
 fi
 echo "examples/rtl/run.sh: A: PASS: the RTL agrees with the model; the planted bug is caught ($EXPECT_BUG)"
+
+# A2. The CBFC gate at its boundary (remaining == cost + uf_limit): the off-by-one `>` for `>=`
+#     (PLANT_BUG=2) agrees with the model on flow_blocking's stimulus and must be caught here.
+TB2="$ROOT/tb/modules/bank_arbiter_credit_boundary.yaml"
+OUT2="$OUT/boundary"
+EXPECT_BUG2="first divergence at cycle 3 on arb.grant.valid"
+mkdir -p "$OUT2"
+"$HWSIM" vectors "$TB2" --out "$OUT2"
+"$HWSIM" run "$TB2" --vcd "$OUT2/model.vcd" -q
+build bug2 2
+"$OUT/obj_good/tb" "$OUT2/arb.csv" "$OUT2/rtl.vcd"
+"$OUT/obj_bug2/tb" "$OUT2/arb.csv" "$OUT2/rtl_bug2.vcd"
+status=0
+"$HWSIM" diff "$OUT2/model.vcd" "$OUT2/rtl.vcd" --map "$HERE/map.yaml" >"$OUT2/diff.txt" || status=$?
+cat "$OUT2/diff.txt"
+if [ "$status" -ne 0 ]; then
+    echo "examples/rtl/run.sh: FAIL: the RTL disagrees with the model at the credit boundary (hwsim diff exit $status)"
+    exit 1
+fi
+status=0
+"$HWSIM" diff "$OUT2/model.vcd" "$OUT2/rtl_bug2.vcd" --map "$HERE/map.yaml" >"$OUT2/diff_bug2.txt" || status=$?
+cat "$OUT2/diff_bug2.txt"
+if [ "$status" -ne 1 ] || ! grep -q "$EXPECT_BUG2" "$OUT2/diff_bug2.txt"; then
+    echo "examples/rtl/run.sh: FAIL: the credit gate's off-by-one was not reported as \"$EXPECT_BUG2\" (exit $status)"
+    exit 1
+fi
+echo "examples/rtl/run.sh: A2: PASS: the RTL agrees at the credit boundary; the off-by-one is caught ($EXPECT_BUG2)"
 
 # B. The arbiter node inside a system run.
 SYS="$ROOT/tb/go_back_n.yaml"
