@@ -26,7 +26,10 @@
 //! Values are compared as unsigned numbers (widths may differ); `x`/`z` bits compare as text; a
 //! NaN real is the same as a NaN.
 //! The report gives, per compared signal, the first divergent cycle with both values and the few
-//! cycles before it, and how many cycles differ. Exit 0 all equal, 1 some differ, 2 bad input
+//! cycles before it, and how many compared cycles differ (`unused` when a `when` never held);
+//! the signals of A in the mapped nodes that the map leaves out; after a divergence, a window of
+//! both waves from it (the signals that differ, and those unmapped ones); and a hint when one
+//! constant shift of B (±1 … ±4 cycles) would make every compared signal agree. Exit 0 all equal, 1 some differ, 2 bad input
 //! (a map error names file:line:col; an unreadable or truncated wave names the path, the place
 //! and the reason). The wave reader's own warnings come back beside the report, for stderr.
 
@@ -478,11 +481,32 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
     }
     let ia: Vec<usize> = pairs.iter().map(|p| p.a.var).collect();
     let ib: Vec<usize> = pairs.iter().map(|p| p.b.var).collect();
-    let iw: Vec<usize> = pairs.iter().filter_map(|p| p.when.as_ref().map(|w| w.var)).collect();
+    let iw: Vec<usize> = pairs
+        .iter()
+        .map(|p| p.when.as_ref().map_or(p.a.var, |w| w.var))
+        .collect();
     let ca = a.changes(&ia);
     let cb = b.changes(&ib);
     let cw = a.changes(&iw);
-    let no_changes: Vec<(u64, Val)> = Vec::new();
+    // What A has beside the mapped signals, under their scopes (a node's other ports: its inputs
+    // when the model's wave has them), never compared: listed, and shown in the window below.
+    let others = if args.map.is_some() {
+        beside(&a, &pairs)
+    } else {
+        Vec::new()
+    };
+    let co = a.changes(&others);
+    let sides = Sides {
+        pa,
+        pb,
+        ua: a.ns_per_unit,
+        ub: b.ns_per_unit,
+    };
+    let chg = |k: usize| Changes {
+        a: &ca[k],
+        b: &cb[k],
+        when: pairs[k].when.as_ref().map(|_| cw[k].as_slice()),
+    };
 
     let mut s = String::new();
     let _ = writeln!(
@@ -494,87 +518,35 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
     let w = pairs.iter().map(|p| p.a.label.len()).max().unwrap_or(0);
     let mut differ = 0usize;
     let mut first: Option<(i64, String)> = None;
-    let mut nth_when = 0usize;
-    for (
-        k,
-        Pair {
-            a: sa,
-            b: sb,
-            off,
-            when,
-        },
-    ) in pairs.iter().enumerate()
-    {
-        // The `when` signal's changes (pairs without one read an empty list: always compared).
-        let cwk: &[(u64, Val)] = match when {
-            Some(_) => {
-                nth_when += 1;
-                &cw[nth_when - 1]
-            }
-            None => &no_changes,
-        };
-        let wslice = when.as_ref().and_then(|w| w.slice);
-        let show = |v: Option<&Norm>| v.map_or("-".to_string(), Norm::show);
-        let same_at = |x: Option<&Norm>, y: Option<&Norm>| match (x, y) {
-            (Some(x), Some(y)) => x.same(y),
-            (None, None) => true,
-            _ => false,
-        };
-        // The comparison can change only at a cycle where one side's value changes, so the
-        // walk visits those cycles, not every one (two waves ending at #4294000000 with a few
-        // changes cost a few steps, not 4 × 10^9).
-        let mut marks: Vec<i64> = change_cycles(&ca[k], pa / a.ns_per_unit, 0)
-            .chain(change_cycles(&cb[k], pb / b.ns_per_unit, *off))
-            .chain(change_cycles(cwk, pa / a.ns_per_unit, 0))
-            .filter(|&c| c > from && c < to)
-            .collect();
-        marks.push(from);
-        marks.sort_unstable();
-        marks.dedup();
-        let mut xa = Sampler::new(&ca[k], pa, a.ns_per_unit, sa.slice);
-        let mut xb = Sampler::new(&cb[k], pb, b.ns_per_unit, sb.slice);
-        let mut xw = Sampler::new(cwk, pa, a.ns_per_unit, wslice);
-        let mut diverged: Option<(i64, String, String)> = None;
-        let mut count = 0u64;
-        for (i, &c) in marks.iter().enumerate() {
-            let end = marks.get(i + 1).copied().unwrap_or(to);
-            let active = when.is_none() || matches!(xw.at(c), Some(Norm::Num(n)) if n != "0");
-            let (x, y) = (xa.at(c), xb.at(c + off));
-            if active && !same_at(x, y) {
-                count += (end - c) as u64;
-                if diverged.is_none() {
-                    diverged = Some((c, show(x), show(y)));
-                }
-            }
-        }
-        // The last CONTEXT cycles before the first divergence, as text (sampled again).
-        let mut recent: Vec<(String, String)> = Vec::new();
-        if let Some((c0, ..)) = &diverged {
-            let mut xa = Sampler::new(&ca[k], pa, a.ns_per_unit, sa.slice);
-            let mut xb = Sampler::new(&cb[k], pb, b.ns_per_unit, sb.slice);
-            for c in (*c0 - CONTEXT as i64).max(from)..*c0 {
-                recent.push((show(xa.at(c)), show(xb.at(c + off))));
-            }
-        }
-        let mut off_txt = if *off != 0 {
-            format!(" (offset {off:+})")
+    let mut outcomes = Vec::new();
+    for (k, p) in pairs.iter().enumerate() {
+        let o = compare(p, &chg(k), &sides, p.off, from, to);
+        let mut off_txt = if p.off != 0 {
+            format!(" (offset {:+})", p.off)
         } else {
             String::new()
         };
-        if let Some(w) = when {
-            off_txt.push_str(&format!(" (when {})", w.label));
+        if let Some(wh) = &p.when {
+            off_txt.push_str(&format!(" (when {})", wh.label));
         }
-        let names = format!("{:<w$} = {}{off_txt}", sa.label, sb.label);
-        let Some((c0, va, vb)) = diverged else {
-            let _ = writeln!(s, "  same    {names}");
+        let names = format!("{:<w$} = {}{off_txt}", p.a.label, p.b.label);
+        let Some((c0, va, vb)) = &o.first else {
+            if o.compared == 0 {
+                let _ = writeln!(s, "  unused  {names}: never compared (its `when` is never high)");
+            } else {
+                let _ = writeln!(s, "  same    {names}");
+            }
+            outcomes.push(o);
             continue;
         };
         differ += 1;
         let _ = writeln!(
             s,
-            "  DIFFER  {names}: first at cycle {c0}: A {va}, B {vb}; {count} of {} cycles differ",
-            to - from
+            "  DIFFER  {names}: first at cycle {c0}: A {va}, B {vb}; {} of {} cycles differ",
+            o.differ, o.compared
         );
+        // The last CONTEXT cycles before the first divergence, as text (sampled again).
+        let recent = window(p, &chg(k), &sides, (*c0 - CONTEXT as i64).max(from), *c0);
         if !recent.is_empty() {
             let list = |a: bool| {
                 recent
@@ -591,15 +563,41 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
                 list(false)
             );
         }
-        if first.as_ref().is_none_or(|(c, _)| c0 < *c) {
-            first = Some((c0, sa.label.clone()));
+        if first.as_ref().is_none_or(|(c, _)| *c0 < *c) {
+            first = Some((*c0, p.a.label.clone()));
         }
+        outcomes.push(o);
+    }
+    if !others.is_empty() {
+        let shown: Vec<&str> = others.iter().take(12).map(|&i| a.vars[i].name.as_str()).collect();
+        let more = others.len().saturating_sub(shown.len());
+        let _ = writeln!(
+            s,
+            "not compared ({} signals of A under the mapped scopes, not in the map): {}{}",
+            others.len(),
+            shown.join(", "),
+            if more > 0 {
+                format!(", and {more} more")
+            } else {
+                String::new()
+            }
+        );
     }
     match &first {
         None => {
             let _ = writeln!(s, "verdict: SAME ({} signals over {} cycles)", pairs.len(), to - from);
         }
         Some((c, name)) => {
+            let differing: Vec<bool> = outcomes.iter().map(|o| o.first.is_some()).collect();
+            write_window(&mut s, &a, (&pairs, &differing), &chg, &sides, (&others, &co), *c, to);
+            if let Some(d) = constant_offset(&pairs, &chg, &sides, from, to) {
+                let _ = writeln!(
+                    s,
+                    "hint: every compared signal agrees with B shifted by {d:+} cycle(s): B {} A by {} cycle(s)",
+                    if d > 0 { "lags" } else { "leads" },
+                    d.abs()
+                );
+            }
             let _ = writeln!(
                 s,
                 "verdict: DIFFER ({differ} of {} signals); first divergence at cycle {c} on {name}",
@@ -608,6 +606,201 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
         }
     }
     Ok((s, first.is_none(), warnings))
+}
+
+/// One variable's changes: (time, value).
+type ChangeList = Vec<(u64, Val)>;
+
+/// The two waves' sampling: ns per cycle and ns per time unit, A then B.
+struct Sides {
+    pa: f64,
+    pb: f64,
+    ua: f64,
+    ub: f64,
+}
+
+/// One pair's changes: A's, B's, and A's `when` signal's if it has one.
+struct Changes<'a> {
+    a: &'a [(u64, Val)],
+    b: &'a [(u64, Val)],
+    when: Option<&'a [(u64, Val)]>,
+}
+
+/// One pair compared over `from..to` with B's cycle offset `off`.
+struct Outcome {
+    /// The first divergent cycle, A's value, B's.
+    first: Option<(i64, String, String)>,
+    /// Cycles that differ, cycles compared (`when` high).
+    differ: u64,
+    compared: u64,
+}
+
+fn show(v: Option<&Norm>) -> String {
+    v.map_or("-".to_string(), Norm::show)
+}
+
+fn same_at(x: Option<&Norm>, y: Option<&Norm>) -> bool {
+    match (x, y) {
+        (Some(x), Some(y)) => x.same(y),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+/// Walks the cycles where either side (or the `when` signal) changes — not every cycle (two
+/// waves ending at #4294000000 with a few changes cost a few steps, not 4 × 10^9).
+fn compare(p: &Pair, ch: &Changes<'_>, sd: &Sides, off: i64, from: i64, to: i64) -> Outcome {
+    let no: &[(u64, Val)] = &[];
+    let cw = ch.when.unwrap_or(no);
+    let mut marks: Vec<i64> = change_cycles(ch.a, sd.pa / sd.ua, 0)
+        .chain(change_cycles(ch.b, sd.pb / sd.ub, off))
+        .chain(change_cycles(cw, sd.pa / sd.ua, 0))
+        .filter(|&c| c > from && c < to)
+        .collect();
+    marks.push(from);
+    marks.sort_unstable();
+    marks.dedup();
+    let mut xa = Sampler::new(ch.a, sd.pa, sd.ua, p.a.slice);
+    let mut xb = Sampler::new(ch.b, sd.pb, sd.ub, p.b.slice);
+    let mut xw = Sampler::new(cw, sd.pa, sd.ua, p.when.as_ref().and_then(|w| w.slice));
+    let mut o = Outcome {
+        first: None,
+        differ: 0,
+        compared: 0,
+    };
+    for (i, &c) in marks.iter().enumerate() {
+        let end = marks.get(i + 1).copied().unwrap_or(to);
+        let active = ch.when.is_none() || matches!(xw.at(c), Some(Norm::Num(n)) if n != "0");
+        let (x, y) = (xa.at(c), xb.at(c + off));
+        if !active {
+            continue;
+        }
+        o.compared += (end - c) as u64;
+        if !same_at(x, y) {
+            o.differ += (end - c) as u64;
+            if o.first.is_none() {
+                o.first = Some((c, show(x), show(y)));
+            }
+        }
+    }
+    o
+}
+
+/// Both sides' values, as text, for the cycles `c0..c1` (sampled again).
+fn window(p: &Pair, ch: &Changes<'_>, sd: &Sides, c0: i64, c1: i64) -> Vec<(String, String)> {
+    let mut xa = Sampler::new(ch.a, sd.pa, sd.ua, p.a.slice);
+    let mut xb = Sampler::new(ch.b, sd.pb, sd.ub, p.b.slice);
+    (c0..c1).map(|c| (show(xa.at(c)), show(xb.at(c + p.off)))).collect()
+}
+
+/// Cycles shown from the first divergence on.
+const WINDOW: i64 = 8;
+
+/// The waves from the first divergence on: the pairs that differ, A over B, and A's other
+/// signals in the mapped nodes (a node's inputs, when the wave has them under the node).
+#[allow(clippy::too_many_arguments)]
+fn write_window<'a>(
+    s: &mut String,
+    a: &Wave,
+    (pairs, differing): (&[Pair], &[bool]),
+    chg: &dyn Fn(usize) -> Changes<'a>,
+    sd: &Sides,
+    (others, co): (&[usize], &[ChangeList]),
+    c0: i64,
+    to: i64,
+) {
+    let c1 = (c0 + WINDOW).min(to);
+    let _ = writeln!(
+        s,
+        "window, cycles {c0}..{c1}: the signals that differ (A over B), and A's not in the map:"
+    );
+    let w = pairs
+        .iter()
+        .map(|p| p.a.label.len())
+        .chain(others.iter().map(|&i| a.vars[i].name.len()))
+        .max()
+        .unwrap_or(0);
+    for (k, p) in pairs.iter().enumerate().filter(|(k, _)| differing[*k]) {
+        let rows = window(p, &chg(k), sd, c0, c1);
+        let col =
+            |f: &dyn Fn(&(String, String)) -> &String| rows.iter().map(|r| format!("{:>6}", f(r))).collect::<String>();
+        let _ = writeln!(s, "  {:<w$} A{}", p.a.label, col(&|r| &r.0));
+        let _ = writeln!(s, "  {:<w$} B{}", "", col(&|r| &r.1));
+    }
+    if !others.is_empty() {
+        for (k, &i) in others.iter().enumerate() {
+            let mut x = Sampler::new(&co[k], sd.pa, sd.ua, None);
+            let row: String = (c0..c1).map(|c| format!("{:>6}", show(x.at(c)))).collect();
+            let _ = writeln!(s, "  {:<w$} A only{row}", a.vars[i].name);
+        }
+    }
+}
+
+/// A's variables in the nodes of the mapped A signals (directly, or a field of one of their
+/// streams) that no pair (or `when`) names, in file order (at most 64). A mapped signal's node is
+/// its scope, or for a stream's field (`x.grant.vc` beside `x.grant.valid`) the scope above.
+fn beside(a: &Wave, pairs: &[Pair]) -> Vec<usize> {
+    let scope = |n: &str| n.rsplit_once('.').map_or(String::new(), |(s, _)| s.to_string());
+    let used: Vec<usize> = pairs
+        .iter()
+        .flat_map(|p| [Some(p.a.var), p.when.as_ref().map(|w| w.var)])
+        .flatten()
+        .collect();
+    let node_scopes: Vec<String> = pairs
+        .iter()
+        .map(|p| {
+            let sc = scope(&a.vars[p.a.var].name);
+            // `x.grant.vc` -> node `x` when `x.grant.valid` exists (a stream), else `x.grant`.
+            let up = scope(&sc);
+            if !up.is_empty() && a.find(&format!("{sc}.valid")).is_some() {
+                up
+            } else {
+                sc
+            }
+        })
+        .collect();
+    a.vars
+        .iter()
+        .enumerate()
+        .filter(|(i, v)| {
+            !used.contains(i)
+                && node_scopes.iter().any(|ns| {
+                    let rest = v.name.strip_prefix(ns.as_str()).and_then(|r| r.strip_prefix('.'));
+                    // Directly in the node, or a field of one of its streams.
+                    rest.is_some_and(|r| r.matches('.').count() <= 1)
+                })
+        })
+        .map(|(i, _)| i)
+        .take(64)
+        .collect()
+}
+
+/// The smallest extra shift of B (±1 … ±4 cycles) under which every pair that compares
+/// anything agrees, if there is one.
+fn constant_offset<'a>(
+    pairs: &[Pair],
+    chg: &dyn Fn(usize) -> Changes<'a>,
+    sd: &Sides,
+    from: i64,
+    to: i64,
+) -> Option<i64> {
+    for d in [1i64, -1, 2, -2, 3, -3, 4, -4] {
+        // Shrink the range so no shifted sample falls past either wave's end.
+        let (f, t) = (from + d.abs(), to - d.abs());
+        if t <= f {
+            continue;
+        }
+        let mut any = false;
+        let all = pairs.iter().enumerate().all(|(k, p)| {
+            let o = compare(p, &chg(k), sd, p.off + d, f, t);
+            any |= o.compared > 0;
+            o.first.is_none()
+        });
+        if all && any {
+            return Some(d);
+        }
+    }
+    None
 }
 
 #[cfg(test)]

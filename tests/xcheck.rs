@@ -454,6 +454,55 @@ fn diff_compares_a_field_only_when_its_valid_is_high() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// After a divergence: what A has beside the map is listed and shown in a window of both waves,
+/// a one-cycle lag on every signal is named as such, and a pair whose `when` never holds says
+/// it was never compared.
+#[test]
+fn diff_lists_the_unmapped_shows_a_window_and_names_a_constant_lag() {
+    let d = scratch("diff-lag");
+    let (a, b, map) = (d.join("model.vcd"), d.join("rtl.vcd"), d.join("map.yaml"));
+    std::fs::write(&a, MODEL_VCD).unwrap();
+    std::fs::write(&b, RTL_VCD).unwrap();
+    // The grant without its offset: B is one cycle late on both fields.
+    let lag =
+        "clock_ns: 10\nsignals:\n  - {a: arb.grant.valid, b: TOP.dut.gv}\n  - {a: arb.grant.tag, b: TOP.dut.gtag}\n";
+    std::fs::write(&map, lag).unwrap();
+    let (code, out, _) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map)]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("not compared (1 signals of A under the mapped scopes, not in the map): arb.ptr"),
+        "{out}"
+    );
+    assert!(
+        out.contains("window, cycles 2..10: the signals that differ (A over B)"),
+        "{out}"
+    );
+    assert!(out.contains("  arb.grant.valid A     1     0     0"), "{out}");
+    assert!(out.contains("                  B     0     1     0"), "{out}");
+    assert!(
+        out.contains("  arb.ptr         A only     1     1     1     2"),
+        "{out}"
+    );
+    assert!(
+        out.contains("hint: every compared signal agrees with B shifted by +1 cycle(s): B lags A by 1 cycle(s)"),
+        "{out}"
+    );
+    // The full map differs on ptr too (from cycle 9): no constant lag explains it.
+    std::fs::write(&map, MAP.replace(", offset: 1", "")).unwrap();
+    let (_, out, _) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map)]);
+    assert!(!out.contains("hint:"), "{out}");
+    // A `when` that never holds in the compared cycles: said, not passed as `same`.
+    let never = "clock_ns: 10\nsignals:\n  - {a: arb.grant.tag, b: TOP.dut.gtag, offset: 1, when: arb.grant.valid}\n";
+    std::fs::write(&map, never).unwrap();
+    let (code, out, _) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map), "--from", "4"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("unused  arb.grant.tag = TOP.dut.gtag (offset +1) (when arb.grant.valid): never compared"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn diff_model_against_its_own_fst_and_a_changed_run() {
     let d = scratch("diff-runs");
