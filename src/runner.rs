@@ -22,6 +22,9 @@ pub const DEFAULT_UNTIL: Cycle = 100_000_000;
 /// Longest run (`until`, `--until`): 2^62 cycles, so that a time plus a latency never wraps.
 pub const MAX_UNTIL: Cycle = 1 << 62;
 
+/// A function given the kernel at the end of a run ([`Options::on_end`]).
+pub type OnEnd = Box<dyn FnOnce(&Sim)>;
+
 /// How to run.
 #[derive(Default)]
 pub struct Options {
@@ -56,6 +59,10 @@ pub struct Options {
     pub checks_optional: bool,
     /// `--checks off`: evaluate no `expect:` check and no monitor (crate::check_policy).
     pub checks_off: bool,
+    /// Net paths whose every push is recorded (`hwsim vectors`: several messages in a cycle).
+    pub log_nets: Vec<String>,
+    /// Called with the kernel when the run has ended, to read what it recorded.
+    pub on_end: Option<OnEnd>,
 }
 
 pub use crate::verdict::CheckResult;
@@ -703,6 +710,11 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
             n.enable_log();
         }
     }
+    for p in &opts.log_nets {
+        if let Some(n) = sim.net(p) {
+            n.enable_log();
+        }
+    }
     sim.set_skip(!opts.no_skip);
     sim.set_shuffle(opts.shuffle);
     // The VCD goes to a temporary name and is renamed when complete (crate::output).
@@ -861,6 +873,9 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         _ => sim.now(),
     };
     sim.finish();
+    if let Some(f) = opts.on_end.take() {
+        f(&sim);
+    }
     sim.finish_trace(end).map_err(|e| match e {
         SimError::Io(e) => write_error(e),
         e => InputError::new(&vcd_name, e.to_string()),

@@ -12,13 +12,16 @@
 //! at `c` is read by the block at `c + 1`), for cycles 0 to the end of the run. Numbers are
 //! decimal; fields wider than 64 bits are hexadecimal with `0x`.
 //!
-//! A row holds one message per port and cycle, so a stimulus that pushes two messages on one port
-//! in the same cycle is refused (at its line), and so is an instance with a stream port that may
-//! carry several messages a cycle (declared wider than one: `ack_return.taken`), which the
-//! rows cannot show yet.
+//! Several messages in one cycle: a stream port that may carry more than one a cycle (declared
+//! wider than one, `ack_return.taken`: 8) gets a column group per slot, `<port>[k].valid`,
+//! `<port>[k].<field>` for k = 0 … n−1 (n: the declared width): the k-th message of the cycle,
+//! in push order, in slot k; a slot without a message has `valid` 0 and its fields 0 (not the
+//! last message, as a single-slot port shows). Stimulus rows written for the same cycle on one
+//! port need nothing of the kind: the driver pushes them one per cycle, as the wave shows.
 //!
 //! The values come from the run's own VCD (read back with `wellen`): the CSV shows exactly what
-//! `--vcd` shows.
+//! `--vcd` shows; a port with slots comes from the kernel's log of its pushes instead (the wave
+//! shows the last message of a cycle only).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -40,11 +43,27 @@ struct Port {
     dir: Dir,
     net: String,
     stream: bool,
+    /// Slots per cycle (0: the wave's one message, see the header).
+    slots: u32,
+    /// A stream's data fields (name, kind), as the kernel samples them.
+    fields: Vec<(String, hwsim_hw::TraceKind)>,
 }
 
-/// One CSV column: a wave variable and its header.
+/// Where a CSV column's values come from.
+enum Source {
+    /// A variable of the wave.
+    Wave(usize),
+    /// Slot `k` of a port with slots: its `valid` (None) or the field starting at sample slot j.
+    Slot {
+        port: usize,
+        k: usize,
+        field: Option<(usize, hwsim_hw::TraceKind)>,
+    },
+}
+
+/// One CSV column: where its values come from, and its header.
 struct Column {
-    var: usize,
+    src: Source,
     header: String,
 }
 
@@ -57,32 +76,6 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
             "system",
             "vectors: a system-form testbench needs `--instance PATH` (a node of the system, e.g. chip0.lg7.tx.mac_credit; `hwsim netlist TB` lists them)",
         ));
-    }
-    // Two messages on one port in one cycle do not fit in a row.
-    let mut seen: BTreeMap<(&str, u64), usize> = BTreeMap::new();
-    for s in &l.tb.stimulus {
-        let n = seen.entry((s.port.as_str(), s.at)).or_default();
-        *n += 1;
-        if *n == 2 {
-            let msg = format!(
-                "vectors: two values on `{}` at cycle {}; a CSV row holds one value per port and cycle",
-                s.port, s.at
-            );
-            // At the second row of that cycle when it is written `at: N, port: P`.
-            let needle = format!("at: {}, port: {}", s.at, s.port);
-            let hits: Vec<(usize, usize)> = l
-                .text
-                .lines()
-                .enumerate()
-                .filter_map(|(i, line)| line.find(&needle).map(|c| (i + 1, line[..c].chars().count() + 1)))
-                .collect();
-            let mut e = l.error_at(&s.port, msg);
-            if let Some(&(line, col)) = hits.get(1) {
-                e.line = Some(line);
-                e.column = Some(col);
-            }
-            return Err(e);
-        }
     }
     // The declared ports (the build below hands its netlist to the kernel).
     let netlist = if l.tb.system.is_some() {
@@ -99,16 +92,12 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
         for inst in names {
             let mut ports = Vec::new();
             for d in netlist.ports_of(&inst).unwrap_or(&[]) {
-                if d.shape == hwsim_hw::Shape::Stream && d.width > 1 {
-                    return Err(InputError::new(
-                        tb,
-                        format!(
-                            "vectors: `{inst}.{}` may carry {} messages a cycle, and a CSV row holds one value per port and cycle",
-                            d.name, d.width
-                        ),
-                    ));
-                }
                 let ep = format!("{inst}.{}", d.name);
+                let slots = if d.shape == hwsim_hw::Shape::Stream && d.width > 1 {
+                    d.width
+                } else {
+                    0
+                };
                 let Some(net) = sim.net(&ep) else { continue };
                 let Some(p) = paths
                     .iter()
@@ -116,11 +105,18 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
                 else {
                     continue;
                 };
+                let fields = net
+                    .trace_layout()
+                    .into_iter()
+                    .filter(|(n, _)| n != "valid" && n != "occupancy")
+                    .collect();
                 ports.push(Port {
                     name: d.name.clone(),
                     dir: d.dir,
                     net: p.clone(),
                     stream: net.is_stream(),
+                    slots,
+                    fields,
                 });
             }
             insts.push((inst, ports));
@@ -136,6 +132,23 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
         .iter()
         .flat_map(|(_, ps)| ps.iter().map(|p| p.net.clone()))
         .collect();
+    // The ports with slots: their pushes, logged by the kernel, read when the run ends.
+    let logged: Vec<String> = insts
+        .iter()
+        .flat_map(|(_, ps)| ps.iter().filter(|p| p.slots > 0).map(|p| p.net.clone()))
+        .collect();
+    type Pushes = Vec<(u64, Vec<hwsim_hw::TraceValue>)>;
+    let pushes: std::rc::Rc<std::cell::RefCell<BTreeMap<String, Pushes>>> = Default::default();
+    let on_end = {
+        let (pushes, logged) = (pushes.clone(), logged.clone());
+        move |sim: &hwsim_hw::Sim| {
+            for n in &logged {
+                if let Some(v) = sim.net(n).and_then(|net| net.logged_pushes()) {
+                    pushes.borrow_mut().insert(n.clone(), v);
+                }
+            }
+        }
+    };
     let report = runner::run_loaded(
         &l,
         runner::Options {
@@ -144,6 +157,8 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
             // Stimulus and outputs are what vectors writes; the checks are not needed.
             checks_optional: true,
             interrupt: interrupt.cloned(),
+            log_nets: logged,
+            on_end: Some(Box::new(on_end)),
             ..Default::default()
         },
     )?;
@@ -161,6 +176,7 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
         ));
     }
     let mut wave = Wave::from_bytes(Path::new("VCD output"), buf.bytes())?;
+    let pushes_ref = pushes.borrow();
     // The wave's variables by name, sorted: a port's are its net and the `net.field`s after it,
     // found by a range, not by a scan per port (4000 instances took 13.6 s).
     let by_name: std::collections::BTreeMap<String, usize> =
@@ -168,14 +184,19 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
     let mut summary = String::new();
     for ((_, ports), file) in insts.iter().zip(&files) {
         let mut cols: Vec<Column> = Vec::new();
-        for Port {
-            name: port,
-            dir,
-            net,
-            stream,
-        } in ports
-        {
+        for (pi, p) in ports.iter().enumerate() {
+            let Port {
+                name: port,
+                dir,
+                net,
+                stream,
+                ..
+            } = p;
             let d = if *dir == Dir::In { "in" } else { "out" };
+            if p.slots > 0 {
+                slot_columns(&mut cols, pi, p, d);
+                continue;
+            }
             let prefix = format!("{net}.");
             let hits = by_name
                 .get(net)
@@ -198,13 +219,30 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
                 let v = &wave.vars[i];
                 let width = v.width.map_or("real".to_string(), |w| w.to_string());
                 cols.push(Column {
-                    var: i,
+                    src: Source::Wave(i),
                     header: format!("{port}{field}:{width}:{d}"),
                 });
             }
         }
-        let idx: Vec<usize> = cols.iter().map(|c| c.var).collect();
+        let idx: Vec<usize> = cols
+            .iter()
+            .filter_map(|c| match c.src {
+                Source::Wave(v) => Some(v),
+                Source::Slot { .. } => None,
+            })
+            .collect();
         let changes = wave.changes(&idx);
+        // Per port with slots: its pushes, and a cursor to the first of the current cycle.
+        let logs: Vec<&[(u64, Vec<hwsim_hw::TraceValue>)]> = ports
+            .iter()
+            .map(|p| {
+                if p.slots == 0 {
+                    return &[][..];
+                }
+                pushes_ref.get(&p.net).map_or(&[][..], |v| v.as_slice())
+            })
+            .collect();
+        let mut at = vec![0usize; ports.len()];
         // Rows go to the file as they are made (through a temporary name), not into memory.
         let (f, staged) = crate::output::stage(file)?;
         use std::io::Write as _;
@@ -216,7 +254,7 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
             head.push_str(&c.header);
         }
         writeln!(w, "{head}").map_err(io)?;
-        let mut pos = vec![0usize; cols.len()];
+        let mut pos = vec![0usize; idx.len()];
         let mut cur: Vec<String> = vec![String::new(); cols.len()];
         let mut row = String::new();
         for cycle in 0..=end {
@@ -233,13 +271,34 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
             }
             row.clear();
             let _ = std::fmt::Write::write_fmt(&mut row, format_args!("{cycle}"));
-            for k in 0..cols.len() {
-                while pos[k] < changes[k].len() && changes[k][pos[k]].0 <= cycle {
-                    cur[k] = show(&changes[k][pos[k]].1);
-                    pos[k] += 1;
+            for (p, log) in logs.iter().enumerate() {
+                while at[p] < log.len() && log[at[p]].0 < cycle {
+                    at[p] += 1;
                 }
+            }
+            let mut wk = 0;
+            for (k, col) in cols.iter().enumerate() {
                 row.push(',');
-                row.push_str(&cur[k]);
+                match col.src {
+                    Source::Wave(_) => {
+                        while pos[wk] < changes[wk].len() && changes[wk][pos[wk]].0 <= cycle {
+                            cur[k] = show(&changes[wk][pos[wk]].1);
+                            pos[wk] += 1;
+                        }
+                        wk += 1;
+                        row.push_str(&cur[k]);
+                    }
+                    Source::Slot { port, k: slot, field } => {
+                        let log = logs[port];
+                        let i = at[port] + slot;
+                        let msg = log.get(i).filter(|m| m.0 == cycle);
+                        match (field, msg) {
+                            (None, m) => row.push(if m.is_some() { '1' } else { '0' }),
+                            (Some((j, kind)), Some(m)) => row.push_str(&show_sample(&m.1[j..], kind)),
+                            (Some(_), None) => row.push('0'),
+                        }
+                    }
+                }
             }
             row.push('\n');
             w.write_all(row.as_bytes()).map_err(io)?;
@@ -295,6 +354,63 @@ fn instance_names(l: &testbench::Loaded, nl: &hwsim_hw::Netlist, only: &[String]
         }
     }
     Ok(v)
+}
+
+/// The columns of a port with slots: per slot, `valid` then the data fields at their widths.
+fn slot_columns(cols: &mut Vec<Column>, pi: usize, p: &Port, d: &str) {
+    for k in 0..p.slots as usize {
+        cols.push(Column {
+            src: Source::Slot {
+                port: pi,
+                k,
+                field: None,
+            },
+            header: format!("{}[{k}].valid:1:{d}", p.name),
+        });
+        let mut j = 0;
+        for (name, kind) in &p.fields {
+            let width = match kind {
+                hwsim_hw::TraceKind::Bits(w) | hwsim_hw::TraceKind::Wide(w) => w.to_string(),
+                hwsim_hw::TraceKind::Real => "real".to_string(),
+            };
+            cols.push(Column {
+                src: Source::Slot {
+                    port: pi,
+                    k,
+                    field: Some((j, *kind)),
+                },
+                header: format!("{}[{k}].{name}:{width}:{d}", p.name),
+            });
+            j += kind.slots();
+        }
+    }
+}
+
+/// A sampled field as CSV text: decimal up to 64 bits, a wide one's words as `0x` hex.
+fn show_sample(v: &[hwsim_hw::TraceValue], kind: hwsim_hw::TraceKind) -> String {
+    use hwsim_hw::{TraceKind, TraceValue};
+    match (kind, v.first()) {
+        (TraceKind::Real, Some(TraceValue::Real(r))) => r.to_string(),
+        (TraceKind::Wide(_), _) => {
+            let words: Vec<u64> = v[..kind.slots()]
+                .iter()
+                .map(|x| if let TraceValue::Bits(b) = x { *b } else { 0 })
+                .collect();
+            let mut hex = String::new();
+            for w in words.iter().rev() {
+                if hex.is_empty() {
+                    if *w != 0 {
+                        let _ = write!(hex, "{w:x}");
+                    }
+                } else {
+                    let _ = write!(hex, "{w:016x}");
+                }
+            }
+            format!("0x{}", if hex.is_empty() { "0" } else { &hex })
+        }
+        (_, Some(TraceValue::Bits(b))) => b.to_string(),
+        _ => "0".to_string(),
+    }
 }
 
 /// Most rows (cycles) one vectors file holds: one row per cycle of the run, written as it goes.

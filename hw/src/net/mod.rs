@@ -147,6 +147,12 @@ pub trait NetDyn: Any {
     fn pushes(&self) -> Option<u64> {
         None
     }
+    /// For a stream whose log is enabled ([`NetDyn::enable_log`]): every push, in order, as
+    /// (cycle of the push, its data fields sampled as [`NetDyn::sample`] samples them, without
+    /// `valid` and `occupancy`) — every message of a cycle, where the wave shows the last.
+    fn logged_pushes(&self) -> Option<Vec<(Cycle, Vec<TraceValue>)>> {
+        None
+    }
     /// For a signal of `bool` or an unsigned integer (u8 … u64): its size in bytes (1, 2, 4 or
     /// 8), and the net is a `#[repr(C)]` [`SignalNet`] the kernel may commit through its
     /// `WordNet`; 0 otherwise.

@@ -130,6 +130,20 @@ impl<T: Value> StreamNet<T> {
 }
 
 impl<T: Value> NetDyn for StreamNet<T> {
+    fn logged_pushes(&self) -> Option<Vec<(Cycle, Vec<TraceValue>)>> {
+        let n = crate::value::slot_count(T::fields());
+        let log = self.log.borrow();
+        let log = log.as_ref()?;
+        Some(
+            log.iter()
+                .map(|(c, v)| {
+                    let mut out = vec![TraceValue::Bits(0); n];
+                    v.sample(&mut out);
+                    (*c, out)
+                })
+                .collect(),
+        )
+    }
     #[inline]
     fn commit(&self, now: Cycle) -> u8 {
         self.head.dirty.set(false);
