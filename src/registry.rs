@@ -309,14 +309,14 @@ pub fn blocks() -> Vec<BlockKind> {
         ),
         composite_kind(
             "rclink_tx",
-            "RC Link TX of one LG (composite: rclink_tx_core ⇄ mac_credit): slot FIFO, PSN, bank arbiter, CBFC, rate gate, MAC credit (seed 000 «TX 侧设计»)",
+            "RC Link TX of one LG (composite: rclink_tx_core ⇄ vc_arbiter, ⇄ mac_credit): slot FIFO, PSN, bank arbiter, CBFC, rate gate, MAC credit (seed 000 «TX 侧设计»)",
             rc::tx::ports,
             rc::tx::expand,
             rc::tx::COUNTER_TABLES,
         ),
         kind(
             "rclink_tx_core",
-            "RC Link TX of one LG without its MAC credit counter: slot FIFO, PSN, bank arbiter, CBFC, rate gate, TYPE2 (the part of rclink_tx not yet cut into nodes; seed 000 «TX 侧设计»)",
+            "RC Link TX of one LG without its arbiter and MAC credit counter: slot FIFO, PSN, the VC queues' side of the bank arbiter, CBFC, rate gate, TYPE2 (the part of rclink_tx not yet cut into nodes; seed 000 «TX 侧设计»)",
             rc::tx::core_ports,
             rc::tx::build,
             rc::tx::COUNTER_TABLES,
@@ -328,11 +328,18 @@ pub fn blocks() -> Vec<BlockKind> {
             rc::slot_fifo::build,
             rc::slot_fifo::COUNTER_TABLES,
         ),
-        kind(
+        composite_kind(
             "bank_arbiter",
-            "RC Link TX bank arbiter: weighted RR pointer/counter, per-flow rule, CBFC gate (seed 000 «VC 仲裁»)",
-            rc::bank_arbiter::ports,
-            rc::bank_arbiter::build,
+            "RC Link TX bank arbiter for module testbenches (composite: bank_arbiter_core ⇄ vc_arbiter): weighted RR pointer/counter, per-flow rule, CBFC gate (seed 000 «VC 仲裁»)",
+            rc::bank_arbiter_block::ports,
+            rc::bank_arbiter_block::expand,
+            rc::bank_arbiter::COUNTER_TABLES,
+        ),
+        kind(
+            "bank_arbiter_core",
+            "the standalone bank arbiter's VC queues: per-flow rule, CBFC gate with its own ledgers, the request to its vc_arbiter and the grant",
+            rc::bank_arbiter_block::core_ports,
+            rc::bank_arbiter_block::build,
             rc::bank_arbiter::COUNTER_TABLES,
         ),
         kind(

@@ -5,14 +5,10 @@
 //! seed 002 §5.4 (arbitration order: slot FIFO → bank rotation → rate gate → CBFC gate);
 //! SPEC.md «TX side».
 //!
-//! ```text
-//!                      +----------------------------------------------+
-//!  req    ==(cap 4)==> | VC queues 0..3 (qp & 3), MUL (4)             | ==> grant : stream<ArbReq>
-//!  stream<ArbReq>      | from ptr: first entry passing rate ─ CBFC     | --> ptr : UInt<3>, counter : UInt<9>
-//!  credit ==(cap 8)==> | (a flow whose head is blocked is skipped)    | --> depth_vc0..4 : UInt<11>
-//!  stream<CreditMsg>   | CBFC ledgers (dst, vc) (the `cbfc` core)      | --> cbfc.credits_d{d} : VcCredits
-//!                      +----------------------------------------------+
-//! ```
+//! The rules only (no ports): the nodes that run them are `vc_arbiter` (the pointer rule, in
+//! every RC Link TX and in the standalone `bank_arbiter`) and the VC queues' side that applies
+//! the per-flow rule and the gates (the TX core; `bank_arbiter_core`, see
+//! [`bank_arbiter_block`](super::bank_arbiter_block) for its ports).
 //!
 //! **Pointer rule.** `ptr` names the VC whose turn it is and `counter` the frames it has sent in
 //! this turn. A round visits the VCs from `ptr` on; an empty, rate-blocked or credit-blocked VC is
@@ -25,31 +21,24 @@
 //! flow (dst, qp) is blocked by rate or credit, every later entry of that flow is skipped this
 //! round, so a flow never overtakes itself; other flows of the VC may go.
 //!
-//! **Standalone block** (`bank_arbiter`): a request joins its VC queue when popped; a round runs
-//! when something changed (a request, a credit return, or the last round granted) and
-//! `grant` has room; at most one grant per cycle, charged to the block's own CBFC ledgers
-//! (`cost` credits, per-packet rule on a one-packet request). Latency: a request visible at n can
-//! be granted at n (on `grant` at n+1).
+//! **Split at the VC boundary**, as the RTL is: the queues' side finds, per VC, the first flow
+//! head that passes the gates and raises that VC's eligible bit; [`BankArbiter::pick`] takes
+//! the first eligible VC from the pointer (and says which VCs it looked at, so blocked heads
+//! are counted as a round that stops at its grant counts them); [`BankArbiter::sent`] moves
+//! pointer and counter. In `rclink_tx` the pointer node is `tx.arbiter` (`tx.arbiter.ptr`,
+//! `tx.arbiter.counter`, `tx.arbiter.grant`); in the standalone `bank_arbiter`, `arb.arbiter`
+//! (also exported as `arb.ptr`, `arb.counter`).
 //!
-//! **In `rclink_tx`** the pointer rule is the node `tx.arbiter` (kind `vc_arbiter`, the same
-//! [`BankArbiter::pick`] and [`BankArbiter::sent`]); the per-flow rule and the gates run on the
-//! VC queues' side, in the TX core, which requests the VCs that have a frame to go. Its state
-//! shows as `tx.arbiter.ptr`, `tx.arbiter.counter`, its grant as `tx.arbiter.grant`.
-//!
-//! Counters (standalone): `diag_arb_calls` (rounds), `diag_credit_block` (blocked flow heads),
-//! `grants`.
+//! Counters: `diag_arb_calls` (rounds), `diag_credit_block` (blocked flow heads); the
+//! standalone block's `grants`.
 //!
 //! Deviations: the hardware's bank-mask rotation is modelled as this weighted RR, as the seed's
 //! own simulator does («与硬件仲裁的建模差异»: same fairness, single-packet order may differ).
-//! The rate gate always passes until DCQCN is in (issue: congestion control).
+//! The standalone block has no rate gate (the TX's is DCQCN, in the TX core).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
-use hwsim_ports::{ArbReq, ChipId, CreditMsg, QpId, UInt};
-use serde::{Deserialize, Serialize};
-
-use super::cbfc::{Cbfc, CbfcView};
+use hwsim_hw::CounterDecl;
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
 /// and the system monitors read this table; the registry refuses a counter missing from it.
@@ -121,9 +110,11 @@ impl BankArbiter {
         })
     }
 
-    /// One round over `queues` (entry ids per VC, in queue order). `flow(id)` names an entry's
-    /// flow (a dense index); `gate(id)` applies the gates in order and may count. Returns the
-    /// (VC, position) of the first entry that passes, visiting VCs from the pointer.
+    /// One round over `queues` (entry ids per VC, in queue order), as the VC queues' side and
+    /// [`BankArbiter::pick`] make it: per VC the first entry whose gate passes (a blocked head
+    /// holds back the rest of its flow; `flow(id)` names an entry's dense flow index), then the
+    /// first such VC from the pointer. Returns its (VC, position). Used by the rule tests; the
+    /// blocks split it at the VC boundary (`rclink_tx`, `bank_arbiter`).
     pub fn arbitrate(
         &mut self,
         queues: &[VecDeque<u32>; NUM_VC],
@@ -131,9 +122,10 @@ impl BankArbiter {
         mut gate: impl FnMut(u32) -> Gate,
     ) -> Option<(usize, usize)> {
         self.round += 1;
-        for k in 0..NUM_VC {
-            let vc = (self.ptr + k) % NUM_VC;
-            for (pos, &id) in queues[vc].iter().enumerate() {
+        let mut first = [None; NUM_VC];
+        let mut eligible = 0u8;
+        for (vc, q) in queues.iter().enumerate() {
+            for (pos, &id) in q.iter().enumerate() {
                 let f = flow(id);
                 if f >= self.flow_round.len() {
                     self.flow_round.resize(f + 1, 0);
@@ -142,12 +134,17 @@ impl BankArbiter {
                     continue;
                 }
                 match gate(id) {
-                    Gate::Pass => return Some((vc, pos)),
+                    Gate::Pass => {
+                        first[vc] = Some(pos);
+                        eligible |= 1 << vc;
+                        break;
+                    }
                     Gate::RateBlocked | Gate::CreditBlocked => self.flow_round[f] = self.round,
                 }
             }
         }
-        None
+        let (vc, _) = self.pick(eligible);
+        vc.map(|v| (v, first[v].expect("eligible")))
     }
 
     /// One round over the VCs' eligible bits (bit v: VC v has a frame that may go): the first
@@ -186,204 +183,6 @@ impl BankArbiter {
     /// Frames sent in the current turn.
     pub fn counter(&self) -> u32 {
         self.counter
-    }
-}
-
-/// The arbiter's state on the waves: `{prefix}ptr`, `{prefix}counter`, `{prefix}depth_vc{v}`.
-pub struct ArbiterView {
-    ptr: Out<UInt<3>>,
-    counter: Out<UInt<9>>,
-    depth: [Out<UInt<11>>; NUM_VC],
-}
-
-impl ArbiterView {
-    /// Port declarations (`prefix` "" for the block itself, "arbiter." inside `rclink_tx`).
-    pub fn ports(prefix: &str) -> Vec<PortDecl> {
-        let mut v = vec![
-            PortDecl::output::<UInt<3>>(&format!("{prefix}ptr")).doc("RR pointer: the VC whose turn it is"),
-            PortDecl::output::<UInt<9>>(&format!("{prefix}counter")).doc("frames sent in the pointer VC's turn"),
-        ];
-        for vc in 0..NUM_VC {
-            v.push(
-                PortDecl::output::<UInt<11>>(&format!("{prefix}depth_vc{vc}"))
-                    .doc("entries waiting in the VC queue (4 = MUL)"),
-            );
-        }
-        v
-    }
-    /// Binds the signals.
-    pub fn bind(prefix: &str, b: &Binder) -> Result<ArbiterView, String> {
-        let d = |vc: usize| b.output::<UInt<11>>(&format!("{prefix}depth_vc{vc}"));
-        Ok(ArbiterView {
-            ptr: b.output(&format!("{prefix}ptr"))?,
-            counter: b.output(&format!("{prefix}counter"))?,
-            depth: [d(0)?, d(1)?, d(2)?, d(3)?, d(4)?],
-        })
-    }
-    /// Shows the current state (a write of an unchanged value costs nothing downstream).
-    pub fn show(&self, a: &BankArbiter, queues: &[VecDeque<u32>; NUM_VC]) {
-        self.ptr.update(UInt::wrap(a.ptr as u64));
-        self.counter.update(UInt::wrap(a.counter as u64));
-        for (o, q) in self.depth.iter().zip(queues) {
-            o.update(UInt::wrap(q.len() as u64));
-        }
-    }
-}
-
-/// Parameters of the standalone block.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Params {
-    /// Weighted-RR weights, frames per turn: banks 0..3, then MUL; each 1..=256.
-    pub vc_weights: [u32; NUM_VC],
-    /// INITIAL_CREDIT per (dst, vc) of the CBFC gate.
-    pub initial_credits: u32,
-    /// CREDIT_UF_LIMIT of the CBFC gate.
-    pub uf_limit: u32,
-    /// Destinations shown on the waves (`cbfc.credits_d{d}`).
-    pub view_dsts: u32,
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        Params {
-            vc_weights: [1, 1, 1, 1, 256],
-            initial_credits: 1024,
-            uf_limit: 1,
-            view_dsts: 2,
-        }
-    }
-}
-
-/// Port list of the standalone block.
-pub fn ports(p: &Params) -> Vec<PortDecl> {
-    let mut v = vec![
-        PortDecl::stream_in::<ArbReq>("req", 4).doc("a frame joining the queue of VC qp & 3"),
-        PortDecl::stream_in::<CreditMsg>("credit", 8).doc("CBFC credit returns (src = the ledger's dst)"),
-        PortDecl::stream_out::<ArbReq>("grant").doc("granted frames, one per cycle at most"),
-    ];
-    v.extend(ArbiterView::ports(""));
-    v.extend(CbfcView::ports("cbfc.", p.view_dsts));
-    v
-}
-
-/// The standalone `bank_arbiter` block.
-pub struct BankArbiterBlock {
-    arb: BankArbiter,
-    cbfc: Cbfc,
-    view: ArbiterView,
-    cbfc_view: CbfcView,
-    req: StreamIn<ArbReq>,
-    credit: StreamIn<CreditMsg>,
-    grant: StreamOut<ArbReq>,
-    /// Entries by id (ids of granted entries are reused) and their flow index.
-    entries: Vec<(ArbReq, u32)>,
-    free: Vec<u32>,
-    flows: HashMap<(ChipId, QpId), u32>,
-    queues: [VecDeque<u32>; NUM_VC],
-    pending: bool,
-    c_calls: CounterId,
-    c_block: CounterId,
-    c_grants: CounterId,
-}
-
-/// Binds ports; refuses out-of-range parameters naming the parameter.
-pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
-    let arb = BankArbiter::new(p.vc_weights)?;
-    // One-packet requests carry their cost: a credit is a credit (size and overhead unused).
-    let cbfc = Cbfc::new(256, 0, p.uf_limit, p.initial_credits)?;
-    if p.view_dsts > super::cbfc::MAX_VIEW_DSTS {
-        return Err(format!("view_dsts = {}: must be in 0..=1024", p.view_dsts));
-    }
-    let cbfc_view = CbfcView::bind("cbfc.", p.view_dsts, b, &cbfc)?;
-    Ok(Box::new(BankArbiterBlock {
-        arb,
-        cbfc,
-        view: ArbiterView::bind("", b)?,
-        cbfc_view,
-        req: b.stream_in("req")?,
-        credit: b.stream_in("credit")?,
-        grant: b.stream_out("grant")?,
-        entries: Vec::new(),
-        free: Vec::new(),
-        flows: HashMap::new(),
-        queues: Default::default(),
-        pending: false,
-        c_calls: b.counter("diag_arb_calls"),
-        c_block: b.counter("diag_credit_block"),
-        c_grants: b.counter("grants"),
-    }))
-}
-
-impl Component for BankArbiterBlock {
-    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
-        while let Some(m) = self.credit.pop() {
-            if m.vc > 3 {
-                ctx.violation(format!("credit return for VC {} (banks are 0..=3): {m:?}", m.vc));
-                continue;
-            }
-            if let Err((_, why)) = self.cbfc.give_back(m.src, m.vc, m.credits as u32) {
-                ctx.violation(why);
-            }
-            self.cbfc_view.show(&self.cbfc, m.src);
-            self.pending = true;
-        }
-        while let Some(r) = self.req.pop() {
-            if r.cost as u32 > self.cbfc.max_packet_cost() {
-                ctx.violation(format!("{r:?}: cost never sendable"));
-                continue;
-            }
-            let n = self.flows.len() as u32;
-            let flow = *self.flows.entry((r.dst, r.qp)).or_insert(n);
-            let id = match self.free.pop() {
-                Some(id) => {
-                    self.entries[id as usize] = (r, flow);
-                    id
-                }
-                None => {
-                    self.entries.push((r, flow));
-                    self.entries.len() as u32 - 1
-                }
-            };
-            self.queues[r.qp.vc_bank().index()].push_back(id);
-            self.pending = true;
-        }
-        let mut granted = false;
-        if self.pending && self.grant.can_push() && self.queues.iter().any(|q| !q.is_empty()) {
-            ctx.count(self.c_calls, 1);
-            let (entries, cbfc) = (&self.entries, &mut self.cbfc);
-            let c_block = self.c_block;
-            let pick = self.arb.arbitrate(
-                &self.queues,
-                |id| entries[id as usize].1 as usize,
-                |id| {
-                    let r = entries[id as usize].0;
-                    let l = cbfc.ledger(r.dst, r.qp.vc_bank().value());
-                    if cbfc.admits(l, r.cost as u32) {
-                        Gate::Pass
-                    } else {
-                        ctx.count(c_block, 1);
-                        Gate::CreditBlocked
-                    }
-                },
-            );
-            if let Some((vc, pos)) = pick {
-                let id = self.queues[vc].remove(pos).expect("picked");
-                let r = self.entries[id as usize].0;
-                self.free.push(id);
-                let l = self.cbfc.ledger(r.dst, r.qp.vc_bank().value());
-                self.cbfc.charge(l, r.cost as u32);
-                self.cbfc_view.show(&self.cbfc, r.dst);
-                self.arb.sent(vc);
-                self.grant.push(r);
-                ctx.count(self.c_grants, 1);
-                granted = true;
-            }
-        }
-        self.view.show(&self.arb, &self.queues);
-        // After a grant the next round is next cycle; otherwise only a change runs one.
-        self.pending = granted && self.queues.iter().any(|q| !q.is_empty());
-        Wake::next_cycle_if(self.pending)
     }
 }
 

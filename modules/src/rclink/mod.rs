@@ -1,5 +1,5 @@
 //! The RC Link transport and its neighbours (seed 000): per link group, the TX (`tx`, the
-//! composition of `slot_fifo`, `bank_arbiter`, `cbfc` and `mac_credit`), the MAC serializer, the
+//! composition of `slot_fifo`, the bank arbiter (`vc_arbiter`), `cbfc` and `mac_credit`), the MAC serializer, the
 //! RX cap and the RX (`rx`, the composition of `psn_check` — PSN check, FACK, credit return, CNP —
 //! and `ack_merge`, which share the control output in `rx_ctrl`); per chip the PAXI core, the
 //! CDMA traffic source and the router; per edge direction the PhyLink.
@@ -7,6 +7,7 @@
 pub mod ack_cbfc;
 pub mod ack_merge;
 pub mod bank_arbiter;
+pub mod bank_arbiter_block;
 pub mod cbfc;
 pub mod cdma;
 pub mod cnp_merge;

@@ -31,12 +31,12 @@
 //! round that grants nothing moves neither pointer nor counter.
 //!
 //! No counters: the TX counts its rounds (`diag_arb_calls`) and blocked heads. The standalone
-//! `bank_arbiter` block (module testbenches and the RTL example: its own VC queues and CBFC
-//! ledgers) runs the same pointer rule, [`BankArbiter::sent`].
+//! `bank_arbiter` (module testbenches and the RTL example) is a composite of its own VC queues
+//! and CBFC ledgers (`bank_arbiter_core`) and this same node, at `arb.arbiter`.
 //!
 //! Deviations: as `bank_arbiter`'s (the bank-mask rotation modelled as this weighted RR).
 
-use hwsim_hw::{Binder, BuildResult, Component, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{Binder, BuildResult, Component, Ctx, ElabError, Netlist, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{UInt, VcGrant, VcReq};
 use serde::{Deserialize, Serialize};
 
@@ -68,6 +68,16 @@ pub fn ports(_p: &Params) -> Vec<PortDecl> {
         PortDecl::output::<UInt<3>>("ptr").doc("RR pointer: the VC whose turn it is"),
         PortDecl::output::<UInt<9>>("counter").doc("frames sent in the pointer VC's turn"),
     ]
+}
+
+/// Adds the node at `at` and wires `req_from` (a VC queues' side's `arb_req`) to its request
+/// and its grant to `grant_to`, both combinational: the composites that hold one (`rclink_tx`,
+/// `bank_arbiter`) wire it the same way.
+pub fn add_wired(nl: &mut Netlist, at: &str, p: Params, req_from: &str, grant_to: &str) -> Result<(), ElabError> {
+    nl.add(at, "vc_arbiter", ports(&p), Box::new(move |b| build(&p, b)))?;
+    nl.connect(req_from, &format!("{at}.req"), None)?;
+    nl.connect(&format!("{at}.grant"), grant_to, None)?;
+    Ok(())
 }
 
 /// The `vc_arbiter` block.

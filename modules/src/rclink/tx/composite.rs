@@ -107,14 +107,7 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     let ap = vc_arbiter::Params {
         vc_weights: p.vc_weights,
     };
-    nl.add(
-        &node("arbiter"),
-        "vc_arbiter",
-        vc_arbiter::ports(&ap),
-        Box::new(move |b| vc_arbiter::build(&ap, b)),
-    )?;
-    nl.connect(&node("core.arb_req"), &node("arbiter.req"), None)?;
-    nl.connect(&node("arbiter.grant"), &node("core.arb_grant"), None)?;
+    vc_arbiter::add_wired(nl, &node("arbiter"), ap, &node("core.arb_req"), &node("core.arb_grant"))?;
     nl.connect(&node("mac_credit.available"), &node("core.mac_available"), None)?;
     nl.connect(&node("mac_credit.mul_available"), &node("core.mul_mac_available"), None)?;
     for (outer, port) in MAC_CREDIT_EXPORTS {

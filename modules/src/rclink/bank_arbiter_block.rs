@@ -1,0 +1,347 @@
+//! The standalone bank arbiter (kind `bank_arbiter`) for module testbenches and the RTL example:
+//! a composite of its VC queues (`core`, kind `bank_arbiter_core`: five queues, the per-flow
+//! rule, a CBFC gate with its own ledgers) and the same round robin node every RC Link TX runs
+//! (`arbiter`, kind [`vc_arbiter`](super::vc_arbiter)), wired as the TX wires them: so a module
+//! testbench of the bank arbiter runs the pointer code the system runs.
+//!
+//! Seed 000 «VC 仲裁» (the RR pointer rule of v1.5.1, «流内 PSN 顺序保证»); the rules are in
+//! [`bank_arbiter`](super::bank_arbiter).
+//!
+//! ```text
+//!                      +-- bank_arbiter ------------------------------------------------+
+//!  req    ==(cap 4)==> | core: process 0: requests join queue qp & 3; per VC the first   | ==> grant : stream<ArbReq>
+//!  stream<ArbReq>      |   flow head CBFC admits ── arb_req (comb) ──> arbiter (vc_arbiter)| --> ptr, counter (the arbiter's)
+//!  credit ==(cap 8)==> |   process 1: <── arb_grant (comb): charge, push the grant        | --> depth_vc0..4, cbfc.credits_d{d}
+//!                      +----------------------------------------------------------------+
+//! ```
+//!
+//! **Timing** (unchanged from the fused block it replaces: every module golden identical): a
+//! request or credit visible at n is taken at n and a round runs at n if something changed (a
+//! request, a credit return, or the last round granted) and `grant` has room; the grant is on
+//! `grant` at n+1; pointer, counter, depths and credits show the state after the round at n.
+//!
+//! Counters (in the composite's scope): `diag_arb_calls` (rounds), `diag_credit_block`
+//! (blocked flow heads in the VCs the round looked at), `grants`.
+
+use std::collections::{HashMap, VecDeque};
+
+use hwsim_hw::{
+    Binder, BuildResult, Component, CounterId, Ctx, ElabError, Netlist, Out, PortDecl, StreamIn, StreamOut, Wake,
+};
+use hwsim_ports::{ArbReq, ChipId, CreditMsg, QpId, UInt, VcGrant, VcReq};
+use serde::{Deserialize, Serialize};
+
+use super::bank_arbiter::{BankArbiter, NUM_VC};
+use super::cbfc::{Cbfc, CbfcView, MAX_VIEW_DSTS};
+use super::vc_arbiter;
+
+/// Parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Weighted-RR weights, frames per turn: banks 0..3, then MUL; each 1..=256.
+    pub vc_weights: [u32; NUM_VC],
+    /// INITIAL_CREDIT per (dst, vc) of the CBFC gate.
+    pub initial_credits: u32,
+    /// CREDIT_UF_LIMIT of the CBFC gate.
+    pub uf_limit: u32,
+    /// Destinations shown on the waves (`cbfc.credits_d{d}`).
+    pub view_dsts: u32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            vc_weights: [1, 1, 1, 1, 256],
+            initial_credits: 1024,
+            uf_limit: 1,
+            view_dsts: 2,
+        }
+    }
+}
+
+impl Params {
+    /// Every parameter in its range; the error names the one that is not.
+    fn check(&self) -> Result<(), String> {
+        BankArbiter::new(self.vc_weights)?;
+        self.cbfc()?;
+        if self.view_dsts > MAX_VIEW_DSTS {
+            return Err(format!(
+                "view_dsts = {}: must be in 0..={MAX_VIEW_DSTS}",
+                self.view_dsts
+            ));
+        }
+        Ok(())
+    }
+    /// One-packet requests carry their cost: a credit is a credit (size and overhead unused).
+    fn cbfc(&self) -> Result<Cbfc, String> {
+        Cbfc::new(256, 0, self.uf_limit, self.initial_credits)
+    }
+}
+
+/// The core's ports inside the composite, wired to the arbiter (not exported).
+const INNER: [&str; 2] = ["arb_req", "arb_grant"];
+
+/// The composite's ports that are the arbiter's (outer name = the arbiter's port name).
+const ARBITER_EXPORTS: [&str; 2] = ["ptr", "counter"];
+
+/// Port list of the core (`bank_arbiter_core`).
+pub fn core_ports(p: &Params) -> Vec<PortDecl> {
+    let mut v = vec![
+        PortDecl::stream_in::<ArbReq>("req", 4).doc("a frame joining the queue of VC qp & 3"),
+        PortDecl::stream_in::<CreditMsg>("credit", 8).doc("CBFC credit returns (src = the ledger's dst)"),
+        // Process 0's: the round needs its room (a pop frees it and wakes the round); process
+        // 1, which follows in every cycle, pushes the grant.
+        PortDecl::stream_out::<ArbReq>("grant").doc("granted frames, one per cycle at most"),
+        PortDecl::comb_stream_out::<VcReq>("arb_req")
+            .doc("this cycle's round: the VCs with a flow head CBFC admits (to arbiter.req)"),
+        PortDecl::comb_stream_in::<VcGrant>("arb_grant", 1)
+            .process(1)
+            .doc("the arbiter's answer in the same cycle (arbiter.grant)"),
+    ];
+    for vc in 0..NUM_VC {
+        v.push(
+            PortDecl::output::<UInt<11>>(&format!("depth_vc{vc}"))
+                .process(1)
+                .doc("entries waiting in the VC queue (4 = MUL)"),
+        );
+    }
+    v.extend(CbfcView::ports("cbfc.", p.view_dsts));
+    v
+}
+
+/// Port list of `bank_arbiter` (the composite): the core's outer ports with the arbiter's
+/// pointer and counter after `grant`, where the fused block had them.
+pub fn ports(p: &Params) -> Vec<PortDecl> {
+    let mut v: Vec<PortDecl> = core_ports(p)
+        .into_iter()
+        .filter(|d| !INNER.contains(&d.name.as_str()))
+        .map(|d| d.process(0))
+        .collect();
+    let ap = arbiter_params(p);
+    let arb = vc_arbiter::ports(&ap);
+    for (k, name) in ARBITER_EXPORTS.iter().enumerate() {
+        v.insert(
+            3 + k,
+            arb.iter().find(|d| d.name == *name).expect("a vc_arbiter port").clone(),
+        );
+    }
+    v
+}
+
+fn arbiter_params(p: &Params) -> vc_arbiter::Params {
+    vc_arbiter::Params {
+        vc_weights: p.vc_weights,
+    }
+}
+
+/// Creates the children at `path`: `path.core` (counting in the composite's scope) and
+/// `path.arbiter`, wired both ways in the cycle, and exports the composite's ports.
+pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError> {
+    crate::split::refuse_at(path, p.check())?;
+    let node = |n: &str| format!("{path}.{n}");
+    let core = crate::split::Core {
+        kind: "bank_arbiter_core",
+        ports: core_ports(p),
+        build,
+        params: p.clone(),
+        draws: false,
+    };
+    crate::split::add_core(nl, path, core, |n| INNER.contains(&n))?;
+    vc_arbiter::add_wired(
+        nl,
+        &node("arbiter"),
+        arbiter_params(p),
+        &node("core.arb_req"),
+        &node("core.arb_grant"),
+    )?;
+    for name in ARBITER_EXPORTS {
+        nl.export(&node(name), &node(&format!("arbiter.{name}")))?;
+    }
+    Ok(())
+}
+
+/// What the round found in one VC: the first flow head CBFC admits, and the heads before it
+/// (or in the whole queue) it found blocked.
+#[derive(Clone, Copy, Debug, Default)]
+struct Head {
+    pos: Option<usize>,
+    blocked: u64,
+}
+
+/// The VC queues with their CBFC gate (kind `bank_arbiter_core`).
+pub struct BankArbiterCore {
+    cbfc: Cbfc,
+    cbfc_view: CbfcView,
+    depth: [Out<UInt<11>>; NUM_VC],
+    req: StreamIn<ArbReq>,
+    credit: StreamIn<CreditMsg>,
+    grant: StreamOut<ArbReq>,
+    arb_req: StreamOut<VcReq>,
+    arb_grant: StreamIn<VcGrant>,
+    /// Entries by id (ids of granted entries are reused) and their flow index.
+    entries: Vec<(ArbReq, u32)>,
+    free: Vec<u32>,
+    flows: HashMap<(ChipId, QpId), u32>,
+    queues: [VecDeque<u32>; NUM_VC],
+    /// The round of each flow that last found its head blocked (the per-flow rule).
+    flow_round: Vec<u64>,
+    round: u64,
+    heads: [Head; NUM_VC],
+    /// A request is on `arb_req` this cycle.
+    asked: bool,
+    pending: bool,
+    c_calls: CounterId,
+    c_block: CounterId,
+    c_grants: CounterId,
+}
+
+/// Binds ports; refuses out-of-range parameters naming the parameter.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    p.check()?;
+    let cbfc = p.cbfc()?;
+    let cbfc_view = CbfcView::bind("cbfc.", p.view_dsts, b, &cbfc)?;
+    let d = |vc: usize| b.output::<UInt<11>>(&format!("depth_vc{vc}"));
+    Ok(Box::new(BankArbiterCore {
+        cbfc,
+        cbfc_view,
+        depth: [d(0)?, d(1)?, d(2)?, d(3)?, d(4)?],
+        req: b.stream_in("req")?,
+        credit: b.stream_in("credit")?,
+        grant: b.stream_out("grant")?,
+        arb_req: b.stream_out("arb_req")?,
+        arb_grant: b.stream_in("arb_grant")?,
+        entries: Vec::new(),
+        free: Vec::new(),
+        flows: HashMap::new(),
+        queues: Default::default(),
+        flow_round: Vec::new(),
+        round: 0,
+        heads: Default::default(),
+        asked: false,
+        pending: false,
+        c_calls: b.counter("diag_arb_calls"),
+        c_block: b.counter("diag_credit_block"),
+        c_grants: b.counter("grants"),
+    }))
+}
+
+impl BankArbiterCore {
+    /// Credit returns and requests in.
+    fn take_inputs(&mut self, ctx: &mut Ctx<'_>) {
+        while let Some(m) = self.credit.pop() {
+            if m.vc > 3 {
+                ctx.violation(format!("credit return for VC {} (banks are 0..=3): {m:?}", m.vc));
+                continue;
+            }
+            if let Err((_, why)) = self.cbfc.give_back(m.src, m.vc, m.credits as u32) {
+                ctx.violation(why);
+            }
+            self.cbfc_view.show(&self.cbfc, m.src);
+            self.pending = true;
+        }
+        while let Some(r) = self.req.pop() {
+            if r.cost as u32 > self.cbfc.max_packet_cost() {
+                ctx.violation(format!("{r:?}: cost never sendable"));
+                continue;
+            }
+            let n = self.flows.len() as u32;
+            let flow = *self.flows.entry((r.dst, r.qp)).or_insert(n);
+            let id = match self.free.pop() {
+                Some(id) => {
+                    self.entries[id as usize] = (r, flow);
+                    id
+                }
+                None => {
+                    self.entries.push((r, flow));
+                    self.entries.len() as u32 - 1
+                }
+            };
+            self.queues[r.qp.vc_bank().index()].push_back(id);
+            self.pending = true;
+        }
+    }
+
+    /// Per VC, in queue order, the first flow head CBFC admits; a blocked head holds back the
+    /// rest of its flow. Returns the eligible VCs.
+    fn find_heads(&mut self) -> u8 {
+        self.round += 1;
+        let mut eligible = 0u8;
+        for vc in 0..NUM_VC {
+            let mut h = Head::default();
+            for (pos, &id) in self.queues[vc].iter().enumerate() {
+                let (r, f) = self.entries[id as usize];
+                let f = f as usize;
+                if f >= self.flow_round.len() {
+                    self.flow_round.resize(f + 1, 0);
+                }
+                if self.flow_round[f] == self.round {
+                    continue;
+                }
+                let l = self.cbfc.ledger(r.dst, r.qp.vc_bank().value());
+                if self.cbfc.admits(l, r.cost as u32) {
+                    h.pos = Some(pos);
+                    eligible |= 1 << vc;
+                    break;
+                }
+                h.blocked += 1;
+                self.flow_round[f] = self.round;
+            }
+            self.heads[vc] = h;
+        }
+        eligible
+    }
+}
+
+impl Component for BankArbiterCore {
+    /// Process 0: the inputs, and the round's request to the arbiter.
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        self.take_inputs(ctx);
+        self.asked = false;
+        if self.pending && self.grant.can_push() && self.queues.iter().any(|q| !q.is_empty()) {
+            ctx.count(self.c_calls, 1);
+            let eligible = self.find_heads();
+            self.arb_req.push(VcReq {
+                eligible: UInt::wrap(eligible as u64),
+            });
+            self.asked = true;
+        }
+        Wake::OnInput
+    }
+
+    /// Process 1: the arbiter's grant, the charge, the frame out, the waves.
+    fn process(&mut self, _p: u32, ctx: &mut Ctx<'_>) -> Wake {
+        let mut granted = false;
+        if self.asked {
+            let Some(g) = self.arb_grant.pop() else {
+                ctx.violation("bank_arbiter: no grant from the arbiter in the cycle of the request");
+                return Wake::OnInput;
+            };
+            // The blocked heads of the VCs the round looked at: a round that stops at its grant.
+            for vc in 0..NUM_VC {
+                if g.visited.0 & (1 << vc) != 0 {
+                    ctx.count(self.c_block, self.heads[vc].blocked);
+                }
+            }
+            if g.granted {
+                let vc = g.vc.0 as usize;
+                let pos = self.heads[vc].pos.expect("the arbiter grants an eligible VC");
+                let id = self.queues[vc].remove(pos).expect("found");
+                let r = self.entries[id as usize].0;
+                self.free.push(id);
+                let l = self.cbfc.ledger(r.dst, r.qp.vc_bank().value());
+                self.cbfc.charge(l, r.cost as u32);
+                self.cbfc_view.show(&self.cbfc, r.dst);
+                self.grant.push(r);
+                ctx.count(self.c_grants, 1);
+                granted = true;
+            }
+        }
+        for (o, q) in self.depth.iter().zip(&self.queues) {
+            o.update(UInt::wrap(q.len() as u64));
+        }
+        // After a grant the next round is next cycle; otherwise only a change runs one.
+        self.pending = granted && self.queues.iter().any(|q| !q.is_empty());
+        Wake::next_cycle_if(self.pending)
+    }
+}
