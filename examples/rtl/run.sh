@@ -39,34 +39,42 @@ if [ -z "${HWSIM:-}" ]; then
 fi
 mkdir -p "$OUT"
 
+build() { # build TOP TBCPP NAME PLANT_BUG [EXTRA_FLAGS]: obj_NAME/TBCPP-stem
+    local top=$1 cpp=$2 name=$3 bug=$4 extra=${5:-}
+    # shellcheck disable=SC2086
+    verilator --cc --exe --build -j 2 --trace --timescale 1ns/1ns -Wall -Wno-DECLFILENAME $extra \
+        -GPLANT_BUG="$bug" --top-module "$top" -Mdir "$OUT/obj_$name" \
+        -o tb "$HERE/$top.sv" "$HERE/$cpp" >"$OUT/build_$name.log" 2>&1 ||
+        { cat "$OUT/build_$name.log"; echo "examples/rtl/run.sh: FAIL: verilator build ($name)"; exit 1; }
+}
+
+# expect MODEL RTL RTL_BUG MAP STEM EXPECT: the RTL as written agrees with the model (diff exit
+# 0), the planted bug is reported as EXPECT (exit 1); the reports go to STEM.txt, STEM_bug.txt.
+expect() {
+    local model=$1 good=$2 bug=$3 map=$4 stem=$5 want=$6 status=0
+    "$HWSIM" diff "$model" "$good" --map "$map" >"$stem.txt" || status=$?
+    cat "$stem.txt"
+    if [ "$status" -ne 0 ]; then
+        echo "examples/rtl/run.sh: FAIL: the RTL disagrees with the model ($good; hwsim diff exit $status)"
+        exit 1
+    fi
+    status=0
+    "$HWSIM" diff "$model" "$bug" --map "$map" >"${stem}_bug.txt" || status=$?
+    cat "${stem}_bug.txt"
+    if [ "$status" -ne 1 ] || ! grep -q "$want" "${stem}_bug.txt"; then
+        echo "examples/rtl/run.sh: FAIL: the planted bug was not reported as \"$want\" (exit $status)"
+        exit 1
+    fi
+}
+
+# A. The bank arbiter's module testbench.
 "$HWSIM" vectors "$TB" --out "$OUT"
 "$HWSIM" run "$TB" --vcd "$OUT/model.vcd" -q
-
-build() { # build NAME PLANT_BUG
-    verilator --cc --exe --build -j 2 --trace --timescale 1ns/1ns -Wall -Wno-DECLFILENAME \
-        -Wno-UNUSEDSIGNAL -GPLANT_BUG="$2" --top-module bank_arbiter -Mdir "$OUT/obj_$1" \
-        -o tb "$HERE/bank_arbiter.sv" "$HERE/tb.cpp" >"$OUT/build_$1.log" 2>&1 ||
-        { cat "$OUT/build_$1.log"; echo "examples/rtl/run.sh: FAIL: verilator build ($1)"; exit 1; }
-}
-build good 0
-build bug 1
+build bank_arbiter tb.cpp good 0 -Wno-UNUSEDSIGNAL
+build bank_arbiter tb.cpp bug 1 -Wno-UNUSEDSIGNAL
 "$OUT/obj_good/tb" "$OUT/arb.csv" "$OUT/rtl.vcd"
 "$OUT/obj_bug/tb" "$OUT/arb.csv" "$OUT/rtl_bug.vcd"
-
-status=0
-"$HWSIM" diff "$OUT/model.vcd" "$OUT/rtl.vcd" --map "$HERE/map.yaml" >"$OUT/diff.txt" || status=$?
-cat "$OUT/diff.txt"
-if [ "$status" -ne 0 ]; then
-    echo "examples/rtl/run.sh: FAIL: the RTL disagrees with the model (hwsim diff exit $status)"
-    exit 1
-fi
-status=0
-"$HWSIM" diff "$OUT/model.vcd" "$OUT/rtl_bug.vcd" --map "$HERE/map.yaml" >"$OUT/diff_bug.txt" || status=$?
-cat "$OUT/diff_bug.txt"
-if [ "$status" -ne 1 ] || ! grep -q "$EXPECT_BUG" "$OUT/diff_bug.txt"; then
-    echo "examples/rtl/run.sh: FAIL: the planted bug was not reported as \"$EXPECT_BUG\" (exit $status)"
-    exit 1
-fi
+expect "$OUT/model.vcd" "$OUT/rtl.vcd" "$OUT/rtl_bug.vcd" "$HERE/map.yaml" "$OUT/diff" "$EXPECT_BUG"
 echo "examples/rtl/run.sh: A: PASS: the RTL agrees with the model; the planted bug is caught ($EXPECT_BUG)"
 
 # A2. The CBFC gate at its boundary (remaining == cost + uf_limit): the off-by-one `>` for `>=`
@@ -77,23 +85,10 @@ EXPECT_BUG2="first divergence at cycle 3 on arb.grant.valid"
 mkdir -p "$OUT2"
 "$HWSIM" vectors "$TB2" --out "$OUT2"
 "$HWSIM" run "$TB2" --vcd "$OUT2/model.vcd" -q
-build bug2 2
+build bank_arbiter tb.cpp bug2 2 -Wno-UNUSEDSIGNAL
 "$OUT/obj_good/tb" "$OUT2/arb.csv" "$OUT2/rtl.vcd"
 "$OUT/obj_bug2/tb" "$OUT2/arb.csv" "$OUT2/rtl_bug2.vcd"
-status=0
-"$HWSIM" diff "$OUT2/model.vcd" "$OUT2/rtl.vcd" --map "$HERE/map.yaml" >"$OUT2/diff.txt" || status=$?
-cat "$OUT2/diff.txt"
-if [ "$status" -ne 0 ]; then
-    echo "examples/rtl/run.sh: FAIL: the RTL disagrees with the model at the credit boundary (hwsim diff exit $status)"
-    exit 1
-fi
-status=0
-"$HWSIM" diff "$OUT2/model.vcd" "$OUT2/rtl_bug2.vcd" --map "$HERE/map.yaml" >"$OUT2/diff_bug2.txt" || status=$?
-cat "$OUT2/diff_bug2.txt"
-if [ "$status" -ne 1 ] || ! grep -q "$EXPECT_BUG2" "$OUT2/diff_bug2.txt"; then
-    echo "examples/rtl/run.sh: FAIL: the credit gate's off-by-one was not reported as \"$EXPECT_BUG2\" (exit $status)"
-    exit 1
-fi
+expect "$OUT2/model.vcd" "$OUT2/rtl.vcd" "$OUT2/rtl_bug2.vcd" "$HERE/map.yaml" "$OUT2/diff" "$EXPECT_BUG2"
 echo "examples/rtl/run.sh: A2: PASS: the RTL agrees at the credit boundary; the off-by-one is caught ($EXPECT_BUG2)"
 
 # B. The arbiter node inside a system run.
@@ -102,28 +97,9 @@ NODE=chip0.lg7.tx.arbiter
 EXPECT_SYS_BUG="first divergence at cycle 21 on $NODE.grant.visited"
 "$HWSIM" vectors "$SYS" --instance "$NODE" --out "$OUT"
 "$HWSIM" run "$SYS" --vcd "$OUT/gbn_model.vcd" -q
-build_vc() { # build_vc NAME PLANT_BUG
-    verilator --cc --exe --build -j 2 --trace --timescale 1ns/1ns -Wall -Wno-DECLFILENAME \
-        -GPLANT_BUG="$2" --top-module vc_arbiter -Mdir "$OUT/obj_vc_$1" \
-        -o tb_vc "$HERE/vc_arbiter.sv" "$HERE/tb_vc.cpp" >"$OUT/build_vc_$1.log" 2>&1 ||
-        { cat "$OUT/build_vc_$1.log"; echo "examples/rtl/run.sh: FAIL: verilator build (vc $1)"; exit 1; }
-}
-build_vc good 0
-build_vc bug 1
-"$OUT/obj_vc_good/tb_vc" "$OUT/$NODE.csv" "$OUT/gbn_rtl.vcd"
-"$OUT/obj_vc_bug/tb_vc" "$OUT/$NODE.csv" "$OUT/gbn_rtl_bug.vcd"
-status=0
-"$HWSIM" diff "$OUT/gbn_model.vcd" "$OUT/gbn_rtl.vcd" --map "$HERE/map_vc.yaml" >"$OUT/gbn_diff.txt" || status=$?
-cat "$OUT/gbn_diff.txt"
-if [ "$status" -ne 0 ]; then
-    echo "examples/rtl/run.sh: FAIL: vc_arbiter.sv disagrees with $NODE (hwsim diff exit $status)"
-    exit 1
-fi
-status=0
-"$HWSIM" diff "$OUT/gbn_model.vcd" "$OUT/gbn_rtl_bug.vcd" --map "$HERE/map_vc.yaml" >"$OUT/gbn_diff_bug.txt" || status=$?
-cat "$OUT/gbn_diff_bug.txt"
-if [ "$status" -ne 1 ] || ! grep -q "$EXPECT_SYS_BUG" "$OUT/gbn_diff_bug.txt"; then
-    echo "examples/rtl/run.sh: FAIL: the planted off-by-one was not reported as \"$EXPECT_SYS_BUG\" (exit $status)"
-    exit 1
-fi
+build vc_arbiter tb_vc.cpp vc_good 0
+build vc_arbiter tb_vc.cpp vc_bug 1
+"$OUT/obj_vc_good/tb" "$OUT/$NODE.csv" "$OUT/gbn_rtl.vcd"
+"$OUT/obj_vc_bug/tb" "$OUT/$NODE.csv" "$OUT/gbn_rtl_bug.vcd"
+expect "$OUT/gbn_model.vcd" "$OUT/gbn_rtl.vcd" "$OUT/gbn_rtl_bug.vcd" "$HERE/map_vc.yaml" "$OUT/gbn_diff" "$EXPECT_SYS_BUG"
 echo "examples/rtl/run.sh: B: PASS: vc_arbiter.sv agrees with $NODE through the Go-Back-N story; the planted bug is caught ($EXPECT_SYS_BUG)"

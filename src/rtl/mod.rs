@@ -38,6 +38,7 @@
 pub mod build;
 
 use std::collections::VecDeque;
+use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -99,6 +100,8 @@ pub struct Shadow {
     recent: VecDeque<(Cycle, Vec<u64>)>,
     /// The model's outputs of the cycles sent and not yet answered.
     pending: VecDeque<Vec<(u64, bool)>>,
+    /// Rows of `hist` that left it, for reuse.
+    spare: Vec<Vec<(u64, bool)>>,
     /// The next cycle sent, the next answered.
     next: Cycle,
     answered: Cycle,
@@ -253,6 +256,7 @@ fn start_one(
         max_offset,
         recent: VecDeque::new(),
         pending: VecDeque::new(),
+        spare: Vec::new(),
         next: 0,
         answered: 0,
         line: String::new(),
@@ -406,18 +410,27 @@ impl Shadow {
             }
             let nets = &self.nets;
             let val = |f: &Field| bits(&nets[f.net].1[f.slot]);
-            let inputs: Vec<u64> = self.ins.iter().map(val).collect();
-            let model: Vec<(u64, bool)> = self
-                .outs
-                .iter()
-                .map(|o| (val(&o.field), o.when.as_ref().is_none_or(|w| val(w) != 0)))
-                .collect();
+            // The rows' buffers come back from the rings they leave (no allocation per cycle
+            // once the rings are full).
+            let mut inputs = match self.recent.len() >= KEEP + BATCH {
+                true => self.recent.pop_front().map(|r| r.1).unwrap_or_default(),
+                false => Vec::with_capacity(self.ins.len()),
+            };
+            inputs.clear();
+            inputs.extend(self.ins.iter().map(val));
+            let mut model = self.spare.pop().unwrap_or_default();
+            model.clear();
+            model.extend(
+                self.outs
+                    .iter()
+                    .map(|o| (val(&o.field), o.when.as_ref().is_none_or(|w| val(w) != 0))),
+            );
             self.line.clear();
             for (i, x) in inputs.iter().enumerate() {
                 if i > 0 {
                     self.line.push(' ');
                 }
-                self.line.push_str(&x.to_string());
+                let _ = write!(self.line, "{x}");
             }
             self.line.push('\n');
             let line = std::mem::take(&mut self.line);
@@ -425,9 +438,6 @@ impl Shadow {
             self.line = line;
             r.map_err(|e| self.gone(c, e))?;
             self.recent.push_back((c, inputs));
-            if self.recent.len() > KEEP + BATCH {
-                self.recent.pop_front();
-            }
             self.pending.push_back(model);
             if self.pending.len() >= BATCH {
                 if let Some(d) = self.drain()? {
@@ -457,7 +467,9 @@ impl Shadow {
             }
             self.hist.push_back(model);
             if self.hist.len() > self.max_offset + 1 {
-                self.hist.pop_front();
+                if let Some(old) = self.hist.pop_front() {
+                    self.spare.push(old);
+                }
             }
             for (k, o) in self.outs.iter().enumerate() {
                 // The model's cycle this RTL cycle answers for.
