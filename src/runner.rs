@@ -219,6 +219,7 @@ fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
             monitor_counters: None,
             levels: Vec::new(),
             rtl_ports: BTreeMap::new(),
+            rtl_replaced: Vec::new(),
         }
     } else {
         if l.tb.instances.is_empty() {
@@ -229,7 +230,7 @@ fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
         }
         testbench::elaborate(l)?
     };
-    let nl = std::mem::take(&mut el.netlist);
+    let mut nl = std::mem::take(&mut el.netlist);
     el.kinds = nl.kind_counts();
     let instances = el.system.is_some().then(|| nl.instance_kinds());
     el.levels = nl.level_paths();
@@ -238,6 +239,10 @@ fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
             el.rtl_ports.insert(spec.instance.clone(), p.to_vec());
         }
     }
+    el.rtl_replaced = crate::rtl::replace::install(l, &mut nl)?
+        .into_iter()
+        .map(|r| Box::new(move || r.passed()) as Box<dyn Fn() -> CheckResult>)
+        .collect();
     let sim = nl.elaborate(seed).map_err(|e| testbench::elab_error(l, e))?;
     crate::registry::check_counter_tables(&sim).map_err(|e| InputError::new(&l.path, e))?;
     if let Some(instances) = instances {
@@ -898,7 +903,13 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     let stopped_by_rtl = diverged.is_some();
     match diverged {
         Some(d) => checks = vec![d],
-        None => checks.extend(shadows.iter().map(crate::rtl::Shadow::passed)),
+        None => {
+            checks.extend(shadows.iter().map(crate::rtl::Shadow::passed));
+            // A replaced node that broke the protocol stopped the run with an error instead.
+            if error.is_none() {
+                checks.extend(el.rtl_replaced.iter().map(|f| f()));
+            }
+        }
     }
     if error.is_none() && !opts.checks_off && !stopped_by_rtl {
         let expects = |what: &str| {

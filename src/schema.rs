@@ -70,8 +70,8 @@ pub struct Testbench {
 pub struct Rtl {
     /// The model's node (or composite) the RTL stands beside: a path of the netlist.
     pub instance: String,
-    /// `shadow` (the model drives; the RTL's outputs are compared every cycle). `replace` is
-    /// refused: not built yet.
+    /// `shadow` (the model drives; the RTL's outputs are compared every cycle) or `replace`
+    /// (the RTL drives the node's outputs in its place).
     #[serde(default = "shadow")]
     pub mode: String,
     /// Verilog / SystemVerilog files, relative to this testbench's folder.
@@ -88,6 +88,11 @@ pub struct Rtl {
     pub reset: Option<String>,
     /// The instance's port fields (`req.eligible`, `ptr`) → the RTL's signals.
     pub map: BTreeMap<String, RtlSignal>,
+    /// `replace`: whether the RTL may sleep once its outputs held still for a cycle with no
+    /// message (default true); `false` runs it every cycle (an RTL with a timer inside).
+    pub sleep: Option<bool>,
+    /// Seconds to wait for one answer of the RTL simulator before stopping it (default 10).
+    pub timeout_s: Option<f64>,
 }
 
 /// An RTL signal in a map: `req_valid`, or `{signal: ptr, offset: 1, when: grant.valid}`.

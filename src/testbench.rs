@@ -372,6 +372,9 @@ pub struct Elaborated {
     /// The ports of the nodes a `rtl:` entry stands beside (crate::rtl), kept from the netlist
     /// before it is handed to the kernel.
     pub rtl_ports: BTreeMap<String, Vec<hwsim_hw::PortDecl>>,
+    /// The checks of the nodes an RTL drives in place of the model (`rtl:` entries in
+    /// `replace` mode), read when the run ends.
+    pub rtl_replaced: Vec<Box<dyn Fn() -> crate::verdict::CheckResult>>,
 }
 
 /// Resolves the ports the checks read.
@@ -644,6 +647,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
         monitor_counters: None,
         levels: Vec::new(),
         rtl_ports: BTreeMap::new(),
+        rtl_replaced: Vec::new(),
     })
 }
 

@@ -1,7 +1,9 @@
 //! RTL in the loop (crate::rtl), end to end through the built binary: examples/rtl/vc_arbiter.sv
 //! shadowing `chip0.lg7.tx.arbiter` through the Go-Back-N story passes; the planted bug stops
 //! the run at its first cycle with the reproduction CSV; every refusal is exit 2, one line,
-//! located. The tests that need Verilator say so and pass without it (CI installs it first).
+//! located. In replace mode the RTL drives the arbiter: the Go-Back-N system runs to the
+//! model's every counter, the planted bug breaks the module testbench's grant order, an RTL
+//! breaking the protocol or moving on its own while asleep stops the run. The tests that need Verilator say so and pass without it (CI installs it first).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -53,7 +55,12 @@ const TB: &str = "tb/rtl/gbn_arbiter_shadow.yaml";
 
 /// The shipped testbench with its relative paths made absolute, edited by `f`, in `dir`.
 fn variant(dir: &Path, f: impl Fn(String) -> String) -> PathBuf {
-    let text = std::fs::read_to_string(root().join(TB)).unwrap();
+    variant_of(TB, dir, f)
+}
+
+/// The shipped testbench `tb` with its relative paths made absolute, edited by `f`, in `dir`.
+fn variant_of(tb: &str, dir: &Path, f: impl Fn(String) -> String) -> PathBuf {
+    let text = std::fs::read_to_string(root().join(tb)).unwrap();
     let sv = root().join("examples/rtl/vc_arbiter.sv");
     let cfg = root().join("configs/sg2262.yaml");
     let text = text
@@ -121,11 +128,11 @@ fn refused(tb: &Path, env: &[(&str, &str)], want: &str) {
 #[test]
 fn refusals_before_the_build() {
     let d = scratch("early");
-    let tb = variant(&d, |t| t.replace("mode: shadow", "mode: replace"));
+    let tb = variant(&d, |t| t.replace("mode: shadow", "mode: replica"));
     refused(
         &tb,
         &[],
-        "tb.yaml:22:11: rtl `arb`: mode `replace`: only `shadow` is built",
+        "tb.yaml:22:11: rtl `arb`: mode `replica`: `shadow` (the RTL compared beside the model) or `replace`",
     );
     let tb = variant(&d, |t| {
         t.replace("instance: chip0.lg7.tx.arbiter", "instance: chip0.lg9.tx.arbiter")
@@ -194,5 +201,237 @@ fn map_refusals_name_both_sides() {
         });
         refused(&tb, &[], want);
     }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+const REPLACE: &str = "tb/rtl/gbn_arbiter_replace.yaml";
+const RR: &str = "tb/rtl/rr_pointer_replace.yaml";
+
+fn report(args: &[&str], dir: &Path, name: &str) -> serde_json::Value {
+    let json = dir.join(name);
+    let mut a = args.to_vec();
+    a.extend(["--json", json.to_str().unwrap()]);
+    let (code, out, err) = hwsim(&a, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+#[test]
+fn the_rtl_in_place_of_the_arbiter_runs_go_back_n_to_the_models_every_counter() {
+    if !verilator() {
+        return;
+    }
+    let d = scratch("replace");
+    // The shadow run is the model's own arbiter driving (the RTL only watches).
+    let model = report(&[TB], &d, "model.json");
+    let rtl = report(&[REPLACE], &d, "rtl.json");
+    let no_skip = report(&[REPLACE, "--no-skip"], &d, "rtl_ns.json");
+    for k in ["counters", "flows", "metrics", "cycles"] {
+        assert_eq!(model[k], rtl[k], "{k} differ with the RTL in place of the arbiter");
+        assert_eq!(rtl[k], no_skip[k], "{k} differ with --no-skip");
+    }
+    assert_eq!(rtl["checks"], no_skip["checks"]);
+    let checks = rtl["checks"].as_array().unwrap();
+    let c = checks
+        .iter()
+        .find(|c| c["name"] == "rtl arb: chip0.lg7.tx.arbiter replaced by vc_arbiter")
+        .expect("the replace check");
+    assert_eq!(c["passed"], true);
+    assert_eq!(
+        c["actual"],
+        "21 cycles with a message in or out, the last at cycle 1711"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn the_replaced_arbiter_with_the_planted_bug_breaks_the_grant_order() {
+    if !verilator() {
+        return;
+    }
+    let (code, out, err) = hwsim(&[RR], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("verdict: PASS (14/14 checks)"), "{out}");
+    let (code, out, err) = hwsim(&[RR, "--set", "rtl.arb.parameters.PLANT_BUG=1"], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("first difference: item 3: expected {tag: 2}, actual {tag: 11"),
+        "{out}"
+    );
+}
+
+/// The vc_arbiter example with `edit` applied, written to `dir/name.sv`, and the round-robin
+/// testbench pointed at it.
+fn edited_rtl(dir: &Path, name: &str, edit: impl Fn(String) -> String, tb_edit: impl Fn(String) -> String) -> PathBuf {
+    let sv = std::fs::read_to_string(root().join("examples/rtl/vc_arbiter.sv")).unwrap();
+    let edited = edit(sv.clone());
+    assert_ne!(edited, sv, "the edit applies");
+    let p = dir.join(format!("{name}.sv"));
+    std::fs::write(&p, edited).unwrap();
+    let tb = variant_of(RR, dir, |t| {
+        tb_edit(t.replace(
+            root().join("examples/rtl/vc_arbiter.sv").to_str().unwrap(),
+            p.to_str().unwrap(),
+        ))
+    });
+    tb
+}
+
+#[test]
+fn an_rtl_breaking_the_protocol_stops_the_run_with_the_cycle_and_the_path() {
+    if !verilator() {
+        return;
+    }
+    let d = scratch("badvc");
+    let tb = edited_rtl(&d, "bad", |s| s.replace("grant_vc = vc;", "grant_vc = 3'd7;"), |t| t);
+    let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("protocol violation at cycle 1 in `arb.core`: bank_arbiter: the arbiter node granted VC 7, which the request did not name eligible"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn an_rtl_whose_outputs_move_on_their_own_must_not_sleep() {
+    if !verilator() {
+        return;
+    }
+    let d = scratch("ticker");
+    // A timer inside: at its 40th clock the counter register jumps, whatever the inputs (the
+    // RTL has been asleep since its last grant at 25, its outputs holding still).
+    let tick = |s: String| {
+        s.replace(
+            "    always_ff @(posedge clk) begin\n        if (rst) begin",
+            "    logic [7:0] t;\n    always_ff @(posedge clk) t <= rst ? 8'd0 : t + 8'd1;\n    always_ff @(posedge clk) begin\n        if (rst) begin",
+        )
+        .replace("counter <= counter_d;", "counter <= (t == 8'd40) ? 9'd77 : counter_d;")
+    };
+    // A request at 60 wakes it: the cycles it slept are clocked, and the jump is seen there.
+    let tb = edited_rtl(&d, "ticker", tick, |t| {
+        t.replace(
+            "stimulus:\n",
+            "stimulus:\n  - {at: 60, port: arb.req, value: {tag: 4, dst: 1, qp: 2, cost: 1}}\n",
+        )
+    });
+    let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(
+            "rtl `arb`: the RTL's output `counter` moved from 0 to 77 at cycle 41 with its inputs held since cycle "
+        ) && out.contains("an RTL whose outputs move on their own needs `sleep: false`"),
+        "{out}"
+    );
+    // Awake every cycle, it runs to `until` without an error, the jump on the waves.
+    let tb = edited_rtl(&d, "ticker", tick, |t| {
+        t.replace("mode: replace", "mode: replace\n    sleep: false")
+            .replace("expect:\n", "expect:\n  - {port: arb.counter, at: 41, value: 77}\n")
+    });
+    let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("verdict: PASS (15/15 checks) at cycle 100"), "{out}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn replace_refusals_name_the_node_and_the_rtl() {
+    if !verilator() {
+        return;
+    }
+    let d = scratch("rmap");
+    for (from, to, want) in [
+        (
+            "instance: chip0.lg7.tx.arbiter",
+            "instance: chip0.lg7.tx",
+            "rtl `arb`: instance `chip0.lg7.tx` is a composite: only a leaf node can be replaced",
+        ),
+        (
+            "instance: chip0.lg7.tx.arbiter",
+            "instance: chip0.lg7.tx.core",
+            "rtl `arb`: instance `chip0.lg7.tx.core`: port `",
+        ),
+        (
+            "instance: chip0.lg7.tx.arbiter",
+            "instance: chip0.lg7.tx.ack_return",
+            "rtl `arb`: instance `chip0.lg7.tx.ack_return`: output `ack_cr` carries CreditMsg, which cannot be built from RTL values yet",
+        ),
+        (
+            "ptr: ptr",
+            "ptr: {signal: ptr, offset: 1}",
+            "map: `ptr`: `offset` and `when` belong to a shadow's comparison",
+        ),
+        (
+            "      grant.vc: grant_vc\n",
+            "",
+            "map: `chip0.lg7.tx.arbiter.grant.vc` is driven by no RTL output (in replace mode the RTL drives every output field)",
+        ),
+        (
+            "grant.valid: grant_valid",
+            "grant.valid: req_valid",
+            "map: `grant.valid` → `req_valid`: the RTL's `req_valid` must be an output of `vc_arbiter`",
+        ),
+        (
+            "req.valid: req_valid",
+            "req.ready: req_valid",
+            "map: `req.ready` → `req_valid`: the RTL's `req_valid` must be an output of `vc_arbiter`",
+        ),
+    ] {
+        let tb = variant_of(REPLACE, &d, |t| {
+            assert!(t.contains(from), "{from}");
+            t.replace(from, to)
+        });
+        refused(&tb, &[], want);
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn an_rtl_that_stops_answering_is_stopped_after_its_timeout() {
+    if !verilator() {
+        return;
+    }
+    let d = scratch("hang");
+    let cache = d.join("cache");
+    let tb = variant_of(REPLACE, &d, |t| {
+        t.replace("mode: replace", "mode: replace\n    timeout_s: 1")
+    });
+    let env = [("HWSIM_RTL_DIR", cache.to_str().unwrap())];
+    let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &env);
+    assert_eq!(code, 0, "{out}{err}");
+    // The cached simulator swapped for one that tells its ports and then never answers.
+    let dir = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("sim").is_file())
+        .expect("the build");
+    let sim = dir.join("sim");
+    let ports = Command::new(&sim).arg("--ports").output().unwrap().stdout;
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = --ports ]; then\ncat <<'EOF'\n{}EOF\nexit 0\nfi\nexec sleep 60\n",
+        String::from_utf8(ports).unwrap()
+    );
+    std::fs::write(&sim, script).unwrap();
+    let t0 = std::time::Instant::now();
+    let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &env);
+    assert!(
+        t0.elapsed().as_secs() < 30,
+        "stopped after its timeout, not after the sleep"
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(
+            "rtl `arb`: the RTL simulator stopped at cycle 0: no answer (no answer within 1 s, so hwsim stopped it"
+        ),
+        "{out}"
+    );
+    let tb = variant_of(REPLACE, &d, |t| {
+        t.replace("mode: replace", "mode: replace\n    timeout_s: 0")
+    });
+    refused(
+        &tb,
+        &env,
+        "rtl `arb`: timeout_s: 0: seconds to wait for one answer of the RTL",
+    );
     let _ = std::fs::remove_dir_all(&d);
 }

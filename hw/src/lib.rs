@@ -13,6 +13,7 @@
 //! - [`Harness`], a poke/peek bench for unit-testing one component.
 #![warn(missing_docs)]
 
+pub mod anyport;
 pub mod component;
 pub mod error;
 pub mod harness;
@@ -30,6 +31,7 @@ pub type Cycle = u64;
 /// Clock frequency: 1 GHz.
 pub const CLOCK_HZ: u64 = 1_000_000_000;
 
+pub use anyport::AnyPort;
 pub use component::{Component, CounterDecl, CounterId, Ctx, Wake};
 pub use error::{ElabError, SimError};
 pub use harness::Harness;
@@ -39,4 +41,4 @@ pub use port::MAX_PROCESSES;
 pub use rng::Rng;
 pub use sim::{Sim, Stats, Stop};
 pub use trace::{glob_match, selected as trace_selected, SharedBuffer, TraceOptions};
-pub use value::{SignalValue, Trace, TraceField, TraceKind, TraceValue, Value};
+pub use value::{bits_of, SignalValue, Trace, TraceField, TraceKind, TraceValue, Value};

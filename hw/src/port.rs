@@ -4,8 +4,9 @@
 use std::any::{Any, TypeId};
 use std::rc::Rc;
 
+use crate::anyport::{erase_signal_in, erase_signal_out, erase_stream_in, erase_stream_out, EraseFn};
 use crate::net::{NetDyn, NetShared, SignalNet, StreamNet};
-use crate::value::{SignalValue, Value};
+use crate::value::{SignalValue, TraceField, Value};
 
 /// Port direction, seen from the component that declares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,6 +99,13 @@ pub struct PortDecl {
     /// processes of a block like separate nodes, each after the one before it.
     pub process: u8,
     pub(crate) make: MakeNet,
+    /// The type-erased handle of the port seen as an input and as an output (a flipped port
+    /// swaps its direction): see [`crate::anyport`].
+    pub(crate) erase: [EraseFn; 2],
+    /// The value type's traced fields.
+    fields: fn() -> &'static [TraceField],
+    /// Whether values can be built from fields ([`Trace::LOAD`](crate::Trace::LOAD)).
+    loadable: bool,
 }
 
 fn short_type_name<T>() -> &'static str {
@@ -110,7 +118,7 @@ fn short_type_name<T>() -> &'static str {
 }
 
 impl PortDecl {
-    fn new<T: 'static>(name: &str, dir: Dir, shape: Shape, capacity: u32, make: MakeNet) -> Self {
+    fn new<T: Value>(name: &str, dir: Dir, shape: Shape, capacity: u32, make: MakeNet, erase: [EraseFn; 2]) -> Self {
         PortDecl {
             name: name.to_string(),
             dir,
@@ -126,23 +134,49 @@ impl PortDecl {
             level: false,
             process: 0,
             make,
+            erase,
+            fields: T::fields,
+            loadable: T::LOAD,
         }
+    }
+    /// Whether the value type can be built from its fields ([`Trace::load`](crate::Trace::load)):
+    /// a port a foreign model (an RTL) may drive.
+    pub fn loadable(&self) -> bool {
+        self.loadable
+    }
+    /// The value type's traced fields ([`Trace::fields`](crate::Trace::fields); a stream's
+    /// `valid` and `occupancy` are the net's, not among them).
+    pub fn fields(&self) -> &'static [TraceField] {
+        (self.fields)()
+    }
+    fn sig<T: SignalValue>() -> [EraseFn; 2] {
+        [erase_signal_in::<T>, erase_signal_out::<T>]
+    }
+    fn strm<T: Value>() -> [EraseFn; 2] {
+        [erase_stream_in::<T>, erase_stream_out::<T>]
     }
     /// A signal input.
     pub fn input<T: SignalValue>(name: &str) -> Self {
-        Self::new::<T>(name, Dir::In, Shape::Signal, 0, make_signal::<T>)
+        Self::new::<T>(name, Dir::In, Shape::Signal, 0, make_signal::<T>, Self::sig::<T>())
     }
     /// A signal output.
     pub fn output<T: SignalValue>(name: &str) -> Self {
-        Self::new::<T>(name, Dir::Out, Shape::Signal, 0, make_signal::<T>)
+        Self::new::<T>(name, Dir::Out, Shape::Signal, 0, make_signal::<T>, Self::sig::<T>())
     }
     /// A stream input with a buffer of `capacity` messages (≥ 1).
     pub fn stream_in<T: Value>(name: &str, capacity: u32) -> Self {
-        Self::new::<T>(name, Dir::In, Shape::Stream, capacity.max(1), make_stream::<T>)
+        Self::new::<T>(
+            name,
+            Dir::In,
+            Shape::Stream,
+            capacity.max(1),
+            make_stream::<T>,
+            Self::strm::<T>(),
+        )
     }
     /// A stream output; the capacity is the consumer's.
     pub fn stream_out<T: Value>(name: &str) -> Self {
-        Self::new::<T>(name, Dir::Out, Shape::Stream, 0, make_stream::<T>)
+        Self::new::<T>(name, Dir::Out, Shape::Stream, 0, make_stream::<T>, Self::strm::<T>())
     }
     /// A combinational signal input: read in the cycle its driver writes it.
     pub fn comb_input<T: SignalValue>(name: &str) -> Self {

@@ -91,6 +91,26 @@ pub trait Trace {
     fn fields() -> &'static [TraceField];
     /// Writes the current field values into `out` (`out.len() == slot_count(fields())`).
     fn sample(&self, out: &mut [TraceValue]);
+    /// Whether [`Trace::load`] is implemented (a value a foreign model, an RTL simulator, may
+    /// drive onto a net by its fields).
+    const LOAD: bool = false;
+    /// The value whose [`sample`](Trace::sample) is `v` (the inverse of `sample`), or `None`
+    /// for fields that are no value of the type (a bit set above a field's width, a code no
+    /// variant has). Only types with [`Trace::LOAD`] set implement it.
+    fn load(_v: &[TraceValue]) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
+}
+
+/// The bits of a sampled field, if they fit in `width` bits (`None` for a real, or wider bits).
+pub fn bits_of(v: &TraceValue, width: u32) -> Option<u64> {
+    match *v {
+        TraceValue::Bits(b) if width >= 64 || b >> width == 0 => Some(b),
+        _ => None,
+    }
 }
 
 macro_rules! trace_uint {
@@ -103,10 +123,28 @@ macro_rules! trace_uint {
             fn sample(&self, out: &mut [TraceValue]) {
                 out[0] = TraceValue::Bits(*self as u64);
             }
+            const LOAD: bool = true;
+            fn load(v: &[TraceValue]) -> Option<Self> {
+                bits_of(v.first()?, $w).map(|b| b as $t)
+            }
         }
     )*};
 }
-trace_uint!(bool => 1, u8 => 8, u16 => 16, u32 => 32, u64 => 64);
+trace_uint!(u8 => 8, u16 => 16, u32 => 32, u64 => 64);
+
+impl Trace for bool {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 1] = [TraceField::bits("", 1)];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(*self as u64);
+    }
+    const LOAD: bool = true;
+    fn load(v: &[TraceValue]) -> Option<Self> {
+        bits_of(v.first()?, 1).map(|b| b != 0)
+    }
+}
 
 impl Trace for f64 {
     fn fields() -> &'static [TraceField] {
@@ -116,6 +154,13 @@ impl Trace for f64 {
     fn sample(&self, out: &mut [TraceValue]) {
         out[0] = TraceValue::Real(*self);
     }
+    const LOAD: bool = true;
+    fn load(v: &[TraceValue]) -> Option<Self> {
+        match *v.first()? {
+            TraceValue::Real(x) => Some(x),
+            TraceValue::Bits(_) => None,
+        }
+    }
 }
 
 /// The unit value carries no data (a pure event on a stream shows only its `valid`).
@@ -124,6 +169,10 @@ impl Trace for () {
         &[]
     }
     fn sample(&self, _out: &mut [TraceValue]) {}
+    const LOAD: bool = true;
+    fn load(_v: &[TraceValue]) -> Option<Self> {
+        Some(())
+    }
 }
 
 /// Marker for everything that may travel on a net: traced, cloneable, debuggable, owned.

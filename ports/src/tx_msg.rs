@@ -113,6 +113,12 @@ impl Trace for VcReq {
     fn sample(&self, out: &mut [TraceValue]) {
         out[0] = TraceValue::Bits(UInt::<5>::wrap(self.eligible.0).0);
     }
+    const LOAD: bool = true;
+    fn load(v: &[TraceValue]) -> Option<Self> {
+        Some(VcReq {
+            eligible: UInt::load(v.get(..1)?)?,
+        })
+    }
 }
 
 /// Bank arbiter → TX core, combinationally, in answer to a [`VcReq`]: `granted` and the VC
@@ -144,6 +150,14 @@ impl Trace for VcGrant {
         out[0] = TraceValue::Bits(self.granted as u64);
         out[1] = TraceValue::Bits(UInt::<3>::wrap(self.vc.0).0);
         out[2] = TraceValue::Bits(UInt::<5>::wrap(self.visited.0).0);
+    }
+    const LOAD: bool = true;
+    fn load(v: &[TraceValue]) -> Option<Self> {
+        Some(VcGrant {
+            granted: bool::load(v.get(..1)?)?,
+            vc: UInt::load(v.get(1..2)?)?,
+            visited: UInt::load(v.get(2..3)?)?,
+        })
     }
 }
 
@@ -258,5 +272,36 @@ impl<const W: u32> Trace for UInt<W> {
     }
     fn sample(&self, out: &mut [TraceValue]) {
         out[0] = TraceValue::Bits(Self::wrap(self.0).0);
+    }
+    const LOAD: bool = true;
+    fn load(v: &[TraceValue]) -> Option<Self> {
+        hwsim_hw::bits_of(v.first()?, W).map(UInt)
+    }
+}
+
+#[cfg(test)]
+mod load_tests {
+    use super::*;
+
+    #[test]
+    fn the_arbiter_messages_load_what_they_sample() {
+        let g = VcGrant {
+            granted: true,
+            vc: UInt(4),
+            visited: UInt(0b11001),
+        };
+        let mut out = [TraceValue::Bits(0); 3];
+        g.sample(&mut out);
+        assert_eq!(VcGrant::load(&out), Some(g));
+        // A VC number wider than its 3 bits is no VcGrant.
+        out[1] = TraceValue::Bits(8);
+        assert_eq!(VcGrant::load(&out), None);
+        assert_eq!(
+            VcReq::load(&[TraceValue::Bits(0b10101)]),
+            Some(VcReq {
+                eligible: UInt(0b10101)
+            })
+        );
+        assert_eq!(VcReq::load(&[]), None);
     }
 }

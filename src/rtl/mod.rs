@@ -5,7 +5,8 @@
 //! rtl:
 //!   arb:
 //!     instance: chip0.lg7.tx.arbiter       # the node (any path of the netlist)
-//!     mode: shadow                          # the model drives; the RTL is compared
+//!     mode: shadow                          # the model drives; the RTL is compared (or
+//!                                           # `replace`: the RTL drives, see [`replace`])
 //!     sources: [../../examples/rtl/vc_arbiter.sv]   # relative to the testbench's folder
 //!     top: vc_arbiter
 //!     parameters: {PLANT_BUG: 0}            # Verilog parameters (-G)
@@ -33,15 +34,21 @@
 //! input but the clock and reset must be mapped, widths must match the model's field widths
 //! (both named in the error), ports wider than 64 bits are refused; all exit 2.
 //!
-//! Not built: `mode: replace` (the RTL driving the node's outputs in its place) is refused.
+//! **Replace.** `mode: replace` puts the RTL in the node's place: see [`replace`].
+//!
+//! **Hangs.** Each wait for the RTL simulator is bounded by the entry's `timeout_s` (default
+//! [`DEFAULT_TIMEOUT_S`]): past it the process is stopped and the run ends with the cycle it
+//! was stuck in ([`watchdog`]).
 
 pub mod build;
+pub mod replace;
+pub mod watchdog;
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::rc::Rc;
 
 use std::collections::BTreeMap;
@@ -55,6 +62,9 @@ use crate::yaml::InputError;
 
 /// Cycles of inputs kept for the reproduction CSV.
 pub const KEEP: usize = 64;
+
+/// Seconds hwsim waits for one answer of the RTL simulator before it stops it.
+pub const DEFAULT_TIMEOUT_S: f64 = 10.0;
 
 /// Cycles sent to the RTL before its answers are read.
 pub const BATCH: usize = 256;
@@ -86,7 +96,7 @@ pub struct Shadow {
     instance: String,
     top: String,
     dir: PathBuf,
-    child: Child,
+    watch: watchdog::Watchdog,
     to: BufWriter<ChildStdin>,
     from: BufReader<ChildStdout>,
     nets: Vec<(Rc<dyn NetDyn>, Vec<TraceValue>)>,
@@ -163,7 +173,9 @@ fn fields_of(
 pub fn start(l: &Loaded, nl: &BTreeMap<String, Vec<PortDecl>>, sim: &Sim) -> Result<Vec<Shadow>, InputError> {
     let mut v = Vec::new();
     for (name, spec) in &l.tb.rtl {
-        v.push(start_one(l, nl, sim, name, spec)?);
+        if spec.mode == "shadow" {
+            v.push(start_one(l, nl, sim, name, spec)?);
+        }
     }
     Ok(v)
 }
@@ -176,26 +188,82 @@ fn start_one(
     spec: &Rtl,
 ) -> Result<Shadow, InputError> {
     let err = |needle: &str, m: String| l.error_at(needle, format!("rtl `{name}`: {m}"));
-    if spec.mode != "shadow" {
-        return Err(err(
-            &spec.mode,
-            format!(
-                "mode `{}`: only `shadow` is built (the RTL compared beside the model); `replace` is not yet",
-                spec.mode
-            ),
-        ));
-    }
     let Some(decls) = nl.get(&spec.instance) else {
-        return Err(err(
-            &spec.instance,
-            format!(
-                "instance `{}`: no such node in the netlist (`hwsim netlist TB --dot F` draws them)",
-                spec.instance
-            ),
-        ));
+        return Err(no_node(spec, &err));
     };
+    let Launched {
+        built,
+        reset,
+        dir,
+        watch,
+        to,
+        from,
+    } = launch(l, name, spec)?;
+    let mut nets = Vec::new();
+    let fields = fields_of(&spec.instance, decls, sim, &mut nets);
+    let (ins, outs) = wire(spec, &fields, &built.ports, reset.as_deref(), &err)?;
+    let rtl_outs = built.ports.iter().filter(|p| !p.input).count();
+    let max_offset = outs.iter().map(|o| o.offset).max().unwrap_or(0);
+    Ok(Shadow {
+        name: name.to_string(),
+        instance: spec.instance.clone(),
+        top: spec.top.clone(),
+        dir,
+        watch,
+        to,
+        from,
+        nets,
+        ins,
+        outs,
+        rtl_outs,
+        hist: VecDeque::new(),
+        max_offset,
+        recent: VecDeque::new(),
+        pending: VecDeque::new(),
+        spare: Vec::new(),
+        next: 0,
+        answered: 0,
+        line: String::new(),
+        compared: 0,
+        inputs: l.files.clone(),
+    })
+}
+
+fn no_node(spec: &Rtl, err: &dyn Fn(&str, String) -> InputError) -> InputError {
+    err(
+        &spec.instance,
+        format!(
+            "instance `{}`: no such node in the netlist (`hwsim netlist TB --dot F` draws them)",
+            spec.instance
+        ),
+    )
+}
+
+/// A built RTL model, started and waiting for its first cycle.
+pub(crate) struct Launched {
+    pub built: build::Built,
+    /// The reset input's name (without the `!` of an active-low one).
+    pub reset: Option<String>,
+    /// Where builds are cached (and a divergence's CSV goes).
+    pub dir: PathBuf,
+    /// The RTL simulator's process, under a bound on each wait for it.
+    pub watch: watchdog::Watchdog,
+    pub to: BufWriter<ChildStdin>,
+    pub from: BufReader<ChildStdout>,
+}
+
+/// Checks an entry's sources, builds its RTL (or finds the cached build) and starts it.
+pub(crate) fn launch(l: &Loaded, name: &str, spec: &Rtl) -> Result<Launched, InputError> {
+    let err = |needle: &str, m: String| l.error_at(needle, format!("rtl `{name}`: {m}"));
     if spec.sources.is_empty() {
         return Err(err("sources", "sources: name at least one Verilog file".into()));
+    }
+    let limit = spec.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
+    if !(limit.is_finite() && limit > 0.0 && limit <= 86_400.0) {
+        return Err(err(
+            "timeout_s",
+            format!("timeout_s: {limit}: seconds to wait for one answer of the RTL, more than 0, at most 86400"),
+        ));
     }
     let base = l.path.parent().unwrap_or(Path::new("."));
     let sources: Vec<PathBuf> = spec.sources.iter().map(|s| base.join(s)).collect();
@@ -227,10 +295,6 @@ fn start_one(
             built.exe.parent().unwrap_or(&dir).display()
         );
     }
-    let mut nets = Vec::new();
-    let fields = fields_of(&spec.instance, decls, sim, &mut nets);
-    let (ins, outs) = wire(spec, &fields, &built.ports, reset.map(|r| r.0), &err)?;
-    let rtl_outs = built.ports.iter().filter(|p| !p.input).count();
     let mut child = Command::new(&built.exe)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -239,29 +303,14 @@ fn start_one(
         .map_err(|e| err(&spec.top, format!("{}: cannot start: {e}", built.exe.display())))?;
     let to = BufWriter::new(child.stdin.take().expect("piped"));
     let from = BufReader::new(child.stdout.take().expect("piped"));
-    let max_offset = outs.iter().map(|o| o.offset).max().unwrap_or(0);
-    Ok(Shadow {
-        name: name.to_string(),
-        instance: spec.instance.clone(),
-        top: spec.top.clone(),
+    let watch = watchdog::Watchdog::new(child, std::time::Duration::from_secs_f64(limit));
+    Ok(Launched {
+        built,
+        reset: reset.map(|r| r.0.to_string()),
         dir,
-        child,
+        watch,
         to,
         from,
-        nets,
-        ins,
-        outs,
-        rtl_outs,
-        hist: VecDeque::new(),
-        max_offset,
-        recent: VecDeque::new(),
-        pending: VecDeque::new(),
-        spare: Vec::new(),
-        next: 0,
-        answered: 0,
-        line: String::new(),
-        compared: 0,
-        inputs: l.files.clone(),
     })
 }
 
@@ -402,6 +451,7 @@ impl Shadow {
     /// wait for the RTL in a shadow), so the run stops at most a batch after a divergence; the
     /// divergence is the exact cycle.
     pub fn step(&mut self, sim: &Sim) -> Result<Option<Divergence>, InputError> {
+        let _wait = self.watch.guard();
         while self.next < sim.now() {
             let c = self.next;
             self.next += 1;
@@ -450,6 +500,7 @@ impl Shadow {
 
     /// Reads the RTL's answers to every cycle sent and compares them.
     fn drain(&mut self) -> Result<Option<Divergence>, InputError> {
+        let _wait = self.watch.guard();
         let first = self.next - self.pending.len() as u64;
         self.to.flush().map_err(|e| self.gone(first, e))?;
         while let Some(model) = self.pending.pop_front() {
@@ -523,7 +574,11 @@ impl Shadow {
     fn gone(&self, c: Cycle, e: std::io::Error) -> InputError {
         InputError::new(
             Path::new(&self.instance),
-            format!("rtl `{}`: the RTL simulator stopped at cycle {c}: {e}", self.name),
+            format!(
+                "rtl `{}`: the RTL simulator stopped at cycle {c}: {e}{}",
+                self.name,
+                self.watch.why()
+            ),
         )
     }
 
@@ -565,7 +620,6 @@ impl Shadow {
 impl Drop for Shadow {
     fn drop(&mut self) {
         let _ = self.to.flush();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // The watchdog, dropped after this, stops the process.
     }
 }

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::find_port;
+use crate::anyport::AnyPort;
 use crate::component::CounterId;
 use crate::net::{CombOut, In, NetShared, Out, SignalNet, StreamIn, StreamNet, StreamOut};
 use crate::port::{timing_word, Dir, PortDecl, Shape, Timing};
@@ -88,6 +89,15 @@ impl Binder<'_> {
     /// The stream output `name`.
     pub fn stream_out<T: Value>(&self, name: &str) -> Result<StreamOut<T>, String> {
         self.net::<StreamNet<T>>(name, Dir::Out, Shape::Stream).map(StreamOut)
+    }
+    /// Port `name` as a handle of hidden value type, read and driven by its traced fields (see
+    /// [`crate::anyport`]); the same rules hold as for the typed handle.
+    pub fn any_port(&self, name: &str) -> Result<AnyPort, String> {
+        let p = find_port(self.ports, self.port_index, name)
+            .ok_or_else(|| format!("block asks for undeclared port `{name}`"))?;
+        let d = &self.ports[p];
+        let f = d.erase[(d.dir == Dir::Out) as usize];
+        f(self, name)
     }
     /// The untyped net behind port `name` (for generic testbench drivers and monitors).
     pub fn net_any(&self, name: &str) -> Option<Rc<dyn Any>> {

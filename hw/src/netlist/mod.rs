@@ -201,6 +201,20 @@ impl Netlist {
         }
     }
 
+    /// Replaces the builder of instance `path` (not a composite): the node keeps its kind, its
+    /// ports and every binding, and a different component stands behind them (an RTL simulator
+    /// in place of the model's block). Refused for an unknown path or an elaborated instance.
+    pub fn set_build(&mut self, path: &str, build: BuildFn) -> Result<(), ElabError> {
+        let Some(&i) = self.by_path.get(path) else {
+            return Err(ElabError::Build {
+                instance: path.to_string(),
+                message: "no such instance (a composite cannot be replaced, only a leaf node)".into(),
+            });
+        };
+        self.insts[i].build = Some(build);
+        Ok(())
+    }
+
     /// Number of instances.
     pub fn instance_count(&self) -> usize {
         self.insts.len()

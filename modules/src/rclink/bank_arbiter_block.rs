@@ -325,7 +325,14 @@ impl Component for BankArbiterCore {
             }
             if g.granted {
                 let vc = g.vc.0 as usize;
-                let pos = self.heads[vc].pos.expect("the arbiter grants an eligible VC");
+                // The arbiter may be an RTL standing in for the node (`rtl` replace mode): a
+                // grant of a VC with no eligible head is its protocol error.
+                let Some(pos) = self.heads.get(vc).and_then(|h| h.pos) else {
+                    ctx.violation(format!(
+                        "bank_arbiter: the arbiter node granted VC {vc}, which the request did not name eligible"
+                    ));
+                    return Wake::OnInput;
+                };
                 let id = self.queues[vc].remove(pos).expect("found");
                 let r = self.entries[id as usize].0;
                 self.free.push(id);

@@ -147,6 +147,15 @@ impl RcLinkTx {
                     return;
                 };
                 self.count_heads(ctx, g);
+                // The arbiter may be an RTL model standing in for the node (`rtl` replace
+                // mode): a grant of a VC with no eligible head is its protocol error, not ours.
+                let vc = g.vc.0 as usize;
+                if g.granted && (vc >= NUM_VC || self.heads[vc].pos.is_none()) {
+                    ctx.violation(format!(
+                        "rclink_tx: the arbiter (tx.arbiter) granted VC {vc}, which the request did not name eligible"
+                    ));
+                    return;
+                }
                 if g.granted {
                     self.grant_type1(ctx, now, g.vc.0 as usize);
                     if type2_after {
