@@ -130,12 +130,6 @@ impl<T: Value> Erased for StrIn<T> {
     fn pop(&self) -> bool {
         self.0.pop().is_some()
     }
-    fn room(&self) -> bool {
-        false
-    }
-    fn write(&self, _v: &[TraceValue]) -> Result<(), String> {
-        Err("an input cannot be driven".into())
-    }
 }
 
 struct StrOut<T: Value>(StreamOut<T>);
