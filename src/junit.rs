@@ -80,7 +80,7 @@ pub fn junit(dir: &Path, all: &[PathBuf], outcomes: &[Outcome]) -> String {
     let count = |v: &str| outcomes.iter().filter(|o| o.verdict == v).count();
     let missing = not_run(all, outcomes);
     let (failures, errors) = (count("FAIL"), count("ERROR"));
-    let skipped = count("INTR") + missing.len();
+    let skipped = count("INTR") + count("SKIP") + missing.len();
     let time: f64 = outcomes.iter().map(|o| o.elapsed_s).sum();
     let suite = xml_escape(&dir.display().to_string());
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -159,6 +159,7 @@ pub fn json(dir: &Path, all: &[PathBuf], outcomes: &[Outcome], interrupted: bool
         "passed": count("PASS"),
         "failed": count("FAIL"),
         "errors": count("ERROR"),
+        "skipped": count("SKIP"),
         "interrupted": interrupted,
         "testbenches": rows,
         "not_run": not_run(all, outcomes).iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),

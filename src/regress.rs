@@ -11,7 +11,8 @@ use crate::runner::{self, Options};
 pub struct Outcome {
     /// The file.
     pub file: PathBuf,
-    /// PASS / FAIL / ERROR, or INTR (cut short by an interrupt).
+    /// PASS / FAIL / ERROR, INTR (cut short by an interrupt), or SKIP (an `rtl:` testbench on a
+    /// machine without Verilator).
     pub verdict: &'static str,
     /// Checks passed / total, or the error.
     pub detail: String,
@@ -134,7 +135,11 @@ pub fn run_all(
                     },
                     Err(e) => Outcome {
                         file: f.clone(),
-                        verdict: "ERROR",
+                        verdict: if e.to_string().contains(crate::rtl::build::NO_VERILATOR) {
+                            "SKIP"
+                        } else {
+                            "ERROR"
+                        },
                         detail: e.to_string(),
                         cycles: 0,
                         wall_s: 0.0,
@@ -185,7 +190,17 @@ pub fn render(outcomes: &[Outcome], total: usize, interrupted: bool) -> String {
     }
     let pass = outcomes.iter().filter(|o| o.verdict == "PASS").count();
     let cut = outcomes.iter().filter(|o| o.verdict == "INTR").count();
-    let _ = writeln!(s, "{} passed, {} failed", pass, outcomes.len() - pass - cut);
+    let skip = outcomes.iter().filter(|o| o.verdict == "SKIP").count();
+    let skipped = match skip {
+        0 => String::new(),
+        n => format!(", {n} skipped (they need Verilator)"),
+    };
+    let _ = writeln!(
+        s,
+        "{} passed, {} failed{skipped}",
+        pass,
+        outcomes.len() - pass - cut - skip
+    );
     if interrupted {
         let _ = writeln!(
             s,

@@ -435,3 +435,33 @@ fn an_rtl_that_stops_answering_is_stopped_after_its_timeout() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn regress_skips_rtl_testbenches_where_verilator_is_missing() {
+    let d = scratch("regress");
+    let tbs = d.join("tbs");
+    std::fs::create_dir_all(&tbs).unwrap();
+    let tb = variant_of(RR, &d, |t| t);
+    std::fs::copy(&tb, tbs.join("rr.yaml")).unwrap();
+    std::fs::copy(
+        root().join("tb/modules/bank_arbiter_rr_pointer.yaml"),
+        tbs.join("model.yaml"),
+    )
+    .unwrap();
+    let empty = d.join("bin");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (code, out, err) = hwsim(
+        &["regress", tbs.to_str().unwrap(), "-j", "1"],
+        &[("PATH", empty.to_str().unwrap())],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("SKIP") && out.contains("verilator is not installed"),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 passed, 0 failed, 1 skipped (they need Verilator)"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -29,6 +29,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The start of the error when Verilator cannot be run (`hwsim regress` skips such testbenches).
+pub const NO_VERILATOR: &str = "verilator is not installed or does not run";
+
 /// Version of the generated shim: a change to [`shim`] must bump it (it is part of the key).
 const SHIM_VERSION: u32 = 1;
 
@@ -73,7 +76,7 @@ fn fnv(h: &mut u64, bytes: &[u8]) {
 fn verilator_version() -> Result<String, String> {
     match Command::new("verilator").arg("--version").output() {
         Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).trim().to_string()),
-        _ => Err("verilator is not installed or does not run (Debian: apt-get install verilator g++ make)".into()),
+        _ => Err(format!("{NO_VERILATOR} (Debian: apt-get install verilator g++ make)")),
     }
 }
 
