@@ -376,6 +376,31 @@ fn replace_refusals_name_the_node_and_the_rtl() {
             "req.ready: req_valid",
             "map: `req.ready` → `req_valid`: the RTL's `req_valid` must be an output of `vc_arbiter`",
         ),
+        (
+            "req.eligible: req_eligible",
+            "req.elig: req_eligible",
+            "map: `chip0.lg7.tx.arbiter.req.elig` is not a field of the node's ports (req.valid, req.ready, req.eligible,",
+        ),
+        (
+            "grant.vc: grant_vc",
+            "grant.vc: grant_visited",
+            "map: `chip0.lg7.tx.arbiter.grant.vc` is 3 bits, the RTL's `grant_visited` 5 bits",
+        ),
+        (
+            "ptr: ptr",
+            "ptr: ptrr",
+            "map: `ptr` → `ptrr`: the top `vc_arbiter` has no such port",
+        ),
+        (
+            "req.valid: req_valid",
+            "req.valid: clk",
+            "map: `req.valid` → `clk`: `clk` is the clock or the reset of `vc_arbiter`, which hwsim drives",
+        ),
+        (
+            "      req.valid: req_valid\n",
+            "",
+            "map: the RTL's input `req_valid` is driven by no field of `chip0.lg7.tx.arbiter`",
+        ),
     ] {
         let tb = variant_of(REPLACE, &d, |t| {
             assert!(t.contains(from), "{from}");

@@ -335,6 +335,15 @@ fn wire(
                 format!("map: `{inst}.{key}` is not a field of the node's ports ({})", names()),
             ));
         };
+        if signal == spec.clock || Some(signal) == reset {
+            return Err(err(
+                signal,
+                format!(
+                    "map: `{key}` → `{signal}`: `{signal}` is the clock or the reset of `{}`, which hwsim drives",
+                    spec.top
+                ),
+            ));
+        }
         let Some(p) = ports.iter().find(|p| p.name == signal) else {
             return Err(err(
                 signal,
