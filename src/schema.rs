@@ -425,7 +425,8 @@ pub struct Flow {
     pub src: Vec<u32>,
     /// Destination chip.
     pub dst: Option<u32>,
-    /// Bytes per transaction.
+    /// Bytes per transaction (left out with `op: zero_byte`).
+    #[serde(default)]
     pub bytes: u64,
     /// Transactions per source.
     #[serde(default = "one")]
@@ -441,8 +442,9 @@ pub struct Flow {
     pub engines: u16,
     /// Injection bandwidth, bytes/ns (default: unlimited).
     pub bandwidth: Option<f64>,
-    /// AXI operation: `write` (default), `read`, or `mixed` (reads and writes in the ratio
-    /// `read_ratio`, interleaved deterministically).
+    /// AXI operation: `write` (default), `read`, `mixed` (reads and writes in the ratio
+    /// `read_ratio`, interleaved deterministically), or `zero_byte` (seed 000's zero-byte
+    /// packet, tcredit: a write of no payload on the flow's QP, one packet per transaction).
     #[serde(default = "write_op")]
     pub op: String,
     /// With `op: mixed`: the share of transactions that are reads, 0..=1 (default 0.5).

@@ -1326,6 +1326,27 @@ fn hostile_system_inputs_are_refused_at_their_place() {
             &["must each be ≥ 1"],
         ),
         (
+            &[P2P, "traffic: [{pattern: flow, src: [0], dst: 1}]"],
+            "6:13",
+            &["must each be ≥ 1", "`op: zero_byte` for zero-byte packets"],
+        ),
+        (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, op: zero_byte, bytes: 64}]",
+            ],
+            "6:62",
+            &["`op: zero_byte` sends seed 000's zero-byte packet (no payload): leave `bytes` out"],
+        ),
+        (
+            &[
+                P2P,
+                "traffic: [{pattern: flow, src: [0], dst: 1, op: zero_byte, read_ratio: 0.5}]",
+            ],
+            "6:62",
+            &["read_ratio applies to `op: mixed` only"],
+        ),
+        (
             &[
                 P2P,
                 "traffic: [{pattern: flow, src: [0], dst: 1, bytes: 64, transactions: 100000000}]",

@@ -18,15 +18,24 @@ pub(super) fn expand_traffic<'a>(l: &Loaded, s: &'a System, n: u16, seed: u64) -
     for (i, f) in s.traffic.iter().enumerate() {
         let at = |field: &str, msg: String| flow_error(l, i, field, msg);
         // A flow of nothing would pass every check without a byte on the wire.
+        // `op: zero_byte` sends seed 000's zero-byte packet (tcredit): its `bytes` is 0 by
+        // definition, so the field is left out.
+        let zero_byte = f.op == "zero_byte";
+        if zero_byte && f.bytes != 0 {
+            return Err(at(
+                "bytes",
+                "traffic: `op: zero_byte` sends seed 000's zero-byte packet (no payload): leave `bytes` out".into(),
+            ));
+        }
         let zero = [
             ("transactions", f.transactions),
-            ("bytes", f.bytes),
+            ("bytes", if zero_byte { 1 } else { f.bytes }),
             ("engines", f.engines as u64),
         ];
         if let Some((field, _)) = zero.iter().find(|(_, v)| *v == 0) {
             return Err(at(
                 field,
-                "traffic: `transactions`, `bytes` and `engines` must each be ≥ 1 (a flow that sends nothing tests nothing)".into(),
+                "traffic: `transactions`, `bytes` and `engines` must each be ≥ 1 (a flow that sends nothing tests nothing; `op: zero_byte` for zero-byte packets)".into(),
             ));
         }
         // A CDMA id becomes the QP id's 8-bit XPU_ID (QP = {XPU_ID, bank}, 10 bits): a chip has
@@ -72,19 +81,22 @@ pub(super) fn expand_traffic<'a>(l: &Loaded, s: &'a System, n: u16, seed: u64) -
             ));
         }
         match (f.op.as_str(), f.read_ratio) {
-            ("write" | "read", None) | ("mixed", None) => {}
+            ("write" | "read" | "zero_byte", None) | ("mixed", None) => {}
             ("mixed", Some(r)) if (0.0..=1.0).contains(&r) => {}
             ("mixed", Some(r)) => {
                 return Err(at("read_ratio", format!("traffic: read_ratio {r} out of range 0..=1")));
             }
-            ("write" | "read", Some(_)) => {
+            ("write" | "read" | "zero_byte", Some(_)) => {
                 return Err(at(
                     "read_ratio",
                     "traffic: read_ratio applies to `op: mixed` only".into(),
                 ));
             }
             (other, _) => {
-                return Err(at("op", format!("traffic: unknown op `{other}` (write, read, mixed)")));
+                return Err(at(
+                    "op",
+                    format!("traffic: unknown op `{other}` (write, read, mixed, zero_byte)"),
+                ));
             }
         }
         let check = |c: u32, what: &str| -> Result<u16, InputError> {
