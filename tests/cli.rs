@@ -2881,3 +2881,57 @@ fn diff_of_a_wave_at_the_time_limit_or_of_a_zero_timescale_ends() {
         stdout(&o)
     );
 }
+
+/// `connect: {from: src.out*, to: sw.in*}` follows the instances' port counts: the command of
+/// docs/switch-validation.md gives Karol's FIFO saturation throughput for N = 8 (0.6184), and
+/// counts that differ, or a pattern on one side only, are refused at their place.
+#[test]
+fn connect_by_pattern_follows_the_port_counts() {
+    let dir = temp_dir("pattern");
+    let json = dir.join("n8.json");
+    let o = hwsim(&[
+        "tb/switch/hol_saturation.yaml",
+        "--set",
+        "instances.sw.params.ports=8",
+        "--set",
+        "instances.src.params.ports=8",
+        "--checks",
+        "off",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_code(&o, 0);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let t = r["counters"]["sw.throughput_ppm"].as_u64().unwrap();
+    assert!((617_000..=619_500).contains(&t), "N = 8 throughput {t} ppm");
+    let o = hwsim(&["tb/switch/hol_saturation.yaml", "--set", "instances.sw.params.ports=8"]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("connect `src.out*` → `sw.in*`: the two sides' ports differ (16 ports, 0..=15 on `src`, 8 ports, 0..=7 on `sw`)"),
+        "{}",
+        stderr(&o)
+    );
+    let text = std::fs::read_to_string("tb/switch/hol_saturation.yaml").unwrap();
+    for (to, want) in [
+        (
+            "sw.in}",
+            "connect `sw.in`: a pattern is `instance.port*` with one `*` in the port name, on both sides",
+        ),
+        ("sw.x*}", "connect `sw.x*`: no port of `sw` matches"),
+        ("sx.in*}", "connect `sx.in*`: no instance `sx`"),
+    ] {
+        let bad = text.replace("sw.in*}", to);
+        assert_ne!(bad, text);
+        let p = dir.join("bad.yaml");
+        std::fs::write(&p, bad).unwrap();
+        let o = hwsim(&[p.to_str().unwrap()]);
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains(want), "{want}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with(&format!("hwsim: {}:", p.display())),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
