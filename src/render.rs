@@ -116,15 +116,23 @@ impl Report {
             let nw = self.flows.iter().map(|f| f.name.len()).max().unwrap_or(4).max(4);
             let _ = writeln!(
                 s,
-                "flows:\n  {:<nw$} {:>12} {:>10} {:>10} {:>9} {:>10} {:>9}",
-                "flow", "bytes", "first", "last", "B/ns", "lat mean", "lat max"
+                "flows:\n  {:<nw$} {:>12} {:>10} {:>10} {:>9} {:>10} {:>9} {:>9} {:>9}",
+                "flow", "bytes", "first", "last", "B/ns", "lat mean", "lat p50", "lat p99", "lat max"
             );
             let shown = if v.verbose { self.flows.len() } else { SHORT_FLOWS };
             for f in self.flows.iter().take(shown) {
                 let _ = writeln!(
                     s,
-                    "  {:<nw$} {:>12} {:>10} {:>10} {:>9.2} {:>10.1} {:>9}",
-                    f.name, f.bytes, f.first_byte, f.last_byte, f.goodput, f.latency_mean, f.latency_max
+                    "  {:<nw$} {:>12} {:>10} {:>10} {:>9.2} {:>10.1} {:>9} {:>9} {:>9}",
+                    f.name,
+                    f.bytes,
+                    f.first_byte,
+                    f.last_byte,
+                    f.goodput,
+                    f.latency_mean,
+                    f.latency_p50,
+                    f.latency_p99,
+                    f.latency_max
                 );
             }
             if self.flows.len() > shown {

@@ -105,6 +105,13 @@ pub struct FlowReport {
     pub latency_mean: f64,
     /// Worst transaction latency, ns.
     pub latency_max: u64,
+    /// Median transaction latency, ns (nearest rank over every transaction of the flow: the
+    /// PAXI's `flow*_lat_p50`).
+    pub latency_p50: u64,
+    /// 99th-percentile transaction latency, ns (`flow*_lat_p99`).
+    pub latency_p99: u64,
+    /// 99.9th-percentile transaction latency, ns (`flow*_lat_p999`).
+    pub latency_p999: u64,
 }
 
 /// The report of one run.
@@ -278,6 +285,9 @@ fn flows(sim: &Sim, el: &Elaborated) -> Vec<FlowReport> {
                     0.0
                 },
                 latency_max: c("lat_max"),
+                latency_p50: c("lat_p50"),
+                latency_p99: c("lat_p99"),
+                latency_p999: c("lat_p999"),
             }
         })
         .collect()

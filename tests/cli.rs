@@ -2935,3 +2935,32 @@ fn connect_by_pattern_follows_the_port_counts() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Per-flow latency percentiles: a flow of one transaction has p50 = p99 = max; a flow of many
+/// has its median below its worst, and the text table shows both.
+#[test]
+fn flows_report_latency_percentiles() {
+    let dir = temp_dir("percentiles");
+    let json = dir.join("gbn.json");
+    let o = hwsim(&["tb/go_back_n.yaml", "--json", json.to_str().unwrap()]);
+    assert_code(&o, 0);
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for f in r["flows"].as_array().unwrap() {
+        assert_eq!(f["latency_p50"], f["latency_max"], "{f}");
+        assert_eq!(f["latency_p999"], f["latency_max"], "{f}");
+    }
+    let json = dir.join("mixed.json");
+    let o = hwsim(&["tb/paxi/read_write_mixed.yaml", "--json", json.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("lat p50   lat p99   lat max"), "{}", stdout(&o));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let f = &r["flows"][0];
+    let (p50, p99, max) = (
+        f["latency_p50"].as_u64().unwrap(),
+        f["latency_p99"].as_u64().unwrap(),
+        f["latency_max"].as_u64().unwrap(),
+    );
+    assert!(p50 > 0 && p50 < p99 && p99 <= max, "{f}");
+    assert_eq!(r["counters"]["chip0.paxi.flow0_lat_p99"].as_u64(), Some(p99));
+    let _ = std::fs::remove_dir_all(&dir);
+}

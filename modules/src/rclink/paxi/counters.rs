@@ -11,6 +11,22 @@ pub(super) struct FlowCounters {
     pub(super) lat_max: CounterId,
     pub(super) first: CounterId,
     pub(super) last: CounterId,
+    /// p50, p99, p999 (published at the end of the run from `lats`).
+    pub(super) pct: [CounterId; 3],
+    /// Every completed transaction's latency, for the percentiles (one entry per transaction,
+    /// pushed on its completion, not per cycle).
+    pub(super) lats: Vec<u64>,
+}
+
+/// The percentiles published per flow, in permille: p50, p99, p99.9.
+pub(super) const PERCENTILES: [u64; 3] = [500, 990, 999];
+
+/// The nearest-rank `q`-permille percentile of `sorted` (ascending, not empty): the smallest
+/// value with at least q/1000 of the values at or below it.
+pub(super) fn nearest_rank(sorted: &[u64], q: u64) -> u64 {
+    let n = sorted.len() as u64;
+    let rank = (n * q).div_ceil(1000).clamp(1, n);
+    sorted[rank as usize - 1]
 }
 
 pub(super) struct Counters {
@@ -71,6 +87,12 @@ impl FlowCounters {
             lat_max: b.counter(&format!("flow{f}_lat_max")),
             first: b.counter(&format!("flow{f}_first")),
             last: b.counter(&format!("flow{f}_last")),
+            pct: [
+                b.counter(&format!("flow{f}_lat_p50")),
+                b.counter(&format!("flow{f}_lat_p99")),
+                b.counter(&format!("flow{f}_lat_p999")),
+            ],
+            lats: Vec::new(),
         }
     }
 }

@@ -372,4 +372,17 @@ impl Component for Paxi {
         self.show_fill();
         Wake::earliest((next != Cycle::MAX).then_some(next))
     }
+
+    /// The flows' latency percentiles, from every completed transaction's latency.
+    fn finish(&mut self, ctx: &mut Ctx<'_>) {
+        for f in &mut self.flows {
+            if f.lats.is_empty() {
+                continue;
+            }
+            f.lats.sort_unstable();
+            for (id, q) in f.pct.iter().zip(super::counters::PERCENTILES) {
+                ctx.set_counter(*id, super::counters::nearest_rank(&f.lats, q));
+            }
+        }
+    }
 }

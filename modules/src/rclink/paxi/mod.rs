@@ -93,7 +93,9 @@
 //! `mul_copy_bytes_failed` (bytes × members not answered, at a timeout), and at a member
 //! `mul_bytes_in`; the RX VC buffers' `rx_{req,rsp,mul}_peak` (frames),
 //! `_xoff` (times back-pressure went up), `_paused_cycles`, `_held_back`; per flow f: `flow{f}_txns`, `flow{f}_bytes`,
-//! `flow{f}_lat_sum`, `flow{f}_lat_max`, `flow{f}_first`, `flow{f}_last`.
+//! `flow{f}_lat_sum`, `flow{f}_lat_max`, `flow{f}_lat_p50` / `_p99` / `_p999` (nearest-rank
+//! percentiles of the completed transactions' latencies, exact: every latency is kept, and the
+//! three are published when the run ends), `flow{f}_first`, `flow{f}_last`.
 //!
 //! **Deviations**: the AXI slave is a latency and a bandwidth (no memory model); a write's B
 //! leaves `slave_latency` after its data arrives. The AR and B entry sizes (16 B, 8 B) are
@@ -331,6 +333,21 @@ pub const COUNTERS: &[CounterDecl] = &[
         "flow*_lat_max",
         "cycles",
         "gauge: longest latency of a completed transaction of flow *",
+    ),
+    CounterDecl::new(
+        "flow*_lat_p50",
+        "cycles",
+        "median latency of the transactions of flow * completed (nearest rank; at the end of the run)",
+    ),
+    CounterDecl::new(
+        "flow*_lat_p99",
+        "cycles",
+        "99th-percentile latency of flow *'s completed transactions (nearest rank; at the end of the run)",
+    ),
+    CounterDecl::new(
+        "flow*_lat_p999",
+        "cycles",
+        "99.9th-percentile latency of flow *'s completed transactions (nearest rank; at the end of the run)",
     ),
     CounterDecl::new(
         "flow*_first",

@@ -200,7 +200,8 @@ impl Paxi {
         ctx.count(n, 1);
         ctx.count(sum, lat);
         set_max(ctx, max, lat);
-        if let Some(f) = self.flows.get(t.flow as usize) {
+        if let Some(f) = self.flows.get_mut(t.flow as usize) {
+            f.lats.push(lat);
             let (txns, bytes, lat_sum, lat_max, last) = (f.txns, f.bytes, f.lat_sum, f.lat_max, f.last);
             ctx.count(txns, 1);
             ctx.count(bytes, t.bytes);
