@@ -38,6 +38,19 @@ enum Cmd {
         #[arg(long = "set", value_name = "PATH=VALUE")]
         set: Vec<String>,
     },
+    /// Print the configuration a testbench resolves to, as YAML: every instance's kind and the
+    /// parameters it runs with (includes, presets, the system builder's values, `--set` and
+    /// every default filled in).
+    Config {
+        /// Testbench file.
+        testbench: PathBuf,
+        /// Memory budget in GiB (as for `run`).
+        #[arg(long, value_name = "GIB", default_value_t = 8)]
+        max_memory: u64,
+        /// Override a field (as for `run`; repeatable).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
+    },
     /// Run every *.yaml below DIR in parallel; a summary table (JUnit XML, JSON).
     Regress(commands::RegressArgs),
     /// Run a testbench over a grid of --set values; a table (CSV, JSON) and plots.
@@ -159,7 +172,7 @@ struct RunArgs {
 }
 
 const SUBCOMMANDS: &[&str] = &[
-    "run", "check", "regress", "sweep", "plot", "explain", "list", "netlist", "diff", "vectors", "help",
+    "run", "check", "config", "regress", "sweep", "plot", "explain", "list", "netlist", "diff", "vectors", "help",
 ];
 
 fn bad(msg: impl std::fmt::Display) -> ExitCode {
@@ -221,6 +234,11 @@ fn main() -> ExitCode {
             max_memory,
             set,
         } => check(&testbench, max_memory, &set),
+        Cmd::Config {
+            testbench,
+            max_memory,
+            set,
+        } => config(&testbench, max_memory, &set),
         Cmd::Regress(a) => match on_interrupt() {
             Ok(f) => done(commands::regress(a, &f)),
             Err(e) => e,
@@ -509,6 +527,41 @@ fn check(tb: &Path, max_memory: u64, set: &[String]) -> ExitCode {
         }
         Err(e) => bad(e),
     }
+}
+
+/// `hwsim config`: the testbench elaborated with its instances' parameters recorded, printed as
+/// YAML (a header of what made it, then the instances in creation order).
+fn config(tb: &Path, max_memory: u64, set: &[String]) -> ExitCode {
+    let l = match load(tb, max_memory, set) {
+        Ok(l) => l,
+        Err(e) => return e,
+    };
+    *l.resolved.borrow_mut() = Some(Vec::new());
+    if let Err(e) = runner::build(&l, l.tb.seed) {
+        return bad(e);
+    }
+    use yaml::{Mapping, Value};
+    let mut doc = Mapping::new();
+    doc.insert("hwsim".into(), explain::VERSION.into());
+    doc.insert("testbench".into(), l.name().into());
+    doc.insert("file".into(), tb.display().to_string().into());
+    doc.insert("seed".into(), l.tb.seed.into());
+    doc.insert("until".into(), yaml::to_value(&l.tb.until));
+    let sets: Vec<Value> = set.iter().map(|s| Value::from(s.as_str())).collect();
+    doc.insert("overrides".into(), Value::Sequence(sets));
+    let mut insts = Mapping::new();
+    for (path, kind, params) in l.resolved.borrow_mut().take().unwrap_or_default() {
+        let mut m = Mapping::new();
+        m.insert("kind".into(), kind.into());
+        m.insert("params".into(), params);
+        insts.insert(path.into(), Value::Mapping(m));
+    }
+    doc.insert("instances".into(), Value::Mapping(insts));
+    let y = yaml::dump(&Value::Mapping(doc));
+    emit_then(
+        &format!("# the configuration {} resolves to (`hwsim config`)\n{y}", tb.display()),
+        ExitCode::SUCCESS,
+    )
 }
 
 /// Whether a kind is listed for `pattern`: a glob over its name, or a plain word found in its

@@ -16,6 +16,9 @@ use crate::yaml::{self, Value};
 
 type Make = Box<dyn Fn(&Value) -> Result<(Vec<PortDecl>, Body), String>>;
 
+/// The parameters a kind's instance runs with: what `make` reads, every default filled in.
+type Resolve = Box<dyn Fn(&Value) -> Result<Value, String>>;
+
 /// Creates a composite's children under its path and exports its ports to theirs.
 pub type ExpandFn = Box<dyn FnOnce(&str, &mut Netlist) -> Result<(), ElabError>>;
 
@@ -59,12 +62,19 @@ pub struct BlockKind {
     /// registers is in one, and a composite lists its children's.
     pub counters: &'static [&'static [CounterDecl]],
     make: Make,
+    resolve: Resolve,
 }
 
 impl BlockKind {
     /// Ports and body for parameters `params` (merged over the defaults by the caller).
     pub fn make(&self, params: &Value) -> Result<(Vec<PortDecl>, Body), String> {
         (self.make)(params)
+    }
+
+    /// The parameters an instance made from `params` runs with, every default filled in, as
+    /// the block reads them (`hwsim config`).
+    pub fn resolved(&self, params: &Value) -> Result<Value, String> {
+        (self.resolve)(params)
     }
 
     /// The declaration of counter `leaf` (the name without the instance path).
@@ -102,6 +112,14 @@ where
             let decls = ports(&p);
             let e: ExpandFn = Box::new(move |path: &str, nl: &mut Netlist| expand(&p, path, nl));
             Ok((decls, Body::Composite(e)))
+        }),
+        resolve: Box::new(|v: &Value| {
+            let p: P = if v.is_null() {
+                P::default()
+            } else {
+                yaml::from_value(v.clone())?
+            };
+            Ok(yaml::to_value(&p))
         }),
     }
 }
@@ -150,6 +168,14 @@ where
             let decls = ports(&p);
             let b: BuildFn = Box::new(move |binder: &mut Binder| build(&p, binder));
             Ok((decls, Body::Leaf(b)))
+        }),
+        resolve: Box::new(|v: &Value| {
+            let p: P = if v.is_null() {
+                P::default()
+            } else {
+                yaml::from_value(v.clone())?
+            };
+            Ok(yaml::to_value(&p))
         }),
     }
 }
@@ -206,6 +232,23 @@ fn pipe_kind() -> BlockKind {
                     ))
                 }
             })
+        }),
+        resolve: Box::new(|v: &Value| {
+            let mut rest = v.clone();
+            let ty = match &mut rest {
+                Value::Mapping(m) => m.remove("type").unwrap_or_else(|| Value::from("u64")),
+                _ => Value::from("u64"),
+            };
+            let p: kx::pipe::Params = if rest.is_null() {
+                Default::default()
+            } else {
+                yaml::from_value(rest)?
+            };
+            let mut out = yaml::to_value(&p);
+            if let Value::Mapping(m) = &mut out {
+                m.insert(Value::from("type"), ty);
+            }
+            Ok(out)
         }),
     }
 }

@@ -33,6 +33,9 @@ pub struct Loaded {
     pub max_memory: u64,
     /// `--set` overrides applied to the file (errors about their fields name them).
     pub overrides: Vec<Override>,
+    /// When `Some` (`hwsim config`), elaboration records each instance it makes of a
+    /// registered kind: (path, kind, the parameters it runs with, every default filled in).
+    pub resolved: std::cell::RefCell<Option<Vec<(String, String, Value)>>>,
 }
 
 /// Default memory budget: 8 GiB.
@@ -109,6 +112,16 @@ fn port_pattern(l: &Loaded, nl: &Netlist, from: &str, to: &str) -> Result<Vec<(S
 pub const MAX_CAPACITY: u32 = 1 << 20;
 
 impl Loaded {
+    /// Records the parameters instance `path` of `kind` runs with, when collecting them
+    /// ([`Loaded::resolved`]).
+    pub fn record_params(&self, path: &str, kind: &BlockKind, params: &Value) -> Result<(), String> {
+        let mut r = self.resolved.borrow_mut();
+        if let Some(v) = r.as_mut() {
+            v.push((path.to_string(), kind.name.to_string(), kind.resolved(params)?));
+        }
+        Ok(())
+    }
+
     /// The testbench's name.
     pub fn name(&self) -> String {
         self.tb.name.clone().unwrap_or_else(|| {
@@ -398,6 +411,7 @@ pub fn load_text_with(path: &Path, text: String, overrides: &[Override]) -> Resu
         files,
         max_memory: DEFAULT_MAX_MEMORY,
         overrides: overrides.to_vec(),
+        resolved: std::cell::RefCell::new(None),
     })
 }
 
@@ -575,6 +589,8 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
         for path in names {
             let (ports, build) = kind
                 .make(&params)
+                .map_err(|m| l.error_at(name, format!("instance `{name}` ({}): params: {m}", spec.kind)))?;
+            l.record_params(&path, kind, &params)
                 .map_err(|m| l.error_at(name, format!("instance `{name}` ({}): params: {m}", spec.kind)))?;
             registry::add_instance(&mut nl, &path, kind.name, ports, build).map_err(|e| elab_error(l, e))?;
         }

@@ -2964,3 +2964,42 @@ fn flows_report_latency_percentiles() {
     assert_eq!(r["counters"]["chip0.paxi.flow0_lat_p99"].as_u64(), Some(p99));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `hwsim config`: every instance's kind and the parameters it runs with, defaults filled in,
+/// `--set` applied and named.
+#[test]
+fn config_prints_the_resolved_parameters() {
+    let o = hwsim(&["config", "tb/modules/bank_arbiter_rr_pointer.yaml"]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    // Set by the testbench, and a default it leaves out.
+    assert!(
+        out.contains("  arb:\n    kind: bank_arbiter\n    params:\n      vc_weights:\n      - 2\n"),
+        "{out}"
+    );
+    assert!(out.contains("      initial_credits: 12\n      uf_limit: 1\n"), "{out}");
+    let o = hwsim(&[
+        "config",
+        "tb/go_back_n.yaml",
+        "--set",
+        "system.chip.tx.retry_timeout=100000",
+    ]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        out.contains("overrides:\n- system.chip.tx.retry_timeout=100000\n"),
+        "{out}"
+    );
+    assert!(out.contains("  chip0.lg7.tx:\n    kind: rclink_tx\n"), "{out}");
+    assert_eq!(
+        out.matches("      retry_timeout: 100000\n").count(),
+        16,
+        "both chips' 8 TXs"
+    );
+    // What it prints reads back as YAML.
+    let body: String = out.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    let v: serde_yaml::Value = serde_yaml::from_str(&body).expect("YAML");
+    assert_eq!(v["seed"], serde_yaml::Value::from(1));
+    let o = hwsim(&["config", "tb/go_back_n.yaml", "--set", "system.chip.tx.retry_timeout=x"]);
+    assert_code(&o, 2);
+}

@@ -21,6 +21,8 @@ pub(super) fn make(
     let (ports, body) = k
         .make(&merged)
         .map_err(|m| l.error_at_param("system", format!("`{path}` ({kind}): {m}")))?;
+    l.record_params(path, k, &merged)
+        .map_err(|m| l.error_at_param("system", format!("`{path}` ({kind}): {m}")))?;
     registry::add_instance(nl, path, kind, ports, body).map_err(|e| elab_error(l, e))?;
     Ok(())
 }
