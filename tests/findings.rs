@@ -254,3 +254,33 @@ fn finding_14_seed_003s_ecn_threshold_leaves_the_acceptance_2_incast_unmarked() 
         assert_eq!(r["counters"]["chip0.paxi.wdata_bytes_in"].as_u64(), Some(16777216));
     }
 }
+
+#[test]
+fn finding_15_seed_003s_pfc_threshold_sits_above_what_one_chip_has_in_flight() {
+    let seed = run("tb/spec_findings/pfc_threshold_seed003.yaml", &[]);
+    let abs = run(
+        "tb/spec_findings/pfc_threshold_seed003.yaml",
+        &[
+            "--set",
+            "system.switch.pfc_xoff=65536",
+            "--set",
+            "system.switch.pfc_xon=32768",
+            "--checks",
+            "off",
+        ],
+    );
+    let c = |r: &serde_json::Value, k: &str| r["counters"][k].as_u64().unwrap();
+    assert_eq!((c(&seed, "sw0.pfc_xoff_sent"), c(&abs, "sw0.pfc_xoff_sent")), (0, 119));
+    assert_eq!(
+        (c(&seed, "sw0.p0_peak_bytes"), c(&abs, "sw0.p0_peak_bytes")),
+        (7161432, 1726992)
+    );
+    assert_eq!(
+        (seed["cycles"].as_u64(), abs["cycles"].as_u64()),
+        (Some(89375), Some(88022))
+    );
+    for r in [&seed, &abs] {
+        assert_eq!(c(r, "sw0.drops"), 0);
+        assert_eq!(sum(r, "chip0.lg", ".rx_payload_bytes"), 29360128);
+    }
+}

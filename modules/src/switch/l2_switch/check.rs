@@ -19,10 +19,17 @@ pub(super) fn check(p: &Params) -> Result<(), String> {
         Fabric::Voq => ("buffer", p.buffer),
         Fabric::OutputQueued => ("port_buffer", p.port_buffer),
     };
-    if p.pfc && (p.pfc_xon > p.pfc_xoff || p.pfc_xoff >= buf) {
+    let frac = |x: f64| x > 0.0 && x <= 1.0;
+    if !frac(p.pfc_threshold) || !frac(p.pfc_xon_threshold) || p.pfc_xon_threshold > p.pfc_threshold {
         return Err(format!(
-            "pfc: thresholds must satisfy pfc_xon ({}) ≤ pfc_xoff ({}) < {buf_name} ({buf})",
-            p.pfc_xon, p.pfc_xoff
+            "pfc: fractions of port_buffer must satisfy 0 < pfc_xon_threshold ({}) ≤ pfc_threshold ({}) ≤ 1",
+            p.pfc_xon_threshold, p.pfc_threshold
+        ));
+    }
+    let (xoff, xon) = (p.xoff_bytes(), p.xon_bytes());
+    if p.pfc && (xon > xoff || xoff >= buf) {
+        return Err(format!(
+            "pfc: thresholds must satisfy XON ({xon} B) ≤ XOFF ({xoff} B) < {buf_name} ({buf}) (pfc_xon / pfc_xon_threshold, pfc_xoff / pfc_threshold × port_buffer)"
         ));
     }
     if p.pfc_watchdog > 1_000_000_000 {

@@ -90,8 +90,13 @@
 //!
 //! **PFC mode** (`pfc: true`; seed 003: PFC and CBFC are exclusive modes, and in PFC mode the
 //! switch takes part). Ingress accounting: the data bytes held anywhere in the switch that came
-//! in on port k. Above `pfc_xoff` the switch sends an XOFF for the REQ data priority (2) out of
-//! port k to the neighbour feeding it; at or below `pfc_xon`, the XON (`e{k}_pfc_out`). An XOFF
+//! in on port k. Above the XOFF level the switch sends an XOFF for the REQ data priority (2) out
+//! of port k to the neighbour feeding it; at or below the XON level, the XON (`e{k}_pfc_out`).
+//! The levels are fractions of the queue depth `port_buffer`, as seed 003 gives them
+//! (`pfc_threshold` 85 %; XON at `pfc_xon_threshold` 50 %, seed 002's depth/2, seed 003 having
+//! none), or absolute bytes (`pfc_xoff`, `pfc_xon`). Departure: seed 003's switch sends PFC when
+//! its own egress queue passes the threshold; hwsim measures each ingress's bytes against it,
+//! which names the neighbour to pause (docs/spec-findings.md finding 15). An XOFF
 //! received on port k (`e{k}_pfc_in`, from the neighbour it sends to) stops port k starting new
 //! data frames (one being serialized finishes) until the XON; control and credits are other
 //! priorities and keep going. Chips honour PAUSE in their routers, so back-pressure runs hop by
@@ -318,11 +323,20 @@ pub struct Params {
     pub cut_through_latency: u64,
     /// PFC mode (seed 003: PFC and CBFC are exclusive; in PFC mode the switch takes part).
     pub pfc: bool,
-    /// PFC XOFF threshold: data bytes held in the switch that came in on one port; above it an
-    /// XOFF for the REQ data priority goes to the neighbour feeding that port.
-    pub pfc_xoff: u64,
-    /// PFC XON threshold: at or below it, the XON.
-    pub pfc_xon: u64,
+    /// PFC XOFF threshold, bytes: data held in the switch that came in on one port; above it an
+    /// XOFF for the REQ data priority goes to the neighbour feeding that port. Unset (the
+    /// default): `pfc_threshold` × `port_buffer`.
+    pub pfc_xoff: Option<u64>,
+    /// PFC XON threshold, bytes: at or below it, the XON. Unset: `pfc_xon_threshold` ×
+    /// `port_buffer`.
+    pub pfc_xon: Option<u64>,
+    /// XOFF as a fraction of the queue depth `port_buffer` (seed 003 `pfc_threshold`: 85 % of
+    /// the queue depth, the depth its ECN 50 % / 80 % rows are fractions of), 0 < x ≤ 1.
+    pub pfc_threshold: f64,
+    /// XON as a fraction of `port_buffer`, 0 < x ≤ `pfc_threshold`: 0.5, seed 002's «depth/2»
+    /// (seed 003 gives no XON level; seed 002's pair is XON depth/2, XOFF depth·3/4:
+    /// configs/seed002_pfc.yaml).
+    pub pfc_xon_threshold: f64,
     /// PFC watchdog, ns (0 = off): a port paused longer than this ignores the pause until the
     /// XON (deadlock / storm recovery, seed 003 «PFC 风险»).
     pub pfc_watchdog: u64,
@@ -393,6 +407,19 @@ pub enum Fabric {
     OutputQueued,
 }
 
+impl Params {
+    /// The XOFF level in bytes: `pfc_xoff`, or `pfc_threshold` × `port_buffer`.
+    pub fn xoff_bytes(&self) -> u64 {
+        self.pfc_xoff
+            .unwrap_or((self.pfc_threshold * self.port_buffer as f64) as u64)
+    }
+    /// The XON level in bytes: `pfc_xon`, or `pfc_xon_threshold` × `port_buffer`.
+    pub fn xon_bytes(&self) -> u64 {
+        self.pfc_xon
+            .unwrap_or((self.pfc_xon_threshold * self.port_buffer as f64) as u64)
+    }
+}
+
 impl Default for Params {
     fn default() -> Self {
         Params {
@@ -402,8 +429,10 @@ impl Default for Params {
             forwarding: Forwarding::StoreAndForward,
             cut_through_latency: 300,
             pfc: false,
-            pfc_xoff: 65536,
-            pfc_xon: 32768,
+            pfc_xoff: None,
+            pfc_xon: None,
+            pfc_threshold: 0.85,
+            pfc_xon_threshold: 0.5,
             pfc_watchdog: 0,
             latency: 100,
             rate: ByteRate::new(400, 1).expect("400 B/ns"),

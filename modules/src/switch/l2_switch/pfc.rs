@@ -1,7 +1,7 @@
 //! PFC mode (`pfc: true`; seed 003: PFC and CBFC are exclusive, in PFC mode the switch takes
 //! part): an XOFF / XON received on a port pauses / resumes its REQ data (the watchdog ignores a
 //! pause in force longer than `pfc_watchdog`), the ingress accounting sends XOFF above
-//! `pfc_xoff` and XON at `pfc_xon` to the neighbour feeding the port; the `pfc{k}` waves.
+//! the XOFF level and XON at the XON level (`Params::xoff_bytes`, `xon_bytes`) to the neighbour feeding the port; the `pfc{k}` waves.
 
 use hwsim_hw::{Ctx, Cycle};
 use hwsim_ports::{PfcChange, PfcFrame, UInt};
@@ -54,12 +54,13 @@ impl L2Switch {
     pub(super) fn pfc_send(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let mut retry = false;
         let mask = 1 << PfcFrame::REQ_DATA_PRIO;
+        let (xoff, xon) = (self.p.xoff_bytes(), self.p.xon_bytes());
         for k in 0..self.ports.len() {
             let held = self.ingress[k];
             let port = &mut self.ports[k];
-            let want = if !port.xoff_sent && held > self.p.pfc_xoff {
+            let want = if !port.xoff_sent && held > xoff {
                 Some(true)
-            } else if port.xoff_sent && held <= self.p.pfc_xon {
+            } else if port.xoff_sent && held <= xon {
                 Some(false)
             } else {
                 None

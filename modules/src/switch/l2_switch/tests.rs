@@ -86,8 +86,8 @@ fn the_watchdog_ignores_a_pause_that_lasts_too_long() {
 fn ingress_above_xoff_sends_one_xoff_then_one_xon() {
     let p = Params {
         pfc: true,
-        pfc_xoff: 1000,
-        pfc_xon: 200,
+        pfc_xoff: Some(1000),
+        pfc_xon: Some(200),
         ..Params::default()
     };
     let mut h = composite(&p);
@@ -121,14 +121,66 @@ fn ingress_above_xoff_sends_one_xoff_then_one_xon() {
     assert_eq!(h.sim().counter("dut.p0_pfc_xoff"), Some(1));
 }
 
+/// The XOFF frame's cycle for a port held by a paused output, 114 B a frame in on port 0.
+fn first_xoff(p: &Params) -> Option<u64> {
+    let mut h = composite(p);
+    assert!(h.push("e1_pfc_in", pfc(true)));
+    for i in 0..40 {
+        if i > 0 {
+            assert!(h.push("e0_req_in", frame(1)));
+        }
+        h.step().unwrap();
+        if let Some(f) = h.pop::<PfcFrame>("e0_pfc_out") {
+            assert!(f.pause);
+            return Some(h.now());
+        }
+    }
+    None
+}
+
+#[test]
+fn the_default_thresholds_are_fractions_of_the_port_buffer() {
+    // Seed 003: XOFF above 85 % of the queue depth. 2000 B of port_buffer: 1700 B, passed by the
+    // 15th frame of 114 B; absolute bytes win over the fraction; seed 002's 3/4: 1500 B, the 14th.
+    let rel = Params {
+        pfc: true,
+        port_buffer: 2000,
+        ..Params::default()
+    };
+    assert_eq!((rel.xoff_bytes(), rel.xon_bytes()), (1700, 1000));
+    let abs = Params {
+        pfc_xoff: Some(1000),
+        pfc_xon: Some(200),
+        ..rel.clone()
+    };
+    let s002 = Params {
+        pfc_threshold: 0.75,
+        ..rel.clone()
+    };
+    let (r, a, t) = (
+        first_xoff(&rel).unwrap(),
+        first_xoff(&abs).unwrap(),
+        first_xoff(&s002).unwrap(),
+    );
+    assert!(a < t && t < r, "absolute 1000 B at {a}, 3/4 at {t}, 85 % at {r}");
+    assert_eq!(r - t, 1, "one frame more for 1700 B than for 1500 B");
+    let bad = Params {
+        pfc_xon_threshold: 0.9,
+        ..rel
+    };
+    assert!(super::check::check(&bad)
+        .unwrap_err()
+        .contains("pfc_xon_threshold (0.9) ≤ pfc_threshold (0.85)"));
+}
+
 /// Three ports, chip d behind port d, PFC on (to hold an output), VOQ with `alloc`.
 fn three(alloc: AllocatorKind, buffer: u64) -> Harness {
     let p = Params {
         ports: 3,
         routes: (0..3).map(|d| Some(Route::One(d))).collect(),
         pfc: true,
-        pfc_xoff: 600,
-        pfc_xon: 100,
+        pfc_xoff: Some(600),
+        pfc_xon: Some(100),
         allocator: alloc,
         buffer,
         ..Params::default()
@@ -198,8 +250,8 @@ fn islip_alternates_between_inputs_where_an_output_queue_keeps_arrival_order() {
             ports: 3,
             routes: (0..3).map(|d| Some(Route::One(d))).collect(),
             pfc: true,
-            pfc_xoff: 60000,
-            pfc_xon: 100,
+            pfc_xoff: Some(60000),
+            pfc_xon: Some(100),
             fabric,
             ..Params::default()
         };
