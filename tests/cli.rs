@@ -3003,3 +3003,15 @@ fn config_prints_the_resolved_parameters() {
     let o = hwsim(&["config", "tb/go_back_n.yaml", "--set", "system.chip.tx.retry_timeout=x"]);
     assert_code(&o, 2);
 }
+
+/// Port kinds read as hardware: the value type and its width, no Rust module paths.
+#[test]
+fn explain_and_list_show_port_types_without_module_paths() {
+    let o = hwsim(&["explain", "mac_credit"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("out available      comb signal<UInt<4>>"), "{}", stdout(&o));
+    let o = hwsim(&["list"]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(!out.contains("hwsim_ports::") && !out.contains("hwsim_hw::"), "{out}");
+}

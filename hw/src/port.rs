@@ -110,11 +110,38 @@ pub struct PortDecl {
 
 fn short_type_name<T>() -> &'static str {
     let full = std::any::type_name::<T>();
-    // `hwsim_ports::psn::Psn` → `Psn`; generic parameters are kept whole.
-    match full.find('<') {
-        Some(_) => full,
-        None => full.rsplit("::").next().unwrap_or(full),
+    // `hwsim_ports::psn::Psn` → `Psn`, and inside generics too: `hwsim_ports::tx_msg::UInt<4>`
+    // → `UInt<4>` (a module path says nothing of the port's width; the type's name does).
+    if !full.contains("::") {
+        return full;
     }
+    // One leaked copy per distinct type, not per declaration (sweeps elaborate many times).
+    static NAMES: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<&'static str, &'static str>>> =
+        std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(Default::default);
+    let mut names = names.lock().unwrap_or_else(|e| e.into_inner());
+    names.entry(full).or_insert_with(|| shorten(full))
+}
+
+/// `full` without the module paths of its types.
+fn shorten(full: &'static str) -> &'static str {
+    let mut out = String::with_capacity(full.len());
+    let mut word = String::new();
+    let mut chars = full.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ':' && chars.peek() == Some(&':') {
+            chars.next();
+            word.clear();
+        } else if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            out.push_str(&word);
+            word.clear();
+            out.push(c);
+        }
+    }
+    out.push_str(&word);
+    Box::leak(out.into_boxed_str())
 }
 
 impl PortDecl {
