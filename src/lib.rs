@@ -4,6 +4,7 @@
 
 pub mod check_policy;
 pub mod commands;
+pub mod connect_pattern;
 pub mod csv;
 pub mod diff;
 pub mod explain;

@@ -44,70 +44,6 @@ pub const DEFAULT_MAX_MEMORY: u64 = 8 << 30;
 /// Largest instance array (`count:`).
 pub const MAX_COUNT: u32 = 1 << 20;
 
-/// A `connect:` by pattern, `{from: src.out*, to: sw.in*}`: one `*` in each side's port name
-/// stands for a port index (decimal digits), and every port of the driver that matches is bound
-/// to the reader's port of the same index, so the connection follows the instances' port counts
-/// (`--set instances.sw.params.ports=8`). Both sides must have the same indices (the counts named
-/// otherwise).
-fn port_pattern(l: &Loaded, nl: &Netlist, from: &str, to: &str) -> Result<Vec<(String, String)>, InputError> {
-    let split = |ep: &str| -> Result<(String, String, String), InputError> {
-        let bad = || {
-            l.error_at(
-                ep,
-                format!("connect `{ep}`: a pattern is `instance.port*` with one `*` in the port name, on both sides (`{{from: src.out*, to: sw.in*}}`)"),
-            )
-        };
-        let (inst, port) = ep.rsplit_once('.').ok_or_else(bad)?;
-        let (pre, post) = port.split_once('*').ok_or_else(bad)?;
-        if post.contains('*') || inst.contains('*') {
-            return Err(bad());
-        }
-        Ok((inst.to_string(), pre.to_string(), post.to_string()))
-    };
-    let indices = |(inst, pre, post): &(String, String, String), ep: &str| -> Result<BTreeSet<u32>, InputError> {
-        let ports = nl
-            .ports_of(inst)
-            .ok_or_else(|| l.error_at(ep, format!("connect `{ep}`: no instance `{inst}`")))?;
-        let set: BTreeSet<u32> = ports
-            .iter()
-            .filter_map(|d| d.name.strip_prefix(pre.as_str())?.strip_suffix(post.as_str()))
-            .filter(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) && (k.len() == 1 || !k.starts_with('0')))
-            .filter_map(|k| k.parse().ok())
-            .collect();
-        if set.is_empty() {
-            return Err(l.error_at(ep, format!("connect `{ep}`: no port of `{inst}` matches")));
-        }
-        Ok(set)
-    };
-    let (a, b) = (split(from)?, split(to)?);
-    let (ia, ib) = (indices(&a, from)?, indices(&b, to)?);
-    if ia != ib {
-        let range = |s: &BTreeSet<u32>| match (s.first(), s.last()) {
-            (Some(x), Some(y)) => format!("{} ports, {x}..={y}", s.len()),
-            _ => "none".to_string(),
-        };
-        return Err(l.error_at(
-            from,
-            format!(
-                "connect `{from}` → `{to}`: the two sides' ports differ ({} on `{}`, {} on `{}`): give both instances the same port count",
-                range(&ia),
-                a.0,
-                range(&ib),
-                b.0
-            ),
-        ));
-    }
-    Ok(ia
-        .iter()
-        .map(|k| {
-            (
-                format!("{}.{}{k}{}", a.0, a.1, a.2),
-                format!("{}.{}{k}{}", b.0, b.1, b.2),
-            )
-        })
-        .collect())
-}
-
 /// Largest stream `capacity:` in a `connect:` (messages).
 pub const MAX_CAPACITY: u32 = 1 << 20;
 
@@ -610,7 +546,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
         }
         match &c.chain {
             None if c.from.contains('*') || c.to.contains('*') => {
-                for (from, to) in port_pattern(l, &nl, &c.from, &c.to)? {
+                for (from, to) in crate::connect_pattern::expand(&|n, m| l.error_at(n, m), &nl, &c.from, &c.to)? {
                     nl.connect(&from, &to, c.capacity).map_err(|e| elab_error(l, e))?;
                     bound_outputs.insert(from);
                 }

@@ -3009,7 +3009,11 @@ fn config_prints_the_resolved_parameters() {
 fn explain_and_list_show_port_types_without_module_paths() {
     let o = hwsim(&["explain", "mac_credit"]);
     assert_code(&o, 0);
-    assert!(stdout(&o).contains("out available      comb signal<UInt<4>>"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("out available      comb signal<UInt<4>>"),
+        "{}",
+        stdout(&o)
+    );
     let o = hwsim(&["list"]);
     assert_code(&o, 0);
     let out = stdout(&o);
