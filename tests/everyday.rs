@@ -1043,3 +1043,69 @@ fn readme_everyday_examples_run() {
     assert!(d.join("waves/a7_backlog.png").exists());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+// ------------------------------------------------------------------------------------------------
+// docs/tutorial.md: every command runs, every file it shows is the file in the repository
+
+#[test]
+fn tutorial_commands_run() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("docs/tutorial.md")).unwrap();
+    // Each ```yaml block after a line naming `examples/tutorial/X.yaml` is that file, byte for byte.
+    let mut shown = 0;
+    let mut lines = text.lines().peekable();
+    let mut last_file: Option<String> = None;
+    while let Some(l) = lines.next() {
+        if let Some(f) = l
+            .split('`')
+            .find(|s| s.starts_with("examples/tutorial/") && s.ends_with(".yaml"))
+        {
+            last_file = Some(f.to_string());
+        }
+        if l == "```yaml" {
+            let mut block = String::new();
+            for b in lines.by_ref() {
+                if b == "```" {
+                    break;
+                }
+                block.push_str(b);
+                block.push('\n');
+            }
+            let f = last_file
+                .take()
+                .expect("a yaml block names its file on the line before");
+            let file = std::fs::read_to_string(root.join(&f)).unwrap();
+            assert_eq!(block, file, "docs/tutorial.md shows {f} as it is");
+            shown += 1;
+        }
+    }
+    assert_eq!(shown, 2);
+    let verilator = Command::new("verilator")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let d = temp_dir("tutorial");
+    let bin = env!("CARGO_BIN_EXE_hwsim");
+    let mut ran = 0;
+    for line in text.lines().filter(|l| l.starts_with("    hwsim ")) {
+        if line.contains("tb/rtl/") && !verilator {
+            eprintln!("skipped (no verilator): {line}");
+            continue;
+        }
+        let cmd = line
+            .trim()
+            .replace("sweeps/", &format!("{}/sweeps/", d.display()))
+            .replace("waves/", &format!("{}/waves/", d.display()))
+            .replace("hwsim ", &format!("{bin} "));
+        let o = Command::new("sh")
+            .args(["-c", &cmd])
+            .current_dir(root)
+            .env("HWSIM_RTL_DIR", d.join("rtl"))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{line}\n{}{}", stdout(&o), stderr(&o));
+        ran += 1;
+    }
+    assert!(ran >= 11, "{ran} commands");
+    let _ = std::fs::remove_dir_all(&d);
+}
