@@ -83,6 +83,20 @@ impl BlockKind {
     }
 }
 
+/// A kind's typed parameters from their YAML (null: the defaults).
+fn params_of<P: DeserializeOwned + Default>(v: &Value) -> Result<P, String> {
+    if v.is_null() {
+        Ok(P::default())
+    } else {
+        yaml::from_value(v.clone())
+    }
+}
+
+/// The parameters an instance runs with, every default filled in: its typed `P` back as YAML.
+fn resolve_as<P: Serialize + DeserializeOwned + Default + 'static>() -> Resolve {
+    Box::new(|v: &Value| Ok(yaml::to_value(&params_of::<P>(v)?)))
+}
+
 /// A composite kind: `ports` are the ones it shows outside, `expand` creates its children
 /// (under the path it is given) and exports those ports to theirs.
 fn composite_kind<P>(
@@ -104,23 +118,12 @@ where
         default_ports,
         counters,
         make: Box::new(move |v: &Value| {
-            let p: P = if v.is_null() {
-                P::default()
-            } else {
-                yaml::from_value(v.clone())?
-            };
+            let p: P = params_of(v)?;
             let decls = ports(&p);
             let e: ExpandFn = Box::new(move |path: &str, nl: &mut Netlist| expand(&p, path, nl));
             Ok((decls, Body::Composite(e)))
         }),
-        resolve: Box::new(|v: &Value| {
-            let p: P = if v.is_null() {
-                P::default()
-            } else {
-                yaml::from_value(v.clone())?
-            };
-            Ok(yaml::to_value(&p))
-        }),
+        resolve: resolve_as::<P>(),
     }
 }
 
@@ -159,24 +162,13 @@ where
         default_ports,
         counters,
         make: Box::new(move |v: &Value| {
-            let p: P = if v.is_null() {
-                P::default()
-            } else {
-                yaml::from_value(v.clone())?
-            };
+            let p: P = params_of(v)?;
             check(&p)?;
             let decls = ports(&p);
             let b: BuildFn = Box::new(move |binder: &mut Binder| build(&p, binder));
             Ok((decls, Body::Leaf(b)))
         }),
-        resolve: Box::new(|v: &Value| {
-            let p: P = if v.is_null() {
-                P::default()
-            } else {
-                yaml::from_value(v.clone())?
-            };
-            Ok(yaml::to_value(&p))
-        }),
+        resolve: resolve_as::<P>(),
     }
 }
 

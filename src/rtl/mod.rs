@@ -406,25 +406,37 @@ fn wire(
             });
         }
     }
-    let mut ins_all = Vec::new();
-    for (p, f) in rtl_ins.iter().zip(ins) {
-        let Some(f) = f else {
-            return Err(err(
-                "map",
-                format!(
-                    "map: the RTL's input `{}` is driven by no field of `{}` (map it: one of {})",
-                    p.name,
-                    spec.instance,
-                    names()
-                ),
-            ));
-        };
-        ins_all.push(f);
-    }
+    let ins_all = every_input_mapped(&rtl_ins, ins, &spec.instance, &names(), err)?;
     if outs.is_empty() {
         return Err(err("map", "map: no output of the node is compared".into()));
     }
     Ok((ins_all, outs))
+}
+
+/// The RTL's inputs (but clock and reset), each with what feeds it: refused, naming the first
+/// input nothing feeds and the node's fields (`names`), if one is unmapped.
+pub(crate) fn every_input_mapped<T>(
+    rtl_ins: &[&build::RtlPort],
+    ins: Vec<Option<T>>,
+    inst: &str,
+    names: &str,
+    err: &dyn Fn(&str, String) -> InputError,
+) -> Result<Vec<T>, InputError> {
+    rtl_ins
+        .iter()
+        .zip(ins)
+        .map(|(p, f)| {
+            f.ok_or_else(|| {
+                err(
+                    "map",
+                    format!(
+                        "map: the RTL's input `{}` is driven by no field of `{inst}` (map it: one of {names})",
+                        p.name
+                    ),
+                )
+            })
+        })
+        .collect()
 }
 
 /// The first disagreement.

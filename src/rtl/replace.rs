@@ -397,20 +397,7 @@ fn wire(
             }
         }
     }
-    let mut srcs = Vec::new();
-    for (p, s) in rtl_ins.iter().zip(ins) {
-        let Some(s) = s else {
-            return Err(err(
-                "map",
-                format!(
-                    "map: the RTL's input `{}` is driven by no field of `{inst}` (map it: one of {})",
-                    p.name,
-                    names()
-                ),
-            ));
-        };
-        srcs.push(s);
-    }
+    let srcs = super::every_input_mapped(&rtl_ins, ins, inst, &names(), err)?;
     every_output_driven(inst, decls, &outs, err)?;
     Ok((srcs, outs, ready))
 }
