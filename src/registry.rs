@@ -470,17 +470,24 @@ pub fn blocks() -> Vec<BlockKind> {
         ),
         composite_kind(
             "l2_switch",
-            "L2 switch for chip traffic (composite: l2_switch_core ⇄ switch_alloc): ingress latency, route by dst chip, VOQs + crossbar, SP for ACK/CNP, WRR REQ:RSP, ECN RED, port-rate serialization (seed 003)",
+            "L2 switch for chip traffic (composite: switch_ingress → l2_switch_core ⇄ switch_alloc): ingress latency, route by dst chip, VOQs + crossbar, SP for ACK/CNP, WRR REQ:RSP, ECN RED, port-rate serialization (seed 003)",
             sw::l2_switch::ports,
             sw::l2_switch::expand,
             sw::l2_switch::COUNTER_TABLES,
         ),
         kind(
             "l2_switch_core",
-            "L2 switch without its crossbar allocator: ingress, shared buffer + DT, VOQs, egress, ECN RED, PFC (the part of l2_switch not yet cut into nodes; seed 003)",
+            "L2 switch without its ingress and crossbar allocator: ingress pipeline delay, shared buffer + DT, VOQs, egress, ECN RED, PFC (the part of l2_switch not yet cut into nodes; seed 003)",
             sw::l2_switch::core_ports,
             sw::l2_switch::build,
             sw::l2_switch::COUNTER_TABLES,
+        ),
+        kind(
+            "switch_ingress",
+            "L2 switch ingress: per input, lookup by destination (ECMP over equal-cost ports, multicast groups) and classification into a VOQ level, handed to the buffer in the cycle of arrival (seed 003 «入口处理», «优先级分类»)",
+            sw::l2_switch::ingress::ports,
+            sw::l2_switch::ingress::build,
+            sw::l2_switch::ingress::COUNTER_TABLES,
         ),
         kind(
             "switch_alloc",
@@ -581,6 +588,18 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
         signal_type::<hp::XbarOutputs>("XbarOutputs"),
     );
     m.insert(TypeId::of::<hp::XbarGrant>(), signal_type::<hp::XbarGrant>("XbarGrant"));
+    m.insert(
+        TypeId::of::<hp::RoutedFrame>(),
+        signal_type::<hp::RoutedFrame>("RoutedFrame"),
+    );
+    m.insert(
+        TypeId::of::<hp::RoutedCtrl>(),
+        signal_type::<hp::RoutedCtrl>("RoutedCtrl"),
+    );
+    m.insert(
+        TypeId::of::<hp::RoutedCredit>(),
+        signal_type::<hp::RoutedCredit>("RoutedCredit"),
+    );
     m.insert(
         TypeId::of::<hp::MacCreditRet>(),
         signal_type::<hp::MacCreditRet>("MacCreditRet"),

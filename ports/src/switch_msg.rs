@@ -274,3 +274,80 @@ impl Trace for XbarGrant {
         out[1] = TraceValue::Bits(self.level as u64 & 3);
     }
 }
+
+/// `head` then `T`'s own fields, built once: the trace of a message that carries a `T` and a
+/// few fields of its own (a switch's forwarding decision around the frame it decides on).
+fn around<T: Trace>(cell: &'static std::sync::OnceLock<Vec<TraceField>>, head: &[TraceField]) -> &'static [TraceField] {
+    cell.get_or_init(|| head.iter().chain(T::fields()).copied().collect())
+}
+
+/// A data frame as the switch's ingress hands it to the buffer (seed 003 «入口处理»: parse,
+/// classify, lookup): the outputs it goes to, one bit per output (one for a unicast frame,
+/// the group's ports for a multicast one), and its VOQ level (the priority class it was
+/// classified into: 3 ACK+CNP, 2 REQ data, 1 RSP, 0 TYPE2/3), then the frame unchanged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutedFrame {
+    /// The outputs a copy of the frame goes to.
+    pub outs: u64,
+    /// VOQ level 0..=3.
+    pub level: u8,
+    /// The frame as it arrived.
+    pub frame: crate::DataFrame,
+}
+
+impl Trace for RoutedFrame {
+    fn fields() -> &'static [TraceField] {
+        static F: std::sync::OnceLock<Vec<TraceField>> = std::sync::OnceLock::new();
+        around::<crate::DataFrame>(&F, &[TraceField::bits("outs", 64), TraceField::bits("level", 2)])
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.outs);
+        out[1] = TraceValue::Bits(self.level as u64 & 3);
+        self.frame.sample(&mut out[2..]);
+    }
+}
+
+/// A control message (ACK/NAK/CNP) as the switch's ingress hands it on: the output its route
+/// names, then the message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutedCtrl {
+    /// Output port.
+    pub out: PortId,
+    /// The message as it arrived.
+    pub msg: crate::Ctrl,
+}
+
+impl Trace for RoutedCtrl {
+    fn fields() -> &'static [TraceField] {
+        static F: std::sync::OnceLock<Vec<TraceField>> = std::sync::OnceLock::new();
+        around::<crate::Ctrl>(&F, &[TraceField::bits("out", 6)])
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.out as u64 & 63);
+        self.msg.sample(&mut out[1..]);
+    }
+}
+
+/// A CBFC credit return as the switch's ingress hands it on: the output its route names, then
+/// the message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutedCredit {
+    /// Output port.
+    pub out: PortId,
+    /// The message as it arrived.
+    pub msg: crate::CreditMsg,
+}
+
+impl Trace for RoutedCredit {
+    fn fields() -> &'static [TraceField] {
+        static F: std::sync::OnceLock<Vec<TraceField>> = std::sync::OnceLock::new();
+        around::<crate::CreditMsg>(&F, &[TraceField::bits("out", 6)])
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.out as u64 & 63);
+        self.msg.sample(&mut out[1..]);
+    }
+}

@@ -7,13 +7,50 @@
 use hwsim_hw::{Ctx, Cycle};
 use hwsim_ports::{DataFrame, UInt};
 
+use super::port::Tag;
 use super::{Forwarding, L2Switch};
 
 impl L2Switch {
+    /// The ingress node's decisions of this cycle (`fwd*`, combinational): each data frame into
+    /// the pipeline of every output it goes to, ready `latency` ns after its arrival (data
+    /// cut-through: `cut_through_latency`), charged to its input's ingress bytes (PFC's
+    /// accounting) per copy; each control message and credit return into its output's queue,
+    /// ready `latency` ns after.
+    pub(super) fn arrivals(&mut self, ctx: &mut Ctx<'_>, now: Cycle) {
+        let cut = self.p.forwarding == Forwarding::CutThrough;
+        let ready = now + self.p.latency;
+        let data_ready = if cut { now + self.p.cut_through_latency } else { ready };
+        for k in 0..self.ports.len() {
+            if let Some(r) = self.ports[k].fwd.pop() {
+                let tag = Tag {
+                    inp: k as u8,
+                    level: r.level,
+                };
+                let mut outs = r.outs;
+                while outs != 0 {
+                    let o = outs.trailing_zeros() as usize;
+                    outs &= outs - 1;
+                    self.ingress[k] += r.frame.wire_bytes() as u64;
+                    self.ports[o].data_pipe.push_back((data_ready, now, tag, r.frame));
+                }
+                if self.ingress[k] > ctx.counter(self.ports[k].c_ingress_peak) {
+                    ctx.set_counter(self.ports[k].c_ingress_peak, self.ingress[k]);
+                }
+            }
+            while let Some(r) = self.ports[k].fwd_ctrl.pop() {
+                self.ports[r.out as usize].rsp.push_back((ready, r.msg));
+            }
+            while let Some(r) = self.ports[k].fwd_cr.pop() {
+                self.ports[r.out as usize].cr.push_back((ready, r.msg));
+            }
+        }
+    }
+
     /// A frame out of the ingress pipeline of output `o` into its queue: tail drop (the output
     /// queue's size, or the DT rule in the shared buffer), ECN RED at enqueue on the output's
     /// utilization. Returns the frame if admitted.
-    fn admit(&mut self, ctx: &mut Ctx<'_>, o: usize, inp: u8, l: usize, mut f: DataFrame) -> Option<DataFrame> {
+    fn admit(&mut self, ctx: &mut Ctx<'_>, o: usize, tag: Tag, mut f: DataFrame) -> Option<DataFrame> {
+        let (inp, l) = (tag.inp, tag.level as usize);
         let wire = f.wire_bytes() as u64;
         let port = &self.ports[o];
         let admitted = match &self.voq {
@@ -51,9 +88,9 @@ impl L2Switch {
     pub(super) fn enqueue(&mut self, ctx: &mut Ctx<'_>, o: usize, now: Cycle) {
         let cut = self.p.forwarding == Forwarding::CutThrough;
         while self.ports[o].data_pipe.front().is_some_and(|(t, _, _, _)| *t <= now) {
-            let (t, arrived, inp, f) = self.ports[o].data_pipe.pop_front().expect("front");
-            let l = self.level_of(&f);
-            let Some(f) = self.admit(ctx, o, inp, l, f) else {
+            let (t, arrived, tag, f) = self.ports[o].data_pipe.pop_front().expect("front");
+            let (inp, l) = (tag.inp, tag.level as usize);
+            let Some(f) = self.admit(ctx, o, tag, f) else {
                 continue;
             };
             let wire = f.wire_bytes() as u64;
@@ -87,9 +124,9 @@ impl L2Switch {
             if cut && !port.paused && port.queue.is_empty() && port.clock.finish_by(now, wire) {
                 ctx.count(self.c_cut, 1);
                 ctx.count(port.c_cut, 1);
-                port.on_wire.push_back((now, arrived, inp, f));
+                port.on_wire.push_back((now, arrived, tag, f));
             } else {
-                port.queue.push_back((arrived, inp, f));
+                port.queue.push_back((arrived, tag, f));
             }
         }
     }

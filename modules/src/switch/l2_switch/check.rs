@@ -2,7 +2,7 @@
 //! parameter named, in one fixed order (the first bad one a configuration has is the one named).
 
 use super::super::ecn::RedMarker;
-use super::{Fabric, Params};
+use super::{ingress, Fabric, Params};
 
 /// Refuses out-of-range parameters naming the parameter (`build` runs it before binding).
 pub(super) fn check(p: &Params) -> Result<(), String> {
@@ -44,27 +44,9 @@ pub(super) fn check(p: &Params) -> Result<(), String> {
             p.cut_through_latency
         ));
     }
-    for (d, r) in p.routes.iter().enumerate() {
-        let Some(r) = r else { continue };
-        if r.ports().is_empty() {
-            return Err(format!("routes[{d}]: an empty list (use null for unreachable)"));
-        }
-        if let Some(bad) = r.ports().iter().find(|&&o| o >= p.ports) {
-            return Err(format!("routes[{d}]: port {bad} does not exist (ports = {})", p.ports));
-        }
-    }
-    if p.mcast.len() > 1 << 15 {
-        return Err(format!("mcast: {} groups, at most 32768", p.mcast.len()));
-    }
-    for (g, ports) in p.mcast.iter().enumerate() {
-        if let Some(bad) = ports.iter().find(|&&o| o >= p.ports) {
-            return Err(format!("mcast[{g}]: port {bad} does not exist (ports = {})", p.ports));
-        }
-    }
+    // The lookup tables and the classification: the ingress node's own check.
+    ingress::check(&ingress::Params::of(p))?;
     RedMarker::new(p.ecn_kmin, p.ecn_kmax, 1)?;
-    if p.default_priority > 7 {
-        return Err(format!("default_priority = {}: must be in 0..=7", p.default_priority));
-    }
     for (name, w) in [("wrr_req", p.wrr_req), ("wrr_rsp", p.wrr_rsp)] {
         if !(1..=65535).contains(&w) {
             return Err(format!("{name} = {w}: must be in 1..=65535"));

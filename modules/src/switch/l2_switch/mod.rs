@@ -14,8 +14,11 @@
 //!   e{k}_pfc_in  : stream<PfcFrame> (PFC mode) ── pauses port k    e{k}_pfc_out : stream<PfcFrame>
 //! ```
 //!
-//! **Nodes.** `l2_switch` is a composite ([`expand`]): `core` (this block, `l2_switch_core`) and,
-//! with `fabric: voq`, `alloc` ([`alloc`], `switch_alloc`: the allocators and their passes). The
+//! **Nodes.** `l2_switch` is a composite ([`expand`]): `ingress` ([`ingress`], `switch_ingress`:
+//! per input the lookup and the classification, handed on combinationally in the cycle of
+//! arrival as `fwd{k}` {outs, level, frame}, `fwd_ctrl{k}`, `fwd_cr{k}`), `core` (this block,
+//! `l2_switch_core`: the pipeline delay, the buffer, the VOQs, the egress, PFC) and, with
+//! `fabric: voq`, `alloc` ([`alloc`], `switch_alloc`: the allocators and their passes). The
 //! core shows each cycle's crossbar requests in its process 0 (`alloc_req{i}`,
 //! `alloc_outputs`), the allocator matches in the same cycle, and the core's process 1 takes
 //! the grants (`alloc_grant{i}`) and runs the egress: the request → grant → dequeue of the RTL
@@ -32,7 +35,8 @@
 //! beyond the first; a shared-memory switch would hold one copy with a reference count, hwsim
 //! charges the buffer per copy).
 //!
-//! **Ingress** (seed 003 «入口处理», «优先级分类»). The pipeline parses the frame's header
+//! **Ingress** (seed 003 «入口处理», «优先级分类»; the `ingress` node, see its header). The
+//! pipeline parses the frame's header
 //! (`DataFrame.hdr`: format, VLAN PCP, DSCP) and classifies it: `trust: pcp` takes the VLAN
 //! tag's PCP, `trust: dscp` the DSCP's class selector (DSCP >> 3, Standard only: the AFH
 //! formats have no IP header, and fall back to their PCP); a frame without the field gets the
@@ -137,10 +141,8 @@
 //! serializations at the switch's input.
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, PortDecl, Wake};
-use hwsim_ports::{ByteRate, CreditMsg, Ctrl, DataFrame, PfcFrame, UInt, XbarGrant, XbarOutputs, XbarRequest};
-use serde::{Deserialize, Serialize};
+use hwsim_ports::{CreditMsg, Ctrl, DataFrame, PfcFrame, UInt, XbarGrant, XbarOutputs, XbarRequest};
 
-use super::allocator::AllocatorKind;
 use super::ecn::RedMarker;
 
 /// The crossbar allocator node (`switch_alloc`).
@@ -149,8 +151,10 @@ mod buffer;
 mod check;
 /// The composite `l2_switch`: its ports and children (the core and the allocator).
 mod composite;
-mod ingress;
+/// The ingress node (`switch_ingress`: lookup and classification).
+pub mod ingress;
 mod output;
+mod params;
 mod pfc;
 mod port;
 mod voq;
@@ -159,6 +163,7 @@ use port::Port;
 use voq::Voq;
 
 pub use composite::{expand, ports};
+pub use params::{Fabric, Forwarding, Params, Route, Trust};
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
 /// and the system monitors read this table; the registry refuses a counter missing from it.
@@ -197,11 +202,6 @@ pub const COUNTERS: &[CounterDecl] = &[
         "pfc_pauses_received",
         "events",
         "PFC XOFFs received that paused a port's REQ data",
-    ),
-    CounterDecl::new(
-        "mcast_copies",
-        "frames",
-        "multicast frame copies made at ingress beyond the first",
     ),
     CounterDecl::new(
         "pfc_watchdog_fired",
@@ -298,202 +298,16 @@ pub const COUNTERS: &[CounterDecl] = &[
 ];
 
 /// The tables that make up this kind's counters (its own and those of the modules it runs).
-pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, ingress::COUNTERS];
 
-/// Parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Params {
-    /// Ports, 1..=64.
-    pub ports: u32,
-    /// Output per destination chip (index = chip id): a port, a list of equal-cost ports (ECMP:
-    /// a flow is hashed onto one of them), or `null` = unreachable.
-    pub routes: Vec<Option<Route>>,
-    /// Salt of the ECMP hash (the system builder gives each switch its own, so that two levels
-    /// of a fabric do not split flows alike).
-    pub ecmp_salt: u64,
-    /// Multicast table by group id (TYPE2 frames to `MCAST_BIT | group`): the ports a copy
-    /// leaves on (the group's tree from its source). Filled by the system builder.
-    pub mcast: Vec<Vec<u32>>,
-    /// `store_and_forward` (the ingress `latency`, then queue and serialize) or `cut_through`
-    /// (a frame finds its egress idle: it leaves `cut_through_latency` ns after it arrived,
-    /// whatever its size; else it queues as store-and-forward).
-    pub forwarding: Forwarding,
-    /// Cut-through latency, ns (seed 003: a fixed 300–500 ns).
-    pub cut_through_latency: u64,
-    /// PFC mode (seed 003: PFC and CBFC are exclusive; in PFC mode the switch takes part).
-    pub pfc: bool,
-    /// PFC XOFF threshold, bytes: data held in the switch that came in on one port; above it an
-    /// XOFF for the REQ data priority goes to the neighbour feeding that port. Unset (the
-    /// default): `pfc_threshold` × `port_buffer`.
-    pub pfc_xoff: Option<u64>,
-    /// PFC XON threshold, bytes: at or below it, the XON. Unset: `pfc_xon_threshold` ×
-    /// `port_buffer`.
-    pub pfc_xon: Option<u64>,
-    /// XOFF as a fraction of the queue depth `port_buffer` (seed 003 `pfc_threshold`: 85 % of
-    /// the queue depth, the depth its ECN 50 % / 80 % rows are fractions of), 0 < x ≤ 1.
-    pub pfc_threshold: f64,
-    /// XON as a fraction of `port_buffer`, 0 < x ≤ `pfc_threshold`: 0.5, seed 002's «depth/2»
-    /// (seed 003 gives no XON level; seed 002's pair is XON depth/2, XOFF depth·3/4:
-    /// configs/seed002_pfc.yaml).
-    pub pfc_xon_threshold: f64,
-    /// PFC watchdog, ns (0 = off): a port paused longer than this ignores the pause until the
-    /// XON (deadlock / storm recovery, seed 003 «PFC 风险»).
-    pub pfc_watchdog: u64,
-    /// Ingress pipeline (parse, classify, lookup), ns: seed 003 gives 50–200.
-    pub latency: u64,
-    /// Port rate, bytes/ns (400 = the chip edges' bandwidth).
-    pub rate: ByteRate,
-    /// Data buffer per output port, bytes.
-    pub port_buffer: u64,
-    /// ECN marking on (Standard format).
-    pub ecn: bool,
-    /// ECN RED Kmin, fraction of the port buffer held for the output (0.3, seed 000; seed 003:
-    /// 0.5, configs/seed003_switch.yaml).
-    pub ecn_kmin: f64,
-    /// ECN RED Kmax (0.8, both seeds).
-    pub ecn_kmax: f64,
-    /// `voq` (seed 003: VOQ per (input, output) in a shared buffer, a crossbar matched by
-    /// `allocator`) or `output_queued` (an output queue of `port_buffer` bytes per port, as if
-    /// the crossbar had full speedup).
-    pub fabric: Fabric,
-    /// Crossbar allocator (`voq`): `islip`, `pim`, or `fifo` (one queue per input: the
-    /// head-of-line baseline).
-    pub allocator: AllocatorKind,
-    /// Allocator iterations per cycle, 1..=4 (seed 003: 2 recommended).
-    pub iterations: u32,
-    /// Shared buffer, bytes (`voq`; seed 003: 16–64 MB).
-    pub buffer: u64,
-    /// Dynamic Threshold α (`voq`): a VOQ may grow while its bytes < α × the free buffer
-    /// (seed 003: 0.5, 1, 2; 4–8 for all-reduce bursts), 1/64..=64.
-    pub dt_alpha: f64,
-    /// Bytes each VOQ may always hold (static reserve, inside the buffer).
-    pub reserve: u64,
-    /// Which header field classifies a data frame (seed 003 «优先级分类»): `pcp` (the VLAN
-    /// tag's PCP) or `dscp` (the IP DSCP's class selector, DSCP >> 3; Standard only). A frame
-    /// without that field (untagged; an AFH format under `dscp` falls back to its PCP) gets
-    /// `default_priority`.
-    pub trust: Trust,
-    /// The port default priority, 0..=7 (2: the REQ data class, so untagged chip data lands
-    /// where seed 003's mapping puts it).
-    pub default_priority: u8,
-    /// WRR weight of the REQ data level (2) against the RSP level (1) at each output, 1..=65535
-    /// (`voq`): while both hold frames for an output they share it in bytes in the ratio
-    /// `wrr_req` : `wrr_rsp` (8 : 8, seed 002's channel-weight reset value: an even split).
-    pub wrr_req: u32,
-    /// WRR weight of the RSP level (1), 1..=65535 (see `wrr_req`).
-    pub wrr_rsp: u32,
-}
-
-/// The header field a switch classifies on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Trust {
-    /// VLAN PCP.
-    #[default]
-    Pcp,
-    /// IP DSCP (Standard format only).
-    Dscp,
-}
-
-/// The switch fabric (seed 003 «VOQ 架构»).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Fabric {
-    /// VOQs per (input, output) in a shared DT buffer, an allocator-matched crossbar.
-    #[default]
-    Voq,
-    /// An output queue per port (full crossbar speedup).
-    OutputQueued,
-}
-
-impl Params {
-    /// The XOFF level in bytes: `pfc_xoff`, or `pfc_threshold` × `port_buffer`.
-    pub fn xoff_bytes(&self) -> u64 {
-        self.pfc_xoff
-            .unwrap_or((self.pfc_threshold * self.port_buffer as f64) as u64)
-    }
-    /// The XON level in bytes: `pfc_xon`, or `pfc_xon_threshold` × `port_buffer`.
-    pub fn xon_bytes(&self) -> u64 {
-        self.pfc_xon
-            .unwrap_or((self.pfc_xon_threshold * self.port_buffer as f64) as u64)
-    }
-}
-
-impl Default for Params {
-    fn default() -> Self {
-        Params {
-            ports: 2,
-            routes: vec![Some(Route::One(0)), Some(Route::One(1))],
-            ecmp_salt: 0,
-            forwarding: Forwarding::StoreAndForward,
-            cut_through_latency: 300,
-            pfc: false,
-            pfc_xoff: None,
-            pfc_xon: None,
-            pfc_threshold: 0.85,
-            pfc_xon_threshold: 0.5,
-            pfc_watchdog: 0,
-            latency: 100,
-            rate: ByteRate::new(400, 1).expect("400 B/ns"),
-            port_buffer: 4 << 20,
-            ecn: true,
-            ecn_kmin: 0.3,
-            ecn_kmax: 0.8,
-            fabric: Fabric::Voq,
-            allocator: AllocatorKind::Islip,
-            iterations: 2,
-            buffer: 16 << 20,
-            dt_alpha: 1.0,
-            reserve: 0,
-            trust: Trust::Pcp,
-            default_priority: 2,
-            mcast: Vec::new(),
-            wrr_req: 8,
-            wrr_rsp: 8,
-        }
-    }
-}
-
-/// A route: one port or several equal-cost ports.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Route {
-    /// One output port.
-    One(u32),
-    /// Equal-cost output ports; a flow's hash picks one.
-    Many(Vec<u32>),
-}
-
-impl Route {
-    fn ports(&self) -> &[u32] {
-        match self {
-            Route::One(p) => std::slice::from_ref(p),
-            Route::Many(v) => v,
-        }
-    }
-}
-
-/// Forwarding mode (seed 003 «转发模式»).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Forwarding {
-    /// Whole frame in, ingress latency, queue, serialize.
-    #[default]
-    StoreAndForward,
-    /// Fixed latency when the egress is idle; store-and-forward when it is busy.
-    CutThrough,
-}
-
-/// Port list of the core (`l2_switch_core`): the switch's ports, and with `voq` its side of the
-/// allocator node's (requests out in process 0, grants in in process 1). The outputs are
-/// written by process 1 (the egress), the inputs read by process 0 (arrivals).
+/// Port list of the core (`l2_switch_core`): per port the ingress node's decisions in (`fwd*`,
+/// combinational) and the switch's outputs, and with `voq` its side of the allocator node's
+/// (requests out in process 0, grants in in process 1). The outputs are written by process 1
+/// (the egress), the inputs read by process 0 (arrivals).
 pub fn core_ports(p: &Params) -> Vec<PortDecl> {
     let mut v = Vec::new();
     for k in 0..p.ports.min(64) {
-        v.push(PortDecl::stream_in::<DataFrame>(&format!("e{k}_req_in"), 4).doc("data frames in on port k"));
-        v.push(PortDecl::stream_in::<Ctrl>(&format!("e{k}_rsp_in"), 8).doc("ACK/NAK/CNP in on port k"));
-        v.push(PortDecl::stream_in::<CreditMsg>(&format!("e{k}_cr_in"), 8).doc("credit returns in on port k"));
+        v.extend(ingress::fwd_inputs(k));
         v.push(
             PortDecl::stream_out::<DataFrame>(&format!("e{k}_req_out"))
                 .process(1)
@@ -577,7 +391,6 @@ pub struct L2Switch {
     c_xoff: CounterId,
     c_xon: CounterId,
     c_pauses_rx: CounterId,
-    c_mcast_copies: CounterId,
     c_watchdog: CounterId,
     red: Option<RedMarker>,
     c_data: CounterId,
@@ -617,7 +430,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         c_xoff: b.counter("pfc_xoff_sent"),
         c_xon: b.counter("pfc_xon_sent"),
         c_pauses_rx: b.counter("pfc_pauses_received"),
-        c_mcast_copies: b.counter("mcast_copies"),
         c_watchdog: b.counter("pfc_watchdog_fired"),
         red: None,
         c_data: b.counter("data_frames"),

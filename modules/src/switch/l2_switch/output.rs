@@ -8,6 +8,7 @@
 use hwsim_hw::{Ctx, Cycle};
 use hwsim_ports::{DataFrame, Ecn, UInt};
 
+use super::port::Tag;
 use super::voq::Voq;
 use super::L2Switch;
 
@@ -94,7 +95,8 @@ impl L2Switch {
     }
 
     /// Records a data frame leaving the switch on output `o`: residence and the counters.
-    fn depart(&mut self, ctx: &mut Ctx<'_>, o: usize, now: Cycle, arrived: Cycle, inp: u8, f: &DataFrame) {
+    fn depart(&mut self, ctx: &mut Ctx<'_>, o: usize, now: Cycle, arrived: Cycle, tag: Tag, f: &DataFrame) {
+        let inp = tag.inp;
         let wire = f.wire_bytes() as u64;
         let port = &mut self.ports[o];
         port.queued_bytes -= wire;
@@ -115,7 +117,7 @@ impl L2Switch {
         ctx.count(self.c_bytes, f.payload() as u64);
         ctx.count(port.c_frames, 1);
         ctx.count(port.c_bytes, f.payload() as u64);
-        let l = self.level_of(f);
+        let l = tag.level as usize;
         ctx.count(self.c_class_frames[l], 1);
         ctx.count(self.c_class_bytes[l], f.payload() as u64);
         if res > ctx.counter(self.c_class_res[l]) {
@@ -133,13 +135,13 @@ impl L2Switch {
         // Output-queued: the next frame starts when the link frees (fraction carried).
         // (A port paused by PFC starts no new frame; one already serializing finishes.)
         while !paused && port.clock.free_within(now) && !port.queue.is_empty() && port.on_wire.len() < 2 {
-            let (arrived, inp, f) = port.queue.pop_front().expect("non-empty");
+            let (arrived, tag, f) = port.queue.pop_front().expect("non-empty");
             let end = port.clock.start(now, f.wire_bytes() as u64);
-            port.on_wire.push_back((end, arrived, inp, f));
+            port.on_wire.push_back((end, arrived, tag, f));
         }
         if port.on_wire.front().is_some_and(|(t, _, _, _)| *t <= now) && port.req_out.can_push() {
-            let (_, arrived, inp, f) = port.on_wire.pop_front().expect("front");
-            self.depart(ctx, o, now, arrived, inp, &f);
+            let (_, arrived, tag, f) = port.on_wire.pop_front().expect("front");
+            self.depart(ctx, o, now, arrived, tag, &f);
             self.ports[o].req_out.push(f);
         }
         let port = &mut self.ports[o];

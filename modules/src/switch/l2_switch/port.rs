@@ -5,15 +5,26 @@
 use std::collections::VecDeque;
 
 use hwsim_hw::{Binder, CounterId, Cycle, Out, StreamIn, StreamOut};
-use hwsim_ports::{CreditMsg, Ctrl, DataFrame, PfcFrame, PfcPause, SerializerClock, UInt};
+use hwsim_ports::{
+    CreditMsg, Ctrl, DataFrame, PfcFrame, PfcPause, RoutedCredit, RoutedCtrl, RoutedFrame, SerializerClock, UInt,
+};
 
 use super::Params;
 
+/// Where a data frame in the switch came from: its input port and the VOQ level the ingress
+/// classified it into (what its counters at departure are kept by).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Tag {
+    pub(super) inp: u8,
+    pub(super) level: u8,
+}
+
 /// One output port.
 pub(super) struct Port {
-    pub(super) req_in: StreamIn<DataFrame>,
-    pub(super) rsp_in: StreamIn<Ctrl>,
-    pub(super) cr_in: StreamIn<CreditMsg>,
+    /// Input k's forwarding decisions of this cycle, from the ingress node.
+    pub(super) fwd: StreamIn<RoutedFrame>,
+    pub(super) fwd_ctrl: StreamIn<RoutedCtrl>,
+    pub(super) fwd_cr: StreamIn<RoutedCredit>,
     pub(super) req_out: StreamOut<DataFrame>,
     pub(super) rsp_out: StreamOut<Ctrl>,
     pub(super) cr_out: StreamOut<CreditMsg>,
@@ -32,12 +43,12 @@ pub(super) struct Port {
     pub(super) c_xoff: CounterId,
     pub(super) c_paused: CounterId,
     pub(super) c_ingress_peak: CounterId,
-    /// Data through the ingress pipeline: (ready cycle, arrival cycle, frame).
-    pub(super) data_pipe: VecDeque<(Cycle, Cycle, u8, DataFrame)>,
-    /// Data queued for the link: (arrival cycle, input port, frame).
-    pub(super) queue: VecDeque<(Cycle, u8, DataFrame)>,
-    /// Frames being / done serializing: (end cycle, arrival cycle, frame).
-    pub(super) on_wire: VecDeque<(Cycle, Cycle, u8, DataFrame)>,
+    /// Data through the ingress pipeline: (ready cycle, arrival cycle, origin, frame).
+    pub(super) data_pipe: VecDeque<(Cycle, Cycle, Tag, DataFrame)>,
+    /// Data queued for the link: (arrival cycle, origin, frame).
+    pub(super) queue: VecDeque<(Cycle, Tag, DataFrame)>,
+    /// Frames being / done serializing: (end cycle, arrival cycle, origin, frame).
+    pub(super) on_wire: VecDeque<(Cycle, Cycle, Tag, DataFrame)>,
     pub(super) clock: SerializerClock,
     pub(super) queued_bytes: u64,
     pub(super) rsp: VecDeque<(Cycle, Ctrl)>,
@@ -55,9 +66,9 @@ impl Port {
     /// Binds port `k`'s streams, waves and counters.
     pub(super) fn bind(p: &Params, k: u32, b: &mut Binder) -> Result<Port, String> {
         Ok(Port {
-            req_in: b.stream_in(&format!("e{k}_req_in"))?,
-            rsp_in: b.stream_in(&format!("e{k}_rsp_in"))?,
-            cr_in: b.stream_in(&format!("e{k}_cr_in"))?,
+            fwd: b.stream_in(&format!("fwd{k}"))?,
+            fwd_ctrl: b.stream_in(&format!("fwd_ctrl{k}"))?,
+            fwd_cr: b.stream_in(&format!("fwd_cr{k}"))?,
             req_out: b.stream_out(&format!("e{k}_req_out"))?,
             rsp_out: b.stream_out(&format!("e{k}_rsp_out"))?,
             cr_out: b.stream_out(&format!("e{k}_cr_out"))?,

@@ -1,6 +1,7 @@
 //! Unit tests of the L2 switch (`l2_switch`): PFC, the VOQ fabric, the WRR, classification.
 
 use super::*;
+use crate::switch::allocator::AllocatorKind;
 use hwsim_hw::Harness;
 use hwsim_ports::{ChipId, QpId};
 

@@ -11,7 +11,7 @@ use hwsim_ports::{DataFrame, PfcFrame, UInt, XbarGrant, XbarOutputs, XbarRequest
 
 use super::super::allocator::AllocatorKind;
 use super::output::{REQ_LEVEL, RSP_LEVEL, WRR_CATCH_UP_BYTES};
-use super::port::Port;
+use super::port::{Port, Tag};
 use super::{Forwarding, L2Switch, Params, LEVELS};
 
 /// The level PFC pauses: the REQ data priority the switches' XOFF/XON name.
@@ -216,7 +216,11 @@ impl L2Switch {
                 port.clock.start(now, wire)
             };
             v.in_busy[i] = port.clock.busy_until_exact().0;
-            port.on_wire.push_back((end, arrived, i as u8, f));
+            let tag = Tag {
+                inp: i as u8,
+                level: l as u8,
+            };
+            port.on_wire.push_back((end, arrived, tag, f));
             made += 1;
         }
         ctx.count(v.c_matches, made);
