@@ -470,14 +470,14 @@ pub fn blocks() -> Vec<BlockKind> {
         ),
         composite_kind(
             "l2_switch",
-            "L2 switch for chip traffic (composite: switch_ingress → l2_switch_core ⇄ switch_alloc): ingress latency, route by dst chip, VOQs + crossbar, SP for ACK/CNP, WRR REQ:RSP, ECN RED, port-rate serialization (seed 003)",
+            "L2 switch for chip traffic (composite: switch_ingress → l2_switch_core ⇄ switch_alloc, ⇄ switch_pfc): ingress latency, route by dst chip, VOQs + crossbar, SP for ACK/CNP, WRR REQ:RSP, ECN RED, port-rate serialization (seed 003)",
             sw::l2_switch::ports,
             sw::l2_switch::expand,
             sw::l2_switch::COUNTER_TABLES,
         ),
         kind(
             "l2_switch_core",
-            "L2 switch without its ingress and crossbar allocator: ingress pipeline delay, shared buffer + DT, VOQs, egress, ECN RED, PFC (the part of l2_switch not yet cut into nodes; seed 003)",
+            "L2 switch without its ingress, crossbar allocator and PFC controller: ingress pipeline delay, shared buffer + DT, VOQs, egress, ECN RED, PFC accounting (the part of l2_switch not yet cut into nodes; seed 003)",
             sw::l2_switch::core_ports,
             sw::l2_switch::build,
             sw::l2_switch::COUNTER_TABLES,
@@ -488,6 +488,13 @@ pub fn blocks() -> Vec<BlockKind> {
             sw::l2_switch::ingress::ports,
             sw::l2_switch::ingress::build,
             sw::l2_switch::ingress::COUNTER_TABLES,
+        ),
+        kind(
+            "switch_pfc",
+            "L2 switch PFC controller: per port the pause received (REQ data priority) with its watchdog, shown to the core in the cycle; XOFF above `xoff` / XON at `xon` of the ingress bytes the core shows, in the same cycle (seed 003 «PFC»)",
+            sw::l2_switch::pfc::ports,
+            sw::l2_switch::pfc::build,
+            sw::l2_switch::pfc::COUNTER_TABLES,
         ),
         kind(
             "switch_alloc",
@@ -623,6 +630,7 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     m.insert(TypeId::of::<hp::UInt<16>>(), signal_type::<hp::UInt<16>>("UInt<16>"));
     m.insert(TypeId::of::<hp::UInt<21>>(), signal_type::<hp::UInt<21>>("UInt<21>"));
     m.insert(TypeId::of::<hp::UInt<32>>(), signal_type::<hp::UInt<32>>("UInt<32>"));
+    m.insert(TypeId::of::<hp::UInt<48>>(), signal_type::<hp::UInt<48>>("UInt<48>"));
     m.insert(TypeId::of::<hp::Cell>(), signal_type::<hp::Cell>("Cell"));
     m.insert(TypeId::of::<hp::PfcFrame>(), signal_type::<hp::PfcFrame>("PfcFrame"));
     m.insert(TypeId::of::<hp::UInt<1>>(), signal_type::<hp::UInt<1>>("UInt<1>"));

@@ -61,3 +61,27 @@ pub fn add_core<P: Clone + 'static>(
     }
     Ok(())
 }
+
+/// Adds a new sibling node at `path.name` of `kind`, counting in the composite's scope (so its
+/// counters keep the names they had when its part was inside the fused block).
+pub fn add_counting_in_scope<P: 'static>(
+    nl: &mut Netlist,
+    path: &str,
+    name: &str,
+    kind: &'static str,
+    ports: Vec<PortDecl>,
+    params: P,
+    build: fn(&P, &mut Binder) -> BuildResult,
+) -> Result<(), ElabError> {
+    let scope = path.to_string();
+    nl.add(
+        &format!("{path}.{name}"),
+        kind,
+        ports,
+        Box::new(move |b| {
+            b.counters_in(&scope);
+            build(&params, b)
+        }),
+    )
+    .map(|_| ())
+}

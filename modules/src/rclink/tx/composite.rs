@@ -115,16 +115,9 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     }
     if p.ack_cbfc {
         // Counting in the composite's scope, as the TX did (`tx.ack_credits_returned`).
-        let (rp, scope) = (ack_return_params(p), path.to_string());
-        nl.add(
-            &node("ack_return"),
-            "ack_return",
-            ack_cbfc::return_ports(&rp),
-            Box::new(move |b| {
-                b.counters_in(&scope);
-                ack_cbfc::return_build(&rp, b)
-            }),
-        )?;
+        let rp = ack_return_params(p);
+        let ports = ack_cbfc::return_ports(&rp);
+        split::add_counting_in_scope(nl, path, "ack_return", "ack_return", ports, rp, ack_cbfc::return_build)?;
         nl.connect(&node("core.ctrl_taken"), &node("ack_return.taken"), None)?;
         nl.export(&node("ack_cr"), &node("ack_return.ack_cr"))?;
     }

@@ -2,12 +2,14 @@
 //! ([`ingress`](super::ingress), `switch_ingress`: lookup and classification) feeding the core
 //! (`l2_switch_core`, the block of this folder) combinationally and, with `fabric: voq`, the
 //! crossbar allocator ([`alloc`](super::alloc), `switch_alloc`) wired combinationally both ways
-//! around the core's second process. The composite owns no logic; see the parent module's
+//! around the core's second process, and the PFC controller ([`pfc`](super::pfc),
+//! `switch_pfc`: its pause into the core's first process, the core's ingress bytes into its
+//! second). The composite owns no logic; see the parent module's
 //! header.
 
 use hwsim_hw::{ElabError, Netlist, PortDecl};
 
-use super::{alloc, build, check, core_ports, ingress, Fabric, Params};
+use super::{alloc, build, check, core_port, core_ports, core_shared, ingress, pfc, Fabric, Params};
 use crate::split;
 
 /// The allocator node's parameters, from the switch's.
@@ -20,23 +22,28 @@ fn alloc_params(p: &Params) -> alloc::Params {
 }
 
 /// Whether a core port is wired to a sibling node inside the composite (not exported): the
-/// allocator's requests and grants, the ingress's decisions.
+/// allocator's requests and grants, the ingress's decisions, the PFC node's pause and the
+/// ingress bytes it reads.
 fn inner(name: &str) -> bool {
-    name.starts_with("alloc_") || name.starts_with("fwd")
+    ["alloc_", "fwd", "paused", "ingress_bytes"]
+        .iter()
+        .any(|p| name.starts_with(p))
 }
 
-/// Port list of `l2_switch` (the composite): per port the ingress's inputs, then the core's
-/// outer ports, and with `voq` the allocator's pointer waves (`gptr{k}`, `aptr{k}`), each the
-/// port of the node it stands for.
+/// Port list of `l2_switch` (the composite): per port the ingress's inputs, the core's outer
+/// ports and with `pfc` the PFC node's; then the core's shared ones and with `voq` the
+/// allocator's pointer waves (`gptr{k}`, `aptr{k}`), each the port of the node it stands for.
 pub fn ports(p: &Params) -> Vec<PortDecl> {
+    let outer = |v: Vec<PortDecl>| v.into_iter().filter(|d| !inner(&d.name)).map(|d| d.process(0));
     let mut v: Vec<PortDecl> = Vec::new();
-    for d in core_ports(p).into_iter().filter(|d| !inner(&d.name)) {
-        // Each port's inputs ahead of its outputs, as the switch lists them.
-        if let Some(k) = d.name.strip_prefix('e').and_then(|s| s.strip_suffix("_req_out")) {
-            v.extend(ingress::input_ports(k.parse().expect("e{k}_req_out")));
+    for k in 0..p.ports.min(64) {
+        v.extend(ingress::input_ports(k));
+        v.extend(outer(core_port(p, k)));
+        if p.pfc {
+            v.extend(outer(pfc::outer_ports(k)));
         }
-        v.push(d.process(0));
     }
+    v.extend(outer(core_shared(p)));
     if p.fabric == Fabric::Voq {
         v.extend(
             alloc::ports(&alloc_params(p))
@@ -65,17 +72,27 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     };
     split::add_core(nl, path, core, inner)?;
     let ip = ingress::Params::of(p);
-    let scope = path.to_string();
-    nl.add(
-        &node("ingress"),
-        "switch_ingress",
-        ingress::ports(&ip),
-        Box::new(move |b| {
-            b.counters_in(&scope);
-            ingress::build(&ip, b)
-        }),
-    )?;
+    let ports = ingress::ports(&ip);
+    split::add_counting_in_scope(nl, path, "ingress", "switch_ingress", ports, ip, ingress::build)?;
+    let pp = pfc::Params::of(p);
+    let ports = pfc::ports(&pp);
+    split::add_counting_in_scope(nl, path, "pfc", "switch_pfc", ports, pp, pfc::build)?;
     for k in 0..p.ports.min(64) {
+        if p.pfc {
+            for d in pfc::outer_ports(k) {
+                nl.export(&node(&d.name), &node(&format!("pfc.{}", d.name)))?;
+            }
+            nl.connect(
+                &node(&format!("pfc.paused{k}")),
+                &node(&format!("core.paused{k}")),
+                None,
+            )?;
+            nl.connect(
+                &node(&format!("core.ingress_bytes{k}")),
+                &node(&format!("pfc.ingress_bytes{k}")),
+                None,
+            )?;
+        }
         for d in ingress::input_ports(k) {
             nl.export(&node(&d.name), &node(&format!("ingress.{}", d.name)))?;
         }

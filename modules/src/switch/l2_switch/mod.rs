@@ -17,7 +17,10 @@
 //! **Nodes.** `l2_switch` is a composite ([`expand`]): `ingress` ([`ingress`], `switch_ingress`:
 //! per input the lookup and the classification, handed on combinationally in the cycle of
 //! arrival as `fwd{k}` {outs, level, frame}, `fwd_ctrl{k}`, `fwd_cr{k}`), `core` (this block,
-//! `l2_switch_core`: the pipeline delay, the buffer, the VOQs, the egress, PFC) and, with
+//! `l2_switch_core`: the pipeline delay, the buffer, the VOQs, the egress, PFC's accounting),
+//! `pfc` ([`pfc`], `switch_pfc`: the pauses received with their watchdog, shown to the core as
+//! `paused{k}` in the cycle; XOFF / XON from the `ingress_bytes{k}` the core shows after its
+//! departures, in the same cycle) and, with
 //! `fabric: voq`, `alloc` ([`alloc`], `switch_alloc`: the allocators and their passes). The
 //! core shows each cycle's crossbar requests in its process 0 (`alloc_req{i}`,
 //! `alloc_outputs`), the allocator matches in the same cycle, and the core's process 1 takes
@@ -93,7 +96,7 @@
 //! rate (DCQCN). With `fabric: output_queued`, `port_buffer` is also the output queue's size.
 //!
 //! **PFC mode** (`pfc: true`; seed 003: PFC and CBFC are exclusive modes, and in PFC mode the
-//! switch takes part). Ingress accounting: the data bytes held anywhere in the switch that came
+//! switch takes part; the `pfc` node, see its header, with the accounting in the core). Ingress accounting: the data bytes held anywhere in the switch that came
 //! in on port k. Above the XOFF level the switch sends an XOFF for the REQ data priority (2) out
 //! of port k to the neighbour feeding it; at or below the XON level, the XON (`e{k}_pfc_out`).
 //! The levels are fractions of the queue depth `port_buffer`, as seed 003 gives them
@@ -140,8 +143,8 @@
 //! one at a time (no fan-out in one crossing), so a group of n spends n − 1 more port
 //! serializations at the switch's input.
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, PortDecl, Wake};
-use hwsim_ports::{CreditMsg, Ctrl, DataFrame, PfcFrame, UInt, XbarGrant, XbarOutputs, XbarRequest};
+use hwsim_hw::{Binder, BuildResult, CombOut, Component, CounterDecl, CounterId, Ctx, Cycle, PortDecl, Wake};
+use hwsim_ports::{CreditMsg, Ctrl, DataFrame, UInt, XbarGrant, XbarOutputs, XbarRequest};
 
 use super::ecn::RedMarker;
 
@@ -155,7 +158,8 @@ mod composite;
 pub mod ingress;
 mod output;
 mod params;
-mod pfc;
+/// The PFC node (`switch_pfc`: pauses received, the watchdog, XOFF / XON sent).
+pub mod pfc;
 mod port;
 mod voq;
 
@@ -187,26 +191,6 @@ pub const COUNTERS: &[CounterDecl] = &[
         "dt_drops",
         "frames",
         "`voq`: data frames dropped by the shared buffer's Dynamic Threshold rule",
-    ),
-    CounterDecl::new(
-        "pfc_xoff_sent",
-        "frames",
-        "PFC XOFF frames sent upstream, all ports (ingress bytes above `pfc_xoff`)",
-    ),
-    CounterDecl::new(
-        "pfc_xon_sent",
-        "frames",
-        "PFC XON frames sent upstream, all ports (ingress bytes back at `pfc_xon`)",
-    ),
-    CounterDecl::new(
-        "pfc_pauses_received",
-        "events",
-        "PFC XOFFs received that paused a port's REQ data",
-    ),
-    CounterDecl::new(
-        "pfc_watchdog_fired",
-        "events",
-        "pauses ignored by the PFC watchdog after `pfc_watchdog` ns in force",
     ),
     CounterDecl::new("data_frames", "frames", "data frames that left the switch"),
     CounterDecl::new(
@@ -262,12 +246,6 @@ pub const COUNTERS: &[CounterDecl] = &[
         "bytes",
         "payload bytes of the data frames of level * (0–3) that left",
     ),
-    CounterDecl::new("p*_pfc_xoff", "frames", "PFC XOFF frames sent out of port *"),
-    CounterDecl::new(
-        "p*_pfc_paused_cycles",
-        "cycles",
-        "cycles port * was paused by PFC, counted at each XON",
-    ),
     CounterDecl::new(
         "p*_ingress_peak_bytes",
         "bytes",
@@ -298,7 +276,7 @@ pub const COUNTERS: &[CounterDecl] = &[
 ];
 
 /// The tables that make up this kind's counters (its own and those of the modules it runs).
-pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, ingress::COUNTERS];
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, ingress::COUNTERS, pfc::COUNTERS];
 
 /// Port list of the core (`l2_switch_core`): per port the ingress node's decisions in (`fwd*`,
 /// combinational) and the switch's outputs, and with `voq` its side of the allocator node's
@@ -307,60 +285,61 @@ pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, ingress::COUNTERS];
 pub fn core_ports(p: &Params) -> Vec<PortDecl> {
     let mut v = Vec::new();
     for k in 0..p.ports.min(64) {
-        v.extend(ingress::fwd_inputs(k));
-        v.push(
-            PortDecl::stream_out::<DataFrame>(&format!("e{k}_req_out"))
-                .process(1)
-                .doc("data frames out of port k"),
-        );
-        v.push(
-            PortDecl::stream_out::<Ctrl>(&format!("e{k}_rsp_out"))
-                .process(1)
-                .doc("ACK/NAK/CNP out of port k"),
-        );
-        v.push(
-            PortDecl::stream_out::<CreditMsg>(&format!("e{k}_cr_out"))
-                .process(1)
-                .doc("credit returns out of port k"),
-        );
-        v.push(
-            PortDecl::output::<UInt<32>>(&format!("q_bytes{k}"))
-                .level()
-                .doc("data bytes held for output k"),
-        );
-        if p.fabric == Fabric::Voq {
-            v.push(PortDecl::output::<UInt<32>>(&format!("in_bytes{k}")).doc("data bytes in input k's VOQs"));
-            v.push(
-                PortDecl::comb_stream_out::<XbarRequest>(&format!("alloc_req{k}"))
-                    .doc("input k's crossbar requests this cycle, to the allocator"),
-            );
-            v.push(
-                PortDecl::comb_stream_in::<XbarGrant>(&format!("alloc_grant{k}"), 1)
-                    .process(1)
-                    .doc("input k's crossbar grant this cycle, from the allocator"),
-            );
-            v.push(
-                PortDecl::output::<UInt<1>>(&format!("rsp_first{k}"))
-                    .doc("output k's WRR turn is RSP's: level 1 matches before level 2 this cycle"),
-            );
-        }
-        if p.pfc {
-            v.push(
-                PortDecl::stream_in::<PfcFrame>(&format!("e{k}_pfc_in"), 4)
-                    .optional()
-                    .doc("PFC frames from the neighbour on port k (PFC mode)"),
-            );
-            v.push(
-                PortDecl::stream_out::<PfcFrame>(&format!("e{k}_pfc_out"))
-                    .process(1)
-                    .doc("PFC frames to the neighbour on port k (PFC mode)"),
-            );
-            v.push(
-                PortDecl::output::<UInt<2>>(&format!("pfc{k}"))
-                    .doc("PFC on port k: bit 0 XOFF sent upstream, bit 1 paused by downstream"),
-            );
-        }
+        v.extend(core_port(p, k));
     }
+    v.extend(core_shared(p));
+    v
+}
+
+/// The core's ports of switch port `k` (see [`core_ports`]).
+fn core_port(p: &Params, k: u32) -> Vec<PortDecl> {
+    let mut v = Vec::new();
+    v.extend(ingress::fwd_inputs(k));
+    v.push(
+        PortDecl::stream_out::<DataFrame>(&format!("e{k}_req_out"))
+            .process(1)
+            .doc("data frames out of port k"),
+    );
+    v.push(
+        PortDecl::stream_out::<Ctrl>(&format!("e{k}_rsp_out"))
+            .process(1)
+            .doc("ACK/NAK/CNP out of port k"),
+    );
+    v.push(
+        PortDecl::stream_out::<CreditMsg>(&format!("e{k}_cr_out"))
+            .process(1)
+            .doc("credit returns out of port k"),
+    );
+    v.push(
+        PortDecl::output::<UInt<32>>(&format!("q_bytes{k}"))
+            .level()
+            .doc("data bytes held for output k"),
+    );
+    if p.fabric == Fabric::Voq {
+        v.push(PortDecl::output::<UInt<32>>(&format!("in_bytes{k}")).doc("data bytes in input k's VOQs"));
+        v.push(
+            PortDecl::comb_stream_out::<XbarRequest>(&format!("alloc_req{k}"))
+                .doc("input k's crossbar requests this cycle, to the allocator"),
+        );
+        v.push(
+            PortDecl::comb_stream_in::<XbarGrant>(&format!("alloc_grant{k}"), 1)
+                .process(1)
+                .doc("input k's crossbar grant this cycle, from the allocator"),
+        );
+        v.push(
+            PortDecl::output::<UInt<1>>(&format!("rsp_first{k}"))
+                .doc("output k's WRR turn is RSP's: level 1 matches before level 2 this cycle"),
+        );
+    }
+    if p.pfc {
+        v.extend(pfc::core_side(k));
+    }
+    v
+}
+
+/// The core's ports shared by all switch ports (see [`core_ports`]).
+fn core_shared(p: &Params) -> Vec<PortDecl> {
+    let mut v = Vec::new();
     if p.fabric == Fabric::Voq {
         v.push(
             PortDecl::comb_stream_out::<XbarOutputs>("alloc_outputs")
@@ -388,10 +367,8 @@ pub struct L2Switch {
     voq: Option<Voq>,
     /// Data bytes in the switch per input port (PFC's ingress accounting).
     ingress: Vec<u64>,
-    c_xoff: CounterId,
-    c_xon: CounterId,
-    c_pauses_rx: CounterId,
-    c_watchdog: CounterId,
+    /// PFC mode: `ingress` on the waves and to the PFC node (`ingress_bytes{k}`).
+    held_out: Vec<CombOut<UInt<48>>>,
     red: Option<RedMarker>,
     c_data: CounterId,
     c_bytes: CounterId,
@@ -426,11 +403,14 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         p: p.clone(),
         voq,
         ingress: vec![0; ports.len()],
+        held_out: if p.pfc {
+            (0..p.ports)
+                .map(|k| b.comb_output(&format!("ingress_bytes{k}")))
+                .collect::<Result<_, _>>()?
+        } else {
+            Vec::new()
+        },
         ports,
-        c_xoff: b.counter("pfc_xoff_sent"),
-        c_xon: b.counter("pfc_xon_sent"),
-        c_pauses_rx: b.counter("pfc_pauses_received"),
-        c_watchdog: b.counter("pfc_watchdog_fired"),
         red: None,
         c_data: b.counter("data_frames"),
         c_bytes: b.counter("data_bytes"),
@@ -459,9 +439,13 @@ impl Component for L2Switch {
         }
         // Ingress: everything that arrived, into its output's pipeline.
         self.arrivals(ctx, now);
-        // Per output: PFC received, then the frames out of the pipeline into their queue.
+        // Per output: whether PFC pauses it this cycle (the PFC node's), then the frames out
+        // of the pipeline into their queue.
         for o in 0..self.ports.len() {
-            self.pfc_receive(ctx, o, now);
+            let port = &mut self.ports[o];
+            if let Some(i) = &port.paused_in {
+                port.paused = i.get().0 != 0;
+            }
             self.enqueue(ctx, o, now);
         }
         self.crossbar_request(now);
@@ -486,10 +470,9 @@ impl Component for L2Switch {
         if let Some(v) = self.voq.as_mut() {
             v.buffer_sig.update(UInt::wrap(v.total));
         }
-        // PFC to the neighbours: XOFF when a port's ingress bytes pass `pfc_xoff`, XON when they
-        // fall to `pfc_xon` (hysteresis, so one crossing sends one frame).
-        if self.p.pfc && self.pfc_send(ctx) {
-            next = next.min(now + 1);
+        // PFC's accounting, to the PFC node, which sends XOFF / XON from it in this cycle.
+        for (out, &held) in self.held_out.iter().zip(&self.ingress) {
+            out.set(UInt::wrap(held));
         }
         Wake::earliest((next != Cycle::MAX).then_some(next))
     }

@@ -156,7 +156,6 @@ impl L2Switch {
             ctx.count(self.c_credit, 1);
         }
         port.q_sig.update(UInt::wrap(port.queued_bytes));
-        port.show_pfc();
         // When this output next has something to do (a full stream wakes us on its pop).
         for t in [
             port.data_pipe.front().map(|x| x.0),
@@ -164,7 +163,6 @@ impl L2Switch {
             port.rsp.front().map(|x| x.0),
             port.cr.front().map(|x| x.0),
             (!paused && !port.queue.is_empty()).then(|| port.clock.busy_until_cycle().saturating_sub(1)),
-            port.pfc_wake,
         ]
         .into_iter()
         .flatten()

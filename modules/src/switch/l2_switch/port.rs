@@ -1,13 +1,11 @@
 //! One port of the switch: its streams in and out, the ingress pipeline toward it as an output,
 //! its output queue (`fabric: output_queued`), its serializer at the port rate, its control and
-//! credit queues, its PFC state and its counters. `build` binds one per port.
+//! credit queues, whether PFC pauses it and its counters. `build` binds one per port.
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, CounterId, Cycle, Out, StreamIn, StreamOut};
-use hwsim_ports::{
-    CreditMsg, Ctrl, DataFrame, PfcFrame, PfcPause, RoutedCredit, RoutedCtrl, RoutedFrame, SerializerClock, UInt,
-};
+use hwsim_hw::{Binder, CounterId, Cycle, In, Out, StreamIn, StreamOut};
+use hwsim_ports::{CreditMsg, Ctrl, DataFrame, RoutedCredit, RoutedCtrl, RoutedFrame, SerializerClock, UInt};
 
 use super::Params;
 
@@ -29,19 +27,10 @@ pub(super) struct Port {
     pub(super) rsp_out: StreamOut<Ctrl>,
     pub(super) cr_out: StreamOut<CreditMsg>,
     pub(super) q_sig: Out<UInt<32>>,
-    /// PFC ports (PFC mode only): frames in, frames out, the state on the waves.
-    pub(super) pfc_io: Option<(StreamIn<PfcFrame>, StreamOut<PfcFrame>, Out<UInt<2>>)>,
-    /// An XOFF we sent upstream on this port is in force.
-    pub(super) xoff_sent: bool,
-    /// Paused by the downstream neighbour (and since when).
-    pub(super) pause: PfcPause,
-    /// The watchdog fired for the pause in force: ignored until the XON.
-    pub(super) watchdog_fired: bool,
-    /// This cycle: paused (and the watchdog not fired), and when the watchdog would fire.
+    /// PFC mode: whether the port may start REQ data frames, from the PFC node (`paused{k}`).
+    pub(super) paused_in: Option<In<UInt<1>>>,
+    /// This cycle: paused for REQ data (read in process 0).
     pub(super) paused: bool,
-    pub(super) pfc_wake: Option<Cycle>,
-    pub(super) c_xoff: CounterId,
-    pub(super) c_paused: CounterId,
     pub(super) c_ingress_peak: CounterId,
     /// Data through the ingress pipeline: (ready cycle, arrival cycle, origin, frame).
     pub(super) data_pipe: VecDeque<(Cycle, Cycle, Tag, DataFrame)>,
@@ -73,22 +62,12 @@ impl Port {
             rsp_out: b.stream_out(&format!("e{k}_rsp_out"))?,
             cr_out: b.stream_out(&format!("e{k}_cr_out"))?,
             q_sig: b.output(&format!("q_bytes{k}"))?,
-            pfc_io: if p.pfc {
-                Some((
-                    b.stream_in(&format!("e{k}_pfc_in"))?,
-                    b.stream_out(&format!("e{k}_pfc_out"))?,
-                    b.output(&format!("pfc{k}"))?,
-                ))
+            paused_in: if p.pfc {
+                Some(b.input(&format!("paused{k}"))?)
             } else {
                 None
             },
-            xoff_sent: false,
-            pause: PfcPause::default(),
-            watchdog_fired: false,
             paused: false,
-            pfc_wake: None,
-            c_xoff: b.counter(&format!("p{k}_pfc_xoff")),
-            c_paused: b.counter(&format!("p{k}_pfc_paused_cycles")),
             c_ingress_peak: b.counter(&format!("p{k}_ingress_peak_bytes")),
             data_pipe: VecDeque::new(),
             queue: VecDeque::new(),

@@ -3,7 +3,7 @@
 use super::*;
 use crate::switch::allocator::AllocatorKind;
 use hwsim_hw::Harness;
-use hwsim_ports::{ChipId, QpId};
+use hwsim_ports::{ChipId, PfcFrame, QpId};
 
 /// The `l2_switch` composite (core and allocator) at `dut`, every outer port on the bench, output
 /// sinks of 8 messages.
