@@ -113,6 +113,17 @@ impl Report {
             let _ = writeln!(s, "  checks off: no `expect:` check or monitor evaluated");
         }
         if !self.flows.is_empty() {
+            if let Some(w) = self.metrics_from {
+                let late = if w >= self.cycles {
+                    format!(" — after the run's end ({}): nothing measured", self.cycles)
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(
+                    s,
+                    "flows and their metrics: transactions issued from cycle {w} on (metrics_from){late}"
+                );
+            }
             let nw = self.flows.iter().map(|f| f.name.len()).max().unwrap_or(4).max(4);
             let _ = writeln!(
                 s,

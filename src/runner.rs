@@ -127,6 +127,10 @@ pub struct Report {
     pub seed: u64,
     /// The `--set` overrides applied to the testbench, as given.
     pub overrides: Vec<String>,
+    /// The warm-up (`metrics_from`, cycles): the flows and their metrics count only the
+    /// transactions issued from then on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics_from: Option<u64>,
     /// End time in cycles.
     pub cycles: u64,
     /// Every check passed and no protocol violation.
@@ -233,6 +237,12 @@ fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
             return Err(InputError::new(
                 &l.path,
                 "no `instances:` (module form) and no `system:` (system form)",
+            ));
+        }
+        if l.tb.metrics_from.is_some() {
+            return Err(l.error_at(
+                "metrics_from",
+                "metrics_from is for system form (its flows); in module form set a paxi's own `metrics_from` parameter, or a voq_switch's `warmup`",
             ));
         }
         testbench::elaborate(l)?
@@ -468,9 +478,11 @@ fn metric_value(m: &str, sim: &Sim, end: Cycle, flows: &[FlowReport]) -> Option<
         "goodput" if !flows.is_empty() => aggregate_goodput(flows),
         "latency_max" if !flows.is_empty() => flows.iter().map(|f| f.latency_max).max().unwrap_or(0) as f64,
         "latency_mean" if !flows.is_empty() => {
-            let txns: u64 = sum(sim, "*.paxi.txns_done");
+            // The flows' sums: every transaction of a system run belongs to a flow, and the
+            // flows leave out the warm-up (`metrics_from`).
+            let txns: u64 = sum(sim, "*.paxi.flow*_txns");
             if txns > 0 {
-                sum(sim, "*.paxi.latency_sum") as f64 / txns as f64
+                sum(sim, "*.paxi.flow*_lat_sum") as f64 / txns as f64
             } else {
                 0.0
             }
@@ -968,6 +980,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         file: l.path.display().to_string(),
         seed,
         overrides: l.overrides.iter().map(|o| o.arg.clone()).collect(),
+        metrics_from: l.tb.metrics_from,
         cycles: end,
         passed: checks.iter().all(|c| c.passed) && error_text.is_none() && !interrupted,
         checks,

@@ -28,6 +28,11 @@ pub struct Testbench {
     pub seed: u64,
     /// Longest run in cycles; the run also ends when nothing is scheduled. Default 100 000 000.
     pub until: Option<u64>,
+    /// System form: the warm-up, in cycles. The flows' statistics (the flows table, goodput,
+    /// latency metrics and their percentiles) count only the transactions issued at or after
+    /// it; counters of the blocks still count the whole run. Sets every chip's
+    /// `paxi.metrics_from`.
+    pub metrics_from: Option<u64>,
     /// Config files merged under this one (paths relative to this file, then to the working
     /// directory).
     #[serde(default)]

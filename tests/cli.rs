@@ -3019,3 +3019,63 @@ fn explain_and_list_show_port_types_without_module_paths() {
     let out = stdout(&o);
     assert!(!out.contains("hwsim_ports::") && !out.contains("hwsim_hw::"), "{out}");
 }
+
+/// A warm-up window (`metrics_from`): the flows and their metrics count only the transactions
+/// issued from then on (tb/stats/warmup.yaml: the first burst is left out, so the goodput is the
+/// second burst's); at 0 everything counts; the block counters count the whole run either way;
+/// module form refuses it at its line.
+#[test]
+fn metrics_from_leaves_the_warm_up_out_of_the_flows() {
+    let dir = temp_dir("warmup");
+    let run = |extra: &[&str], name: &str| -> Value {
+        let json = dir.join(name);
+        let mut args = vec![
+            "tb/stats/warmup.yaml",
+            "--checks",
+            "off",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = hwsim(&args);
+        assert_code(&o, 0);
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+    };
+    let warm = run(&[], "warm.json");
+    let all = run(&["--set", "metrics_from=0"], "all.json");
+    assert_eq!(warm["metrics_from"].as_u64(), Some(8192));
+    assert_eq!(warm["flows"][0]["bytes"].as_u64(), Some(0), "the warm-up burst");
+    assert_eq!(all["flows"][0]["bytes"].as_u64(), Some(131072));
+    assert_eq!(
+        warm["flows"][1], all["flows"][1],
+        "the burst after it, the same either way"
+    );
+    let (gw, ga) = (
+        warm["metrics"]["goodput"].as_f64().unwrap(),
+        all["metrics"]["goodput"].as_f64().unwrap(),
+    );
+    assert!(gw > 100.0 && ga < 30.0, "{gw} {ga}");
+    for r in [&warm, &all] {
+        assert_eq!(r["counters"]["chip0.paxi.txns_done"].as_u64(), Some(64));
+    }
+    let o = hwsim(&["tb/stats/warmup.yaml"]);
+    assert!(
+        stdout(&o).contains("flows and their metrics: transactions issued from cycle 8192 on"),
+        "{}",
+        stdout(&o)
+    );
+    let module = dir.join("module.yaml");
+    std::fs::write(
+        &module,
+        "name: m\nmetrics_from: 100\ninstances:\n  p: {kind: producer}\n  c: {kind: consumer}\nconnect:\n  - {from: p.out, to: c.in}\n",
+    )
+    .unwrap();
+    let o = hwsim(&[module.to_str().unwrap()]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains(&format!("{}:2:1: metrics_from is for system form", module.display())),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

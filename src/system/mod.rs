@@ -189,6 +189,12 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
     })
     .map_err(|e| l.error_at_param("chip", format!("system.chip: {e}")))?;
     let link = yaml::merge(defaults.get("link").unwrap_or(&Value::Null), &s.link);
+    if l.tb.metrics_from.is_some() && chip.paxi.get("metrics_from").is_some() {
+        return Err(l.error_at(
+            "metrics_from",
+            "metrics_from is given twice: at the top and in system.chip.paxi (keep one)",
+        ));
+    }
     let nlg = chip.num_link_groups;
     if nlg == 0 || nlg > 8 {
         return Err(l.error_at_param("chip", format!("num_link_groups {nlg} out of range 1..=8")));
@@ -363,11 +369,14 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
         let mut cdma = yaml::Mapping::new();
         cdma.insert("txns".into(), Value::Sequence(txns[c as usize].clone()));
         make(&blocks, l, &mut nl, &format!("{p}.cdma"), "cdma", &Value::Mapping(cdma))?;
-        let paxi = with_groups(&set(
+        let mut paxi = with_groups(&set(
             &set(&set(&chip.paxi, "chip", c as u64), "num_lg", nlg as u64),
             "flows",
             local_flows[c as usize].max(1) as u64,
         ));
+        if let Some(w) = l.tb.metrics_from {
+            paxi = set(&paxi, "metrics_from", w);
+        }
         make(&blocks, l, &mut nl, &format!("{p}.paxi"), "paxi", &paxi)?;
         let mut router = yaml::Mapping::new();
         router.insert("chip".into(), (c as u64).into());

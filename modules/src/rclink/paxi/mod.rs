@@ -95,7 +95,11 @@
 //! `_xoff` (times back-pressure went up), `_paused_cycles`, `_held_back`; per flow f: `flow{f}_txns`, `flow{f}_bytes`,
 //! `flow{f}_lat_sum`, `flow{f}_lat_max`, `flow{f}_lat_p50` / `_p99` / `_p999` (nearest-rank
 //! percentiles of the completed transactions' latencies, exact: every latency is kept, and the
-//! three are published when the run ends), `flow{f}_first`, `flow{f}_last`.
+//! three are published when the run ends), `flow{f}_first`, `flow{f}_last`. With a warm-up
+//! (`metrics_from` W, cycles) the flow counters count only the transactions issued at or after
+//! W (BookSim's measured packets: those injected after the warm-up), so the report's flows,
+//! goodput and latency metrics leave the start-up transient out; the block's own counters
+//! (`txns_done`, `latency_sum`, …) still count every transaction.
 //!
 //! **Deviations**: the AXI slave is a latency and a bandwidth (no memory model); a write's B
 //! leaves `slave_latency` after its data arrives. The AR and B entry sizes (16 B, 8 B) are
@@ -322,7 +326,11 @@ pub const COUNTERS: &[CounterDecl] = &[
         "cycles",
         "LG-cycles a frame waited in an RX because VC buffer * (req, rsp, mul) was full",
     ),
-    CounterDecl::new("flow*_txns", "transactions", "transactions of flow * completed"),
+    CounterDecl::new(
+        "flow*_txns",
+        "transactions",
+        "transactions of flow * completed (issued at or after `metrics_from`, as every flow* counter)",
+    ),
     CounterDecl::new("flow*_bytes", "bytes", "bytes of the transactions of flow * completed"),
     CounterDecl::new(
         "flow*_lat_sum",
@@ -400,6 +408,10 @@ pub struct Params {
     pub itlv: Itlv,
     /// Flows accounted for (flow ids 0..flows).
     pub flows: u16,
+    /// Warm-up, cycles: the flows' statistics (`flow*_` counters, and so the report's flows
+    /// table, goodput and latency metrics) count only the transactions issued at or after this
+    /// cycle (0: every transaction). The block's own counters always count the whole run.
+    pub metrics_from: u64,
     /// Fixed PAXI TX pipeline, ns (AXI in → segment ready for the RC Link), 0..=10^6. 0 here;
     /// the chip preset sets it (with the PhyLink's `pipeline_latency`) so that an idle P2P
     /// write takes the seed's 150 ns AXI-to-AXI.
@@ -468,6 +480,7 @@ impl Default for Params {
             r_ost: 256,
             itlv: Itlv::Hash,
             flows: 1,
+            metrics_from: 0,
             tx_latency: 0,
             b_response: true,
             rsp_own_qp: false,

@@ -146,7 +146,8 @@ impl Paxi {
         ctx.count(self.c.issued, 1);
         ctx.count(self.c.mul_copy, t.bytes.saturating_mul(members));
         set_first(ctx, self.c.first);
-        if let Some(f) = self.flows.get(t.flow as usize) {
+        // A flow's statistics start with its first transaction after the warm-up.
+        if let Some(f) = self.flows.get(t.flow as usize).filter(|_| now >= self.p.metrics_from) {
             let first = f.first;
             set_first(ctx, first);
         }
@@ -200,7 +201,8 @@ impl Paxi {
         ctx.count(n, 1);
         ctx.count(sum, lat);
         set_max(ctx, max, lat);
-        if let Some(f) = self.flows.get_mut(t.flow as usize) {
+        let measured = t.issued >= self.p.metrics_from;
+        if let Some(f) = self.flows.get_mut(t.flow as usize).filter(|_| measured) {
             f.lats.push(lat);
             let (txns, bytes, lat_sum, lat_max, last) = (f.txns, f.bytes, f.lat_sum, f.lat_max, f.last);
             ctx.count(txns, 1);
