@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod kernel_examples;
+pub mod percentile;
 pub mod rclink;
 pub mod split;
 pub mod switch;

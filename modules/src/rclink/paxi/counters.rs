@@ -1,8 +1,252 @@
-//! The PAXI core's counters (their names, units and meanings are the table `COUNTERS` in the
-//! block's mod.rs): the chip's, by operation, the responses', the completer's, multicast's and
-//! per flow; and the gauge and first-cycle helpers.
+//! The PAXI core's counters: their table (`COUNTERS`: names, units and meanings), and their
+//! handles — the chip's, by operation, the responses', the completer's, multicast's and per
+//! flow; and the gauge and first-cycle helpers.
 
-use hwsim_hw::{Binder, CounterId, Ctx};
+use hwsim_hw::{Binder, CounterDecl, CounterId, Ctx};
+
+/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
+/// and the system monitors read this table; the registry refuses a counter missing from it.
+pub const COUNTERS: &[CounterDecl] = &[
+    CounterDecl::new(
+        "txns_issued",
+        "transactions",
+        "transactions taken from `txn` (writes, reads and multicasts)",
+    ),
+    CounterDecl::new(
+        "txns_done",
+        "transactions",
+        "transactions completed (last burst done, none failed)",
+    ),
+    CounterDecl::new(
+        "segments",
+        "segments",
+        "segments pushed to the LGs (AW+W, MUL, and AR/R/B flits)",
+    ),
+    CounterDecl::new(
+        "frames_done",
+        "bursts",
+        "bursts done (B, R, ACK or given up); a transaction completes at its last",
+    ),
+    CounterDecl::new("bytes_done", "bytes", "bytes of the transactions completed"),
+    CounterDecl::new(
+        "latency_sum",
+        "cycles",
+        "Σ issue-to-completion latency of the transactions completed",
+    ),
+    CounterDecl::new(
+        "latency_max",
+        "cycles",
+        "gauge: longest issue-to-completion latency of a completed transaction",
+    ),
+    CounterDecl::new("ost_peak", "entries", "gauge: most W OST entries in use at once"),
+    CounterDecl::new(
+        "first_issue_at",
+        "cycle",
+        "cycle + 1 of the first transaction issued (0 = never)",
+    ),
+    CounterDecl::new(
+        "last_done_at",
+        "cycle",
+        "cycle + 1 of the last transaction completed (0 = never)",
+    ),
+    CounterDecl::new(
+        "duplicate_done",
+        "events",
+        "completion reports for an unknown transaction or a burst already done",
+    ),
+    CounterDecl::new(
+        "txns_failed",
+        "transactions",
+        "transactions with a burst lost to a fatal QP (or a multicast timeout)",
+    ),
+    CounterDecl::new("bytes_failed", "bytes", "bytes of the failed transactions"),
+    CounterDecl::new(
+        "last_failed_txn",
+        "id",
+        "id + 1 of the last failed transaction (0 = none)",
+    ),
+    CounterDecl::new("writes_done", "transactions", "write transactions completed"),
+    CounterDecl::new(
+        "write_lat_sum",
+        "cycles",
+        "Σ latency of the write transactions completed",
+    ),
+    CounterDecl::new(
+        "write_lat_max",
+        "cycles",
+        "gauge: longest latency of a completed write transaction",
+    ),
+    CounterDecl::new("reads_done", "transactions", "read transactions completed"),
+    CounterDecl::new("read_bytes_done", "bytes", "bytes of the read transactions completed"),
+    CounterDecl::new("read_lat_sum", "cycles", "Σ latency of the read transactions completed"),
+    CounterDecl::new(
+        "read_lat_max",
+        "cycles",
+        "gauge: longest latency of a completed read transaction",
+    ),
+    CounterDecl::new("r_ost_peak", "entries", "gauge: most R OST entries in use at once"),
+    CounterDecl::new(
+        "frames_acked",
+        "frames",
+        "AW+W frames the RC Link ACKed (or gave up on)",
+    ),
+    CounterDecl::new(
+        "b_received",
+        "entries",
+        "B entries received in B flits (multicast Bs included)",
+    ),
+    CounterDecl::new(
+        "b_stale",
+        "entries",
+        "B entries for an OST entry no longer waiting (late or never sent)",
+    ),
+    CounterDecl::new("r_received", "frames", "R frames received at this requester"),
+    CounterDecl::new(
+        "wdata_bytes_in",
+        "bytes",
+        "write data bytes (AW+W frames) that reached this chip's AXI slave",
+    ),
+    CounterDecl::new(
+        "rdata_bytes_in",
+        "bytes",
+        "read data bytes (R frames) back at this chip's AXI master",
+    ),
+    CounterDecl::new(
+        "w_in_first_at",
+        "cycle",
+        "cycle + 1 of the first W (or multicast copy) at this AXI side (0 = never)",
+    ),
+    CounterDecl::new(
+        "ar_in_first_at",
+        "cycle",
+        "cycle + 1 of the first AR flit at this AXI side (0 = never)",
+    ),
+    CounterDecl::new(
+        "r_in_first_at",
+        "cycle",
+        "cycle + 1 of the first R frame at this AXI side (0 = never)",
+    ),
+    CounterDecl::new("ar_in", "entries", "AR entries received by the completer"),
+    CounterDecl::new(
+        "r_frames_sent",
+        "frames",
+        "R frames the completer sent (one per AR, when its R buffer is full)",
+    ),
+    CounterDecl::new(
+        "r_out_of_order",
+        "frames",
+        "R frames sent while an earlier AR's data was still being read",
+    ),
+    CounterDecl::new("r_bufs_peak", "entries", "gauge: most R buffers in use at once"),
+    CounterDecl::new(
+        "rsp_frames_acked",
+        "frames",
+        "AR/R/B flit frames the RC Link ACKed (or gave up on)",
+    ),
+    CounterDecl::new(
+        "multicasts_done",
+        "transactions",
+        "multicast transactions completed (every member's B in)",
+    ),
+    CounterDecl::new(
+        "mul_lat_sum",
+        "cycles",
+        "Σ latency of the multicast transactions completed",
+    ),
+    CounterDecl::new(
+        "mul_lat_max",
+        "cycles",
+        "gauge: longest latency of a completed multicast transaction",
+    ),
+    CounterDecl::new(
+        "mul_timeouts",
+        "bursts",
+        "multicast bursts given up `mul_timeout` cycles after they left",
+    ),
+    CounterDecl::new("mul_ost_peak", "entries", "gauge: most MUL OST entries in use at once"),
+    CounterDecl::new(
+        "mul_b_received",
+        "entries",
+        "multicast B entries received from the group members",
+    ),
+    CounterDecl::new(
+        "mul_bytes_in",
+        "bytes",
+        "multicast copy bytes that reached this chip as a member",
+    ),
+    CounterDecl::new("mul_copy_bytes", "bytes", "multicast bytes × group members, at issue"),
+    CounterDecl::new(
+        "mul_copy_bytes_failed",
+        "bytes",
+        "multicast bytes × members not answered, at a timeout",
+    ),
+    CounterDecl::new(
+        "rx_*_peak",
+        "frames",
+        "gauge: most frames held in RX VC buffer * (req, rsp, mul)",
+    ),
+    CounterDecl::new(
+        "rx_*_xoff",
+        "events",
+        "times RX VC buffer * (req, rsp, mul) reached its high watermark (pause up)",
+    ),
+    CounterDecl::new(
+        "rx_*_paused_cycles",
+        "cycles",
+        "cycles RX VC buffer * (req, rsp, mul) held its pause up, counted at XON",
+    ),
+    CounterDecl::new(
+        "rx_*_held_back",
+        "cycles",
+        "LG-cycles a frame waited in an RX because VC buffer * (req, rsp, mul) was full",
+    ),
+    CounterDecl::new(
+        "flow*_txns",
+        "transactions",
+        "transactions of flow * completed (issued at or after `metrics_from`, as every flow* counter)",
+    ),
+    CounterDecl::new("flow*_bytes", "bytes", "bytes of the transactions of flow * completed"),
+    CounterDecl::new(
+        "flow*_lat_sum",
+        "cycles",
+        "Σ latency of the transactions of flow * completed",
+    ),
+    CounterDecl::new(
+        "flow*_lat_max",
+        "cycles",
+        "gauge: longest latency of a completed transaction of flow *",
+    ),
+    CounterDecl::new(
+        "flow*_lat_p50",
+        "cycles",
+        "median latency of the transactions of flow * completed (nearest rank; at the end of the run)",
+    ),
+    CounterDecl::new(
+        "flow*_lat_p99",
+        "cycles",
+        "99th-percentile latency of flow *'s completed transactions (nearest rank; at the end of the run)",
+    ),
+    CounterDecl::new(
+        "flow*_lat_p999",
+        "cycles",
+        "99.9th-percentile latency of flow *'s completed transactions (nearest rank; at the end of the run)",
+    ),
+    CounterDecl::new(
+        "flow*_first",
+        "cycle",
+        "cycle + 1 of the first transaction of flow * issued (0 = never)",
+    ),
+    CounterDecl::new(
+        "flow*_last",
+        "cycle",
+        "cycle + 1 of the last transaction of flow * completed (0 = never)",
+    ),
+    CounterDecl::new(
+        "axi_*_peak_bytes",
+        "bytes",
+        "gauge: most bytes held in AXI channel buffer * (w, ar, r, b)",
+    ),
+];
 
 pub(super) struct FlowCounters {
     pub(super) txns: CounterId,
@@ -16,17 +260,6 @@ pub(super) struct FlowCounters {
     /// Every completed transaction's latency, for the percentiles (one entry per transaction,
     /// pushed on its completion, not per cycle).
     pub(super) lats: Vec<u64>,
-}
-
-/// The percentiles published per flow, in permille: p50, p99, p99.9.
-pub(super) const PERCENTILES: [u64; 3] = [500, 990, 999];
-
-/// The nearest-rank `q`-permille percentile of `sorted` (ascending, not empty): the smallest
-/// value with at least q/1000 of the values at or below it.
-pub(super) fn nearest_rank(sorted: &[u64], q: u64) -> u64 {
-    let n = sorted.len() as u64;
-    let rank = (n * q).div_ceil(1000).clamp(1, n);
-    sorted[rank as usize - 1]
 }
 
 pub(super) struct Counters {

@@ -376,12 +376,10 @@ impl Component for Paxi {
     /// The flows' latency percentiles, from every completed transaction's latency.
     fn finish(&mut self, ctx: &mut Ctx<'_>) {
         for f in &mut self.flows {
-            if f.lats.is_empty() {
-                continue;
-            }
-            f.lats.sort_unstable();
-            for (id, q) in f.pct.iter().zip(super::counters::PERCENTILES) {
-                ctx.set_counter(*id, super::counters::nearest_rank(&f.lats, q));
+            if let Some(p) = crate::percentile::summarize(&mut f.lats) {
+                for (id, v) in f.pct.iter().zip(p) {
+                    ctx.set_counter(*id, v);
+                }
             }
         }
     }

@@ -22,16 +22,3 @@ fn hash_differs_from_a_linear_mix() {
     let lgs: Vec<u64> = (0..8).map(|f| itlv_hash(1, f, qp) % 8).collect();
     assert_ne!(lgs, (0..8).map(|f| (1 + f) % 8).collect::<Vec<_>>());
 }
-
-#[test]
-fn latency_percentiles_are_nearest_rank() {
-    use super::counters::{nearest_rank, PERCENTILES};
-    let thousand: Vec<u64> = (1..=1000).collect();
-    let got: Vec<u64> = PERCENTILES.iter().map(|&q| nearest_rank(&thousand, q)).collect();
-    assert_eq!(got, [500, 990, 999]);
-    // Three values: the median is the second; p99 and p99.9 the largest.
-    let three = [10, 20, 30];
-    let got: Vec<u64> = PERCENTILES.iter().map(|&q| nearest_rank(&three, q)).collect();
-    assert_eq!(got, [20, 30, 30]);
-    assert_eq!(nearest_rank(&[7], 500), 7);
-}

@@ -147,14 +147,16 @@ use super::cnp_merge;
 use super::dcqcn;
 use super::slot_fifo::{SlotCounters, SlotFifo, SlotView};
 
-// The TX's parts, each in its own file; this file keeps the parameters, the ports, the counter
-// table, the block's state and `build`.
+// The TX's parts, each in its own file; this file keeps the ports, the block's state and
+// `build` (the parameters in params.rs, the counter table in counter_table.rs).
 /// The arbitration round: TYPE2 against TYPE1, the VC queues' side of the bank arbiter with its
 /// gates (the request to `tx.arbiter`), the grant.
 mod arbitration;
 /// The composite `rclink_tx`: its ports and children (the core, the arbiter, the MAC credit
 /// counter, the ACK-VC return).
 mod composite;
+/// The counter table.
+mod counter_table;
 /// The cycle: the three processes, their phases in their order.
 mod cycle;
 /// Inputs: ACK/NAK/CNP on `ctrl`, CBFC credit returns, MAC credit returns, segments.
@@ -178,145 +180,7 @@ pub use super::bank_arbiter::NUM_VC;
 pub use super::cbfc::MAX_CREDITS;
 pub use super::slot_fifo::MAX_SLOTS;
 
-/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
-/// and the system monitors read this table; the registry refuses a counter missing from it.
-/// The ones it shares with its modules' blocks (`diag_arb_calls`, `diag_credit_block`,
-/// `credits_outstanding`) and the slot FIFO's and ACK-VC return's are in those modules' tables.
-pub const COUNTERS: &[CounterDecl] = &[
-    CounterDecl::new(
-        "diag_arb_tx_busy",
-        "events",
-        "arbitration rounds skipped for want of a MAC credit (or of room on `frame`)",
-    ),
-    CounterDecl::new(
-        "diag_rate_block",
-        "events",
-        "flow heads a round found blocked by the DCQCN rate gate (pacing)",
-    ),
-    CounterDecl::new(
-        "frames_sent",
-        "frames",
-        "frames pushed on `frame` (TYPE1 grants, resends and TYPE2 included)",
-    ),
-    CounterDecl::new("pkts_sent", "packets", "packets in the frames sent (resends included)"),
-    CounterDecl::new(
-        "payload_bytes_sent",
-        "bytes",
-        "payload bytes of the frames sent (resends included)",
-    ),
-    CounterDecl::new(
-        "wire_bytes_sent",
-        "bytes",
-        "wire bytes (payload + per-packet overhead) of the frames sent",
-    ),
-    CounterDecl::new("acks_received", "messages", "ACKs (not NAKs) taken in on `ctrl`"),
-    CounterDecl::new(
-        "acks_ignored",
-        "messages",
-        "ACKs that acknowledged nothing, and NAKs for a flow that never sent",
-    ),
-    CounterDecl::new("cnp_received", "messages", "CNPs taken in on `ctrl`"),
-    CounterDecl::new(
-        "ctrl_latency_max",
-        "ns",
-        "longest control-path latency: pop from `ctrl` − the RX's `Ctrl::sent_at`",
-    ),
-    CounterDecl::new(
-        "credit_latency_max",
-        "ns",
-        "longest credit-return latency: pop from `credit` − `CreditMsg::sent_at`",
-    ),
-    CounterDecl::new(
-        "rtt_max",
-        "ns",
-        "longest round trip: our grant of a packet to the ACK/NAK echoing its RH timestamp",
-    ),
-    CounterDecl::new(
-        "cnp_passed",
-        "messages",
-        "CNPs that passed CNP MERGE and cut their flow's rate",
-    ),
-    CounterDecl::new(
-        "cnp_filtered",
-        "messages",
-        "CNPs that CNP MERGE filtered (their QP had one within timer_thr)",
-    ),
-    CounterDecl::new(
-        "rate_increases",
-        "events",
-        "DCQCN rate_increase steps (byte counter or recovery timer)",
-    ),
-    CounterDecl::new(
-        "dcqcn_recoveries",
-        "events",
-        "times a flow got back to line rate after a cut",
-    ),
-    CounterDecl::new(
-        "dcqcn_recovered_at",
-        "cycle",
-        "cycle of the last recovery to line rate (0 = none)",
-    ),
-    CounterDecl::new(
-        "dcqcn_rate_min_milli",
-        "milli-bytes/ns",
-        "gauge: the lowest rate any flow was cut to (line rate until a cut)",
-    ),
-    CounterDecl::new(
-        "dcqcn_flows_limited",
-        "flows",
-        "gauge: flows below line rate (CONGESTED) now; 0 at the end = all recovered",
-    ),
-    CounterDecl::new(
-        "type2_frames_sent",
-        "frames",
-        "TYPE2 (multicast) frames sent, one per segment, to the group address",
-    ),
-    CounterDecl::new(
-        "type2_payload_bytes_sent",
-        "bytes",
-        "payload bytes of the TYPE2 frames sent",
-    ),
-    CounterDecl::new(
-        "type2_credit_block",
-        "events",
-        "TYPE2 grant attempts refused: a member's TYPE2 ledger lacked credit",
-    ),
-    CounterDecl::new(
-        "type2_mac_block",
-        "events",
-        "TYPE2 grant attempts refused: no multicast MAC TX credit free",
-    ),
-    CounterDecl::new(
-        "type2_queue_peak",
-        "frames",
-        "the most TYPE2 segments waiting in the TYPE2 queue at once",
-    ),
-    CounterDecl::new(
-        "flow_d*_q*_rate_milli",
-        "milli-bytes/ns",
-        "gauge: R_C of the `report_flows` flow (dst, qp) now",
-    ),
-    CounterDecl::new(
-        "flow_d*_q*_rate_min_milli",
-        "milli-bytes/ns",
-        "gauge: the lowest rate that flow was cut to",
-    ),
-    CounterDecl::new(
-        "flow_d*_q*_state",
-        "state",
-        "gauge: that flow's DCQCN state: 0 NORMAL, 1 CONGESTED, 2 RECOVERED",
-    ),
-    CounterDecl::new(
-        "flow_d*_q*_cuts",
-        "messages",
-        "CNPs of that flow that passed CNP MERGE (rate cuts)",
-    ),
-    CounterDecl::new(
-        "flow_d*_q*_recovered_at",
-        "cycle",
-        "cycle that flow last got back to line rate (0 = never cut)",
-    ),
-];
+pub use counter_table::COUNTERS;
 
 /// The tables that make up this kind's counters (its own and those of the modules it runs).
 pub const COUNTER_TABLES: &[&[CounterDecl]] = &[

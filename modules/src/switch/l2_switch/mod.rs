@@ -121,6 +121,8 @@
 //! `dt_drops`; per level l `class{l}_frames`, `class{l}_bytes` (payload out),
 //! `class{l}_residence_max`; per port k `p{k}_frames`, `p{k}_bytes` (payload out), `p{k}_drops`,
 //! `p{k}_ecn_marks`, `p{k}_peak_bytes` (held for output k), `p{k}_cut_through`,
+//! `p{k}_residence_p50` / `_p99` / `_p999` (nearest-rank percentiles of the residences of the
+//! frames that left on k, exact: every residence is kept, published when the run ends),
 //! `p{k}_ingress_peak_bytes` (data held that came in on k), `p{k}_pfc_xoff` (XOFFs sent out of
 //! k), `p{k}_pfc_paused_cycles`. Waves: `q_bytes{o}` (held for output o); with `voq`
 //! `in_bytes{i}` (in input i's VOQs), `gptr{o}`, `aptr{i}` (the REQ data level's allocator),
@@ -273,6 +275,21 @@ pub const COUNTERS: &[CounterDecl] = &[
         "data frames for output port * marked CE at enqueue",
     ),
     CounterDecl::new("p*_cut_through", "frames", "data frames that left port * cut-through"),
+    CounterDecl::new(
+        "p*_residence_p50",
+        "cycles",
+        "median residence (arrival to departure) of the data frames that left on port * (nearest rank; at the end of the run)",
+    ),
+    CounterDecl::new(
+        "p*_residence_p99",
+        "cycles",
+        "99th-percentile residence of the data frames that left on port * (nearest rank; at the end of the run)",
+    ),
+    CounterDecl::new(
+        "p*_residence_p999",
+        "cycles",
+        "99.9th-percentile residence of the data frames that left on port * (nearest rank; at the end of the run)",
+    ),
 ];
 
 /// The tables that make up this kind's counters (its own and those of the modules it runs).
@@ -451,6 +468,17 @@ impl Component for L2Switch {
         self.crossbar_request(now);
         // Process 1 follows in this cycle and decides the next wake-up.
         Wake::OnInput
+    }
+
+    /// The end of the run: each output's residence percentiles, from every frame that left.
+    fn finish(&mut self, ctx: &mut Ctx<'_>) {
+        for port in &mut self.ports {
+            if let Some(p) = crate::percentile::summarize(&mut port.residences) {
+                for (id, v) in port.c_res_pct.iter().zip(p) {
+                    ctx.set_counter(*id, v);
+                }
+            }
+        }
     }
 
     /// Process 1: the allocator's grants, the egress, PFC to the neighbours.

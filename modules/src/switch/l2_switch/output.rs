@@ -117,6 +117,7 @@ impl L2Switch {
         ctx.count(self.c_bytes, f.payload() as u64);
         ctx.count(port.c_frames, 1);
         ctx.count(port.c_bytes, f.payload() as u64);
+        port.residences.push(res);
         let l = tag.level as usize;
         ctx.count(self.c_class_frames[l], 1);
         ctx.count(self.c_class_bytes[l], f.payload() as u64);

@@ -49,6 +49,10 @@ pub(super) struct Port {
     pub(super) c_marks: CounterId,
     pub(super) c_peak: CounterId,
     pub(super) c_cut: CounterId,
+    /// Every data frame's residence (arrival to departure, cycles) on this output, for its
+    /// percentiles (one entry per departure, not per cycle), and their counters.
+    pub(super) residences: Vec<u64>,
+    pub(super) c_res_pct: [CounterId; 3],
 }
 
 impl Port {
@@ -82,6 +86,8 @@ impl Port {
             c_marks: b.counter(&format!("p{k}_ecn_marks")),
             c_peak: b.counter(&format!("p{k}_peak_bytes")),
             c_cut: b.counter(&format!("p{k}_cut_through")),
+            residences: Vec::new(),
+            c_res_pct: ["p50", "p99", "p999"].map(|q| b.counter(&format!("p{k}_residence_{q}"))),
         })
     }
 }

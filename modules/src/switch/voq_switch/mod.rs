@@ -47,9 +47,9 @@
 //! `delay_p99`, `throughput_ppm`, `voq_peak`; per priority class `delivered_p{k}`,
 //! `delay_max_p{k}`.
 //!
-//! Not yet here (issue 9): frames of several cells and byte-sized buffers (the buffer counts
-//! cells), ingress parsing, egress scheduling and
-//! serialization, ECN, PFC, cut-through. They come as the blocks around this one.
+//! This is the cell-level study switch (the switching literature's model: fixed cells, a buffer
+//! counted in cells). Frames of bytes, ingress parsing, egress scheduling and serialization,
+//! ECN, PFC and cut-through are `l2_switch`'s, the switch the system builder puts between chips.
 
 use std::collections::VecDeque;
 
@@ -58,6 +58,10 @@ use hwsim_ports::{Cell, UInt, MAX_SWITCH_PORTS};
 use serde::{Deserialize, Serialize};
 
 use super::allocator::{all_ports, Allocator, AllocatorKind, Matching, Requests};
+
+/// The queues: a cell's arrival (admission, DT) and departure.
+mod voqs;
+use voqs::{Arrival, Voqs};
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
 /// and the system monitors read this table; the registry refuses a counter missing from it.
@@ -212,31 +216,6 @@ struct Counters {
     voq_peak: CounterId,
 }
 
-/// The queues and their occupancy, apart from the ports so that a tick can walk its inputs
-/// while cells join.
-struct Voqs {
-    n: usize,
-    fifo: bool,
-    levels: usize,
-    /// One level of VOQs and no shared buffer (W1, most studies): the tick is compiled for this
-    /// case apart (`PLAIN`), without the level, FIFO and buffer tests on every cell.
-    plain: bool,
-    depth: usize,
-    buffer: usize,
-    alpha: f64,
-    reserve: usize,
-    /// VOQ (i, o) of level l at `(l * n + i) * n + o`; in FIFO mode one queue per input and
-    /// level at `(l * n + i) * n`.
-    queues: Vec<VecDeque<Cell>>,
-    /// Per level and input, the outputs whose VOQ is non-empty (bit o), at `l * 64 + i`.
-    nonempty: Vec<u64>,
-    /// The same seen from the outputs: per level and output, the inputs whose VOQ for it is
-    /// non-empty (bit i), at `l * 64 + o`.
-    nonempty_col: Vec<u64>,
-    per_input: [u32; MAX_SWITCH_PORTS],
-    total: u32,
-}
-
 /// The block.
 pub struct VoqSwitch {
     warmup: u64,
@@ -356,80 +335,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         gptr,
         aptr,
     }))
-}
-
-/// What became of an arriving cell.
-enum Arrival {
-    Joined,
-    Dropped,
-    /// Not a cell for this input of this switch (a violation).
-    Refused,
-}
-
-impl Voqs {
-    /// The queue a cell of level l from input i for output o joins.
-    #[inline(always)]
-    fn queue_of<const PLAIN: bool>(&self, l: usize, i: usize, o: usize) -> usize {
-        let base = (l * self.n + i) * self.n;
-        if !PLAIN && self.fifo {
-            base
-        } else {
-            base + o
-        }
-    }
-
-    /// A cell arriving at input i joins its VOQ, or is dropped.
-    #[inline(always)]
-    fn arrive<const PLAIN: bool>(&mut self, i: usize, cell: &Cell) -> Arrival {
-        let o = cell.dst as usize;
-        if o >= self.n || cell.src as usize != i {
-            return Arrival::Refused;
-        }
-        let l = if PLAIN {
-            0
-        } else {
-            (cell.prio as usize).min(self.levels - 1)
-        };
-        let q = self.queue_of::<PLAIN>(l, i, o);
-        let queue = &mut self.queues[q];
-        let len = queue.len();
-        let admitted = if PLAIN || self.buffer == 0 {
-            len < self.depth
-        } else {
-            // DT: room in the buffer, and the queue under α × free (or under its reserve).
-            let free = self.buffer - self.total as usize;
-            free > 0 && len < self.depth && (len < self.reserve || (len as f64) < self.alpha * free as f64)
-        };
-        if !admitted {
-            return Arrival::Dropped;
-        }
-        queue.push_back(*cell);
-        if PLAIN || !self.fifo {
-            self.nonempty[l * MAX_SWITCH_PORTS + i] |= 1 << o;
-            self.nonempty_col[l * MAX_SWITCH_PORTS + o] |= 1 << i;
-        }
-        self.per_input[i] += 1;
-        self.total += 1;
-        Arrival::Joined
-    }
-
-    /// The head cell of level l's queue from input i to output o (matched, so non-empty)
-    /// leaves it.
-    #[inline(always)]
-    fn depart<const PLAIN: bool>(&mut self, l: usize, i: usize, o: usize) -> Cell {
-        let q = self.queue_of::<PLAIN>(l, i, o);
-        let queue = &mut self.queues[q];
-        // Copied from the queue's buffer, then popped (see `arrivals`).
-        let cell = *queue.front().expect("requested queue is non-empty");
-        queue.pop_front();
-        if (PLAIN || !self.fifo) && queue.is_empty() {
-            self.nonempty[l * MAX_SWITCH_PORTS + i] &= !(1 << o);
-            self.nonempty_col[l * MAX_SWITCH_PORTS + o] &= !(1 << i);
-        }
-        self.per_input[i] -= 1;
-        self.total -= 1;
-        cell
-    }
 }
 
 impl VoqSwitch {
