@@ -1,6 +1,7 @@
 //! `hwsim explain BLOCK`: one block kind's documentation — its source file's `//!` header
-//! (embedded at build time by build.rs), its ports, its parameters with defaults, and its counter
-//! table (name, unit, meaning).
+//! (embedded at build time by build.rs), its ports, its parameters with their defaults and the
+//! meaning and unit their fields' `///` documentation gives (also embedded by build.rs), and its
+//! counter table (name, unit, meaning).
 
 use std::fmt::Write as _;
 
@@ -8,17 +9,68 @@ use crate::registry;
 
 include!(concat!(env!("OUT_DIR"), "/block_files.rs"));
 
-/// The source file stem of a kind whose file is named otherwise.
-fn file_of(kind: &str) -> &str {
-    match kind {
-        "mac_tx" => "mac",
-        "rclink_tx" => "tx",
-        "rclink_rx" => "rx",
-        "rate_monitor" => "monitor",
-        "cell_source" => "source",
-        "switch_egress" => "egress",
-        other => other,
+/// The source file of a kind (its key in [`BLOCK_FILES`]: the path under modules/src, a
+/// folder named for its mod.rs) and the struct of its parameters.
+fn source_of(kind: &str) -> (String, &'static str) {
+    let key = match kind {
+        "mac_tx" => "rclink/mac",
+        "rclink_tx" | "rclink_tx_core" => "rclink/tx",
+        "rclink_rx" => "rclink/rx",
+        "rate_monitor" => "rclink/monitor",
+        "cell_source" => "switch/source",
+        "switch_egress" => "switch/egress",
+        "fifo" => "kernel_examples/fifo",
+        "bank_arbiter" | "bank_arbiter_core" => "rclink/bank_arbiter",
+        "ack_return" => "rclink/ack_cbfc",
+        "l2_switch" | "l2_switch_core" => "switch/l2_switch",
+        "switch_ingress" => "switch/l2_switch/ingress",
+        "switch_pfc" => "switch/l2_switch/pfc",
+        "switch_alloc" => "switch/l2_switch/alloc",
+        other => {
+            // Otherwise the one file named for the kind.
+            return (
+                BLOCK_FILES
+                    .iter()
+                    .map(|(k, _)| *k)
+                    .find(|k| k.rsplit('/').next() == Some(other))
+                    .unwrap_or(other)
+                    .to_string(),
+                "Params",
+            );
+        }
+    };
+    (
+        key.to_string(),
+        if kind == "ack_return" { "ReturnParams" } else { "Params" },
+    )
+}
+
+/// The `///` documentation of parameter `field` of a kind whose source is `key`: on its
+/// parameter struct in that file, or in the folder's `params.rs` or `block.rs` (a standalone
+/// block's own).
+fn param_doc(key: &str, kind: &str, st: &str, field: &str) -> Option<&'static str> {
+    if (kind, field) == ("pipe", "type") {
+        // Not a field: the registry picks the pipe's message type by it.
+        return Some("The message type the pipe carries: u64, psn, qp, rh, tos, vlan, tc or mac.");
     }
+    let files = [
+        key.to_string(),
+        format!("{key}/params"),
+        format!("{key}/block"),
+        // The bank arbiter's standalone block keeps its parameters apart.
+        if kind.starts_with("bank_arbiter") {
+            "rclink/bank_arbiter_block".into()
+        } else {
+            String::new()
+        },
+    ];
+    files.iter().find_map(|f| {
+        PARAM_DOCS
+            .iter()
+            .find(|(k, s, n, _)| k == f && *s == st && *n == field)
+            .map(|d| d.3)
+            .filter(|d| !d.is_empty())
+    })
 }
 
 /// The text of `hwsim explain kind`, or an error listing the kinds.
@@ -30,7 +82,8 @@ pub fn explain(kind: &str) -> Result<String, String> {
     };
     let mut s = String::new();
     let _ = writeln!(s, "{} — {}\n", b.name, b.doc);
-    let file = BLOCK_FILES.iter().find(|(stem, _)| *stem == file_of(b.name));
+    let (key, st) = source_of(b.name);
+    let file = BLOCK_FILES.iter().find(|(k, _)| *k == key);
     if let Some((_, header)) = file {
         let _ = writeln!(s, "{header}\n");
     }
@@ -46,13 +99,27 @@ pub fn explain(kind: &str) -> Result<String, String> {
         let level = if p.level { "level: " } else { "" };
         let _ = writeln!(s, "  {dir} {:<14} {}  {level}{}", p.name, p.describe(), p.doc);
     }
-    let d = crate::yaml::dump(&b.defaults);
-    if d.trim() == "{}" {
-        let _ = writeln!(s, "params: none");
-    } else {
-        let _ = writeln!(s, "params (defaults):");
-        for line in d.lines() {
-            let _ = writeln!(s, "  {line}");
+    match &b.defaults {
+        crate::yaml::Value::Mapping(m) if !m.is_empty() => {
+            // Each parameter: its default, then its meaning and unit as its field's `///` says.
+            let _ = writeln!(s, "params (name: default — meaning):");
+            for (k, v) in m {
+                let name = k.as_str().unwrap_or_default();
+                let shown = crate::yaml::show(v);
+                let doc = param_doc(&key, b.name, st, name).unwrap_or("");
+                let _ = writeln!(
+                    s,
+                    "  {name}: {shown}{}",
+                    if doc.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" — {doc}")
+                    }
+                );
+            }
+        }
+        _ => {
+            let _ = writeln!(s, "params: none");
         }
     }
     let decls: Vec<_> = b.counters.iter().flat_map(|t| t.iter()).collect();
@@ -72,3 +139,42 @@ pub fn explain(kind: &str) -> Result<String, String> {
 
 /// The build's name for `--version`: the package version and the git commit.
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("HWSIM_COMMIT"), ")");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every parameter of every kind says what it is: `hwsim explain` prints each one's meaning
+    /// (and unit) from its field's `///`, so a parameter added without one fails here.
+    #[test]
+    fn every_parameter_of_every_kind_is_documented() {
+        let mut missing = Vec::new();
+        for b in registry::blocks() {
+            let (key, st) = source_of(b.name);
+            if let crate::yaml::Value::Mapping(m) = &b.defaults {
+                for k in m.keys() {
+                    let name = k.as_str().unwrap_or_default();
+                    if param_doc(&key, b.name, st, name).is_none() {
+                        missing.push(format!("{}.{name}", b.name));
+                    }
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "parameters without a `///` on their field: {missing:?}"
+        );
+    }
+
+    #[test]
+    fn explain_shows_the_header_the_parameters_and_their_meanings() {
+        let t = explain("switch_ingress").unwrap();
+        assert!(t.contains("The L2 switch's ingress as a node"), "{t}");
+        assert!(
+            t.contains("  default_priority: 2 — The priority of a frame without that field, 0..=7."),
+            "{t}"
+        );
+        let t = explain("rclink_tx").unwrap();
+        assert!(t.contains("  retry_timeout: 50000 — RETRY_TIMEOUT_NS"), "{t}");
+    }
+}
