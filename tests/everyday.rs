@@ -990,6 +990,36 @@ fn explain_prints_a_blocks_header_ports_params_and_counters() {
 // ------------------------------------------------------------------------------------------------
 // The README's everyday examples
 
+/// The README's tour: every command in it runs and exits 0 (generated files to a temporary
+/// folder).
+#[test]
+fn readme_tour_commands_run() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let section = readme
+        .split("## A tour")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("a tour section");
+    let d = temp_dir("readme-tour");
+    let bin = env!("CARGO_BIN_EXE_hwsim");
+    let mut ran = 0;
+    for line in section.lines().filter(|l| l.starts_with("    hwsim ")) {
+        let cmd = line.split(" # ").next().unwrap().trim();
+        let cmd = cmd
+            .replace("waves/", &format!("{}/", d.display()))
+            .replacen("hwsim ", &format!("{bin} "), 1);
+        let o = Command::new("sh")
+            .args(["-c", &cmd])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{line}\n{}{}", stdout(&o), stderr(&o));
+        ran += 1;
+    }
+    assert!(ran >= 8, "{ran} tour commands");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn readme_everyday_examples_run() {
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
