@@ -3064,6 +3064,21 @@ fn metrics_from_leaves_the_warm_up_out_of_the_flows() {
         "{}",
         stdout(&o)
     );
+    // Given at the top and in system.chip.paxi: refused at the top-level key.
+    let twice = dir.join("twice.yaml");
+    let text = std::fs::read_to_string("tb/stats/warmup.yaml")
+        .unwrap()
+        .replace("include: [../../configs/sg2262.yaml]", "include: [configs/sg2262.yaml]")
+        .replace("system:\n", "system:\n  chip: {paxi: {metrics_from: 100}}\n");
+    std::fs::write(&twice, &text).unwrap();
+    let o = hwsim(&[twice.to_str().unwrap()]);
+    assert_code(&o, 2);
+    let line = text.lines().position(|l| l.starts_with("metrics_from:")).unwrap() + 1;
+    assert!(
+        stderr(&o).contains(&format!("{}:{line}:1: metrics_from is given twice", twice.display())),
+        "{}",
+        stderr(&o)
+    );
     let module = dir.join("module.yaml");
     std::fs::write(
         &module,
