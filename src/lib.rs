@@ -20,6 +20,7 @@ pub mod progress;
 pub mod registry;
 pub mod regress;
 pub mod render;
+pub mod report;
 pub mod rtl;
 pub mod runner;
 pub mod schema;

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::runner::Report;
+use crate::report::Report;
 
 /// What the terminal report shows.
 #[derive(Clone, Debug, Default)]
@@ -65,6 +65,17 @@ pub fn number(x: f64) -> String {
 }
 
 impl Report {
+    /// The verdict and checks as text: counters with `with_counters` (all), the statistics line
+    /// with `with_stats`; long values in full. (The terminal's view: [`Report::render_view`].)
+    pub fn render(&self, with_counters: bool, with_stats: bool) -> String {
+        self.render_view(&crate::render::View {
+            verbose: true,
+            counters: Some(if with_counters { "*" } else { "" }.to_string()),
+            stats: with_stats,
+            color: false,
+        })
+    }
+
     /// The terminal report.
     pub fn render_view(&self, v: &View) -> String {
         let mut s = String::new();

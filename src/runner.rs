@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use hwsim_hw::{Cycle, Shape, Sim, SimError, Stop, TraceOptions};
-use serde::Serialize;
 
 use crate::check_policy::{bounds_text, within_bounds};
 use crate::schema::{Bound, Expect};
@@ -67,130 +66,7 @@ pub struct Options {
 
 pub use crate::verdict::CheckResult;
 
-/// Run statistics.
-#[derive(Clone, Debug, Serialize, Default)]
-pub struct RunStats {
-    /// Wall time of the run (elaboration excluded), seconds.
-    pub wall_s: f64,
-    /// Simulated cycles (the end time).
-    pub cycles: u64,
-    /// Simulated cycles per wall second.
-    pub cycles_per_s: f64,
-    /// Component ticks.
-    pub activations: u64,
-    /// Ticks per wall second.
-    pub activations_per_s: f64,
-    /// Cycles executed.
-    pub executed_cycles: u64,
-    /// Cycles jumped by event skip.
-    pub skipped_cycles: u64,
-    /// Peak resident memory of the process, bytes (Linux VmHWM).
-    pub peak_rss_bytes: u64,
-}
-
-/// Per-flow results (filled by system-form testbenches).
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct FlowReport {
-    /// Flow label.
-    pub name: String,
-    /// Payload bytes delivered.
-    pub bytes: u64,
-    /// Cycle of the first byte.
-    pub first_byte: u64,
-    /// Cycle of the last byte.
-    pub last_byte: u64,
-    /// bytes / (last − first), bytes per ns.
-    pub goodput: f64,
-    /// Mean transaction latency, ns.
-    pub latency_mean: f64,
-    /// Worst transaction latency, ns.
-    pub latency_max: u64,
-    /// Median transaction latency, ns (nearest rank over every transaction of the flow: the
-    /// PAXI's `flow*_lat_p50`).
-    pub latency_p50: u64,
-    /// 99th-percentile transaction latency, ns (`flow*_lat_p99`).
-    pub latency_p99: u64,
-    /// 99.9th-percentile transaction latency, ns (`flow*_lat_p999`).
-    pub latency_p999: u64,
-}
-
-/// The report of one run.
-#[derive(Clone, Debug, Serialize)]
-pub struct Report {
-    /// The hwsim that made it: package version and git commit.
-    pub version: &'static str,
-    /// Testbench name.
-    pub testbench: String,
-    /// Its file.
-    pub file: String,
-    /// The seed used.
-    pub seed: u64,
-    /// The `--set` overrides applied to the testbench, as given.
-    pub overrides: Vec<String>,
-    /// The warm-up (`metrics_from`, cycles): the flows and their metrics count only the
-    /// transactions issued from then on.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub metrics_from: Option<u64>,
-    /// End time in cycles.
-    pub cycles: u64,
-    /// Every check passed and no protocol violation.
-    pub passed: bool,
-    /// Checks.
-    pub checks: Vec<CheckResult>,
-    /// Counters by hierarchical name.
-    pub counters: BTreeMap<String, u64>,
-    /// Each counter's unit, from the counter table of the block kind that registers it.
-    pub units: BTreeMap<String, &'static str>,
-    /// Flows.
-    pub flows: Vec<FlowReport>,
-    /// The figures a study plots (`METRICS`): `end_cycle` always; `goodput`, `latency_max`,
-    /// `latency_mean` for system runs; `throughput`, `mean_delay`, `p99_delay`, `drops` when the
-    /// run has a switch.
-    pub metrics: BTreeMap<String, f64>,
-    /// Statistics.
-    pub stats: RunStats,
-    /// A protocol violation that stopped the run.
-    pub error: Option<String>,
-    /// The run was stopped by SIGINT / SIGTERM at `cycles`; counters and checks are as of then.
-    pub interrupted: bool,
-    /// `--checks off`: no `expect:` check and no monitor was evaluated (`passed` then says only
-    /// that no protocol violation stopped the run; the verdict is `-`).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub checks_off: bool,
-    /// Checks pinned to a parameter an override changed: not evaluated (crate::check_policy).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub dropped: Vec<crate::check_policy::Dropped>,
-    /// The probe CSV written, and its rows.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub probe: Option<(PathBuf, u64)>,
-    /// Net paths declared levels (for the GTKWave save file; not part of the report).
-    #[serde(skip)]
-    pub levels: Vec<String>,
-}
-
-impl Report {
-    /// One run's counters as CSV: `counter,value,unit` (the unit from the counter table of the
-    /// block that registers it), one row per counter in name order.
-    pub fn counters_csv(&self) -> String {
-        let mut s = String::from("counter,value,unit\n");
-        for (name, v) in &self.counters {
-            let unit = self.units.get(name).copied().unwrap_or("");
-            s.push_str(&format!("{name},{v},{unit}\n"));
-        }
-        s
-    }
-
-    /// The verdict and checks as text: counters with `with_counters` (all), the statistics line
-    /// with `with_stats`; long values in full. (The terminal's view: [`Report::render_view`].)
-    pub fn render(&self, with_counters: bool, with_stats: bool) -> String {
-        self.render_view(&crate::render::View {
-            verbose: true,
-            counters: Some(if with_counters { "*" } else { "" }.to_string()),
-            stats: with_stats,
-            color: false,
-        })
-    }
-}
+pub use crate::report::{FlowReport, Report, RunStats};
 
 /// Peak resident set size of this process (0 where unknown).
 pub fn peak_rss_bytes() -> u64 {
