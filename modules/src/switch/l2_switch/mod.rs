@@ -333,7 +333,11 @@ fn core_port(p: &Params, k: u32) -> Vec<PortDecl> {
             .doc("data bytes held for output k"),
     );
     if p.fabric == Fabric::Voq {
-        v.push(PortDecl::output::<UInt<32>>(&format!("in_bytes{k}")).doc("data bytes in input k's VOQs"));
+        v.push(
+            PortDecl::output::<UInt<32>>(&format!("in_bytes{k}"))
+                .level()
+                .doc("data bytes in input k's VOQs"),
+        );
         v.push(
             PortDecl::comb_stream_out::<XbarRequest>(&format!("alloc_req{k}"))
                 .doc("input k's crossbar requests this cycle, to the allocator"),
