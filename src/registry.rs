@@ -622,6 +622,7 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     m.insert(TypeId::of::<hp::SlotMap>(), signal_type::<hp::SlotMap>("SlotMap"));
     m.insert(TypeId::of::<hp::UInt<3>>(), signal_type::<hp::UInt<3>>("UInt<3>"));
     m.insert(TypeId::of::<hp::UInt<4>>(), signal_type::<hp::UInt<4>>("UInt<4>"));
+    m.insert(TypeId::of::<hp::UInt<8>>(), signal_type::<hp::UInt<8>>("UInt<8>"));
     m.insert(TypeId::of::<hp::UInt<9>>(), signal_type::<hp::UInt<9>>("UInt<9>"));
     m.insert(TypeId::of::<hp::UInt<11>>(), signal_type::<hp::UInt<11>>("UInt<11>"));
     m.insert(TypeId::of::<hp::UInt<2>>(), signal_type::<hp::UInt<2>>("UInt<2>"));

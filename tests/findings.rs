@@ -284,3 +284,70 @@ fn finding_15_seed_003s_pfc_threshold_sits_above_what_one_chip_has_in_flight() {
         assert_eq!(sum(r, "chip0.lg", ".rx_payload_bytes"), 29360128);
     }
 }
+
+#[test]
+fn finding_16_data_tagged_as_seed_003s_pfc_table_says_needs_its_map_to_stay_lossless() {
+    let tb = "tb/spec_findings/pfc_priorities_seed003.yaml";
+    let seed = run(tb, &[]);
+    let default_map = run(
+        tb,
+        &[
+            "--set",
+            "system.switch.tc_map=[0,1,2,3,3,3,3,3]",
+            "--set",
+            "system.switch.pfc_priorities=[2]",
+            "--checks",
+            "off",
+        ],
+    );
+    let c = |r: &serde_json::Value, k: &str| r["counters"][k].as_u64().unwrap();
+    // The seed's table: PCP 3 is REQ data (level 2) and lossless, PAUSE runs hop by hop.
+    assert_eq!((c(&seed, "sw1.class2_frames"), c(&seed, "sw1.class3_frames")), (768, 0));
+    assert_eq!((c(&seed, "sw1.pfc_xoff_sent"), c(&seed, "sw0.pfc_xoff_sent")), (8, 8));
+    // The default map: PCP 3 is the ACK/CNP level and lossy: no PAUSE, the queue 5× as deep.
+    assert_eq!(
+        (
+            c(&default_map, "sw1.class2_frames"),
+            c(&default_map, "sw1.class3_frames")
+        ),
+        (0, 768)
+    );
+    assert_eq!(
+        c(&default_map, "sw1.pfc_xoff_sent") + c(&default_map, "sw0.pfc_xoff_sent"),
+        0
+    );
+    assert_eq!(
+        (c(&seed, "sw1.p1_peak_bytes"), c(&default_map, "sw1.p1_peak_bytes")),
+        (201912, 1009560)
+    );
+    for r in [&seed, &default_map] {
+        assert_eq!(sum(r, "chip3.lg", ".rx_payload_bytes"), 3145728);
+    }
+}
+
+#[test]
+fn finding_17_a_collected_write_burst_waits_for_its_last_beat() {
+    let tb = "tb/spec_findings/write_collect_seed002.yaml";
+    let itlv = run(tb, &[]);
+    let collect = run(tb, &["--set", "system.chip.paxi.write_collect=true", "--checks", "off"]);
+    let c = |r: &serde_json::Value, k: &str| r["counters"][k].as_u64().unwrap();
+    // One 4 KiB burst at 64 B/ns: at once (seed 000), or after its 64 ns (seed 002); four
+    // bursts: the last at 3 · 64 ns, or at 4 · 64.
+    assert_eq!(
+        (
+            c(&itlv, "chip0.paxi.flow0_lat_max"),
+            c(&collect, "chip0.paxi.flow0_lat_max")
+        ),
+        (506, 570)
+    );
+    assert_eq!(
+        (
+            c(&itlv, "chip0.paxi.flow1_lat_max"),
+            c(&collect, "chip0.paxi.flow1_lat_max")
+        ),
+        (720, 784)
+    );
+    for r in [&itlv, &collect] {
+        assert_eq!(c(r, "chip0.paxi.writes_done"), 2);
+    }
+}

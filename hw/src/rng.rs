@@ -1,24 +1,41 @@
 //! Deterministic per-component random streams: xoshiro256** seeded by SplitMix64 from the run's
 //! seed and the component's hierarchical name, so adding a component never perturbs another's
-//! stream and the same testbench and seed give the same bytes.
+//! stream and the same testbench and seed give the same bytes. The hashes here (SplitMix64 and
+//! its finaliser, FNV-1a) are the only ones in hwsim: the switch's ECMP, the sweep's per-point
+//! seeds and the RTL build cache use them too.
 
-/// SplitMix64 step: a full-avalanche 64-bit mix.
+/// SplitMix64's increment (the golden ratio, 2^64 / φ).
+pub const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// SplitMix64's finaliser alone: a full-avalanche 64-bit mix of `z`.
 #[inline]
-pub fn splitmix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+pub fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
 }
 
-/// FNV-1a of a name, the stable input to stream derivation.
-pub fn fnv1a(s: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in s.bytes() {
+/// SplitMix64 step: the increment, then the finaliser.
+#[inline]
+pub fn splitmix64(z: u64) -> u64 {
+    mix64(z.wrapping_add(GOLDEN_GAMMA))
+}
+
+/// FNV-1a's offset basis: the hash of no bytes.
+pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a continued over `bytes` from the hash `h` (start from [`FNV_OFFSET`]).
+pub fn fnv1a_extend(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
         h ^= b as u64;
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     h
+}
+
+/// FNV-1a of a name, the stable input to stream derivation.
+pub fn fnv1a(s: &str) -> u64 {
+    fnv1a_extend(FNV_OFFSET, s.as_bytes())
 }
 
 /// xoshiro256** generator.
@@ -37,7 +54,7 @@ impl Rng {
         let mut x = seed;
         let mut s = [0u64; 4];
         for w in &mut s {
-            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            x = x.wrapping_add(GOLDEN_GAMMA);
             *w = splitmix64(x);
         }
         Rng { s }

@@ -47,8 +47,8 @@ pub use qp::{QpId, VcBank};
 pub use rh::{Opcode, Rh};
 pub use rx_msg::{CreditCount, CtrlKind, PktCount, RxAccepted, RxCtrl};
 pub use switch_msg::{
-    Cell, PfcChange, PfcFrame, PfcPause, PortId, RoutedCredit, RoutedCtrl, RoutedFrame, XbarGrant, XbarOutputs,
-    XbarRequest, MAX_SWITCH_PORTS,
+    frame_priority, Cell, PfcChange, PfcFrame, PfcPause, PortId, RoutedCredit, RoutedCtrl, RoutedFrame, Trust,
+    XbarGrant, XbarOutputs, XbarRequest, MAX_SWITCH_PORTS,
 };
 pub use tx_msg::{
     ArbReq, CbfcReq, MacCreditRet, MacCreditTake, SlotMap, UInt, VcCredits, VcGrant, VcReq, SLOT_MAP_WORDS,

@@ -76,8 +76,9 @@ pub struct PfcFrame {
 }
 
 impl PfcFrame {
-    /// The priority the chips' data (TYPE1 REQ) travels at: seed 003's suggested mapping
-    /// (ACK+CNP 3, REQ data 2, RSP 1, other 0).
+    /// The priority the chips' data (TYPE1 REQ) travels at by default, the one priority PFC
+    /// pauses unless a switch's `pfc_priorities` say otherwise: seed 003's VOQ mapping (ACK+CNP
+    /// 3, REQ data 2, RSP 1, other 0; its PFC table gives REQ PCP 3~4 instead, finding 16).
     pub const REQ_DATA_PRIO: u8 = 2;
 }
 
@@ -92,46 +93,86 @@ impl Trace for PfcFrame {
     }
 }
 
-/// The receiving side of PFC for the REQ data priority: whether a pause is in force, and since
-/// when. The chips' routers and the switches both keep one per edge.
+/// The receiving side of PFC, per priority: which priorities a pause is in force for, and
+/// since when. The chips' routers and the switches both keep one per edge.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PfcPause {
-    /// Paused since this cycle (an XOFF arrived then and no XON since).
-    pub since: Option<u64>,
+    /// Per priority p, `since[p]`: paused since this cycle (an XOFF naming p arrived then and
+    /// no XON naming p since).
+    pub since: [Option<u64>; 8],
 }
 
 /// What a received PFC frame changed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PfcChange {
-    /// Nothing: another priority, a repeated XOFF or an XON while not paused.
-    None,
-    /// A pause began.
-    Paused,
-    /// The pause ended after this many cycles.
-    Resumed(u64),
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PfcChange {
+    /// The priorities whose pause began (bit p = priority p).
+    pub paused: u8,
+    /// The priorities whose pause ended.
+    pub resumed: u8,
+    /// The cycles the ended pauses lasted, summed over their priorities.
+    pub resumed_cycles: u64,
 }
 
 impl PfcPause {
-    /// Applies a PFC frame received at `now`.
+    /// Applies a PFC frame received at `now` to each priority it names: an XOFF begins a pause
+    /// not already in force, an XON ends one in force; a repeated XOFF or an XON while not
+    /// paused changes nothing.
     pub fn receive(&mut self, f: PfcFrame, now: u64) -> PfcChange {
-        if f.prio_mask & (1 << PfcFrame::REQ_DATA_PRIO) == 0 {
-            return PfcChange::None;
-        }
-        match (f.pause, self.since) {
-            (true, None) => {
-                self.since = Some(now);
-                PfcChange::Paused
+        let mut c = PfcChange::default();
+        let mut m = f.prio_mask;
+        while m != 0 {
+            let p = m.trailing_zeros() as usize;
+            m &= m - 1;
+            match (f.pause, self.since[p]) {
+                (true, None) => {
+                    self.since[p] = Some(now);
+                    c.paused |= 1 << p;
+                }
+                (false, Some(t)) => {
+                    self.since[p] = None;
+                    c.resumed |= 1 << p;
+                    c.resumed_cycles += now - t;
+                }
+                _ => {}
             }
-            (false, Some(t)) => {
-                self.since = None;
-                PfcChange::Resumed(now - t)
-            }
-            _ => PfcChange::None,
         }
+        c
     }
-    /// Whether a pause is in force.
+    /// The priorities a pause is in force for (bit p = priority p).
+    pub fn mask(&self) -> u8 {
+        self.since
+            .iter()
+            .enumerate()
+            .fold(0, |m, (p, s)| m | (s.is_some() as u8) << p)
+    }
+    /// Whether a pause is in force for any priority.
     pub fn is_paused(&self) -> bool {
-        self.since.is_some()
+        self.since.iter().any(Option::is_some)
+    }
+}
+
+/// The header field a switch classifies a data frame on (seed 003 «QoS 分类»).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trust {
+    /// VLAN PCP.
+    #[default]
+    Pcp,
+    /// IP DSCP (Standard format only).
+    Dscp,
+}
+
+/// A data frame's priority 0..=7 as a switch classifies it (seed 003 «QoS 分类»): the header
+/// field it trusts (`Pcp`: the VLAN tag's PCP; `Dscp`: the DSCP's class selector, DSCP >> 3,
+/// on Standard frames only, the AFH formats having no IP header and falling back to their PCP),
+/// else the port's `default_priority`. The switch's ingress and the chips' routers (which pause
+/// a frame by the priority their switch gives it) share it.
+pub fn frame_priority(trust: Trust, default_priority: u8, f: &crate::DataFrame) -> u8 {
+    let h = f.hdr;
+    match (trust, h.pcp) {
+        (Trust::Dscp, _) if h.format.carries_ecn() => (h.dscp.0 >> 3) as u8 & 7,
+        (_, Some(pcp)) => pcp.0 as u8 & 7,
+        _ => default_priority & 7,
     }
 }
 
@@ -139,57 +180,56 @@ impl PfcPause {
 mod tests {
     use super::*;
 
+    fn frame(prio_mask: u8, pause: bool) -> PfcFrame {
+        PfcFrame { prio_mask, pause }
+    }
+
     #[test]
-    fn a_pause_lasts_from_its_xoff_to_its_xon_and_other_priorities_pass() {
+    fn a_pause_lasts_from_its_xoff_to_its_xon_per_priority() {
         let data = 1 << PfcFrame::REQ_DATA_PRIO;
         let mut p = PfcPause::default();
-        let other = PfcFrame {
-            prio_mask: 1 << 3,
-            pause: true,
-        };
-        assert_eq!(p.receive(other, 5), PfcChange::None);
+        let none = PfcChange::default();
+        assert_eq!(p.receive(frame(data, false), 6), none, "an XON while not paused");
+        assert_eq!(p.receive(frame(data, true), 10), PfcChange { paused: data, ..none });
+        assert_eq!(p.receive(frame(data, true), 20), none, "a repeated XOFF");
+        assert_eq!(p.mask(), data);
+        // Another priority pauses on its own; one frame may name several.
         assert_eq!(
-            p.receive(
-                PfcFrame {
-                    prio_mask: data,
-                    pause: false
-                },
-                6
-            ),
-            PfcChange::None
+            p.receive(frame(1 << 3 | data, true), 22),
+            PfcChange { paused: 1 << 3, ..none }
         );
+        assert_eq!(p.mask(), 1 << 3 | data);
         assert_eq!(
-            p.receive(
-                PfcFrame {
-                    prio_mask: data,
-                    pause: true
-                },
-                10
-            ),
-            PfcChange::Paused
+            p.receive(frame(data, false), 35),
+            PfcChange {
+                resumed: data,
+                resumed_cycles: 25,
+                ..none
+            }
         );
-        assert_eq!(
-            p.receive(
-                PfcFrame {
-                    prio_mask: data,
-                    pause: true
-                },
-                20
-            ),
-            PfcChange::None
-        );
+        assert_eq!(p.mask(), 1 << 3, "priority 3 stays paused");
         assert!(p.is_paused());
-        assert_eq!(
-            p.receive(
-                PfcFrame {
-                    prio_mask: data,
-                    pause: false
-                },
-                35
-            ),
-            PfcChange::Resumed(25)
-        );
+        assert_eq!(p.receive(frame(1 << 3, false), 40).resumed_cycles, 18);
         assert!(!p.is_paused());
+    }
+
+    #[test]
+    fn a_frame_takes_the_trusted_field_else_the_port_default() {
+        use crate::{DataFrame, FrameFormat, HeaderTags};
+        let f = |format, pcp: Option<u64>, dscp| DataFrame {
+            hdr: HeaderTags {
+                format,
+                pcp: pcp.map(crate::UInt::wrap),
+                dscp: crate::UInt::wrap(dscp),
+            },
+            ..DataFrame::default()
+        };
+        let std_tagged = f(FrameFormat::Standard, Some(5), 1 << 3);
+        assert_eq!(frame_priority(Trust::Pcp, 2, &std_tagged), 5);
+        assert_eq!(frame_priority(Trust::Dscp, 2, &std_tagged), 1);
+        let untagged = f(FrameFormat::Standard, None, 0);
+        assert_eq!(frame_priority(Trust::Pcp, 2, &untagged), 2);
+        assert_eq!(frame_priority(Trust::Pcp, 6, &untagged), 6);
     }
 }
 
@@ -222,34 +262,46 @@ impl Trace for XbarRequest {
 }
 
 /// The outputs' side of a cycle's crossbar requests, pushed with them: the outputs free to
-/// start a frame (`free`), those of them the PFC-paused level may use (`free_data`: not
-/// paused), and the outputs where RSP matches before REQ data this cycle (`rsp_first`, the
-/// egress WRR's turn), one bit per output.
+/// start a frame (`free`), those PFC pauses per level (`paused[l]`: a pause in force for a
+/// priority the switch's `tc_map` puts at level l), and the outputs where RSP matches before
+/// REQ data this cycle (`rsp_first`, the egress WRR's turn), one bit per output.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct XbarOutputs {
     /// Outputs free to start a frame this cycle (serializer free within it, fewer than two
     /// frames on the wire).
     pub free: u64,
-    /// Of those, the ones not PFC-paused.
-    pub free_data: u64,
+    /// Per level, the outputs PFC-paused for it.
+    pub paused: [u64; 4],
     /// Outputs where level 1 (RSP) matches before level 2 (REQ data).
     pub rsp_first: u64,
 }
 
+impl XbarOutputs {
+    /// The outputs level `l` may use: free and not paused for it.
+    pub fn free_for(&self, l: usize) -> u64 {
+        self.free & !self.paused[l]
+    }
+}
+
 impl Trace for XbarOutputs {
     fn fields() -> &'static [TraceField] {
-        const F: [TraceField; 3] = [
+        const F: [TraceField; 6] = [
             TraceField::bits("free", 64),
-            TraceField::bits("free_data", 64),
+            TraceField::bits("paused_l0", 64),
+            TraceField::bits("paused_l1", 64),
+            TraceField::bits("paused_l2", 64),
+            TraceField::bits("paused_l3", 64),
             TraceField::bits("rsp_first", 64),
         ];
         &F
     }
     fn sample(&self, out: &mut [TraceValue]) {
         out[0] = TraceValue::Bits(self.free);
-        out[1] = TraceValue::Bits(self.free_data);
-        out[2] = TraceValue::Bits(self.rsp_first);
+        for (o, m) in out[1..5].iter_mut().zip(self.paused) {
+            *o = TraceValue::Bits(m);
+        }
+        out[5] = TraceValue::Bits(self.rsp_first);
     }
 }
 
@@ -283,8 +335,9 @@ fn around<T: Trace>(cell: &'static std::sync::OnceLock<Vec<TraceField>>, head: &
 
 /// A data frame as the switch's ingress hands it to the buffer (seed 003 «入口处理»: parse,
 /// classify, lookup): the outputs it goes to, one bit per output (one for a unicast frame,
-/// the group's ports for a multicast one), and its VOQ level (the priority class it was
-/// classified into: 3 ACK+CNP, 2 REQ data, 1 RSP, 0 TYPE2/3), then the frame unchanged.
+/// the group's ports for a multicast one), its priority 0..=7 (from the trusted header field,
+/// what PFC pauses and accounts by) and its VOQ level (the priority's traffic class, through
+/// the switch's `tc_map`), then the frame unchanged.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutedFrame {
@@ -292,6 +345,8 @@ pub struct RoutedFrame {
     pub outs: u64,
     /// VOQ level 0..=3.
     pub level: u8,
+    /// Priority 0..=7.
+    pub prio: u8,
     /// The frame as it arrived.
     pub frame: crate::DataFrame,
 }
@@ -299,12 +354,20 @@ pub struct RoutedFrame {
 impl Trace for RoutedFrame {
     fn fields() -> &'static [TraceField] {
         static F: std::sync::OnceLock<Vec<TraceField>> = std::sync::OnceLock::new();
-        around::<crate::DataFrame>(&F, &[TraceField::bits("outs", 64), TraceField::bits("level", 2)])
+        around::<crate::DataFrame>(
+            &F,
+            &[
+                TraceField::bits("outs", 64),
+                TraceField::bits("level", 2),
+                TraceField::bits("prio", 3),
+            ],
+        )
     }
     fn sample(&self, out: &mut [TraceValue]) {
         out[0] = TraceValue::Bits(self.outs);
         out[1] = TraceValue::Bits(self.level as u64 & 3);
-        self.frame.sample(&mut out[2..]);
+        out[2] = TraceValue::Bits(self.prio as u64 & 7);
+        self.frame.sample(&mut out[3..]);
     }
 }
 

@@ -66,10 +66,7 @@ pub struct Request<'a> {
 
 /// 64-bit FNV-1a: a key that stays the same across Rust versions (std's hasher may not).
 fn fnv(h: &mut u64, bytes: &[u8]) {
-    for b in bytes {
-        *h ^= *b as u64;
-        *h = h.wrapping_mul(0x100_0000_01b3);
-    }
+    *h = hwsim_hw::rng::fnv1a_extend(*h, bytes);
 }
 
 /// `verilator --version`, or why it cannot run.
@@ -83,7 +80,7 @@ fn verilator_version() -> Result<String, String> {
 /// Builds (or finds in the cache under `root`) the simulator of `req`.
 pub fn build(req: &Request<'_>, root: &Path) -> Result<Built, String> {
     let version = verilator_version()?;
-    let mut key = 0xcbf2_9ce4_8422_2325u64;
+    let mut key = hwsim_hw::rng::FNV_OFFSET;
     fnv(
         &mut key,
         format!(

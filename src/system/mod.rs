@@ -408,6 +408,13 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
         }
         if pfc_mode {
             router.insert("pfc".into(), true.into());
+            // The router pauses a data frame by the priority the switches give it, and names
+            // the switches' lossless priorities in its own XOFF / XON.
+            for key in ["pfc_priorities", "trust", "default_priority"] {
+                if let Some(v) = switch_cfg.get(key) {
+                    router.insert(key.into(), v.clone());
+                }
+            }
         }
         if ack_cbfc {
             router.insert("ack_cbfc".into(), true.into());

@@ -18,14 +18,16 @@
 //! Latency: 1 cycle (popped at n, pushed at n, visible downstream at n+1).
 //!
 //! PFC (seed 003 «PFC 模式»; wired only when the switches run PFC): an XOFF arriving on
-//! `e{e}_pfc_in` for the REQ data priority (2) stops data leaving on edge e until the XON; the
-//! blocked frames wait in their input streams, so the back-pressure reaches the MAC and the TX
-//! (control and credits are other priorities and keep flowing). With `pfc` the chip sends PFC
-//! too (seed 002 «PFC 行为»; TX_PFC_REQ_O, the PAXI RX VC buffers' watermark signal that CBFC
-//! mode uses to hold credits): when `pause` (the PAXI's `rx_pause`) goes non-zero, an XOFF for
-//! the REQ data priority leaves on every edge in that cycle (one per edge stream; a full one
-//! sends it as soon as it drains), and the XON when it is back to zero. The chip names the one
-//! priority the switches pause, whichever PAXI buffer (REQ, RSP, MUL) is full.
+//! `e{e}_pfc_in` for priority p stops the data frames of priority p leaving on edge e until p's
+//! XON, a frame's priority being the one the switch gives it (`trust`, `default_priority`: the
+//! system builder copies the switches'; untagged frames take the default, 2); the blocked
+//! frames wait in their input streams, so the back-pressure reaches the MAC and the TX (control
+//! and credits are other priorities and keep flowing; a paused head holds its input's stream).
+//! With `pfc` the chip sends PFC too (seed 002 «PFC 行为»; TX_PFC_REQ_O, the PAXI RX VC buffers'
+//! watermark signal that CBFC mode uses to hold credits): when `pause` (the PAXI's `rx_pause`)
+//! goes non-zero, an XOFF for `pfc_priorities` (the switches' lossless priorities, [2]) leaves
+//! on every edge in that cycle (one per edge stream; a full one sends it as soon as it drains),
+//! and the XON when it is back to zero, whichever PAXI buffer (REQ, RSP, MUL) is full.
 //! **ACK-VC credits** (`ack_cbfc`; seed 002 `type1_ack_cbfc`, see `ack_cbfc`): the TXs return
 //! credit for the control messages they take in on `lg{k}_tcr`, routed like every other credit
 //! return; a return of VC 5 for this chip goes to `lg{k}_rcr`, the RX that spent it, and every
@@ -46,7 +48,9 @@
 use hwsim_hw::{
     Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, In, PortDecl, StreamIn, StreamOut, Value, Wake,
 };
-use hwsim_ports::{mcast_group, ChipId, CreditMsg, Ctrl, DataFrame, LgId, PfcChange, PfcFrame, PfcPause, ACK_VC};
+use hwsim_ports::{
+    frame_priority, mcast_group, ChipId, CreditMsg, Ctrl, DataFrame, LgId, PfcFrame, PfcPause, Trust, ACK_VC,
+};
 use serde::{Deserialize, Serialize};
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
@@ -103,9 +107,18 @@ pub struct Params {
     /// system builder fills it from the group's source-rooted shortest-path tree.
     pub mcast: Vec<McastRoute>,
     /// PFC mode (the system sets it when the switches run PFC): the chip sends PFC itself, an
-    /// XOFF for the REQ data priority on every edge while its PAXI RX VC buffers are above
+    /// XOFF for `pfc_priorities` on every edge while its PAXI RX VC buffers are above
     /// their high watermark (`pause`), the XON when they are back at the low one.
     pub pfc: bool,
+    /// PFC mode: the priorities this chip's XOFF / XON name (the system builder copies the
+    /// switches' `pfc_priorities`; [2], the REQ data priority, by default).
+    pub pfc_priorities: Vec<u8>,
+    /// How the switches on the edges classify a data frame (`pcp` or `dscp`, the system builder
+    /// copies the switches' `trust`): a PFC pause received for priority p holds the data frames
+    /// the switch would give priority p.
+    pub trust: Trust,
+    /// The switches' port default priority, 0..=7 (with `trust`).
+    pub default_priority: u8,
     /// CBFC on the ACK + CNP VC (the system sets it when the RXs hold ACK-VC credits): each TX's
     /// credit returns come in on `lg{k}_tcr`, and returns of VC 5 for this chip leave on
     /// `lg{k}_rcr` to the RX that spent them (the other VCs' go to the TX, on `lg{k}_credit`).
@@ -131,6 +144,9 @@ impl Default for Params {
             routes: vec![None, Some(0)],
             mcast: Vec::new(),
             pfc: false,
+            pfc_priorities: vec![PfcFrame::REQ_DATA_PRIO],
+            trust: Trust::Pcp,
+            default_priority: PfcFrame::REQ_DATA_PRIO,
             ack_cbfc: false,
         }
     }
@@ -204,8 +220,16 @@ trait Routed {
     fn to_rx(&self) -> bool {
         false
     }
+    /// The PFC priority a switch gives it, as a mask bit (data frames only; control and
+    /// credits are never paused).
+    fn pfc_bit(&self, _classify: (Trust, u8)) -> u8 {
+        0
+    }
 }
 impl Routed for DataFrame {
+    fn pfc_bit(&self, (trust, default_priority): (Trust, u8)) -> u8 {
+        1 << frame_priority(trust, default_priority, self)
+    }
     fn dst(&self) -> ChipId {
         self.dst
     }
@@ -244,8 +268,10 @@ struct Class<T: Value + Routed> {
     /// Index of LG 0's second local output (the RX's, for ACK-VC credits), if there are any.
     rx_base: Option<usize>,
     used: Vec<bool>,
-    /// Outputs closed by a PFC pause (edges of the data class only).
-    paused: Vec<bool>,
+    /// Per output, the priorities a PFC pause closes it for (edges of the data class only).
+    paused: Vec<u8>,
+    /// How the switches classify a data frame into its priority (`trust`, `default_priority`).
+    classify: (Trust, u8),
     /// Scratch: the outputs of the message being moved (more than one for a multicast copy).
     targets: Vec<usize>,
 }
@@ -332,10 +358,14 @@ impl<T: Value + Routed> Class<T> {
         let start = (now % n as u64) as usize;
         for i in 0..n {
             let ii = (start + i) % n;
-            // The head's outputs, read in place (no copy of a message that cannot move yet).
-            let routed = match self.inputs[ii].peek() {
+            // The head's outputs and its PFC priority, read in place (no copy of a message
+            // that cannot move yet).
+            let (routed, bit) = match self.inputs[ii].peek() {
                 None => continue,
-                Some(head) => Self::targets(&*head, me, num_lg, routes, mcast, self.rx_base, &mut t),
+                Some(head) => (
+                    Self::targets(&*head, me, num_lg, routes, mcast, self.rx_base, &mut t),
+                    head.pfc_bit(self.classify),
+                ),
             };
             if let Err(e) = routed {
                 r.problem.get_or_insert(e);
@@ -344,7 +374,7 @@ impl<T: Value + Routed> Class<T> {
             // A multicast frame's copies leave together, when every output of its tree can
             // take one (the MAC's replication buffer holds it until then).
             if t.iter()
-                .all(|&o| !self.used[o] && !self.paused[o] && self.outputs[o].can_push())
+                .all(|&o| !self.used[o] && self.paused[o] & bit == 0 && self.outputs[o].can_push())
             {
                 let m = self.inputs[ii].pop().expect("peeked");
                 let (&last, rest) = t.split_last().expect("at least one output");
@@ -368,9 +398,9 @@ impl<T: Value + Routed> Class<T> {
             } else {
                 // The head waits: again next cycle if its outputs will have room then (a
                 // paused edge is reopened by an XON, a full stream wakes us when it drains).
-                r.more |= t
-                    .iter()
-                    .all(|&o| !self.paused[o] && self.outputs[o].space() as usize > usize::from(self.used[o]));
+                r.more |= t.iter().all(|&o| {
+                    self.paused[o] & bit == 0 && self.outputs[o].space() as usize > usize::from(self.used[o])
+                });
             }
         }
         self.targets = t;
@@ -394,6 +424,8 @@ pub struct Router {
     pause_in: Option<In<u8>>,
     pfc_out: Vec<StreamOut<PfcFrame>>,
     xoff: bool,
+    /// The priorities its XOFF / XON name (`pfc_priorities`).
+    pfc_mask: u8,
     pfc_pending: Vec<Option<bool>>,
     c_xoff_sent: CounterId,
     c_xon_sent: CounterId,
@@ -426,6 +458,12 @@ pub fn check(p: &Params) -> Result<(), String> {
             return Err(format!("mcast[{g}]: edge {bad}, but the chip has {} edges", p.edges));
         }
     }
+    if p.pfc_priorities.is_empty() || p.pfc_priorities.iter().any(|&q| q > 7) {
+        return Err(format!("pfc_priorities = {:?}: 1 to 8 of 0..=7", p.pfc_priorities));
+    }
+    if p.default_priority > 7 {
+        return Err(format!("default_priority = {}: must be in 0..=7", p.default_priority));
+    }
     Ok(())
 }
 
@@ -437,6 +475,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         outputs: vec![],
         used: vec![],
         paused: vec![],
+        classify: (Trust::Pcp, 0),
         rx_base: None,
         targets: Vec::new(),
     };
@@ -445,6 +484,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         outputs: vec![],
         used: vec![],
         paused: vec![],
+        classify: (Trust::Pcp, 0),
         rx_base: None,
         targets: Vec::new(),
     };
@@ -453,6 +493,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         outputs: vec![],
         used: vec![],
         paused: vec![],
+        classify: (Trust::Pcp, 0),
         rx_base: None,
         targets: Vec::new(),
     };
@@ -489,9 +530,10 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     data.used = vec![false; outs];
     ctrl.used = vec![false; outs];
     credit.used = vec![false; credit.outputs.len()];
-    data.paused = vec![false; outs];
-    ctrl.paused = vec![false; outs];
-    credit.paused = vec![false; credit.outputs.len()];
+    data.paused = vec![0; outs];
+    ctrl.paused = vec![0; outs];
+    credit.paused = vec![0; credit.outputs.len()];
+    data.classify = (p.trust, p.default_priority);
     Ok(Box::new(Router {
         chip: p.chip,
         num_lg: p.num_lg as usize,
@@ -506,6 +548,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         pfc_pending: vec![None; pfc_out.len()],
         pfc_out,
         xoff: false,
+        pfc_mask: p.pfc_priorities.iter().fold(0, |m, &q| m | 1 << q),
         c_xoff_sent: b.counter("pfc_xoff_sent"),
         c_xon_sent: b.counter("pfc_xon_sent"),
         c_pauses: b.counter("pfc_pauses"),
@@ -521,15 +564,18 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
 impl Component for Router {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
-        // PFC from the neighbours: XOFF / XON of the REQ data priority close / open an edge.
+        // PFC from the neighbours: XOFF / XON of a priority close / open an edge to the data
+        // frames of that priority.
         for e in 0..self.pfc_in.len() {
             while let Some(f) = self.pfc_in[e].pop() {
-                match self.pauses[e].receive(f, now) {
-                    PfcChange::Paused => ctx.count(self.c_pauses, 1),
-                    PfcChange::Resumed(cycles) => ctx.count(self.c_paused, cycles),
-                    PfcChange::None => {}
+                let c = self.pauses[e].receive(f, now);
+                if c.paused != 0 {
+                    ctx.count(self.c_pauses, c.paused.count_ones() as u64);
                 }
-                self.data.paused[self.num_lg + e] = self.pauses[e].is_paused();
+                if c.resumed != 0 {
+                    ctx.count(self.c_paused, c.resumed_cycles);
+                }
+                self.data.paused[self.num_lg + e] = self.pauses[e].mask();
             }
         }
         // PFC mode: the PAXI RX VC buffers crossed a watermark: XOFF / XON to every neighbour.
@@ -544,7 +590,7 @@ impl Component for Router {
                 let Some(pause) = self.pfc_pending[e] else { continue };
                 if out.can_push() {
                     out.push(PfcFrame {
-                        prio_mask: 1 << PfcFrame::REQ_DATA_PRIO,
+                        prio_mask: self.pfc_mask,
                         pause,
                     });
                     self.pfc_pending[e] = None;
@@ -573,5 +619,87 @@ impl Component for Router {
         } else {
             Wake::OnInput
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hwsim_hw::Harness;
+    use hwsim_ports::{HeaderTags, UInt};
+
+    fn bench(p: Params) -> Harness {
+        Harness::new("router", ports(&p), Box::new(move |b| build(&p, b)), 1, 8).unwrap()
+    }
+
+    /// A data frame from this chip (0) to chip 1, tagged with `pcp` if given.
+    fn frame(pcp: Option<u64>, seq: u32) -> DataFrame {
+        DataFrame {
+            src: 0,
+            dst: 1,
+            frame_seq: seq,
+            hdr: HeaderTags {
+                pcp: pcp.map(UInt::wrap),
+                ..HeaderTags::default()
+            },
+            ..DataFrame::default()
+        }
+    }
+
+    #[test]
+    fn a_pfc_pause_holds_only_the_data_of_the_priority_it_names() {
+        let mut h = bench(Params {
+            pfc: true,
+            ..Params::default()
+        });
+        assert!(h.push(
+            "e0_pfc_in",
+            PfcFrame {
+                prio_mask: 1 << 2,
+                pause: true
+            }
+        ));
+        h.steps(2).unwrap();
+        // Untagged: the switch's default priority (2), paused; PCP 3: another priority, passes.
+        assert!(h.push("lg0_tx", frame(None, 1)));
+        assert!(h.push("lg1_tx", frame(Some(3), 2)));
+        h.steps(3).unwrap();
+        let mut out = Vec::new();
+        while let Some(f) = h.pop::<DataFrame>("e0_req_out") {
+            out.push(f.frame_seq);
+        }
+        assert_eq!(out, [2], "only the PCP 3 frame leaves while priority 2 is paused");
+        assert!(h.push(
+            "e0_pfc_in",
+            PfcFrame {
+                prio_mask: 1 << 2,
+                pause: false
+            }
+        ));
+        h.steps(3).unwrap();
+        assert_eq!(
+            h.pop::<DataFrame>("e0_req_out").map(|f| f.frame_seq),
+            Some(1),
+            "released by the XON"
+        );
+        assert_eq!(h.sim().counter("dut.pfc_pauses"), Some(1));
+    }
+
+    #[test]
+    fn the_chip_names_the_switches_lossless_priorities_in_its_xoff() {
+        let mut h = bench(Params {
+            pfc: true,
+            pfc_priorities: vec![3, 4],
+            ..Params::default()
+        });
+        h.poke("pause", 1u8);
+        h.steps(2).unwrap();
+        assert_eq!(
+            h.pop::<PfcFrame>("e0_pfc_out"),
+            Some(PfcFrame {
+                prio_mask: 1 << 3 | 1 << 4,
+                pause: true
+            })
+        );
     }
 }

@@ -23,7 +23,7 @@ pub struct Xorshift64(u64);
 impl Xorshift64 {
     /// A generator from a seed (0 is replaced: xorshift must not start at 0).
     pub fn new(seed: u64) -> Xorshift64 {
-        Xorshift64(if seed == 0 { 0x9E37_79B9_7F4A_7C15 } else { seed })
+        Xorshift64(if seed == 0 { hwsim_hw::rng::GOLDEN_GAMMA } else { seed })
     }
     /// The next value.
     pub fn next_u64(&mut self) -> u64 {

@@ -13,8 +13,10 @@
 //! ```
 //! **Requester.** A transaction is an AXI write or read of `bytes`, cut into bursts of ≤ MPS.
 //! - Write: burst i becomes an AW+W segment ready at issue + `tx_latency` + ceil(i · MPS /
-//!   bandwidth) (the PAXI TX pipeline, then the CDMA injection gate; unpaced when bandwidth is
-//!   0). It takes a W OST entry (`w_ost`, ≤ 256; the entry's index travels in the frame) when it
+//!   bandwidth) (the PAXI TX pipeline, then the CDMA injection gate at seed 000's ITLV time
+//!   T0 + i · Δt; unpaced when bandwidth is 0). With `write_collect` (seed 002: the AW+W waits
+//!   for the burst's WLAST) the gate opens when the burst's last byte is in instead,
+//!   ceil(min((i + 1) · MPS, bytes) / bandwidth) (finding 17). It takes a W OST entry (`w_ost`, ≤ 256; the entry's index travels in the frame) when it
 //!   is pushed to its LG. The burst is done when the completer's B response for that index
 //!   returns (seed 002 «B 响应返回路径»); the entry is free once the B is in and the RC Link has
 //!   ACKed the frame. With `b_response: false` the ACK completes the burst instead (no B flits:
@@ -106,8 +108,10 @@
 //! hwsim's (the seed gives none). An R or B flit lost to a fatal QP leaves its transaction
 //! waiting (the run ends with work pending and the QP fatal reported). In CBFC mode the
 //! back-pressure holds all of an LG's credit returns (see `rclink_rx`); in PFC mode the system
-//! wires `rx_pause` to the chip's router instead, which sends XOFF / XON for the REQ data
-//! priority to its neighbours (see `router`), whichever buffer crossed its watermark. A multicast B is one B entry with a flag bit (the seed gives no B
+//! wires `rx_pause` to the chip's router instead, which sends XOFF / XON for the switches'
+//! lossless priorities to its neighbours (see `router`), whichever buffer crossed its
+//! watermark. A paced write burst is ready at seed 000's ITLV time, i · MPS into the
+//! injection, not after its own last beat as seed 002's TX buffer has it (`write_collect`). A multicast B is one B entry with a flag bit (the seed gives no B
 //! format for it). The MUL channel's weight against REQ/RSP (0x0100 vs 0x0008) is the RC Link
 //! TX's MUL VC weight (`rclink_tx.vc_weights[4]`), not a PAXI arbiter: here the oldest ready
 //! segment of any queue goes first. CBFC on the ACK+CNP VC is not PAXI's: the RX's control
@@ -174,6 +178,12 @@ pub struct Params {
     /// the chip preset sets it (with the PhyLink's `pipeline_latency`) so that an idle P2P
     /// write takes the seed's 150 ns AXI-to-AXI.
     pub tx_latency: u64,
+    /// Write bursts wait for their own last beat (seed 002's PAXI TX buffer: the AW+W goes only
+    /// after the burst's WLAST, «必须收齐整个 burst 才发出»): with a paced CDMA, burst i is
+    /// ready when its last byte is in, ceil(min((i + 1) · MPS, bytes) / bandwidth) after the
+    /// issue, not at seed 000's ITLV time T0 + i · Δt (the default, which the ITLV acceptance
+    /// runs check; docs/spec-findings.md finding 17). Unpaced transactions are not affected.
+    pub write_collect: bool,
     /// Writes complete by the remote B response (the seed; default) or, when false, by the RC
     /// Link ACK of their frames (no B flits).
     pub b_response: bool,
@@ -240,6 +250,7 @@ impl Default for Params {
             flows: 1,
             metrics_from: 0,
             tx_latency: 0,
+            write_collect: false,
             b_response: true,
             rsp_own_qp: false,
             ar_pack: paxi_pack::Params::default(),

@@ -86,14 +86,17 @@ impl Paxi {
             let bytes = (t.bytes - i * mps).min(mps) as u32;
             // Saturating: `bytes` is bounded only by the memory budget (`--max-memory` can be
             // huge), and i · MPS · 1000 wraps past 1.4e13 frames.
+            // The injection gate: burst i's first byte (seed 000's ITLV time, i · MPS in), or
+            // with `write_collect` its last (seed 002's WLAST: the whole burst in).
+            let gate_bytes = if self.p.write_collect && t.op != TxnOp::Read {
+                ((i + 1).saturating_mul(mps)).min(t.bytes)
+            } else {
+                i.saturating_mul(mps)
+            };
             let ready = pipeline.saturating_add(if t.milli_bytes_per_ns == 0 {
                 now
             } else {
-                now.saturating_add(
-                    i.saturating_mul(mps)
-                        .saturating_mul(1000)
-                        .div_ceil(t.milli_bytes_per_ns),
-                )
+                now.saturating_add(gate_bytes.saturating_mul(1000).div_ceil(t.milli_bytes_per_ns))
             });
             let seq = i as u32;
             match t.op {

@@ -23,7 +23,7 @@
 //! and 1 (RSP) share each output by WRR: at an output both hold frames for, the level whose
 //! turn it is (`rsp_first`, kept by the core, which charges the bytes) matches first and the
 //! other may take the output only if the first left it. Each pass is among the inputs and
-//! outputs the earlier ones left; PFC pauses only the REQ data level (`free_data`). A level's
+//! outputs the earlier ones left, and the outputs PFC pauses for it (`paused[l]`). A level's
 //! allocator may run twice (RSP), on inputs and outputs the first run left unmatched, so each
 //! pointer still moves at most once per cycle.
 //!
@@ -33,15 +33,12 @@
 //! `crossbar_matches`).
 
 use hwsim_hw::{Binder, BuildResult, Component, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
-use hwsim_ports::{PfcFrame, UInt, XbarGrant, XbarOutputs, XbarRequest};
+use hwsim_ports::{UInt, XbarGrant, XbarOutputs, XbarRequest};
 use serde::{Deserialize, Serialize};
 
 use super::super::allocator::{Allocator, AllocatorKind, Matching, Requests};
 use super::output::{REQ_LEVEL, RSP_LEVEL};
 use super::LEVELS;
-
-/// The level PFC pauses: the REQ data priority the switches' XOFF/XON name.
-const PFC_LEVEL: usize = PfcFrame::REQ_DATA_PRIO as usize;
 
 /// Parameters (the switch fills them in from its own).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -171,7 +168,7 @@ impl Component for AllocNode {
             if !any_level[l] || allowed == 0 {
                 continue;
             }
-            let free_out = if l == PFC_LEVEL { outs.free_data } else { outs.free } & allowed & !taken_out;
+            let free_out = outs.free_for(l) & allowed & !taken_out;
             let mut any = false;
             for i in 0..n {
                 self.req.req[i] = if matched_in & 1 << i != 0 {
@@ -186,8 +183,8 @@ impl Component for AllocNode {
             }
             self.req.fill_columns();
             self.alloc[l].allocate(&self.req, ctx.rng(), &mut self.m);
-            if l == PFC_LEVEL {
-                // The pointers move only when the level's allocator runs.
+            if l == REQ_LEVEL {
+                // The REQ data level's pointers on the waves; they move only when it runs.
                 for k in 0..n {
                     self.gptr[k].update(UInt::wrap(self.alloc[l].grant_ptr(k) as u64));
                     self.aptr[k].update(UInt::wrap(self.alloc[l].accept_ptr(k) as u64));
@@ -238,7 +235,7 @@ mod tests {
 
     const ALL: XbarOutputs = XbarOutputs {
         free: 0xF,
-        free_data: 0xF,
+        paused: [0; 4],
         rsp_first: 0,
     };
 
@@ -250,11 +247,7 @@ mod tests {
         let g = round(&mut h, &[(0, 2, 0b1), (1, 2, 0b1), (1, 3, 0b1)], ALL);
         assert_eq!(g, [(1, 0, 3)], "level 3 takes output 0 first; input 0 finds it taken");
         // Output 0 busy: nothing can match there.
-        let busy = XbarOutputs {
-            free: 0b10,
-            free_data: 0b10,
-            ..ALL
-        };
+        let busy = XbarOutputs { free: 0b10, ..ALL };
         let g = round(&mut h, &[(0, 2, 0b1)], busy);
         assert!(g.is_empty(), "{g:?}");
     }
@@ -269,10 +262,17 @@ mod tests {
         assert_eq!(round(&mut h, &reqs, rsp_first), [(0, 0, 1)], "RSP's turn at output 0");
         // PFC pauses the REQ data level at output 0: RSP takes it.
         let paused = XbarOutputs {
-            free_data: 0b1110,
+            paused: [0, 0, 0b1, 0],
             ..ALL
         };
         assert_eq!(round(&mut h, &reqs, paused), [(0, 0, 1)]);
+        // Paused for RSP instead (another priority's level): REQ data takes it, RSP's turn or not.
+        let rsp_paused = XbarOutputs {
+            paused: [0, 0b1, 0, 0],
+            rsp_first: 0b1,
+            ..ALL
+        };
+        assert_eq!(round(&mut h, &reqs, rsp_paused), [(1, 0, 2)]);
     }
 
     #[test]

@@ -11,6 +11,23 @@ use super::port::Tag;
 use super::{Forwarding, L2Switch};
 
 impl L2Switch {
+    /// A copy of a frame from `tag`'s input enters the switch: its wire bytes are charged to
+    /// the input, and in PFC mode to the input's account of the frame's priority if lossless.
+    fn charge(&mut self, tag: Tag, wire: u64) {
+        self.ingress[tag.inp as usize] += wire;
+        if let Some(j) = self.lossless[tag.prio as usize] {
+            self.held[tag.inp as usize * self.p.pfc_priorities.len() + j as usize] += wire;
+        }
+    }
+
+    /// A copy charged by [`Self::charge`] leaves the switch (departed or dropped).
+    pub(super) fn release(&mut self, tag: Tag, wire: u64) {
+        self.ingress[tag.inp as usize] -= wire;
+        if let Some(j) = self.lossless[tag.prio as usize] {
+            self.held[tag.inp as usize * self.p.pfc_priorities.len() + j as usize] -= wire;
+        }
+    }
+
     /// The ingress node's decisions of this cycle (`fwd*`, combinational): each data frame into
     /// the pipeline of every output it goes to, ready `latency` ns after its arrival (data
     /// cut-through: `cut_through_latency`), charged to its input's ingress bytes (PFC's
@@ -25,12 +42,13 @@ impl L2Switch {
                 let tag = Tag {
                     inp: k as u8,
                     level: r.level,
+                    prio: r.prio,
                 };
                 let mut outs = r.outs;
                 while outs != 0 {
                     let o = outs.trailing_zeros() as usize;
                     outs &= outs - 1;
-                    self.ingress[k] += r.frame.wire_bytes() as u64;
+                    self.charge(tag, r.frame.wire_bytes() as u64);
                     self.ports[o].data_pipe.push_back((data_ready, now, tag, r.frame));
                 }
                 if self.ingress[k] > ctx.counter(self.ports[k].c_ingress_peak) {
@@ -64,7 +82,7 @@ impl L2Switch {
             }
         };
         if !admitted {
-            self.ingress[inp as usize] -= wire;
+            self.release(tag, wire);
             ctx.count(self.c_drops, 1);
             ctx.count(self.ports[o].c_drops, 1);
             if let Some(v) = &self.voq {
@@ -104,7 +122,7 @@ impl L2Switch {
                 } else {
                     v.nonempty[l * v.n + i] |= 1 << o;
                 }
-                v.queues[q].push_back((t, arrived, o as u8, f));
+                v.queues[q].push_back((t, arrived, o as u8, f, tag.prio));
                 v.level_frames[l] += 1;
                 v.q_bytes[q] += wire;
                 v.in_bytes[i] += wire;
@@ -121,7 +139,7 @@ impl L2Switch {
             let port = &mut self.ports[o];
             // Cut-through: an idle egress (nothing queued, the serializer idle since the
             // frame's first byte could have gone) sends it as it comes, ending now.
-            if cut && !port.paused && port.queue.is_empty() && port.clock.finish_by(now, wire) {
+            if cut && !tag.held_by(port.paused_levels) && port.queue.is_empty() && port.clock.finish_by(now, wire) {
                 ctx.count(self.c_cut, 1);
                 ctx.count(port.c_cut, 1);
                 port.on_wire.push_back((now, arrived, tag, f));

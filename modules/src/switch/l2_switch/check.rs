@@ -32,6 +32,21 @@ pub(super) fn check(p: &Params) -> Result<(), String> {
             "pfc: thresholds must satisfy XON ({xon} B) ≤ XOFF ({xoff} B) < {buf_name} ({buf}) (pfc_xon / pfc_xon_threshold, pfc_xoff / pfc_threshold × port_buffer)"
         ));
     }
+    if p.pfc_priorities.is_empty() || p.pfc_priorities.len() > 8 {
+        return Err(format!(
+            "pfc_priorities = {:?}: give the lossless priorities, 1 to 8 of 0..=7",
+            p.pfc_priorities
+        ));
+    }
+    for (i, &q) in p.pfc_priorities.iter().enumerate() {
+        if q > 7 || p.pfc_priorities[..i].contains(&q) {
+            return Err(format!(
+                "pfc_priorities = {:?}: {q} is {}",
+                p.pfc_priorities,
+                if q > 7 { "not in 0..=7" } else { "named twice" }
+            ));
+        }
+    }
     if p.pfc_watchdog > 1_000_000_000 {
         return Err(format!(
             "pfc_watchdog = {}: must be in 0..=1000000000 ns",

@@ -87,11 +87,10 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
                 &node(&format!("core.paused{k}")),
                 None,
             )?;
-            nl.connect(
-                &node(&format!("core.ingress_bytes{k}")),
-                &node(&format!("pfc.ingress_bytes{k}")),
-                None,
-            )?;
+            for &q in &p.pfc_priorities {
+                let held = pfc::held_name(k, q);
+                nl.connect(&node(&format!("core.{held}")), &node(&format!("pfc.{held}")), None)?;
+            }
         }
         for d in ingress::input_ports(k) {
             nl.export(&node(&d.name), &node(&format!("ingress.{}", d.name)))?;

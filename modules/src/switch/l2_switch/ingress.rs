@@ -1,12 +1,12 @@
 //! The L2 switch's ingress as a node (`switch_ingress`; seed 003 «入口处理», «优先级分类»):
 //! per input port, each message that arrived is looked up and handed to the buffer side (the
-//! switch core) in the same cycle, with the outputs it goes to and, for a data frame, the VOQ
-//! level it is classified into.
+//! switch core) in the same cycle, with the outputs it goes to and, for a data frame, the
+//! priority and VOQ level it is classified into.
 //!
 //! ```text
 //!                        +----------------------------------------------+
 //!  e{k}_req_in ==(4)==>  | lookup `routes[dst]` (ECMP: a hash of the    | ==(comb)==> fwd{k}     : stream<RoutedFrame>
-//!  stream<DataFrame>     |   flow), or `mcast[group]` (every port of    |             {outs, level, frame}
+//!  stream<DataFrame>     |   flow), or `mcast[group]` (every port of    |             {outs, level, prio, frame}
 //!  e{k}_rsp_in ==(8)==>  |   the group: one bit each); classify by the  | ==(comb, 8)==> fwd_ctrl{k} : stream<RoutedCtrl>
 //!  stream<Ctrl>          |   trusted header field (`trust`), else the   |             {out, msg}
 //!  e{k}_cr_in  ==(8)==>  |   port's `default_priority`                  | ==(comb, 8)==> fwd_cr{k}   : stream<RoutedCredit>
@@ -22,8 +22,12 @@
 //!
 //! **Classification.** `trust: pcp` takes the VLAN tag's PCP, `trust: dscp` the DSCP's class
 //! selector (DSCP >> 3, Standard frames only: the AFH formats carry no IP header and fall back
-//! to their PCP); a frame without the field gets `default_priority`. Priorities 0–3 are VOQ
-//! levels 0–3 (seed 003's mapping: 3 ACK+CNP, 2 REQ data, 1 RSP, 0 TYPE2/3), 4–7 join level 3.
+//! to their PCP); a frame without the field gets `default_priority`. The priority's traffic
+//! class, its VOQ level, is `tc_map[prio]` (seed 003 «PFC 优先级映射»: PCP → QoS priority → PFC
+//! channel). The default map takes priorities 0–3 as levels 0–3 (seed 003's VOQ mapping: 3
+//! ACK+CNP, 2 REQ data, 1 RSP, 0 TYPE2/3) and 4–7 into level 3; seed 003's PFC table, where REQ
+//! data travels at PCP 3~4, is configs/seed003_pfc_priorities.yaml (docs/spec-findings.md
+//! finding 16). The priority goes on with the frame: PFC accounts and pauses by it.
 //!
 //! **Timing.** Latency 0 in this node: a message popped at n is on `fwd*` at n, which the
 //! core takes in the same cycle; the pipeline's `latency` (parse, classify, lookup: seed 003's
@@ -37,9 +41,11 @@
 //! multicast group lists each port once (a port named twice is refused): the copies are per
 //! output.
 
+use hwsim_hw::rng::{mix64, GOLDEN_GAMMA};
 use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{
-    mcast_group, ChipId, CreditMsg, Ctrl, DataFrame, RoutedCredit, RoutedCtrl, RoutedFrame, MAX_SWITCH_PORTS,
+    frame_priority, mcast_group, ChipId, CreditMsg, Ctrl, DataFrame, RoutedCredit, RoutedCtrl, RoutedFrame,
+    MAX_SWITCH_PORTS,
 };
 use serde::{Deserialize, Serialize};
 
@@ -75,6 +81,8 @@ pub struct Params {
     pub trust: Trust,
     /// The priority of a frame without that field, 0..=7.
     pub default_priority: u8,
+    /// Priority → VOQ level.
+    pub tc_map: [u8; 8],
 }
 
 impl Default for Params {
@@ -94,6 +102,7 @@ impl Params {
             mcast: s.mcast.clone(),
             trust: s.trust,
             default_priority: s.default_priority,
+            tc_map: s.tc_map,
         }
     }
 }
@@ -125,6 +134,12 @@ pub fn check(p: &Params) -> Result<(), String> {
     }
     if p.default_priority > 7 {
         return Err(format!("default_priority = {}: must be in 0..=7", p.default_priority));
+    }
+    if let Some(l) = p.tc_map.iter().find(|&&l| l as usize >= LEVELS) {
+        return Err(format!(
+            "tc_map = {:?}: level {l} is not one of the {LEVELS} VOQ levels 0..=3",
+            p.tc_map
+        ));
     }
     Ok(())
 }
@@ -220,12 +235,10 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     }))
 }
 
-/// The ECMP hash of a flow key (splitmix64's finalizer): deterministic, well mixed.
+/// The ECMP hash of a flow key (SplitMix64's finaliser of the salted key): deterministic, well
+/// mixed.
 fn flow_hash(salt: u64, key: u64) -> u64 {
-    let mut z = key ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    mix64(key ^ salt.wrapping_mul(GOLDEN_GAMMA))
 }
 
 /// The ECMP key of a flow: (src, dst, LG, x) with x the QP for data and control, the VC for
@@ -234,16 +247,11 @@ fn flow_key(src: ChipId, dst: ChipId, lg: u8, x: u64) -> u64 {
     (src as u64) << 48 | (dst as u64) << 32 | (lg as u64) << 24 | x
 }
 
-/// The VOQ level of a data frame: its priority from the header field the switch trusts, else
-/// the port default; 4–7 join level 3.
-fn level_of(p: &Params, f: &DataFrame) -> u8 {
-    let h = f.hdr;
-    let prio = match (p.trust, h.pcp) {
-        (Trust::Dscp, _) if h.format.carries_ecn() => (h.dscp.0 >> 3) as u8 & 7,
-        (_, Some(pcp)) => pcp.0 as u8 & 7,
-        _ => p.default_priority,
-    };
-    prio.min(LEVELS as u8 - 1)
+/// A data frame's priority (the header field the switch trusts, else the port default) and
+/// its VOQ level (the priority's traffic class, `tc_map`).
+fn classify(p: &Params, f: &DataFrame) -> (u8, u8) {
+    let prio = frame_priority(p.trust, p.default_priority, f);
+    (prio, p.tc_map[prio as usize])
 }
 
 impl Ingress {
@@ -282,9 +290,14 @@ impl Component for Ingress {
             let i = &self.inputs[k];
             if let Some(frame) = i.req_in.pop() {
                 if let Some(outs) = self.outputs(ctx, &frame) {
-                    let level = level_of(&self.p, &frame);
+                    let (prio, level) = classify(&self.p, &frame);
                     // One frame a cycle on a stream of one place the core pops in the cycle.
-                    self.inputs[k].fwd.push(RoutedFrame { outs, level, frame });
+                    self.inputs[k].fwd.push(RoutedFrame {
+                        outs,
+                        level,
+                        prio,
+                        frame,
+                    });
                 }
             }
             // The streams in hold at most `CTRL_LANES` messages, the lanes out take as many.
@@ -357,7 +370,7 @@ mod tests {
         assert!(h.pop::<RoutedFrame>("fwd0").is_none());
         h.step().unwrap();
         let r = h.pop::<RoutedFrame>("fwd0").expect("forwarded at 1");
-        assert_eq!((r.outs, r.level), (1 << 1, 3), "port 1; PCP 5 joins level 3");
+        assert_eq!((r.outs, r.level, r.prio), (1 << 1, 3, 5), "port 1; PCP 5 joins level 3");
         assert_eq!(r.frame.dst, 1);
     }
 
@@ -380,10 +393,31 @@ mod tests {
         };
         let untagged = HeaderTags::default();
         let (pcp, dscp) = (i(Trust::Pcp), i(Trust::Dscp));
-        assert_eq!(level_of(&pcp, &frame(0, 1, 1, std_tagged)), 1);
-        assert_eq!(level_of(&dscp, &frame(0, 1, 1, std_tagged)), 3, "DSCP 24 >> 3");
-        assert_eq!(level_of(&dscp, &frame(0, 1, 1, afh)), 1, "no IP header: the PCP");
-        assert_eq!(level_of(&pcp, &frame(0, 1, 1, untagged)), 2, "untagged: the default");
+        let level = |p: &Params, h| classify(p, &frame(0, 1, 1, h)).1;
+        assert_eq!(level(&pcp, std_tagged), 1);
+        assert_eq!(level(&dscp, std_tagged), 3, "DSCP 24 >> 3");
+        assert_eq!(level(&dscp, afh), 1, "no IP header: the PCP");
+        assert_eq!(level(&pcp, untagged), 2, "untagged: the default");
+    }
+
+    #[test]
+    fn the_tc_map_gives_each_priority_its_level() {
+        // Seed 003's PFC table: REQ data at PCP 3~4 into the REQ level (2), TYPE2 at 2 into 0.
+        let p = Params {
+            tc_map: [0, 1, 0, 2, 2, 3, 3, 3],
+            ..params()
+        };
+        let pcp = |v| HeaderTags {
+            pcp: Some(UInt::wrap(v)),
+            ..Default::default()
+        };
+        let got: Vec<_> = (0..8).map(|v| classify(&p, &frame(0, 1, 1, pcp(v)))).collect();
+        assert_eq!(got, [(0, 0), (1, 1), (2, 0), (3, 2), (4, 2), (5, 3), (6, 3), (7, 3)]);
+        let bad = Params {
+            tc_map: [0, 1, 2, 4, 3, 3, 3, 3],
+            ..params()
+        };
+        assert!(check(&bad).unwrap_err().contains("level 4"));
     }
 
     #[test]

@@ -16,11 +16,11 @@
 //!
 //! **Nodes.** `l2_switch` is a composite ([`expand`]): `ingress` ([`ingress`], `switch_ingress`:
 //! per input the lookup and the classification, handed on combinationally in the cycle of
-//! arrival as `fwd{k}` {outs, level, frame}, `fwd_ctrl{k}`, `fwd_cr{k}`), `core` (this block,
+//! arrival as `fwd{k}` {outs, level, prio, frame}, `fwd_ctrl{k}`, `fwd_cr{k}`), `core` (this block,
 //! `l2_switch_core`: the pipeline delay, the buffer, the VOQs, the egress, PFC's accounting),
 //! `pfc` ([`pfc`], `switch_pfc`: the pauses received with their watchdog, shown to the core as
-//! `paused{k}` in the cycle; XOFF / XON from the `ingress_bytes{k}` the core shows after its
-//! departures, in the same cycle) and, with
+//! `paused{k}` (a mask of priorities) in the cycle; XOFF / XON from the `ingress_bytes{k}_p{q}`
+//! the core shows after its departures, in the same cycle) and, with
 //! `fabric: voq`, `alloc` ([`alloc`], `switch_alloc`: the allocators and their passes). The
 //! core shows each cycle's crossbar requests in its process 0 (`alloc_req{i}`,
 //! `alloc_outputs`), the allocator matches in the same cycle, and the core's process 1 takes
@@ -43,8 +43,10 @@
 //! (`DataFrame.hdr`: format, VLAN PCP, DSCP) and classifies it: `trust: pcp` takes the VLAN
 //! tag's PCP, `trust: dscp` the DSCP's class selector (DSCP >> 3, Standard only: the AFH
 //! formats have no IP header, and fall back to their PCP); a frame without the field gets the
-//! port's `default_priority` (2, the REQ data class). Priorities 0–3 are VOQ levels 0–3 (seed
-//! 003's mapping: 3 ACK+CNP, 2 REQ data, 1 RSP, 0 TYPE2/3); 4–7 join level 3. The chips tag
+//! port's `default_priority` (2, the REQ data class). The priority's VOQ level is `tc_map[p]`:
+//! by default priorities 0–3 are levels 0–3 (seed 003's VOQ mapping: 3 ACK+CNP, 2 REQ data, 1
+//! RSP, 0 TYPE2/3) and 4–7 join level 3; seed 003's PFC table (REQ data at PCP 3~4) is the
+//! preset configs/seed003_pfc_priorities.yaml (docs/spec-findings.md finding 16). The chips tag
 //! PAXI responses (R, B) with `rclink_tx.rsp_priority` (1), their requests with `data_priority`
 //! (2), in the DSCP class selector and, if tagged, the PCP. (The system config trusts the PCP,
 //! which the chips' untagged frames lack, so responses share the data's level unless it is
@@ -97,17 +99,22 @@
 //!
 //! **PFC mode** (`pfc: true`; seed 003: PFC and CBFC are exclusive modes, and in PFC mode the
 //! switch takes part; the `pfc` node, see its header, with the accounting in the core). Ingress accounting: the data bytes held anywhere in the switch that came
-//! in on port k. Above the XOFF level the switch sends an XOFF for the REQ data priority (2) out
-//! of port k to the neighbour feeding it; at or below the XON level, the XON (`e{k}_pfc_out`).
+//! in on port k, per lossless priority (`pfc_priorities`, [2] by default: the REQ data
+//! priority; seed 003 «交换机需要为每个 PFC 优先级维护独立的入口/出口队列»). Above the XOFF level
+//! the switch sends an XOFF for that priority out of port k to the neighbour feeding it; at or
+//! below the XON level, the XON (`e{k}_pfc_out`; one frame per cycle and direction names every
+//! priority that crossed). Data of the other priorities is not accounted and never paused
+//! upstream (it is lossy: the tail drop is all that bounds it).
 //! The levels are fractions of the queue depth `port_buffer`, as seed 003 gives them
 //! (`pfc_threshold` 85 %; XON at `pfc_xon_threshold` 50 %, seed 002's depth/2, seed 003 having
 //! none), or absolute bytes (`pfc_xoff`, `pfc_xon`). Departure: seed 003's switch sends PFC when
 //! its own egress queue passes the threshold; hwsim measures each ingress's bytes against it,
-//! which names the neighbour to pause (docs/spec-findings.md finding 15). An XOFF
-//! received on port k (`e{k}_pfc_in`, from the neighbour it sends to) stops port k starting new
-//! data frames (one being serialized finishes) until the XON; control and credits are other
-//! priorities and keep going. Chips honour PAUSE in their routers, so back-pressure runs hop by
-//! hop to the senders' TX. The PFC watchdog (`pfc_watchdog` ns, 0 = off) ignores a pause in force
+//! which names the neighbour to pause (docs/spec-findings.md finding 15). An XOFF for
+//! priority p received on port k (`e{k}_pfc_in`, from the neighbour it sends to) stops port k
+//! starting new data frames of p's VOQ level (`tc_map[p]`; one being serialized finishes)
+//! until p's XON; the other levels, control and credits keep going. Chips honour PAUSE in their
+//! routers, per priority (a data frame is held while the priority the switch would give it is
+//! paused), so back-pressure runs hop by hop to the senders' TX. The PFC watchdog (`pfc_watchdog` ns, 0 = off) ignores a pause in force
 //! longer than that until its XON (seed 003 «PFC 风险»: deadlock and storm recovery). Nothing is
 //! dropped while the buffer holds every ingress's XOFF plus what is in flight during the PAUSE's
 //! round trip (headroom; docs/spec-findings.md gives the sizing); beyond it the tail drop still
@@ -135,9 +142,10 @@
 //! frames of both WRR levels is offered first to its RSP-first outputs (the RSP pass runs before
 //! REQ's), so at the input side RSP is slightly favoured. The WRR is deficit-style in bytes where
 //! seed 003 suggests plain WRR (frames), and its default weights are even where seed 003 says
-//! RSP's may be a little lower (set `wrr_rsp` below `wrr_req`). PFC pauses the REQ data level
-//! only (the one priority chips and switches send XOFF for): RSP frames keep leaving a paused
-//! port, while a chip's router pauses all its data. The crossbar decides once per cycle, so a
+//! RSP's may be a little lower (set `wrr_rsp` below `wrr_req`). PFC pauses VOQ levels, not
+//! priorities: two priorities `tc_map` puts on one level pause together (seed 003 wants up to
+//! 8 priority queues; the VOQs have 4 levels), and with `output_queued` a paused head frame
+//! holds its port's one FIFO. The crossbar decides once per cycle, so a
 //! frame shorter than a ns after another on one output starts at the next cycle (a 114 B frame:
 //! 0.29 ns of serialization, one cycle of wait).
 //! `fabric: output_queued` has one FIFO per output (no levels).
@@ -353,7 +361,7 @@ fn core_port(p: &Params, k: u32) -> Vec<PortDecl> {
         );
     }
     if p.pfc {
-        v.extend(pfc::core_side(k));
+        v.extend(pfc::core_side(k, &p.pfc_priorities));
     }
     v
 }
@@ -364,7 +372,7 @@ fn core_shared(p: &Params) -> Vec<PortDecl> {
     if p.fabric == Fabric::Voq {
         v.push(
             PortDecl::comb_stream_out::<XbarOutputs>("alloc_outputs")
-                .doc("the outputs' state this cycle (free, not paused, RSP first), to the allocator"),
+                .doc("the outputs' state this cycle (free, PFC-paused per level, RSP first), to the allocator"),
         );
         v.push(PortDecl::output::<UInt<7>>("matches").doc("crossbar transfers started this cycle"));
         v.push(
@@ -386,10 +394,15 @@ pub struct L2Switch {
     ports: Vec<Port>,
     /// The VOQ fabric (`fabric: voq`).
     voq: Option<Voq>,
-    /// Data bytes in the switch per input port (PFC's ingress accounting).
+    /// Data bytes in the switch per input port (`p{k}_ingress_peak_bytes`).
     ingress: Vec<u64>,
-    /// PFC mode: `ingress` on the waves and to the PFC node (`ingress_bytes{k}`).
+    /// PFC mode, PFC's ingress accounting: per (input k, lossless priority j) at
+    /// `k * pfc_priorities.len() + j`, the data bytes of that priority in the switch that came
+    /// in on k, on the waves and to the PFC node (`ingress_bytes{k}_p{q}`).
+    held: Vec<u64>,
     held_out: Vec<CombOut<UInt<48>>>,
+    /// Per priority p, its index j among the lossless priorities (PFC mode), if it is one.
+    lossless: [Option<u8>; 8],
     red: Option<RedMarker>,
     c_data: CounterId,
     c_bytes: CounterId,
@@ -424,12 +437,26 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         p: p.clone(),
         voq,
         ingress: vec![0; ports.len()],
+        held: vec![0; if p.pfc { ports.len() * p.pfc_priorities.len() } else { 0 }],
         held_out: if p.pfc {
-            (0..p.ports)
-                .map(|k| b.comb_output(&format!("ingress_bytes{k}")))
-                .collect::<Result<_, _>>()?
+            let mut v = Vec::new();
+            for k in 0..p.ports {
+                for &q in &p.pfc_priorities {
+                    v.push(b.comb_output(&pfc::held_name(k, q))?);
+                }
+            }
+            v
         } else {
             Vec::new()
+        },
+        lossless: {
+            let mut m = [None; 8];
+            if p.pfc {
+                for (j, &q) in p.pfc_priorities.iter().enumerate() {
+                    m[q as usize] = Some(j as u8);
+                }
+            }
+            m
         },
         ports,
         red: None,
@@ -460,12 +487,12 @@ impl Component for L2Switch {
         }
         // Ingress: everything that arrived, into its output's pipeline.
         self.arrivals(ctx, now);
-        // Per output: whether PFC pauses it this cycle (the PFC node's), then the frames out
-        // of the pipeline into their queue.
+        // Per output: the levels PFC pauses this cycle (the PFC node's priorities through the
+        // `tc_map`), then the frames out of the pipeline into their queue.
         for o in 0..self.ports.len() {
             let port = &mut self.ports[o];
             if let Some(i) = &port.paused_in {
-                port.paused = i.get().0 != 0;
+                port.paused_levels = self.p.levels_of(i.get().0 as u8);
             }
             self.enqueue(ctx, o, now);
         }
@@ -503,7 +530,7 @@ impl Component for L2Switch {
             v.buffer_sig.update(UInt::wrap(v.total));
         }
         // PFC's accounting, to the PFC node, which sends XOFF / XON from it in this cycle.
-        for (out, &held) in self.held_out.iter().zip(&self.ingress) {
+        for (out, &held) in self.held_out.iter().zip(&self.held) {
             out.set(UInt::wrap(held));
         }
         Wake::earliest((next != Cycle::MAX).then_some(next))

@@ -96,11 +96,10 @@ impl L2Switch {
 
     /// Records a data frame leaving the switch on output `o`: residence and the counters.
     fn depart(&mut self, ctx: &mut Ctx<'_>, o: usize, now: Cycle, arrived: Cycle, tag: Tag, f: &DataFrame) {
-        let inp = tag.inp;
         let wire = f.wire_bytes() as u64;
+        self.ports[o].queued_bytes -= wire;
+        self.release(tag, wire);
         let port = &mut self.ports[o];
-        port.queued_bytes -= wire;
-        self.ingress[inp as usize] -= wire;
         if let Some(v) = self.voq.as_mut() {
             v.total -= wire;
         }
@@ -132,10 +131,14 @@ impl L2Switch {
     pub(super) fn egress(&mut self, ctx: &mut Ctx<'_>, o: usize, now: Cycle) -> Cycle {
         let mut next = Cycle::MAX;
         let port = &mut self.ports[o];
-        let paused = port.paused;
-        // Output-queued: the next frame starts when the link frees (fraction carried).
-        // (A port paused by PFC starts no new frame; one already serializing finishes.)
-        while !paused && port.clock.free_within(now) && !port.queue.is_empty() && port.on_wire.len() < 2 {
+        let paused = port.paused_levels;
+        // Output-queued: the next frame starts when the link frees (fraction carried). A head
+        // frame of a level PFC pauses starts not (one already serializing finishes), and the
+        // FIFO waits behind it.
+        let startable = |q: &std::collections::VecDeque<(Cycle, Tag, DataFrame)>| {
+            q.front().is_some_and(|(_, tag, _)| !tag.held_by(paused))
+        };
+        while startable(&port.queue) && port.clock.free_within(now) && port.on_wire.len() < 2 {
             let (arrived, tag, f) = port.queue.pop_front().expect("non-empty");
             let end = port.clock.start(now, f.wire_bytes() as u64);
             port.on_wire.push_back((end, arrived, tag, f));
@@ -163,7 +166,7 @@ impl L2Switch {
             port.on_wire.front().map(|x| x.0),
             port.rsp.front().map(|x| x.0),
             port.cr.front().map(|x| x.0),
-            (!paused && !port.queue.is_empty()).then(|| port.clock.busy_until_cycle().saturating_sub(1)),
+            startable(&port.queue).then(|| port.clock.busy_until_cycle().saturating_sub(1)),
         ]
         .into_iter()
         .flatten()

@@ -32,9 +32,14 @@ pub struct Params {
     pub cut_through_latency: u64,
     /// PFC mode (seed 003: PFC and CBFC are exclusive; in PFC mode the switch takes part).
     pub pfc: bool,
-    /// PFC XOFF threshold, bytes: data held in the switch that came in on one port; above it an
-    /// XOFF for the REQ data priority goes to the neighbour feeding that port. Unset (the
-    /// default): `pfc_threshold` × `port_buffer`.
+    /// The lossless priorities (PFC mode), each 0..=7, at least one: per port and per priority
+    /// the switch accounts the data it holds, sends XOFF / XON for it, and honours the pauses
+    /// its neighbours send for it. [2] (the REQ data class of seed 003's VOQ mapping); seed
+    /// 003's PFC table puts REQ data at PCP 3~4: configs/seed003_pfc_priorities.yaml.
+    pub pfc_priorities: Vec<u8>,
+    /// PFC XOFF threshold, bytes: data of one lossless priority held in the switch that came in
+    /// on one port; above it an XOFF for that priority goes to the neighbour feeding the port.
+    /// Unset (the default): `pfc_threshold` × `port_buffer`.
     pub pfc_xoff: Option<u64>,
     /// PFC XON threshold, bytes: at or below it, the XON. Unset: `pfc_xon_threshold` ×
     /// `port_buffer`.
@@ -86,6 +91,12 @@ pub struct Params {
     /// The port default priority, 0..=7 (2: the REQ data class, so untagged chip data lands
     /// where seed 003's mapping puts it).
     pub default_priority: u8,
+    /// Priority → traffic class: the VOQ level (0..=3) of each priority 0..7 (seed 003 «PFC 优先级
+    /// 映射»: VLAN PCP → switch QoS priority → PFC channel). [0, 1, 2, 3, 3, 3, 3, 3]: priorities
+    /// 0–3 are levels 0–3 (seed 003's VOQ mapping: 3 ACK+CNP, 2 REQ data, 1 RSP, 0 TYPE2/3),
+    /// 4–7 join level 3. Seed 003's PFC table (REQ PCP 3~4, ACK+CNP 5~6, TYPE2 2, TYPE3 0)
+    /// wants [0, 1, 0, 2, 2, 3, 3, 3]: configs/seed003_pfc_priorities.yaml.
+    pub tc_map: [u8; 8],
     /// WRR weight of the REQ data level (2) against the RSP level (1) at each output, 1..=65535
     /// (`voq`): while both hold frames for an output they share it in bytes in the ratio
     /// `wrr_req` : `wrr_rsp` (8 : 8, seed 002's channel-weight reset value: an even split).
@@ -94,16 +105,8 @@ pub struct Params {
     pub wrr_rsp: u32,
 }
 
-/// The header field a switch classifies on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Trust {
-    /// VLAN PCP.
-    #[default]
-    Pcp,
-    /// IP DSCP (Standard format only).
-    Dscp,
-}
+/// The header field a switch classifies on (shared with the chips' routers, in the ports).
+pub use hwsim_ports::Trust;
 
 /// The switch fabric (seed 003 «VOQ 架构»).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,6 +120,22 @@ pub enum Fabric {
 }
 
 impl Params {
+    /// The lossless priorities as a mask (bit p = priority p).
+    pub fn pfc_mask(&self) -> u8 {
+        self.pfc_priorities
+            .iter()
+            .fold(0, |m, &p| m | 1u8.checked_shl(p as u32).unwrap_or(0))
+    }
+    /// The VOQ levels paused by the priorities in `mask` (bit l = level l).
+    pub fn levels_of(&self, mut mask: u8) -> u8 {
+        let mut levels = 0;
+        while mask != 0 {
+            let p = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            levels |= 1 << self.tc_map[p];
+        }
+        levels
+    }
     /// The XOFF level in bytes: `pfc_xoff`, or `pfc_threshold` × `port_buffer`.
     pub fn xoff_bytes(&self) -> u64 {
         self.pfc_xoff
@@ -138,6 +157,7 @@ impl Default for Params {
             forwarding: Forwarding::StoreAndForward,
             cut_through_latency: 300,
             pfc: false,
+            pfc_priorities: vec![hwsim_ports::PfcFrame::REQ_DATA_PRIO],
             pfc_xoff: None,
             pfc_xon: None,
             pfc_threshold: 0.85,
@@ -157,6 +177,7 @@ impl Default for Params {
             reserve: 0,
             trust: Trust::Pcp,
             default_priority: 2,
+            tc_map: [0, 1, 2, 3, 3, 3, 3, 3],
             mcast: Vec::new(),
             wrr_req: 8,
             wrr_rsp: 8,

@@ -9,12 +9,20 @@ use hwsim_ports::{CreditMsg, Ctrl, DataFrame, RoutedCredit, RoutedCtrl, RoutedFr
 
 use super::Params;
 
-/// Where a data frame in the switch came from: its input port and the VOQ level the ingress
-/// classified it into (what its counters at departure are kept by).
+/// Where a data frame in the switch came from: its input port, and the priority and VOQ level
+/// the ingress classified it into (what PFC accounts it by, and its counters at departure).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Tag {
     pub(super) inp: u8,
     pub(super) level: u8,
+    pub(super) prio: u8,
+}
+
+impl Tag {
+    /// Whether `paused_levels` (bit l = level l) holds this frame back.
+    pub(super) fn held_by(&self, paused_levels: u8) -> bool {
+        paused_levels & 1 << self.level != 0
+    }
 }
 
 /// One output port.
@@ -27,10 +35,11 @@ pub(super) struct Port {
     pub(super) rsp_out: StreamOut<Ctrl>,
     pub(super) cr_out: StreamOut<CreditMsg>,
     pub(super) q_sig: Out<UInt<32>>,
-    /// PFC mode: whether the port may start REQ data frames, from the PFC node (`paused{k}`).
-    pub(super) paused_in: Option<In<UInt<1>>>,
-    /// This cycle: paused for REQ data (read in process 0).
-    pub(super) paused: bool,
+    /// PFC mode: the priorities the port may not start data frames of, from the PFC node
+    /// (`paused{k}`, bit p = priority p).
+    pub(super) paused_in: Option<In<UInt<8>>>,
+    /// This cycle: the VOQ levels those priorities map to (bit l = level l; read in process 0).
+    pub(super) paused_levels: u8,
     pub(super) c_ingress_peak: CounterId,
     /// Data through the ingress pipeline: (ready cycle, arrival cycle, origin, frame).
     pub(super) data_pipe: VecDeque<(Cycle, Cycle, Tag, DataFrame)>,
@@ -71,7 +80,7 @@ impl Port {
             } else {
                 None
             },
-            paused: false,
+            paused_levels: 0,
             c_ingress_peak: b.counter(&format!("p{k}_ingress_peak_bytes")),
             data_pipe: VecDeque::new(),
             queue: VecDeque::new(),

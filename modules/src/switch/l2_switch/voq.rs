@@ -7,18 +7,15 @@
 use std::collections::VecDeque;
 
 use hwsim_hw::{Binder, CounterId, Ctx, Cycle, Out, StreamIn, StreamOut};
-use hwsim_ports::{DataFrame, PfcFrame, UInt, XbarGrant, XbarOutputs, XbarRequest};
+use hwsim_ports::{DataFrame, UInt, XbarGrant, XbarOutputs, XbarRequest};
 
 use super::super::allocator::AllocatorKind;
 use super::output::{REQ_LEVEL, RSP_LEVEL, WRR_CATCH_UP_BYTES};
 use super::port::{Port, Tag};
 use super::{Forwarding, L2Switch, Params, LEVELS};
 
-/// The level PFC pauses: the REQ data priority the switches' XOFF/XON name.
-const PFC_LEVEL: usize = PfcFrame::REQ_DATA_PRIO as usize;
-
-/// A frame in a VOQ: (ready cycle, arrival cycle, output, frame).
-type Queued = (Cycle, Cycle, u8, DataFrame);
+/// A frame in a VOQ: (ready cycle, arrival cycle, output, frame, priority).
+type Queued = (Cycle, Cycle, u8, DataFrame, u8);
 
 /// The VOQ fabric (`fabric: voq`): the queues in the shared buffer, the allocator, and the
 /// inputs' crossbar occupancy.
@@ -119,10 +116,10 @@ impl Voq {
 
     /// Takes the head frame of the matched VOQ (level `l`, input `i`, output `o`) out of the
     /// queue's, the input's and the level's counts, charged to the WRR. Returns (ready cycle,
-    /// arrival cycle, frame).
-    fn pop_matched(&mut self, l: usize, i: usize, o: usize, contended: u64) -> (Cycle, Cycle, DataFrame) {
+    /// arrival cycle, frame, priority).
+    fn pop_matched(&mut self, l: usize, i: usize, o: usize, contended: u64) -> (Cycle, Cycle, DataFrame, u8) {
         let q = self.queue_of(l, i, o);
-        let (ready, arrived, _, f) = self.queues[q].pop_front().expect("requested");
+        let (ready, arrived, _, f, prio) = self.queues[q].pop_front().expect("requested");
         let wire = f.wire_bytes() as u64;
         self.level_frames[l] -= 1;
         if l == REQ_LEVEL || l == RSP_LEVEL {
@@ -137,23 +134,25 @@ impl Voq {
         } else if self.queues[q].is_empty() {
             *ne &= !(1 << o);
         }
-        (ready, arrived, f)
+        (ready, arrived, f, prio)
     }
 }
 
 /// The outputs free to start a frame this cycle (serializer free within it, fewer than two
-/// frames on the wire): for any level, and for the level PFC pauses (not paused).
-fn free_outputs(ports: &[Port], now: Cycle) -> (u64, u64) {
-    let (mut free_any, mut free_data) = (0u64, 0u64);
+/// frames on the wire), and per level the outputs PFC pauses for it.
+fn free_outputs(ports: &[Port], now: Cycle) -> (u64, [u64; LEVELS]) {
+    let (mut free_any, mut paused) = (0u64, [0u64; LEVELS]);
     for (o, port) in ports.iter().enumerate() {
         if port.clock.free_within(now) && port.on_wire.len() < 2 {
             free_any |= 1 << o;
-            if !port.paused {
-                free_data |= 1 << o;
-            }
+        }
+        let mut m = port.paused_levels;
+        while m != 0 {
+            paused[m.trailing_zeros() as usize] |= 1 << o;
+            m &= m - 1;
         }
     }
-    (free_any, free_data)
+    (free_any, paused)
 }
 
 impl L2Switch {
@@ -164,7 +163,7 @@ impl L2Switch {
     pub(super) fn crossbar_request(&mut self, now: Cycle) {
         let Some(v) = self.voq.as_mut() else { return };
         let end_of_now = (now as u128 + 1) * self.p.rate.bytes() as u128;
-        let (free_any, free_data) = free_outputs(&self.ports, now);
+        let (free_any, paused) = free_outputs(&self.ports, now);
         // Egress scheduling (seed 003 «推荐的 PAXI 出口调度»): the allocator's passes follow
         // the levels' strict priority and, at outputs REQ data and RSP both hold frames for,
         // the WRR's turn; the bytes are charged here when the grants come back.
@@ -186,7 +185,7 @@ impl L2Switch {
         if any {
             v.outputs_out.push(XbarOutputs {
                 free: free_any,
-                free_data,
+                paused,
                 rsp_first,
             });
         }
@@ -205,7 +204,7 @@ impl L2Switch {
         for i in 0..v.n {
             let Some(g) = v.grant_in[i].pop() else { continue };
             let (l, o) = (g.level as usize, g.out as usize);
-            let (ready, arrived, f) = v.pop_matched(l, i, o, contended);
+            let (ready, arrived, f, prio) = v.pop_matched(l, i, o, contended);
             let wire = f.wire_bytes() as u64;
             let port = &mut self.ports[o];
             let end = if cut && ready == now && port.clock.finish_by(now, wire) {
@@ -219,6 +218,7 @@ impl L2Switch {
             let tag = Tag {
                 inp: i as u8,
                 level: l as u8,
+                prio,
             };
             port.on_wire.push_back((end, arrived, tag, f));
             made += 1;
@@ -248,7 +248,7 @@ impl L2Switch {
                 let o = outs.trailing_zeros() as usize;
                 outs &= outs - 1;
                 let port = &self.ports[o];
-                if (l == PFC_LEVEL && port.paused) || port.on_wire.len() >= 2 {
+                if port.paused_levels & 1 << l != 0 || port.on_wire.len() >= 2 {
                     // Woken by the XON, or by the departure (on_wire's end is a wake-up).
                     continue;
                 }
