@@ -213,6 +213,23 @@ impl Report {
                 st.skipped_cycles,
                 st.peak_rss_bytes as f64 / (1 << 20) as f64
             );
+            // Per kind and process: which blocks the kernel runs, and how often per executed
+            // cycle (a profile's first question).
+            let per = |n: u64| n as f64 / st.executed_cycles.max(1) as f64;
+            for k in st.by_kind.iter().filter(|k| k.activations > 0) {
+                let name = if k.process == 0 {
+                    k.kind.clone()
+                } else {
+                    format!("{} (process {})", k.kind, k.process)
+                };
+                let _ = writeln!(
+                    s,
+                    "  {name}: {} activations ({:.2} per executed cycle) over {} instance(s)",
+                    k.activations,
+                    per(k.activations),
+                    k.instances
+                );
+            }
         }
         if self.interrupted {
             let _ = writeln!(s, "interrupted at cycle {}", self.cycles);

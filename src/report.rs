@@ -28,6 +28,45 @@ pub struct RunStats {
     pub skipped_cycles: u64,
     /// Peak resident memory of the process, bytes (Linux VmHWM).
     pub peak_rss_bytes: u64,
+    /// Activations per block kind and process, most first: what a profile of the run names.
+    pub by_kind: Vec<KindActivations>,
+}
+
+/// The activations of one process of one block kind, over all its instances.
+#[derive(Clone, Debug, Serialize, Default, PartialEq)]
+pub struct KindActivations {
+    /// Block kind.
+    pub kind: String,
+    /// Process (0 is the block's `tick`).
+    pub process: u32,
+    /// Instances of the kind.
+    pub instances: u64,
+    /// Activations of that process over all instances.
+    pub activations: u64,
+}
+
+impl KindActivations {
+    /// Sums `(kind, process, activations)` rows (one per block instance and process) per kind and
+    /// process, most activations first (then by kind and process, for stable output).
+    pub fn summarize<'a>(rows: impl IntoIterator<Item = (&'a str, u32, u64)>) -> Vec<KindActivations> {
+        let mut m: BTreeMap<(&str, u32), (u64, u64)> = BTreeMap::new();
+        for (kind, process, n) in rows {
+            let e = m.entry((kind, process)).or_default();
+            e.0 += 1;
+            e.1 += n;
+        }
+        let mut v: Vec<KindActivations> = m
+            .into_iter()
+            .map(|((kind, process), (instances, activations))| KindActivations {
+                kind: kind.to_string(),
+                process,
+                instances,
+                activations,
+            })
+            .collect();
+        v.sort_by_key(|k| std::cmp::Reverse(k.activations));
+        v
+    }
 }
 
 /// Per-flow results (filled by system-form testbenches).

@@ -849,6 +849,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         executed_cycles: st.cycles_executed,
         skipped_cycles: st.cycles_skipped,
         peak_rss_bytes: peak_rss_bytes(),
+        by_kind: crate::report::KindActivations::summarize(sim.activations().into_iter().map(|(_, k, p, n)| (k, p, n))),
     };
     Ok(Report {
         version: crate::explain::VERSION,

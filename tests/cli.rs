@@ -963,6 +963,41 @@ fn stats_without_quiet() {
     assert!(out.lines().last().is_some_and(|l| l.starts_with("verdict: PASS")));
 }
 
+/// The number before ` activations` in a `--stats` line.
+fn activations_in(line: &str) -> u64 {
+    let before = line.split(" activations").next().unwrap_or("");
+    before
+        .rsplit([' ', ','])
+        .next()
+        .unwrap_or("")
+        .parse()
+        .unwrap_or_else(|_| panic!("{line}"))
+}
+
+#[test]
+fn stats_break_activations_down_per_kind_and_process() {
+    let o = hwsim(&["run", "tb/go_back_n.yaml", "--stats", "--no-skip", "--until", "200"]);
+    let out = stdout(&o);
+    let total = out
+        .lines()
+        .find(|l| l.starts_with("stats: "))
+        .map(activations_in)
+        .expect("a stats line");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("  ") && l.contains(" activations ("))
+        .collect();
+    // Every kind's rows add up to the run's activations.
+    assert_eq!(rows.iter().map(|l| activations_in(l)).sum::<u64>(), total, "{out}");
+    // Without skip, each process of each instance once per cycle: 16 LGs' MAC credit counters,
+    // their second process on its own row.
+    assert!(
+        rows.iter().any(|l| l
+            .starts_with("  mac_credit (process 1): 3200 activations (16.00 per executed cycle) over 16 instance(s)")),
+        "{out}"
+    );
+}
+
 #[test]
 fn bad_fault_psn_out_of_range() {
     assert_bad(

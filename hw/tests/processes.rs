@@ -230,6 +230,21 @@ fn every_entry_of_a_block_runs_every_cycle_without_skip() {
     // Four entries (src, arb, q's two processes), each once per cycle.
     assert_eq!(sim.stats().activations, 4 * 20);
     assert_eq!(sim.component_count(), 3);
+    // Per process of each block, in elaboration order: the profile `--stats` prints.
+    let per: Vec<(String, u32, u64)> = sim
+        .activations()
+        .into_iter()
+        .map(|(p, _, proc, n)| (p.to_string(), proc, n))
+        .collect();
+    assert_eq!(
+        per,
+        [
+            ("src".to_string(), 0, 20),
+            ("arb".to_string(), 0, 20),
+            ("q".to_string(), 0, 20),
+            ("q".to_string(), 1, 20)
+        ]
+    );
 }
 
 // ------------------------------------------------------------------------------------------------

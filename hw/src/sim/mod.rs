@@ -126,6 +126,9 @@ pub struct Sim {
     shuffle: Option<Rng>,
     quiescent: bool,
     stats: Stats,
+    /// Per entry: how many times it ran (`Stats::activations` is their sum; `--stats` breaks it
+    /// down per kind and process from these).
+    acts: Vec<u64>,
     /// The static schedule of a netlist with combinational bindings or blocks with several
     /// processes; `None` without any.
     levels: Option<Levels>,
@@ -248,6 +251,7 @@ impl Sim {
             shuffle: None,
             quiescent: false,
             stats: Stats::default(),
+            acts: vec![0; n],
             levels,
             procs,
         }
@@ -299,7 +303,31 @@ impl Sim {
 
     /// Statistics so far.
     pub fn stats(&self) -> Stats {
-        self.stats
+        Stats {
+            activations: self.acts.iter().sum(),
+            ..self.stats
+        }
+    }
+
+    /// Activations per process of each block: `(block path, kind, process, activations)`, in
+    /// elaboration order (a block with one process has one row, process 0).
+    pub fn activations(&self) -> Vec<(&str, &str, u32, u64)> {
+        let (block, process) = self.entry_map();
+        (0..self.acts.len())
+            .map(|e| {
+                let b = block(e);
+                (self.paths[b].as_str(), self.kinds[b].as_str(), process(e), self.acts[e])
+            })
+            .collect()
+    }
+
+    /// Each entry's block and process.
+    #[allow(clippy::type_complexity)]
+    fn entry_map(&self) -> (Box<dyn Fn(usize) -> usize + '_>, Box<dyn Fn(usize) -> u32 + '_>) {
+        match &self.procs {
+            Some(p) => (Box::new(|e| p.block[e] as usize), Box::new(|e| p.process[e])),
+            None => (Box::new(|e| e), Box::new(|_| 0)),
+        }
     }
 
     /// Number of components.
@@ -558,6 +586,7 @@ impl Sim {
         let comps = &mut self.comps[..];
         let timers = &mut self.timers[..];
         let queued = &mut self.queued[..];
+        let acts = &mut self.acts[..];
         let mut wake = Waker::new(&mut self.next_active);
         let procs = self.procs.as_ref();
         evaluate_list(
@@ -565,6 +594,7 @@ impl Sim {
             comps,
             timers,
             queued,
+            acts,
             &mut self.heap,
             &mut ctx,
             &mut wake,
@@ -572,7 +602,6 @@ impl Sim {
             procs,
             self.levels.as_mut().map(|lv| &mut lv.followers),
         );
-        self.stats.activations += self.active.len as u64;
         if let Some(lv) = self.levels.as_mut() {
             for l in 0..lv.lists.len() {
                 lv.wake_comb_readers(&self.shared, queued, t, &mut self.active, l + 1);
@@ -586,6 +615,7 @@ impl Sim {
                     comps,
                     timers,
                     queued,
+                    acts,
                     &mut self.heap,
                     &mut ctx,
                     &mut wake,
@@ -593,7 +623,6 @@ impl Sim {
                     procs,
                     Some(&mut lv.followers),
                 );
-                self.stats.activations += list.len as u64;
                 lv.lists[l].clear();
             }
             // Nets written by the top level have no same-cycle readers left to wake.
@@ -707,6 +736,7 @@ fn evaluate_list(
     comps: &mut [Box<dyn Component>],
     timers: &mut [Cycle],
     queued: &mut [Cycle],
+    acts: &mut [u64],
     heap: &mut BinaryHeap<Reverse<(Cycle, u32)>>,
     ctx: &mut Ctx<'_>,
     wake: &mut Waker<'_>,
@@ -715,8 +745,19 @@ fn evaluate_list(
     followers: Option<&mut IdList>,
 ) {
     match (procs, followers) {
-        (Some(p), Some(f)) => evaluate::<true>(list, comps, timers, queued, heap, ctx, wake, next, &mut Some((p, f))),
-        _ => evaluate::<false>(list, comps, timers, queued, heap, ctx, wake, next, &mut None),
+        (Some(p), Some(f)) => evaluate::<true>(
+            list,
+            comps,
+            timers,
+            queued,
+            acts,
+            heap,
+            ctx,
+            wake,
+            next,
+            &mut Some((p, f)),
+        ),
+        _ => evaluate::<false>(list, comps, timers, queued, acts, heap, ctx, wake, next, &mut None),
     }
 }
 
@@ -732,6 +773,7 @@ fn evaluate<const MULTI: bool>(
     comps: &mut [Box<dyn Component>],
     timers: &mut [Cycle],
     queued: &mut [Cycle],
+    acts: &mut [u64],
     heap: &mut BinaryHeap<Reverse<(Cycle, u32)>>,
     ctx: &mut Ctx<'_>,
     wake: &mut Waker<'_>,
@@ -765,6 +807,8 @@ fn evaluate<const MULTI: bool>(
             ctx.me = c;
             (unsafe { comps.get_unchecked_mut(ci).tick(ctx) }, c)
         };
+        // SAFETY: as above (an entry index is `< timers.len()`, the length of `acts`).
+        unsafe { *acts.get_unchecked_mut(ci) += 1 };
         // SAFETY: as above (an entry index is `< timers.len()`, the length of `queued`).
         let timer = unsafe { timers.get_unchecked_mut(ci) };
         if let Wake::OnInput = wake_hint {
