@@ -8,7 +8,12 @@
 //!   message every 100 cycles) with event skip on and off, to show the skip ratio;
 //! - `comb_chain/1000`: the counter feeding 1000 combinational +1 stages and a register, for
 //!   10 000 cycles: every stage ticks every cycle in its level of the static order, so the
-//!   activations/s sit beside `w3_chain/1000` (the same work with registered stages).
+//!   activations/s sit beside `w3_chain/1000` (the same work with registered stages);
+//! - `boundary/{fused,split4}`: the price of a module boundary (issue 45): four stages of
+//!   datapath logic (`stage`, 12 mixing rounds + 1 each) between two registers as one block, and
+//!   as four blocks joined by three combinational connections (one same-cycle cluster), for
+//!   10 000 cycles; the same values every cycle, so the time ratio is what three boundaries cost
+//!   (the callgrind figure: docs/performance.md).
 //!
 //! Elaboration happens in the untimed setup of each iteration; only `Sim::run` is measured.
 //! CI only builds these (`cargo bench --no-run`); run them with `cargo bench --bench kernel`.
@@ -18,7 +23,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use hwsim_hw::{Netlist, Sim, Stop};
-use hwsim_modules::kernel_examples::{add1, consumer, counter, fifo, producer, timer};
+use hwsim_modules::kernel_examples::{add1, consumer, counter, fifo, producer, stage, timer};
 
 /// Adds an instance of a kernel example block with its parameters.
 macro_rules! add_block {
@@ -81,6 +86,55 @@ fn comb_chain(n: usize) -> Sim {
     }
     nl.connect(&format!("stage{}.out", n - 1), "dst.in", None)
         .expect("connect");
+    nl.elaborate(1).expect("elaborates")
+}
+
+/// `src` → four stages of `stage` logic → a register: one block (`split` false) or four blocks
+/// joined combinationally.
+fn boundary(split: bool) -> Sim {
+    use stage::Side::{Comb, Registered};
+    let mut nl = Netlist::new();
+    add_block!(
+        nl,
+        "src",
+        counter,
+        counter::Params {
+            start: 1,
+            ..counter::Params::default()
+        }
+    );
+    if split {
+        let sides = [(Registered, Comb), (Comb, Comb), (Comb, Comb), (Comb, Registered)];
+        for (i, (input, output)) in sides.into_iter().enumerate() {
+            add_block!(
+                nl,
+                &format!("s{i}"),
+                stage,
+                stage::Params {
+                    input,
+                    output,
+                    stages: 1,
+                    work: 12
+                }
+            );
+        }
+        for i in 1..4 {
+            nl.connect(&format!("s{}.out", i - 1), &format!("s{i}.in"), None)
+                .expect("connect");
+        }
+    } else {
+        add_block!(
+            nl,
+            "s3",
+            stage,
+            stage::Params {
+                stages: 4,
+                ..stage::Params::default()
+            }
+        );
+    }
+    let first = if split { "s0.in" } else { "s3.in" };
+    nl.connect("src.count", first, None).expect("connect");
     nl.elaborate(1).expect("elaborates")
 }
 
@@ -207,5 +261,44 @@ fn bench_pipeline(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_idle, bench_w3, bench_comb, bench_pipeline);
+fn bench_boundary(c: &mut Criterion) {
+    const CYCLES: u64 = 10_000;
+    let mut g = c.benchmark_group("boundary");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    // The two forms give the same value at the end (the same logic).
+    let end = |split: bool| {
+        let mut sim = boundary(split);
+        sim.run(CYCLES).expect("runs");
+        let net = sim.net("s3.out").expect("the last stage's output");
+        let s = net
+            .as_any()
+            .downcast_ref::<hwsim_hw::SignalNet<u64>>()
+            .expect("a u64 signal");
+        s.get()
+    };
+    assert_eq!(end(false), end(true));
+    // One element = one simulated cycle.
+    g.throughput(Throughput::Elements(CYCLES));
+    for (name, split) in [("fused", false), ("split4", true)] {
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || boundary(split),
+                |mut sim| black_box(sim.run(CYCLES).expect("runs")),
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_idle,
+    bench_w3,
+    bench_comb,
+    bench_pipeline,
+    bench_boundary
+);
 criterion_main!(benches);

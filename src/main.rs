@@ -602,7 +602,6 @@ fn list(pattern: Option<&str>) -> Result<String, String> {
             } else {
                 ""
             };
-            let state = if p.from_state { " from state" } else { "" };
             let shape = match p.shape {
                 hwsim_hw::Shape::Signal => format!("{comb}signal"),
                 hwsim_hw::Shape::Stream if p.dir == hwsim_hw::Dir::In => {
@@ -617,7 +616,7 @@ fn list(pattern: Option<&str>) -> Result<String, String> {
             };
             let _ = writeln!(
                 s,
-                "    {dir} {:<12} {shape}<{}>{state}  {}{drivable}",
+                "    {dir} {:<12} {shape}<{}>  {}{drivable}",
                 p.name, p.type_name, p.doc
             );
         }

@@ -263,6 +263,13 @@ pub fn blocks() -> Vec<BlockKind> {
             kx::add1::COUNTER_TABLES,
         ),
         kind(
+            "stage",
+            "out = f^stages(in), f = `work` mixing rounds + 1: datapath logic for the price of a boundary (kernel example)",
+            kx::stage::ports,
+            kx::stage::build,
+            kx::stage::COUNTER_TABLES,
+        ),
+        kind(
             "producer",
             "stream source with back-pressure (kernel example)",
             kx::producer::ports,

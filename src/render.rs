@@ -203,12 +203,13 @@ impl Report {
             let st = &self.stats;
             let _ = writeln!(
                 s,
-                "stats: wall {:.3} s, {} cycles ({:.3e} cycles/s), {} activations ({:.3e}/s), {} executed, {} skipped, peak RSS {:.1} MiB",
+                "stats: wall {:.3} s, {} cycles ({:.3e} cycles/s), {} activations ({:.3e}/s), {} process runs, {} executed, {} skipped, peak RSS {:.1} MiB",
                 st.wall_s,
                 st.cycles,
                 st.cycles_per_s,
                 st.activations,
                 st.activations_per_s,
+                st.process_runs,
                 st.executed_cycles,
                 st.skipped_cycles,
                 st.peak_rss_bytes as f64 / (1 << 20) as f64
@@ -224,7 +225,7 @@ impl Report {
                 };
                 let _ = writeln!(
                     s,
-                    "  {name}: {} activations ({:.2} per executed cycle) over {} instance(s)",
+                    "  {name}: {} runs ({:.2} per executed cycle) over {} instance(s)",
                     k.activations,
                     per(k.activations),
                     k.instances

@@ -18,8 +18,10 @@ pub struct RunStats {
     pub cycles: u64,
     /// Simulated cycles per wall second.
     pub cycles_per_s: f64,
-    /// Component ticks.
+    /// Scheduling entries run: a block, or a same-cycle cluster of blocks once (docs/kernel.md).
     pub activations: u64,
+    /// Processes run (a block of one process: its ticks); `by_kind` breaks them down.
+    pub process_runs: u64,
     /// Ticks per wall second.
     pub activations_per_s: f64,
     /// Cycles executed.

@@ -845,6 +845,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         cycles: end,
         cycles_per_s: if wall > 0.0 { end as f64 / wall } else { 0.0 },
         activations: st.activations,
+        process_runs: st.process_runs,
         activations_per_s: if wall > 0.0 { st.activations as f64 / wall } else { 0.0 },
         executed_cycles: st.cycles_executed,
         skipped_cycles: st.cycles_skipped,

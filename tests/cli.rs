@@ -963,9 +963,9 @@ fn stats_without_quiet() {
     assert!(out.lines().last().is_some_and(|l| l.starts_with("verdict: PASS")));
 }
 
-/// The number before ` activations` in a `--stats` line.
-fn activations_in(line: &str) -> u64 {
-    let before = line.split(" activations").next().unwrap_or("");
+/// The number before `word` in a `--stats` line.
+fn number_before(line: &str, word: &str) -> u64 {
+    let before = line.split(word).next().unwrap_or("");
     before
         .rsplit([' ', ','])
         .next()
@@ -978,24 +978,35 @@ fn activations_in(line: &str) -> u64 {
 fn stats_break_activations_down_per_kind_and_process() {
     let o = hwsim(&["run", "tb/go_back_n.yaml", "--stats", "--no-skip", "--until", "200"]);
     let out = stdout(&o);
-    let total = out
-        .lines()
-        .find(|l| l.starts_with("stats: "))
-        .map(activations_in)
-        .expect("a stats line");
+    let stats = out.lines().find(|l| l.starts_with("stats: ")).expect("a stats line");
+    let runs = number_before(stats, " process runs");
+    let activations = number_before(stats, " activations");
     let rows: Vec<&str> = out
         .lines()
-        .filter(|l| l.starts_with("  ") && l.contains(" activations ("))
+        .filter(|l| l.starts_with("  ") && l.contains(" runs ("))
         .collect();
-    // Every kind's rows add up to the run's activations.
-    assert_eq!(rows.iter().map(|l| activations_in(l)).sum::<u64>(), total, "{out}");
+    // Every kind's rows add up to the run's process runs.
+    assert_eq!(
+        rows.iter().map(|l| number_before(l, " runs (")).sum::<u64>(),
+        runs,
+        "{out}"
+    );
     // Without skip, each process of each instance once per cycle: 16 LGs' MAC credit counters,
     // their second process on its own row.
     assert!(
-        rows.iter().any(|l| l
-            .starts_with("  mac_credit (process 1): 3200 activations (16.00 per executed cycle) over 16 instance(s)")),
+        rows.iter().any(
+            |l| l.starts_with("  mac_credit (process 1): 3200 runs (16.00 per executed cycle) over 16 instance(s)")
+        ),
         "{out}"
     );
+    // Scheduling entries: same-cycle clusters (each LG's TX core, arbiter and MAC credit
+    // counter; ...) run as one, so fewer entries than the 156 blocks run per cycle, and fewer
+    // than the processes.
+    assert!(
+        activations <= 156 * 200,
+        "{activations} activations in 200 cycles: {out}"
+    );
+    assert!(runs > activations, "{out}");
 }
 
 #[test]

@@ -83,6 +83,13 @@ pub struct Ctx<'a> {
     pub(crate) counters: &'a mut [u64],
     /// The cycle's first violation: (component index, message).
     pub(crate) violation: &'a mut Option<(u32, String)>,
+    /// Work this process hands to processes of its block: `(process, at)`, taken by the kernel
+    /// after the process returns.
+    /// Each: (the block asking, the process asked for, when).
+    pub(crate) requests: &'a mut Vec<(u32, u32, Cycle)>,
+    /// Whether `requests` holds any: one test after each process of a cluster (once per cycle
+    /// in the plain loop, whose blocks have one process) tells the kernel.
+    pub(crate) asked: bool,
     pub(crate) me: u32,
 }
 
@@ -118,6 +125,38 @@ impl<'a> Ctx<'a> {
     pub fn counter(&self, id: CounterId) -> u64 {
         self.counters[self.slot(id)]
     }
+    /// Hands work to process `p` of this block (0 is `tick`): it runs later in this cycle when
+    /// `p` comes after the running process (its order puts it later), else in the next cycle,
+    /// whatever its inputs and its own hint. The explicit flag of per-process sensitivity: a
+    /// process runs on its inputs, its own hint and this, never merely because another ran
+    /// (docs/kernel.md). A process this block does not have is a protocol violation.
+    #[inline]
+    pub fn run_process(&mut self, p: u32) {
+        self.requests.push((self.me, p, self.now));
+        self.asked = true;
+    }
+    /// Process `p` of this block runs at cycle `at` (as [`Ctx::run_process`] when `at` is not
+    /// after the next cycle), beside its own hint. Like a hint, the request stands until the
+    /// process that made it runs again, which renews it or, asking nothing, withdraws it (of
+    /// several timed requests in one run, the earliest stands). A process that keeps a deadline
+    /// another process acts on (a grant sets the retry timer process 0 takes) asks with this.
+    #[inline]
+    pub fn run_process_at(&mut self, p: u32, at: Cycle) {
+        self.requests.push((self.me, p, at.max(self.now)));
+        self.asked = true;
+    }
+    /// Process `p` of this block runs when `hint` says, as if it were `p`'s own hint: next
+    /// cycle for `NextCycle`, at `t` for `At(t)`, not at all for `OnInput`. A later process
+    /// whose follow-up an earlier process takes (a round's grant planned for the next cycle,
+    /// a deadline process 0 expires) returns `OnInput` and hands its hint on with this.
+    #[inline]
+    pub fn run_process_on(&mut self, p: u32, hint: Wake) {
+        match hint {
+            Wake::OnInput => {}
+            Wake::NextCycle => self.run_process_at(p, self.now + 1),
+            Wake::At(t) => self.run_process_at(p, t.max(self.now + 1)),
+        }
+    }
     /// Reports a protocol violation (credit underflow, a broken invariant). The run stops after
     /// this cycle with an error carrying the cycle and this component's path.
     pub fn violation(&mut self, what: impl Into<String>) {
@@ -140,32 +179,18 @@ pub trait Component {
     /// One evaluation at cycle `ctx.now()`. Every component is ticked at cycle 0.
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake;
 
-    /// The early phase of a block with outputs declared driven from state
-    /// ([`PortDecl::from_state`](crate::PortDecl::from_state)): drive those outputs from the
-    /// block's state and its registered inputs (peek, never pop), reading no combinational
-    /// input. Within a cycle every `drive` runs before any `tick`, so a reader can answer within
-    /// the cycle and the block take the answer in its `tick` (a queue shows its heads, an arbiter
-    /// grants, the queue takes the grant) without a combinational loop.
-    ///
-    /// The kernel calls it in every cycle in which the block ticks and in the cycle after each
-    /// tick (the state a tick leaves must show at once), and with `--no-skip` in every cycle. It
-    /// must write nothing but those outputs, and give the same values whenever called in one
-    /// state. Default: nothing.
-    fn drive(&mut self, _ctx: &mut Ctx<'_>) {}
-
     /// Process `p` (1, 2, …) of a block with several processes: one evaluation at
     /// `ctx.now()`, like `tick` (which is process 0), with its own wake hint. A port says which
     /// process reads or writes it ([`PortDecl::process`](crate::PortDecl::process)); the
     /// kernel orders each process like a node of its own, after the block's previous process
-    /// and after the drivers of its combinational inputs, and runs it in every cycle in which
-    /// the previous process ran. So a block can ask a neighbour in one process and take the
-    /// answer in the next, in the same cycle (an arbiter offers candidates to the gates, the
-    /// gates answer, the arbiter grants), as an RTL module with several `always` blocks does.
-    /// The processes share the block's state, RNG stream and counters.
+    /// and after the drivers of its combinational inputs. So a block can ask a neighbour in one
+    /// process and take the answer in the next, in the same cycle (an arbiter offers candidates
+    /// to the gates, the gates answer, the arbiter grants), as an RTL module with several
+    /// `always` blocks does. The processes share the block's state, RNG stream and counters.
     ///
-    /// Every process's wake hint is the block's: the block runs again from its first process
-    /// (so every process runs) at the earliest of its processes' hints, each process's latest
-    /// hint standing; a changed input wakes the process that reads it and the ones after it.
+    /// A process runs on its own sensitivity: an input it reads changed, its own hint came due,
+    /// or another process of the block asked for it ([`Ctx::run_process`],
+    /// [`Ctx::run_process_at`]); never merely because another process ran (docs/kernel.md).
     /// Default: a violation (a block whose ports name a process it does not implement).
     fn process(&mut self, p: u32, ctx: &mut Ctx<'_>) -> Wake {
         ctx.violation(format!("process {p} is not implemented by this block"));

@@ -74,10 +74,6 @@ pub struct PortDecl {
     pub shape: Shape,
     /// Registered (seen next cycle) or combinational (seen in the same cycle).
     pub timing: Timing,
-    /// A combinational output computed from the block's state and registered inputs only, in
-    /// its [`Component::drive`] phase: it orders nothing (every `drive` runs before any `tick`),
-    /// so a reader may feed back into this block within the cycle without a loop.
-    pub from_state: bool,
     /// For a stream input: its capacity in messages (the receiver's buffer).
     pub capacity: u32,
     /// For a stream output: pushes allowed per cycle (1; more for a bundle of lanes, see
@@ -151,7 +147,6 @@ impl PortDecl {
             dir,
             shape,
             timing: Timing::Registered,
-            from_state: false,
             capacity,
             width: 1,
             type_name: short_type_name::<T>(),
@@ -227,14 +222,6 @@ impl PortDecl {
         self.timing = Timing::Comb;
         self
     }
-    /// Marks a combinational output as driven from state (see [`PortDecl::from_state`]): the
-    /// block drives it in [`Component::drive`], from its state and registered inputs, before any
-    /// block of the cycle ticks.
-    pub fn from_state(mut self) -> Self {
-        self.timing = Timing::Comb;
-        self.from_state = true;
-        self
-    }
     /// A stream output that takes up to `n` pushes per cycle: `n` lanes handed over together
     /// (a block that checks several frames in a cycle reports on each). Each push still counts
     /// against the consumer's capacity.
@@ -289,7 +276,6 @@ impl PortDecl {
             Timing::Registered => "",
             Timing::Comb => "comb ",
         };
-        let state = if self.from_state { " from state" } else { "" };
         let width = if self.width > 1 {
             format!(" ×{}", self.width)
         } else {
@@ -300,7 +286,7 @@ impl PortDecl {
         } else {
             String::new()
         };
-        format!("{timing}{shape}<{}>{width}{state}{process}", self.type_name)
+        format!("{timing}{shape}<{}>{width}{process}", self.type_name)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Same-cycle (combinational) connections: a value driven at cycle n is read at n by readers
 //! ticked after their drivers in the static order; a combinational loop is refused at
-//! elaboration; outputs driven from state feed back within the cycle without a loop; event skip,
-//! `--no-skip` and shuffled evaluation give the same results; and a random mix of registered and
+//! elaboration (feedback within a cycle is two processes of one block: processes.rs); event
+//! skip, `--no-skip` and shuffled evaluation give the same results; and a random mix of registered and
 //! combinational bindings evaluates as a plain reference evaluator says.
 
 #[allow(dead_code)] // the helpers other test files use
@@ -10,9 +10,7 @@ mod common;
 use std::fmt::Write as _;
 
 use common::{add, comp, connect, counters, SharedBuf};
-use hwsim_hw::{
-    Component, Ctx, ElabError, Harness, In, Netlist, PortDecl, SignalNet, Sim, Stop, StreamNet, TraceOptions, Wake,
-};
+use hwsim_hw::{ElabError, Harness, In, Netlist, PortDecl, SignalNet, Sim, Stop, StreamNet, TraceOptions, Wake};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
@@ -368,198 +366,6 @@ fn a_block_asking_for_the_wrong_timing_is_refused() {
     assert_eq!(
         e.to_string(),
         "instance `x`: port `out` is declared combinational, asked as registered"
-    );
-}
-
-// ------------------------------------------------------------------------------------------------
-// Feedback through state: a queue shows its head (driven from state), an arbiter grants in the
-// same cycle, the queue takes the grant in that cycle.
-
-struct Queue {
-    input: hwsim_hw::StreamIn<u64>,
-    head: hwsim_hw::CombOut<u64>,
-    grant: hwsim_hw::StreamIn<u64>,
-    taken: hwsim_hw::Out<u64>,
-    taken_count: hwsim_hw::CounterId,
-}
-
-impl Component for Queue {
-    fn drive(&mut self, _ctx: &mut Ctx<'_>) {
-        // The head of the queue is the input stream's front (its storage is the queue): 0 = empty.
-        let h = self.input.peek().map_or(0, |v| *v);
-        self.head.set(h);
-    }
-    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
-        if let Some(g) = self.grant.pop() {
-            let v = self.input.pop();
-            assert_eq!(v, Some(g), "the grant names the head");
-            self.taken.set(g);
-            ctx.count(self.taken_count, 1);
-        }
-        Wake::OnInput
-    }
-}
-
-struct Arbiter {
-    head: In<u64>,
-    grant: hwsim_hw::StreamOut<u64>,
-    /// Grants only on cycles that are multiples of `every`.
-    every: u64,
-}
-
-impl Component for Arbiter {
-    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
-        let h = self.head.get();
-        if h == 0 {
-            return Wake::OnInput;
-        }
-        if ctx.now() % self.every == 0 && self.grant.can_push() {
-            self.grant.push(h);
-            return Wake::OnInput;
-        }
-        Wake::At(ctx.now().next_multiple_of(self.every))
-    }
-}
-
-/// A source pushing `values` at the given cycles (registered stream).
-fn add_source(nl: &mut Netlist, path: &str, values: Vec<(u64, u64)>) {
-    add(nl, path, "source", vec![PortDecl::stream_out::<u64>("out")], move |b| {
-        let o = b.stream_out::<u64>("out")?;
-        let mut rows = std::collections::VecDeque::from(values);
-        comp(move |ctx| {
-            if let Some(&(at, v)) = rows.front() {
-                if at <= ctx.now() && o.can_push() {
-                    o.push(v);
-                    rows.pop_front();
-                }
-            }
-            match rows.front() {
-                Some(&(at, _)) => Wake::At(at.max(ctx.now() + 1)),
-                None => Wake::OnInput,
-            }
-        })
-    });
-}
-
-fn feedback_pair(values: Vec<(u64, u64)>, every: u64) -> Netlist {
-    let mut nl = Netlist::new();
-    add_source(&mut nl, "src", values);
-    add(
-        &mut nl,
-        "arb",
-        "arbiter",
-        vec![
-            PortDecl::comb_input::<u64>("head"),
-            PortDecl::comb_stream_out::<u64>("grant"),
-        ],
-        move |b| {
-            Ok(Box::new(Arbiter {
-                head: b.input("head")?,
-                grant: b.stream_out("grant")?,
-                every,
-            }))
-        },
-    );
-    add(
-        &mut nl,
-        "q",
-        "queue",
-        vec![
-            PortDecl::stream_in::<u64>("in", 4),
-            PortDecl::comb_output::<u64>("head").from_state(),
-            PortDecl::comb_stream_in::<u64>("grant", 1),
-            PortDecl::output::<u64>("taken"),
-        ],
-        |b| {
-            Ok(Box::new(Queue {
-                input: b.stream_in("in")?,
-                head: b.comb_output("head")?,
-                grant: b.stream_in("grant")?,
-                taken: b.output("taken")?,
-                taken_count: b.counter("taken"),
-            }))
-        },
-    );
-    connect(&mut nl, "src.out", "q.in");
-    connect(&mut nl, "q.head", "arb.head");
-    connect(&mut nl, "arb.grant", "q.grant");
-    nl
-}
-
-#[test]
-fn feedback_through_state_grants_in_the_cycle_it_asks() {
-    for skip in [true, false] {
-        for shuffle in [None, Some(3), Some(11)] {
-            // Pushed at 5, 6, 7: seen in the queue at 6, 7, 8; granted and taken in those cycles.
-            let mut sim = feedback_pair(vec![(5, 10), (6, 11), (7, 12)], 1).elaborate(1).unwrap();
-            sim.set_skip(skip);
-            sim.set_shuffle(shuffle);
-            logged(&sim);
-            assert_eq!(sim.run(100).unwrap(), Stop::Quiescent);
-            assert_eq!(stream_log(&sim, "arb.grant"), [(6, 10), (7, 11), (8, 12)]);
-            assert_eq!(signal_log(&sim, "q.taken"), [(6, 10), (7, 11), (8, 12)]);
-            // The head shows each value in the cycle it is at the front, then empties after the
-            // last grant (the drive in the cycle after the queue's tick).
-            assert_eq!(
-                signal_log(&sim, "q.head"),
-                [(6, 10), (7, 11), (8, 12), (9, 0)],
-                "skip = {skip}, shuffle = {shuffle:?}"
-            );
-            assert_eq!(sim.counter("q.taken"), Some(3));
-            assert_eq!(sim.now(), 10, "quiet after the last drive");
-        }
-    }
-}
-
-#[test]
-fn a_head_waiting_for_its_grant_holds_until_granted() {
-    for skip in [true, false] {
-        // Grants only on even cycles: 10 seen at 6 (granted at 6), 11 seen at 7 (granted at 8),
-        // 12 waiting behind it (granted at 10).
-        let mut sim = feedback_pair(vec![(5, 10), (6, 11), (7, 12)], 2).elaborate(1).unwrap();
-        sim.set_skip(skip);
-        logged(&sim);
-        sim.run(100).unwrap();
-        assert_eq!(
-            stream_log(&sim, "arb.grant"),
-            [(6, 10), (8, 11), (10, 12)],
-            "skip = {skip}"
-        );
-        assert_eq!(signal_log(&sim, "q.head"), [(6, 10), (7, 11), (9, 12), (11, 0)]);
-    }
-}
-
-#[test]
-fn a_from_state_output_written_in_tick_is_a_protocol_violation() {
-    let mut nl = Netlist::new();
-    add_counter(&mut nl, "src", 5);
-    add(
-        &mut nl,
-        "bad",
-        "bad",
-        vec![
-            PortDecl::input::<u64>("in"),
-            PortDecl::comb_output::<u64>("out").from_state(),
-        ],
-        |b| {
-            let i = b.input::<u64>("in")?;
-            let o = b.comb_output::<u64>("out")?;
-            comp(move |_| {
-                o.set(i.get());
-                Wake::OnInput
-            })
-        },
-    );
-    // A reader of level 0 that ticks before `bad` can write.
-    add_reg_add1(&mut nl, "r");
-    connect(&mut nl, "src.count", "bad.in");
-    connect(&mut nl, "bad.out", "r.in");
-    let mut sim = nl.elaborate(1).unwrap();
-    let e = sim.run(100).unwrap_err().to_string();
-    assert_eq!(
-        e,
-        "protocol violation at cycle 2 in `bad.out`: combinational output written after its reader \
-         ticked (an output declared from state is written only in `drive`)"
     );
 }
 

@@ -1,8 +1,8 @@
 //! Blocks with several processes: a block asks a neighbour in one process and takes the answer
 //! in the next, within the cycle. A queue whose process 0 shows its head and whose process 1
-//! takes the grant an arbiter gives in between has the timing of the same queue with a drive
-//! phase; a later process runs whenever an earlier one ran, even when its inputs did not
-//! change; any process's wake hint runs the block from its first process; event skip,
+//! takes the grant an arbiter gives in between grants in the cycle it asks; a process runs on
+//! its own inputs, its own hint, or a request of another process of its block
+//! (`Ctx::run_process`), never merely because another ran; event skip,
 //! `--no-skip` and shuffled evaluation agree; a ring through a block's process order is refused
 //! naming it; a process the block does not implement is a protocol violation.
 
@@ -45,8 +45,8 @@ impl Component for Queue {
             assert_eq!(v, Some(g), "the grant names the head");
             self.taken.set(g);
             ctx.count(self.taken_count, 1);
-            // The next head (or none) shows next cycle: the hint runs the block from process 0.
-            return Wake::NextCycle;
+            // The next head (or none) shows next cycle: process 0 is asked for it.
+            ctx.run_process(0);
         }
         Wake::OnInput
     }
@@ -165,8 +165,7 @@ fn stream_log(sim: &Sim, path: &str) -> Vec<(u64, u64)> {
 fn a_grant_between_two_processes_is_taken_in_the_cycle_it_is_asked() {
     for skip in [true, false] {
         for shuffle in [None, Some(3), Some(11)] {
-            // The figures of the same queue with a drive phase (comb.rs, feedback through
-            // state): pushed at 5, 6, 7, seen at 6, 7, 8, granted and taken in those cycles.
+            // Pushed at 5, 6, 7, seen at 6, 7, 8, granted and taken in those cycles.
             let (nl, _) = queue_pair(vec![(5, 10), (6, 11), (7, 12)], 1, 4);
             let mut sim = nl.elaborate(1).unwrap();
             sim.set_skip(skip);
@@ -185,7 +184,7 @@ fn a_grant_between_two_processes_is_taken_in_the_cycle_it_is_asked() {
 fn a_head_waiting_for_its_grant_holds_until_granted() {
     for skip in [true, false] {
         // Grants only on even cycles: 10 seen at 6 (granted at 6), 11 at 7 (granted at 8), 12
-        // behind it (granted at 10): the drive-phase queue's figures.
+        // behind it (granted at 10).
         let (nl, _) = queue_pair(vec![(5, 10), (6, 11), (7, 12)], 2, 4);
         let mut sim = nl.elaborate(1).unwrap();
         sim.set_skip(skip);
@@ -201,11 +200,9 @@ fn a_head_waiting_for_its_grant_holds_until_granted() {
 }
 
 #[test]
-fn a_later_process_runs_whenever_an_earlier_one_ran() {
-    // Three odd values queued at once: the head changes every cycle but the arbiter's grant is a
-    // push every cycle; and with a queue of equal values the head does not change at all, so
-    // process 1 is woken by neither a new head nor anything else but the rule: it runs because
-    // process 0 ran.
+fn a_later_process_runs_on_its_own_input_not_because_an_earlier_one_ran() {
+    // A queue of equal values: the head does not change while three are granted; process 1 runs
+    // for each grant (its input), and not at 9, when process 0 shows the queue empty.
     let (nl, runs) = queue_pair(vec![(5, 7), (5, 7), (5, 7)], 1, 4);
     let mut sim = nl.elaborate(1).unwrap();
     logged(&sim);
@@ -214,8 +211,9 @@ fn a_later_process_runs_whenever_an_earlier_one_ran() {
     assert_eq!(signal_log(&sim, "q.head"), [(6, 7), (9, 0)]);
     assert_eq!(stream_log(&sim, "arb.grant"), [(6, 7), (7, 7), (8, 7)]);
     assert_eq!(sim.counter("q.taken"), Some(3));
-    // Process 1 ran at 0 (everything runs at cycle 0) and with every run of process 0 after.
-    assert_eq!(*runs.borrow(), [0, 6, 7, 8, 9]);
+    // Process 1 ran at 0 (everything runs at cycle 0) and with each grant; process 0 ran at 9
+    // alone.
+    assert_eq!(*runs.borrow(), [0, 6, 7, 8]);
 }
 
 #[test]
@@ -227,8 +225,10 @@ fn every_entry_of_a_block_runs_every_cycle_without_skip() {
         sim.step().unwrap();
     }
     assert_eq!(*runs.borrow(), (0..20).collect::<Vec<u64>>());
-    // Four entries (src, arb, q's two processes), each once per cycle.
-    assert_eq!(sim.stats().activations, 4 * 20);
+    // Four processes (src, arb, q's two), each once per cycle, in two scheduling entries: src,
+    // and the cluster arb and q's processes form (same-cycle bindings and q's process order).
+    assert_eq!(sim.stats().process_runs, 4 * 20);
+    assert_eq!(sim.stats().activations, 2 * 20);
     assert_eq!(sim.component_count(), 3);
     // Per process of each block, in elaboration order: the profile `--stats` prints.
     let per: Vec<(String, u32, u64)> = sim
@@ -335,24 +335,8 @@ fn the_same_wiring_into_a_later_process_is_no_loop() {
 }
 
 #[test]
-fn processes_and_a_drive_phase_do_not_mix_and_processes_are_bounded() {
+fn processes_are_bounded() {
     let mut nl = Netlist::new();
-    let e = nl
-        .add(
-            "q",
-            "two",
-            vec![
-                PortDecl::comb_output::<u64>("head").from_state(),
-                PortDecl::input::<u64>("grant").process(1),
-            ],
-            Box::new(|_| comp(|_| Wake::OnInput)),
-        )
-        .expect_err("refused");
-    assert!(
-        e.to_string()
-            .contains("several processes and an output driven from state (`head`)"),
-        "{e}"
-    );
     let e = nl
         .add(
             "p",
@@ -364,40 +348,223 @@ fn processes_and_a_drive_phase_do_not_mix_and_processes_are_bounded() {
     assert!(e.to_string().contains("at most 8 processes"), "{e}");
 }
 
-#[test]
-fn a_timer_of_a_later_process_runs_the_block_from_its_first() {
-    // Process 1 asks for cycle 30; process 0 records that it ran then.
-    struct Timed {
-        log: Runs,
+/// A block of two processes with an output each, logging when each runs; `script` says what
+/// process `p` does at cycle `now`: its hint, and the requests it makes.
+type Script = fn(u32, u64, &mut Ctx<'_>) -> Wake;
+
+struct Scripted {
+    log: std::rc::Rc<std::cell::RefCell<Vec<(u32, u64)>>>,
+    script: Script,
+}
+
+impl Component for Scripted {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        self.log.borrow_mut().push((0, ctx.now()));
+        (self.script)(0, ctx.now(), ctx)
     }
-    impl Component for Timed {
-        fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
-            self.log.borrow_mut().push(ctx.now());
-            Wake::OnInput
-        }
-        fn process(&mut self, _p: u32, ctx: &mut Ctx<'_>) -> Wake {
-            if ctx.now() < 30 {
-                Wake::At(30)
-            } else {
-                Wake::OnInput
-            }
-        }
+    fn process(&mut self, p: u32, ctx: &mut Ctx<'_>) -> Wake {
+        self.log.borrow_mut().push((p, ctx.now()));
+        (self.script)(p, ctx.now(), ctx)
     }
-    let log: Runs = Default::default();
+}
+
+fn scripted(script: Script, skip: bool) -> (Result<Stop, String>, Vec<(u32, u64)>, u64) {
+    let log: std::rc::Rc<std::cell::RefCell<Vec<(u32, u64)>>> = Default::default();
     let l = log.clone();
     let mut nl = Netlist::new();
     add(
         &mut nl,
         "t",
-        "timed",
-        vec![PortDecl::output::<u64>("x").process(1)],
+        "scripted",
+        vec![PortDecl::output::<u64>("x0"), PortDecl::output::<u64>("x1").process(1)],
         move |b| {
-            let _o = b.output::<u64>("x")?;
-            Ok(Box::new(Timed { log: l }))
+            let _ = b.output::<u64>("x0")?;
+            let _ = b.output::<u64>("x1")?;
+            Ok(Box::new(Scripted { log: l, script }))
         },
     );
     let mut sim = nl.elaborate(1).unwrap();
-    assert_eq!(sim.run(100).unwrap(), Stop::Quiescent);
-    assert_eq!(*log.borrow(), [0, 30]);
-    assert_eq!(sim.now(), 31);
+    sim.set_skip(skip);
+    let r = sim.run(100).map_err(|e| e.to_string());
+    let out = log.borrow().clone();
+    (r, out, sim.now())
+}
+
+#[test]
+fn a_timer_of_a_later_process_runs_that_process_alone() {
+    // Process 1 asks for cycle 30: it runs then, process 0 does not.
+    let (r, log, now) = scripted(
+        |p, now, _| {
+            if p == 1 && now < 30 {
+                Wake::At(30)
+            } else {
+                Wake::OnInput
+            }
+        },
+        true,
+    );
+    assert_eq!(r, Ok(Stop::Quiescent));
+    assert_eq!(log, [(0, 0), (1, 0), (1, 30)]);
+    assert_eq!(now, 31);
+}
+
+#[test]
+fn a_request_runs_a_later_process_in_the_cycle_and_an_earlier_one_at_its_time() {
+    // At 0 process 0 hands process 1 work (it runs at 0 anyway, as everything does); at 10
+    // (process 0's own timer) it hands it work again: process 1 runs at 10 too. Process 1 asks
+    // for process 0 next cycle at 10 and at cycle 40 at 11.
+    // (A process keeps the contract: with skip off it runs every cycle and returns the same
+    // hint when it has nothing to do.)
+    let script: Script = |p, now, ctx| match (p, now) {
+        (0, 0) => {
+            ctx.run_process(1);
+            Wake::At(10)
+        }
+        (0, 1..10) => Wake::At(10),
+        (0, 10) => {
+            ctx.run_process(1);
+            Wake::OnInput
+        }
+        (1, 10) => {
+            ctx.run_process(0);
+            Wake::OnInput
+        }
+        (0, 11) => {
+            ctx.run_process(1);
+            Wake::OnInput
+        }
+        // Like a hint, the request stands until process 1 runs again, which renews it.
+        (1, 11..40) => {
+            ctx.run_process_on(0, Wake::At(40));
+            Wake::OnInput
+        }
+        _ => Wake::OnInput,
+    };
+    for skip in [true, false] {
+        let (r, log, now) = scripted(script, skip);
+        assert_eq!(r, Ok(Stop::Quiescent));
+        if skip {
+            assert_eq!(log, [(0, 0), (1, 0), (0, 10), (1, 10), (0, 11), (1, 11), (0, 40)]);
+            assert_eq!(now, 41);
+        } else {
+            // Every process every cycle; the run ends where it ends with skip.
+            assert_eq!(log.len(), 2 * 41);
+            assert_eq!(now, 41);
+        }
+    }
+}
+
+#[test]
+fn a_request_for_a_process_the_block_lacks_is_a_protocol_violation() {
+    let (r, _, _) = scripted(
+        |p, now, ctx| {
+            if p == 0 && now == 3 {
+                ctx.run_process(2);
+            }
+            if now < 3 {
+                Wake::NextCycle
+            } else {
+                Wake::OnInput
+            }
+        },
+        true,
+    );
+    assert_eq!(
+        r,
+        Err("protocol violation at cycle 3 in `t`: run_process(2): the block has 2 process(es), 0..=1".to_string())
+    );
+}
+
+#[test]
+fn a_combinational_output_written_from_another_process_is_a_protocol_violation() {
+    // `bad` declares `out` on process 0 but writes it from process 1, after its reader ticked
+    // (the reader comes after process 0 in the order, before process 1).
+    struct Bad {
+        out: hwsim_hw::CombOut<u64>,
+    }
+    impl Component for Bad {
+        fn tick(&mut self, _ctx: &mut Ctx<'_>) -> Wake {
+            Wake::OnInput
+        }
+        fn process(&mut self, _p: u32, ctx: &mut Ctx<'_>) -> Wake {
+            if ctx.now() == 2 {
+                self.out.set(7);
+            }
+            Wake::NextCycle
+        }
+    }
+    let mut nl = Netlist::new();
+    add(
+        &mut nl,
+        "bad",
+        "bad",
+        vec![
+            PortDecl::comb_output::<u64>("out"),
+            PortDecl::comb_input::<u64>("back").process(1),
+        ],
+        |b| {
+            Ok(Box::new(Bad {
+                out: b.comb_output("out")?,
+            }))
+        },
+    );
+    add(
+        &mut nl,
+        "r",
+        "reader",
+        vec![PortDecl::comb_input::<u64>("in"), PortDecl::comb_output::<u64>("out")],
+        |b| {
+            let i = b.input::<u64>("in")?;
+            let o = b.comb_output::<u64>("out")?;
+            comp(move |_| {
+                o.set(i.get());
+                Wake::OnInput
+            })
+        },
+    );
+    connect(&mut nl, "bad.out", "r.in");
+    connect(&mut nl, "r.out", "bad.back");
+    let mut sim = nl.elaborate(1).unwrap();
+    let e = sim.run(100).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "protocol violation at cycle 2 in `bad.out`: combinational output written after its reader \
+         ticked (a block writes a port only from the process the port names)"
+    );
+}
+
+#[test]
+fn a_request_stands_until_its_process_runs_again() {
+    // Process 1 asks for process 0 at 30, then runs at 10 (its own timer) asking nothing: the
+    // request is withdrawn, as a hint is replaced; process 0 does not run at 30.
+    let (r, log, now) = scripted(
+        |p, now, ctx| match (p, now) {
+            (1, 0) => {
+                ctx.run_process_at(0, 30);
+                Wake::At(10)
+            }
+            _ => Wake::OnInput,
+        },
+        true,
+    );
+    assert_eq!(r, Ok(Stop::Quiescent));
+    assert_eq!(log, [(0, 0), (1, 0), (1, 10)]);
+    assert_eq!(now, 11);
+    // Renewed at 10, it stands: process 0 runs at 30.
+    let (_, log, now) = scripted(
+        |p, now, ctx| match (p, now) {
+            (1, 0) => {
+                ctx.run_process_at(0, 30);
+                Wake::At(10)
+            }
+            (1, 10) => {
+                ctx.run_process_at(0, 30);
+                Wake::OnInput
+            }
+            _ => Wake::OnInput,
+        },
+        true,
+    );
+    assert_eq!(log, [(0, 0), (1, 0), (1, 10), (0, 30)]);
+    assert_eq!(now, 31);
 }

@@ -199,11 +199,11 @@ fn install_one(
     let Some(decls) = nl.ports_of(inst).map(<[PortDecl]>::to_vec) else {
         return Err(no_node(spec, err));
     };
-    if let Some(d) = decls.iter().find(|d| d.process > 0 || d.from_state) {
+    if let Some(d) = decls.iter().find(|d| d.process > 0) {
         return Err(err(
             inst,
             format!(
-                "instance `{inst}`: port `{}` is {}; replace supports nodes of one process without outputs driven from state",
+                "instance `{inst}`: port `{}` is {}; replace supports nodes of one process",
                 d.name,
                 d.describe()
             ),

@@ -41,9 +41,10 @@ pub(crate) struct NetShared {
     top: Cell<*const Cell<*const NetHead>>,
     pub(crate) violation: RefCell<Option<(u32, String)>>,
     /// Combinational nets that changed (signals) or took a push (streams) since the kernel last
-    /// looked: their readers tick in this cycle. Each net is listed at most once per cycle (its
-    /// `woken` flag), so one slot per net is room enough.
-    comb: Box<[Cell<u32>]>,
+    /// looked: their readers tick in this cycle. Each net is listed at most once between two
+    /// drains (its `woken` flag, cleared by the drain), and the kernel drains the list at least
+    /// once per cycle, so one slot per net is room enough.
+    comb: Box<[Cell<*const NetHead>]>,
     comb_len: Cell<usize>,
 }
 
@@ -55,7 +56,7 @@ impl NetShared {
             dirty,
             top,
             violation: RefCell::new(None),
-            comb: (0..nets).map(|_| Cell::new(0)).collect(),
+            comb: (0..nets).map(|_| Cell::new(std::ptr::null())).collect(),
             comb_len: Cell::new(0),
         }
     }
@@ -64,18 +65,25 @@ impl NetShared {
         if !head.woken.get() {
             head.woken.set(true);
             let n = self.comb_len.get();
-            // A net is listed at most once per cycle (`woken`, cleared by its commit), and the
-            // kernel empties the list at least once per cycle: `n < comb.len()`.
-            self.comb[n].set(head.id);
+            // A net is listed at most once between drains (`woken`, cleared by the drain), and
+            // the kernel drains at least once per cycle: `n < comb.len()`.
+            self.comb[n].set(head);
             self.comb_len.set(n + 1);
         }
     }
-    /// The combinational nets woken since the last call; the list is emptied. Nothing may be
-    /// written while the kernel walks them (it only queues their readers).
+    /// Calls `f` with the id of each combinational net woken since the last drain, and empties
+    /// the list; each may be woken again (a write after the drain lists it anew, so a write
+    /// after its reader ran is seen). `f` must not write nets.
     #[inline]
-    pub(crate) fn take_comb(&self) -> &[Cell<u32>] {
+    pub(crate) fn drain_comb(&self, mut f: impl FnMut(u32)) {
         let n = self.comb_len.replace(0);
-        &self.comb[..n]
+        for c in &self.comb[..n] {
+            // SAFETY: the list holds the heads of this simulation's nets, which live as long as
+            // the simulation (`comb_wake` is only called by its nets).
+            let head = unsafe { &*c.get() };
+            head.woken.set(false);
+            f(head.id);
+        }
     }
 
     #[inline(always)]
@@ -143,6 +151,9 @@ pub trait NetDyn: Any {
     fn is_comb(&self) -> bool {
         false
     }
+    /// Marks the net traced (the kernel's: a traced net's changes go through its commit).
+    #[doc(hidden)]
+    fn set_traced(&self) {}
     /// For a stream: the messages pushed (committed) so far; `None` for a signal.
     fn pushes(&self) -> Option<u64> {
         None
@@ -197,6 +208,10 @@ pub(crate) struct NetHead {
     pub(crate) logging: Cell<bool>,
     /// A combinational net (fixed at creation): written values are read in the same cycle.
     pub(crate) comb: bool,
+    /// Traced or logged: a combinational signal's changes then go through the commit (for the
+    /// trace and the log); otherwise its same-cycle write is all there is, and it is never
+    /// marked dirty.
+    pub(crate) recorded: Cell<bool>,
     /// A combinational net already on this cycle's same-cycle wake list (cleared by the commit).
     pub(crate) woken: Cell<bool>,
     /// The net's index in the simulation.
@@ -212,6 +227,7 @@ impl NetHead {
             fast: Cell::new(false),
             logging: Cell::new(false),
             comb,
+            recorded: Cell::new(false),
             woken: Cell::new(false),
             id,
             reader: Cell::new(0),
@@ -291,16 +307,21 @@ impl<T: SignalValue> SignalNet<T> {
     /// for this cycle.
     #[inline]
     fn set_comb(&self, v: T, shared: &NetShared) {
-        if !self.head.dirty.get() {
+        // A write of the value it holds changes nothing: no commit, no wake (a block that shows
+        // its state every time it runs costs nothing on the nets that did not move).
+        if v == self.cur.get() {
+            return;
+        }
+        // Only a traced or logged net is committed (to record the change); the readers are
+        // stamped through the same-cycle list either way.
+        if self.head.recorded.get() && !self.head.dirty.get() {
             self.head.dirty.set(true);
             // The value the cycle began with, for the commit's change test.
             self.next.set(self.cur.get());
             shared.mark(&self.head);
         }
-        if v != self.cur.get() {
-            self.cur.set(v);
-            shared.comb_wake(&self.head);
-        }
+        self.cur.set(v);
+        shared.comb_wake(&self.head);
     }
     /// Whether this is a combinational net.
     pub fn is_comb(&self) -> bool {
@@ -358,7 +379,11 @@ impl<T: SignalValue> NetDyn for SignalNet<T> {
     fn enable_log(&self) {
         let _ = self.log.get_or_init(Default::default);
         self.head.logging.set(true);
+        self.head.recorded.set(true);
         self.head.fast.set(false);
+    }
+    fn set_traced(&self) {
+        self.head.recorded.set(true);
     }
     fn word_size(&self) -> u8 {
         // A combinational net commits differently (see `commit`): never through a `WordNet`.

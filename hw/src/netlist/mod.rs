@@ -10,9 +10,7 @@
 //! The combinational edges also give the static schedule: each instance gets a *level*, the
 //! length of the longest chain of combinational bindings that ends at it (0 for an instance with
 //! no combinational input). The kernel ticks the levels in order within a cycle, so every
-//! combinational driver ticks before its readers; registered bindings impose no order, and
-//! neither do outputs driven from state ([`PortDecl::from_state`]), whose `drive` phase runs
-//! before every tick of the cycle.
+//! combinational driver ticks before its readers; registered bindings impose no order.
 
 mod binder;
 mod hier;
@@ -142,19 +140,6 @@ impl Netlist {
                         p.name,
                         p.process,
                         crate::port::MAX_PROCESSES
-                    ),
-                });
-            }
-        }
-        // A drive phase shows state before any process runs; with several processes the state
-        // it shows would be ambiguous (before or after which one), so the two do not mix.
-        if ports.iter().any(|p| p.process > 0) {
-            if let Some(p) = ports.iter().find(|p| p.from_state) {
-                return Err(ElabError::Build {
-                    instance: path.to_string(),
-                    message: format!(
-                        "kind {kind} has several processes and an output driven from state (`{}`); a block with several processes takes the answer in a later process instead",
-                        p.name
                     ),
                 });
             }
@@ -391,16 +376,6 @@ impl Netlist {
         // its ports name several.
         let entries = self.entries();
         let levels = self.levels(&entries)?;
-        // Blocks with outputs driven from state have a `drive` phase (only single-process
-        // blocks: `add` refuses the mix, so the entry is the block's only one).
-        let drives: Vec<bool> = entries
-            .block
-            .iter()
-            .map(|&b| {
-                let inst = &self.insts[b as usize];
-                inst.ports.iter().any(|d| d.dir == Dir::Out && d.from_state)
-            })
-            .collect();
 
         // One net per output port, plus one constant net per unbound optional input.
         let net_count = self
@@ -490,7 +465,6 @@ impl Netlist {
             entries.block,
             entries.process,
             levels,
-            drives,
             shared,
         );
         // A net can be found by any endpoint on it, readers included.

@@ -68,8 +68,7 @@ impl Netlist {
         }
         for (k, b) in self.binds.iter().enumerate() {
             let d = &self.insts[b.from.0].ports[b.from.1];
-            // An output driven from state is ready before any tick: it orders nothing.
-            if d.timing == Timing::Comb && !d.from_state {
+            if d.timing == Timing::Comb {
                 let to = self.insts[b.to.0].ports[b.to.1].process;
                 g.add_edge(
                     NodeIndex::new(entries.of(b.from.0, d.process) as usize),

@@ -1,26 +1,26 @@
 //! The scheduler: two-phase cycles, wake-ups and event skip.
 //!
-//! Each executed cycle n: (1) evaluate — every awake component ticks, reading nets as committed at
+//! Each executed cycle n: (1) evaluate — every awake process runs, reading nets as committed at
 //! the end of n-1 and writing next values; (2) update — the kernel commits the dirty nets, and a
 //! changed net wakes its readers (a freed stream slot wakes the producer) for n+1; (3) the tracer
 //! records the changes at time n.
 //!
-//! A component is awake at n when its last hint was `NextCycle` (from n-1) or `At(n)`, or an input
-//! changed at n-1. When nothing is awake at n+1 the kernel jumps to the earliest timer: idle cycles
-//! cost nothing. With skip off, every component ticks every cycle; the wake bookkeeping is the same,
-//! so the end of the run (quiescence) and, for components that honour the contract, every result
-//! are identical.
+//! The kernel's unit of work is an *entry*: a process of a block (a block of one process is one
+//! entry). An entry is due at n when its own last hint was `NextCycle` (from n-1) or `At(n)`, an
+//! input it reads changed at n-1, another process of its block asked for it
+//! ([`Ctx::run_process`]), or, within the cycle, a combinational input changed. When nothing is
+//! due at n+1 the kernel jumps to the earliest timer: idle cycles cost nothing. With skip off,
+//! every entry runs every cycle; the wake bookkeeping is the same, so the end of the run
+//! (quiescence) and, for components that honour the contract, every result are identical.
 //!
-//! Combinational nets (see `net.rs`) add an order within the evaluate phase. Each component has
-//! a level from elaboration (the longest chain of combinational bindings ending at it, 0 without
-//! a combinational input). Level 0 ticks first, in any order, as above; then each higher level
-//! in turn. Before a level ticks, the kernel wakes the readers of every combinational net that
-//! changed (or took a push) so far in this cycle — they are all of higher levels — so a reader
-//! ticks after its drivers, in the same cycle, whether or not it had asked to run. A netlist
-//! without combinational bindings has only level 0 and takes the loop it always took.
+//! A netlist of single-process blocks without combinational bindings takes the plain loop: the
+//! active lists hold blocks. Otherwise the kernel schedules *clusters* (`cluster.rs`): entries
+//! tied by same-cycle edges, ordered once at elaboration, run as one scheduling entry that walks
+//! its members in order and runs those due; a combinational write stamps its readers later in the
+//! walk, so every driver runs before its readers, in the same cycle.
 //!
 //! Per cycle the kernel allocates nothing: the active lists, the dirty list and the trace list are
-//! reused buffers (a level's list has room for every component of that level).
+//! reused buffers with room for every entry.
 
 use std::cell::OnceCell;
 use std::cmp::Reverse;
@@ -28,22 +28,28 @@ use std::collections::{BinaryHeap, HashMap};
 use std::io::Write;
 use std::rc::Rc;
 
-use crate::component::{Component, Ctx, Wake};
+use crate::component::{Component, Ctx};
 use crate::error::SimError;
-use crate::net::{NetDyn, NetShared, WordNet, CHANGED, SPACE_FREED};
+use crate::net::{NetDyn, NetShared};
 use crate::rng::Rng;
 use crate::trace::{TraceOptions, VcdTracer};
 use crate::Cycle;
 
-mod levels;
+mod cluster;
+mod eval;
 mod lists;
 mod nets;
+mod wake;
 
-use levels::{shuffle, Levels};
-use lists::{IdList, Waker};
-use nets::{commit_narrow, commit_word, NetSlot};
+use cluster::Clusters;
+use lists::IdList;
+use nets::NetSlot;
 
 const NEVER: Cycle = Cycle::MAX;
+
+/// A heap entry's flag: the timer is a request of another process (`Sim::notify`), not the
+/// entry's own hint (`Sim::timers`).
+const NOTIFY: u32 = 1 << 31;
 
 /// The context components tick with at cycle `$t`, from the simulation's fields (a macro, not a
 /// method, so the other fields stay free to borrow beside it).
@@ -55,10 +61,13 @@ macro_rules! ctx {
             counter_base: &$sim.counter_base,
             counters: &mut $sim.counters,
             violation: &mut $sim.violation,
+            requests: &mut $sim.requests,
+            asked: false,
             me: 0,
         }
     };
 }
+use ctx;
 
 /// Why [`Sim::run`] returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,22 +85,33 @@ pub struct Stats {
     pub cycles_executed: u64,
     /// Cycles jumped over by event skip.
     pub cycles_skipped: u64,
-    /// Component ticks.
+    /// Scheduling entries run: a block, or a same-cycle cluster once however many of its
+    /// processes ran.
     pub activations: u64,
-    /// Drive phases run (blocks with outputs driven from state; not counted in `activations`).
-    pub drives: u64,
+    /// Processes run (a block of one process: its ticks). Per kind and process:
+    /// [`Sim::activations`].
+    pub process_runs: u64,
 }
 
 /// A runnable simulation, produced by [`crate::Netlist::elaborate`].
 pub struct Sim {
-    /// Per component, in dense arrays rather than one record: the evaluate loop walks `comps`,
-    /// and a wake-up (the update loop's, for every changed net) touches only `queued`, 8 bytes
-    /// per component (W3 at N = 1000: fewer L1 misses in cachegrind, no change in wall time
-    /// measurable on the 2-core VM; docs/performance.md).
+    /// Per block, in dense arrays rather than one record: the evaluate loop walks `comps`, and a
+    /// wake-up (the update loop's, for every changed net) touches only `queued`, 8 bytes per
+    /// entry (W3 at N = 1000: fewer L1 misses in cachegrind, no change in wall time measurable
+    /// on the 2-core VM; docs/performance.md).
     comps: Vec<Box<dyn Component>>,
-    /// Pending timer (`NEVER` if none); a heap entry is valid only if it matches.
+    /// Per entry: the pending timer of its own hint (`NEVER` if none); a heap entry is valid
+    /// only if it matches.
     timers: Vec<Cycle>,
-    /// The cycle for which each component is already in an active list.
+    /// Per entry: the pending request it made of another process of its block for a later cycle
+    /// ([`Ctx::run_process_at`]), `NEVER` if none, and the entry it wakes; in the heap with the
+    /// `NOTIFY` flag. Like a hint, it stands until the entry runs again.
+    notify: Vec<Cycle>,
+    notify_to: Vec<u32>,
+    /// Per entry: its run count (`acts`) when it made its request; the request stands while
+    /// that is still its count (it has not run again).
+    notify_run: Vec<u64>,
+    /// Per entry: the cycle for which it is due (plain netlist: queued in an active list).
     queued: Vec<Cycle>,
     paths: Vec<String>,
     kinds: Vec<String>,
@@ -117,8 +137,14 @@ pub struct Sim {
     /// The next cycle to execute.
     now: Cycle,
     heap: BinaryHeap<Reverse<(Cycle, u32)>>,
+    /// This cycle's and the next cycle's scheduling entries: blocks (plain) or clusters.
     active: IdList,
     next_active: IdList,
+    /// What the running process asked of its block's processes (`Ctx::run_process`).
+    requests: Vec<(u32, u32, Cycle)>,
+    /// Entries asked for the next cycle during this cycle's evaluation, queued after it (so an
+    /// entry due in this cycle and not yet run keeps that).
+    deferred: Vec<u32>,
     traced_changed: Vec<u32>,
     violation: Option<(u32, String)>,
     tracer: Option<VcdTracer>,
@@ -126,27 +152,14 @@ pub struct Sim {
     shuffle: Option<Rng>,
     quiescent: bool,
     stats: Stats,
-    /// Per entry: how many times it ran (`Stats::activations` is their sum; `--stats` breaks it
-    /// down per kind and process from these).
+    /// Per entry: how many times it ran (`Stats::process_runs` is their sum; `--stats` breaks
+    /// it down per kind and process from these).
     acts: Vec<u64>,
-    /// The static schedule of a netlist with combinational bindings or blocks with several
-    /// processes; `None` without any.
-    levels: Option<Levels>,
-    /// The processes of blocks with several (`None` when every block has one: then the
-    /// kernel's unit, an entry, is the block, and the evaluate loop takes its plain form).
-    procs: Option<Procs>,
-}
-
-/// Per entry (a process of a block), for netlists with a block of several processes: the kernel
-/// keeps timers, wake-ups and levels per entry, the component, its RNG, counters and path per
-/// block.
-pub(super) struct Procs {
-    /// Per entry: its block, its process, whether the block's next process follows it, and
-    /// the block's first entry (process 0), which every process's wake hint schedules.
-    block: Vec<u32>,
-    process: Vec<u32>,
-    follows: Vec<bool>,
-    first: Vec<u32>,
+    /// The same-cycle clusters of a netlist with combinational bindings or blocks with several
+    /// processes; `None` without any (the plain loop).
+    clusters: Option<Clusters>,
+    /// Per cluster: the cycle it is queued for (empty without clusters).
+    unit_queued: Vec<Cycle>,
 }
 
 impl Sim {
@@ -167,30 +180,20 @@ impl Sim {
         entry_block: Vec<u32>,
         entry_process: Vec<u32>,
         level: Vec<u32>,
-        drives: Vec<bool>,
         shared: Rc<NetShared>,
     ) -> Sim {
-        // Timers, wake-ups and levels are per entry (a process of a block), the rest per block.
+        // Timers and wake-ups are per entry (a process of a block), the rest per block.
         let n = entry_block.len();
-        let procs = (n > comps.len()).then(|| Procs {
-            follows: (0..n)
-                .map(|e| entry_block.get(e + 1) == Some(&entry_block[e]))
-                .collect(),
-            first: (0..n as u32).map(|e| e - entry_process[e as usize]).collect(),
-            block: entry_block.clone(),
-            process: entry_process,
-        });
         let mut reader_list = Vec::new();
         let mut net_slots = Vec::with_capacity(nets.len());
         let net_comb: Vec<bool> = nets.iter().map(|n| n.is_comb()).collect();
-        // Any combinational net needs the same-cycle wake list drained every cycle, even one
-        // that nothing reads.
-        // So do blocks with several processes: their later processes tick in later levels.
-        let levels = (procs.is_some() || net_comb.iter().any(|&c| c))
-            .then(|| Levels::new(level, entry_block, &net_readers, &net_comb, drives));
+        let clusters = (n > comps.len() || net_comb.iter().any(|&c| c))
+            .then(|| Clusters::new(entry_block, entry_process, &level, &net_writer, &net_readers, &net_comb));
+        let unit_queued = clusters.as_ref().map_or(Vec::new(), |c| vec![0; c.units.len()]);
+        let units = clusters.as_ref().map_or(n, |c| c.units.len());
         for (i, r) in net_readers.iter().enumerate() {
-            // A combinational net's readers are woken in the cycle of the write (`Levels`), not
-            // by its commit.
+            // A combinational net's readers are stamped in the cycle of the write (`Clusters`),
+            // not woken by its commit.
             let r: &[u32] = if net_comb[i] { &[] } else { r };
             let readers = if let [only] = r[..] {
                 (only, 1)
@@ -219,7 +222,10 @@ impl Sim {
         Sim {
             comps,
             timers: vec![NEVER; n],
-            // Everything ticks at cycle 0.
+            notify: vec![NEVER; n],
+            notify_to: vec![0; n],
+            notify_run: vec![0; n],
+            // Everything runs at cycle 0.
             queued: vec![0; n],
             paths,
             kinds,
@@ -241,9 +247,11 @@ impl Sim {
             active: IdList::new(n),
             next_active: {
                 let mut l = IdList::new(n);
-                (0..n as u32).for_each(|c| l.push(c));
+                (0..units as u32).for_each(|c| l.push(c));
                 l
             },
+            requests: Vec::with_capacity(64),
+            deferred: Vec::with_capacity(64),
             traced_changed: Vec::new(),
             violation: None,
             tracer: None,
@@ -252,8 +260,8 @@ impl Sim {
             quiescent: false,
             stats: Stats::default(),
             acts: vec![0; n],
-            levels,
-            procs,
+            clusters,
+            unit_queued,
         }
     }
 
@@ -285,15 +293,10 @@ impl Sim {
         if self.quiescent {
             return None;
         }
-        if !self.next_active.is_empty() || self.shared.has_dirty() || self.drive_due() {
+        if !self.next_active.is_empty() || self.shared.has_dirty() {
             return Some(self.now);
         }
         self.next_timer().map(|t| t.max(self.now))
-    }
-
-    /// Whether a block's drive phase is due next cycle (it ticked in the last one).
-    fn drive_due(&self) -> bool {
-        self.levels.as_ref().is_some_and(|lv| !lv.drive_next.is_empty())
     }
 
     /// Whether the simulation has gone quiet (nothing scheduled).
@@ -304,7 +307,7 @@ impl Sim {
     /// Statistics so far.
     pub fn stats(&self) -> Stats {
         Stats {
-            activations: self.acts.iter().sum(),
+            process_runs: self.acts.iter().sum(),
             ..self.stats
         }
     }
@@ -324,8 +327,11 @@ impl Sim {
     /// Each entry's block and process.
     #[allow(clippy::type_complexity)]
     fn entry_map(&self) -> (Box<dyn Fn(usize) -> usize + '_>, Box<dyn Fn(usize) -> u32 + '_>) {
-        match &self.procs {
-            Some(p) => (Box::new(|e| p.block[e] as usize), Box::new(|e| p.process[e])),
+        match &self.clusters {
+            Some(c) => (
+                Box::new(|e| c.info[e].block as usize),
+                Box::new(|e| c.info[e].process as u32),
+            ),
             None => (Box::new(|e| e), Box::new(|_| 0)),
         }
     }
@@ -441,6 +447,7 @@ impl Sim {
             let ns = &mut self.nets[n as usize];
             ns.traced = true;
             ns.set_fast();
+            self.net_list[n as usize].set_traced();
         }
         let count = tracer.var_count();
         self.tracer = Some(tracer);
@@ -465,376 +472,5 @@ impl Sim {
             t.finish(end, &self.net_list)?;
         }
         Ok(())
-    }
-
-    /// Earliest valid timer, dropping stale heap entries.
-    fn next_timer(&mut self) -> Option<Cycle> {
-        while let Some(&Reverse((t, c))) = self.heap.peek() {
-            if self.timers[c as usize] == t {
-                return Some(t);
-            }
-            self.heap.pop();
-        }
-        None
-    }
-
-    /// Runs cycles `now()..limit`, or until nothing is scheduled. Returns why it stopped.
-    pub fn run(&mut self, limit: Cycle) -> Result<Stop, SimError> {
-        loop {
-            if self.quiescent {
-                return Ok(Stop::Quiescent);
-            }
-            // Whatever is pending decides the next cycle; with skip off we still ask, so that the
-            // run ends at the same cycle in both modes.
-            let pending = if !self.next_active.is_empty() || self.shared.has_dirty() || self.drive_due() {
-                Some(self.now)
-            } else {
-                self.next_timer()
-            };
-            let Some(next) = pending else {
-                self.quiescent = true;
-                return Ok(Stop::Quiescent);
-            };
-            let t = if self.skip { next } else { self.now };
-            if t >= limit {
-                if self.skip {
-                    self.stats.cycles_skipped += limit.saturating_sub(self.now);
-                }
-                self.now = self.now.max(limit);
-                return Ok(Stop::Limit);
-            }
-            self.stats.cycles_skipped += t - self.now;
-            self.step_at(t)?;
-        }
-    }
-
-    /// Executes exactly one cycle at `now()`, whether or not anything is scheduled (for
-    /// harness-driven tests).
-    pub fn step(&mut self) -> Result<(), SimError> {
-        self.quiescent = false;
-        let t = self.now;
-        self.step_at(t)
-    }
-
-    /// The start of cycle `t`: the components due (woken for `t`, timers due; every one with
-    /// skip off) in `active`, the drive phase run, and the components of higher levels moved to
-    /// their level's list.
-    fn gather(&mut self, t: Cycle) {
-        std::mem::swap(&mut self.active, &mut self.next_active);
-        self.next_active.clear();
-        if !self.active.is_empty() && self.queued[self.active.buf[0] as usize] != t {
-            // Entries were queued for an earlier cycle that `step` skipped past; they are due.
-            for &c in self.active.as_slice() {
-                self.queued[c as usize] = t;
-            }
-        }
-        while let Some(&Reverse((tt, c))) = self.heap.peek() {
-            if tt > t {
-                break;
-            }
-            self.heap.pop();
-            if self.timers[c as usize] == tt {
-                self.timers[c as usize] = NEVER;
-                // A process's timer runs its block from the first process.
-                let c = self.procs.as_ref().map_or(c, |p| p.first[c as usize]);
-                if self.queued[c as usize] != t {
-                    self.queued[c as usize] = t;
-                    self.active.push(c);
-                }
-            }
-        }
-        if let Some(lv) = self.levels.as_mut() {
-            // Blocks with a drive phase that tick now (those woken: the same set with or without
-            // skip) drive again next cycle, to show the state their tick leaves.
-            lv.begin(t, self.active.as_slice());
-        }
-        if !self.skip {
-            self.active.clear();
-            for c in 0..self.timers.len() as u32 {
-                self.active.push(c);
-            }
-            self.queued.fill(t);
-        }
-        if let Some(lv) = self.levels.as_mut() {
-            lv.start_cycle(
-                t,
-                self.skip,
-                &mut self.active,
-                &mut self.comps,
-                &mut ctx!(self, t),
-                self.shuffle.as_mut(),
-                &mut self.stats,
-            );
-            // Outputs driven from state, and combinational writes made before the cycle (a
-            // harness poke), wake their readers for this cycle.
-            lv.wake_comb_readers(&self.shared, &mut self.queued, t, &mut self.active, 0);
-        }
-        if let Some(rng) = self.shuffle.as_mut() {
-            // Only the order the schedule leaves free: within a level.
-            shuffle(rng, &mut self.active);
-        }
-    }
-
-    fn step_at(&mut self, t: Cycle) -> Result<(), SimError> {
-        self.gather(t);
-
-        // Evaluate.
-        let next = t + 1;
-        let mut ctx = ctx!(self, t);
-        // The loops below keep the lists' bases and lengths in locals: through `self` they were
-        // reloaded after every tick and every store (measured on W3).
-        let comps = &mut self.comps[..];
-        let timers = &mut self.timers[..];
-        let queued = &mut self.queued[..];
-        let acts = &mut self.acts[..];
-        let mut wake = Waker::new(&mut self.next_active);
-        let procs = self.procs.as_ref();
-        evaluate_list(
-            self.active.as_slice(),
-            comps,
-            timers,
-            queued,
-            acts,
-            &mut self.heap,
-            &mut ctx,
-            &mut wake,
-            next,
-            procs,
-            self.levels.as_mut().map(|lv| &mut lv.followers),
-        );
-        if let Some(lv) = self.levels.as_mut() {
-            for l in 0..lv.lists.len() {
-                lv.wake_comb_readers(&self.shared, queued, t, &mut self.active, l + 1);
-                lv.queue_followers();
-                if let Some(rng) = self.shuffle.as_mut() {
-                    shuffle(rng, &mut lv.lists[l]);
-                }
-                let list = &lv.lists[l];
-                evaluate_list(
-                    list.as_slice(),
-                    comps,
-                    timers,
-                    queued,
-                    acts,
-                    &mut self.heap,
-                    &mut ctx,
-                    &mut wake,
-                    next,
-                    procs,
-                    Some(&mut lv.followers),
-                );
-                lv.lists[l].clear();
-            }
-            // Nets written by the top level have no same-cycle readers left to wake.
-            let top = lv.lists.len() + 1;
-            lv.wake_comb_readers(&self.shared, queued, t, &mut self.active, top);
-        }
-        self.stats.cycles_executed += 1;
-
-        wake.done();
-        self.update(t);
-        if let Some(tr) = self.tracer.as_mut() {
-            tr.cycle(t, &self.traced_changed, &self.net_list)?;
-        }
-        self.traced_changed.clear();
-        self.now = next;
-
-        if let Some((c, what)) = self.violation.take() {
-            return Err(SimError::Protocol {
-                cycle: t,
-                path: self.paths[c as usize].clone(),
-                what,
-            });
-        }
-        if let Some((net, what)) = self.shared.violation.borrow_mut().take() {
-            return Err(SimError::Protocol {
-                cycle: t,
-                path: self.net_paths[net as usize].clone(),
-                what,
-            });
-        }
-        Ok(())
-    }
-
-    /// The update phase of cycle `t`: commits the dirty nets; a changed one wakes its readers,
-    /// a freed stream slot its producer, for `t + 1`; traced ones are noted for the tracer.
-    #[inline(always)]
-    fn update(&mut self, t: Cycle) {
-        let next = t + 1;
-        let queued = &mut self.queued[..];
-        let mut wake = Waker::new(&mut self.next_active);
-        let nets = &self.nets[..];
-        let reader_list = &self.reader_list[..];
-        for cell in self.shared.take_dirty() {
-            let head = cell.get();
-            // SAFETY: the dirty list holds the heads of this simulation's nets, which live as long
-            // as the simulation (owned by `net_list`); a `fast` net is a `SignalNet` of a 64-bit
-            // word (`NetSlot::set_fast`), which `WordNet<u64>` views.
-            unsafe {
-                if (*head).fast.get() {
-                    let w = &*(head as *const WordNet<u64>);
-                    w.head.dirty.set(false);
-                    let v = w.next.get();
-                    if v != w.cur.get() {
-                        w.cur.set(v);
-                        // A recorded reader; see `Waker::wake`.
-                        wake.wake(queued, w.head.reader.get(), next);
-                    }
-                    continue;
-                }
-            }
-            // SAFETY: as above; its id is `< nets.len()`, and its reader ranges were cut from
-            // `reader_list` at construction.
-            let n = unsafe { (*head).id };
-            debug_assert!((n as usize) < nets.len());
-            let ns = unsafe { nets.get_unchecked(n as usize) };
-            // SAFETY: `raw` points into the allocation owned by `net_list[n]`, which lives as
-            // long as the simulation; nets are never removed or replaced; `word` is that net's
-            // own `word_size()`.
-            let flags = match ns.word {
-                // Streams and other values: the net's own commit, called from here.
-                0 => unsafe { (*ns.raw).commit(t) },
-                8 => unsafe { commit_word::<u64>(ns.raw, t) },
-                _ => unsafe { commit_narrow(ns, t) },
-            };
-            if flags == 0 {
-                continue;
-            }
-            if flags & CHANGED != 0 {
-                let (start, count) = ns.readers;
-                if count == 1 {
-                    // SAFETY: a recorded reader; see `Waker::wake`.
-                    unsafe { wake.wake(queued, start, next) };
-                } else {
-                    // SAFETY: the range was cut from `reader_list` at construction.
-                    let readers = unsafe { reader_list.get_unchecked(start as usize..(start + count) as usize) };
-                    for &r in readers {
-                        // SAFETY: a recorded reader; see `Waker::wake`.
-                        unsafe { wake.wake(queued, r, next) };
-                    }
-                }
-            }
-            if flags & SPACE_FREED != 0 && ns.writer != u32::MAX {
-                // SAFETY: a recorded writer; see `Waker::wake`.
-                unsafe { wake.wake(queued, ns.writer, next) };
-            }
-            if ns.traced {
-                self.traced_changed.push(n);
-            }
-        }
-        wake.done();
-    }
-}
-
-/// [`evaluate`] in the form the netlist needs: the plain loop without blocks of several
-/// processes (`procs` is `None`), else the one that maps entries to blocks and queues the
-/// `followers` (the schedule's, present whenever `procs` is).
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn evaluate_list(
-    list: &[u32],
-    comps: &mut [Box<dyn Component>],
-    timers: &mut [Cycle],
-    queued: &mut [Cycle],
-    acts: &mut [u64],
-    heap: &mut BinaryHeap<Reverse<(Cycle, u32)>>,
-    ctx: &mut Ctx<'_>,
-    wake: &mut Waker<'_>,
-    next: Cycle,
-    procs: Option<&Procs>,
-    followers: Option<&mut IdList>,
-) {
-    match (procs, followers) {
-        (Some(p), Some(f)) => evaluate::<true>(
-            list,
-            comps,
-            timers,
-            queued,
-            acts,
-            heap,
-            ctx,
-            wake,
-            next,
-            &mut Some((p, f)),
-        ),
-        _ => evaluate::<false>(list, comps, timers, queued, acts, heap, ctx, wake, next, &mut None),
-    }
-}
-
-/// Ticks the entries of `list` at cycle `ctx.now`, recording their wake hints: a timer in the
-/// heap, or a place in the next cycle's list. With `MULTI` (a netlist with a block of several
-/// processes) an entry is a process of a block, found in `procs`, and an entry whose block has
-/// a later process queues that one for this cycle in `followers`; without it, an entry is its
-/// block and `procs` is `None`.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn evaluate<const MULTI: bool>(
-    list: &[u32],
-    comps: &mut [Box<dyn Component>],
-    timers: &mut [Cycle],
-    queued: &mut [Cycle],
-    acts: &mut [u64],
-    heap: &mut BinaryHeap<Reverse<(Cycle, u32)>>,
-    ctx: &mut Ctx<'_>,
-    wake: &mut Waker<'_>,
-    next: Cycle,
-    procs: &mut Option<(&Procs, &mut IdList)>,
-) {
-    for &c in list {
-        let ci = c as usize;
-        debug_assert!(ci < timers.len() && ci < queued.len());
-        // `run`: the entry a hint for the next cycle queues (the block's first process).
-        let (wake_hint, run) = if MULTI {
-            let (procs, followers) = procs.as_mut().expect("MULTI comes with the processes");
-            let b = procs.block[ci];
-            ctx.me = b;
-            let comp = &mut comps[b as usize];
-            let hint = match procs.process[ci] {
-                0 => comp.tick(ctx),
-                p => comp.process(p, ctx),
-            };
-            // The block's next process sees what this one did, in this cycle.
-            if procs.follows[ci] && queued[ci + 1] != ctx.now {
-                queued[ci + 1] = ctx.now;
-                followers.push(c + 1);
-            }
-            (hint, procs.first[ci])
-        } else {
-            debug_assert!(ci < comps.len());
-            // SAFETY: active lists hold only component indices (from elaboration, timers and
-            // wake-ups of recorded readers), all `< comps.len()`, and the three per-component
-            // arrays have that length.
-            ctx.me = c;
-            (unsafe { comps.get_unchecked_mut(ci).tick(ctx) }, c)
-        };
-        // SAFETY: as above (an entry index is `< timers.len()`, the length of `acts`).
-        unsafe { *acts.get_unchecked_mut(ci) += 1 };
-        // SAFETY: as above (an entry index is `< timers.len()`, the length of `queued`).
-        let timer = unsafe { timers.get_unchecked_mut(ci) };
-        if let Wake::OnInput = wake_hint {
-            // Tested first, alone: a block woken by its inputs then costs one compare here.
-            *timer = NEVER;
-            continue;
-        }
-        match wake_hint {
-            // The timer is this entry's (each process's latest hint stands); it fires `run`.
-            Wake::At(at) if at > next => {
-                if *timer != at {
-                    *timer = at;
-                    heap.push(Reverse((at, c)));
-                }
-            }
-            // NextCycle, or a timer due next cycle (or in the past).
-            _ => {
-                *timer = NEVER;
-                // SAFETY: as above (`run` is an entry too).
-                let q = unsafe { queued.get_unchecked_mut(run as usize) };
-                if *q != next {
-                    *q = next;
-                    // SAFETY: the stamp just set queues `run` at most once for `next`.
-                    unsafe { wake.push(run) };
-                }
-            }
-        }
     }
 }

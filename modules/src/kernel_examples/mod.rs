@@ -8,4 +8,5 @@ pub mod counter;
 pub mod fifo;
 pub mod pipe;
 pub mod producer;
+pub mod stage;
 pub mod timer;

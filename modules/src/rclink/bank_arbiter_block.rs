@@ -306,6 +306,8 @@ impl Component for BankArbiterCore {
             });
             self.asked = true;
         }
+        // Process 1 takes the arbiter's grant in this cycle.
+        ctx.run_process(1);
         Wake::OnInput
     }
 
@@ -349,6 +351,7 @@ impl Component for BankArbiterCore {
         }
         // After a grant the next round is next cycle; otherwise only a change runs one.
         self.pending = granted && self.queues.iter().any(|q| !q.is_empty());
-        Wake::next_cycle_if(self.pending)
+        ctx.run_process_on(0, Wake::next_cycle_if(self.pending));
+        Wake::OnInput
     }
 }

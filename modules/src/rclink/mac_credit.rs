@@ -200,7 +200,8 @@ impl Component for MacCreditBlock {
         Wake::OnInput
     }
 
-    /// Process 1: the grant's take; the new counts show next cycle (process 0).
+    /// Process 1: the grant's take; the new counts show next cycle (process 0, asked for it).
+    /// It runs only when a take comes (its one input): a cycle of returns alone is process 0's.
     fn process(&mut self, _p: u32, ctx: &mut Ctx<'_>) -> Wake {
         let Some(t) = self.take_in.pop() else {
             return Wake::OnInput;
@@ -214,7 +215,8 @@ impl Component for MacCreditBlock {
             }
         }
         ctx.count(self.c_taken, 1);
-        Wake::NextCycle
+        ctx.run_process(0);
+        Wake::OnInput
     }
 }
 

@@ -31,6 +31,7 @@ impl Component for RcLinkTx {
         let done_pushed = self.push_done();
         // Its own follow-up: the next `FrameDone`.
         let done_more = self.slots.done_waiting() > 0 && done_pushed && self.done_out.space() > 1;
+        ctx.run_process(1);
         Wake::next_cycle_if(done_more)
     }
 
@@ -51,6 +52,7 @@ impl Component for RcLinkTx {
             }
             self.slots_changed = self.plan_round(ctx, now);
             // Process 2 follows in this cycle and says what comes next.
+            ctx.run_process(2);
             return Wake::OnInput;
         }
         self.finish_round(ctx, now);
@@ -58,7 +60,10 @@ impl Component for RcLinkTx {
         let changed = std::mem::take(&mut self.slots_changed);
         self.show_state(ctx, changed);
         self.show_dcqcn(ctx);
-        self.next_wake()
+        // The next round, retry deadline or DCQCN timer runs the block from process 0.
+        let next = self.next_wake();
+        ctx.run_process_on(0, next);
+        Wake::OnInput
     }
 }
 

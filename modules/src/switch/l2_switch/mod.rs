@@ -498,6 +498,7 @@ impl Component for L2Switch {
         }
         self.crossbar_request(now);
         // Process 1 follows in this cycle and decides the next wake-up.
+        ctx.run_process(1);
         Wake::OnInput
     }
 
@@ -533,7 +534,9 @@ impl Component for L2Switch {
         for (out, &held) in self.held_out.iter().zip(&self.held) {
             out.set(UInt::wrap(held));
         }
-        Wake::earliest((next != Cycle::MAX).then_some(next))
+        // The next wake-up runs the block from process 0 (arrivals due, then the crossbar).
+        ctx.run_process_on(0, Wake::earliest((next != Cycle::MAX).then_some(next)));
+        Wake::OnInput
     }
 }
 

@@ -366,13 +366,20 @@ impl Component for Pfc {
         for k in 0..self.ports.len() {
             self.receive(ctx, k, now);
         }
-        // Process 1 follows in this cycle; the watchdogs' deadlines stand as this one's hint.
+        // Process 1 follows in this cycle (it exists in PFC mode, with ports); the watchdogs'
+        // deadlines stand as this one's hint.
+        if self.p.pfc && self.p.ports > 0 {
+            ctx.run_process(1);
+        }
         Wake::earliest(self.ports.iter().filter_map(|p| p.wake))
     }
 
-    /// Process 1: XOFF / XON from the ingress bytes the core shows after its departures.
+    /// Process 1: XOFF / XON from the ingress bytes the core shows after its departures; a
+    /// frame still to send runs the block again next cycle, from process 0.
     fn process(&mut self, _p: u32, ctx: &mut Ctx<'_>) -> Wake {
-        Wake::next_cycle_if(self.send(ctx))
+        let more = self.send(ctx);
+        ctx.run_process_on(0, Wake::next_cycle_if(more));
+        Wake::OnInput
     }
 }
 
