@@ -420,6 +420,10 @@ pub fn regress(a: RegressArgs, interrupt: &Arc<AtomicBool>) -> Result<(String, u
     let jobs = a
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    // As `sweep -j`: a count out of range is refused before anything runs or is written.
+    if !(1..=MAX_JOBS).contains(&jobs) {
+        return Err(arg(&format!("-j {jobs}"), format!("out of range 1..={MAX_JOBS}")));
+    }
     let bar = crate::progress::regress_bar(crate::progress::allowed(true), files.len());
     let (done, failed) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let on_done = |o: &crate::regress::Outcome| {

@@ -63,7 +63,15 @@ pub fn find_testbenches(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Runs `files` on `jobs` threads; the outcomes in file order. `done` is called with each
+/// The threads `run_all` starts for `files` testbenches on `-j jobs`: at least one and at most
+/// one per testbench (`-j 10000000` once started ten million threads for one testbench, and the
+/// first Ctrl-C went unheard while they started; `hwsim regress` also refuses `-j` above
+/// `commands::MAX_JOBS`).
+pub fn threads(jobs: usize, files: usize) -> usize {
+    jobs.max(1).min(files.max(1))
+}
+
+/// Runs `files` on `jobs` threads (see [`threads`]); the outcomes in file order. `done` is called with each
 /// outcome as it comes (a progress display).
 ///
 /// Once `interrupt` is set (by a SIGINT / SIGTERM handler) the testbenches running stop at their
@@ -80,7 +88,7 @@ pub fn run_all(
     let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; files.len()]);
     let stopped = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
     std::thread::scope(|s| {
-        for _ in 0..jobs.max(1) {
+        for _ in 0..threads(jobs, files.len()) {
             s.spawn(|| loop {
                 if stopped() {
                     break;
@@ -210,4 +218,18 @@ pub fn render(outcomes: &[Outcome], total: usize, interrupted: bool) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::threads;
+
+    #[test]
+    fn threads_are_bounded_by_the_testbenches() {
+        assert_eq!(threads(10_000_000, 1), 1, "one testbench, one thread");
+        assert_eq!(threads(10_000_000, 3), 3);
+        assert_eq!(threads(0, 5), 1, "at least one");
+        assert_eq!(threads(4, 10), 4);
+        assert_eq!(threads(8, 0), 1);
+    }
 }

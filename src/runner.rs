@@ -550,7 +550,8 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
 /// The end of the run (`--until`, else the testbench's `until`, else the default), checked with
 /// what depends on it before anything is built, for `run` and `check` alike: at most 2^62 cycles
 /// (every time the model computes is a start or a cycle plus a bounded latency, so none can
-/// wrap), and no flow starting at or after it (it would send nothing, and nothing would fail).
+/// wrap), no flow starting at or after it (it would send nothing, and nothing would fail), and
+/// no warm-up window (`metrics_from`) opening at or after it.
 pub fn validate_run(l: &Loaded, until_override: Option<u64>) -> Result<u64, InputError> {
     let until = until_override.or(l.tb.until).unwrap_or(DEFAULT_UNTIL);
     if until > MAX_UNTIL {
@@ -559,6 +560,13 @@ pub fn validate_run(l: &Loaded, until_override: Option<u64>) -> Result<u64, Inpu
             Some(_) => InputError::new(Path::new("--until"), msg),
             None => l.error_at("until", msg),
         });
+    }
+    // A warm-up window opening at or after the end would measure nothing, whatever ran.
+    if let Some(m) = l.tb.metrics_from.filter(|&m| m >= until) {
+        return Err(l.error_at(
+            "metrics_from",
+            format!("metrics_from {m} is at or after the end of the run ({until}): the flows would measure nothing"),
+        ));
     }
     let mut traffic = l.tb.system.iter().flat_map(|s| &s.traffic).enumerate();
     if let Some((i, f)) = traffic.find(|(_, f)| f.start >= until) {
@@ -640,9 +648,14 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
             opts.trace.clone()
         };
         // A field's name as GTKWave shows it (`chip0.lg7.tx.frame.psn`) selects its net.
+        let fields = |net: &str| {
+            sim.net(net)
+                .map(|n| n.trace_layout().into_iter().map(|(name, _)| name).collect())
+                .unwrap_or_default()
+        };
         let globs: Vec<String> = globs
             .into_iter()
-            .map(|g| crate::waves::net_of_field_glob(&g, sim.net_paths()).unwrap_or(g))
+            .flat_map(|g| crate::waves::nets_of_field_glob(&g, sim.net_paths(), fields).unwrap_or_else(|| vec![g]))
             .collect();
         // A glob that selects nothing is a typo, not a wish for an empty trace.
         for g in &globs {

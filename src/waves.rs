@@ -610,45 +610,80 @@ mod tests {
 }
 
 /// A trace glob that names a field of a net the way the VCD and GTKWave show it
-/// (`chip0.lg7.tx.frame.psn`, `chip1.lg7.rx.ctrl.rh.opcode`) rather than the net
-/// (`chip0.lg7.tx.frame`): the net's glob, found by dropping up to two trailing segments, when
-/// the glob itself selects no net. `None` when it selects a net as it is, or nothing either way.
-pub fn net_of_field_glob(glob: &str, nets: &[String]) -> Option<String> {
-    let selects = |g: &str| {
-        let one = [g.to_string()];
-        nets.iter().any(|p| hwsim_hw::trace_selected(&one, p))
-    };
-    if selects(glob) {
+/// (`chip0.lg7.tx.frame.psn`, `chip1.lg7.rx.ctrl.rh.opcode`, `*.psn`) rather than the net
+/// (`chip0.lg7.tx.frame`): the nets it means, when the glob itself selects no net. Up to two
+/// trailing segments are the field (`fields(net)` gives a net's traced variables' names); the
+/// rest must match a net's whole path, not merely a scope above it, so a typo
+/// (`chip0.nosuch.nosuch2`) selects nothing rather than all of `chip0`, and `*.psn` the nets
+/// with a `psn` field rather than every net. `None` when the glob selects a net as it is, or
+/// nothing either way.
+pub fn nets_of_field_glob(glob: &str, nets: &[String], fields: impl Fn(&str) -> Vec<String>) -> Option<Vec<String>> {
+    let one = [glob.to_string()];
+    if nets.iter().any(|p| hwsim_hw::trace_selected(&one, p)) {
         return None;
     }
-    let mut g = glob;
+    let mut head = glob;
+    let mut tail = String::new();
     for _ in 0..2 {
-        let (head, _) = g.rsplit_once('.')?;
-        if selects(head) {
-            return Some(head.to_string());
+        let (h, last) = head.rsplit_once('.')?;
+        tail = if tail.is_empty() {
+            last.to_string()
+        } else {
+            format!("{last}.{tail}")
+        };
+        head = h;
+        let found: Vec<String> = nets
+            .iter()
+            .filter(|p| hwsim_hw::glob_match(head, p) && fields(p).iter().any(|f| hwsim_hw::glob_match(&tail, f)))
+            .cloned()
+            .collect();
+        if !found.is_empty() {
+            return Some(found);
         }
-        g = head;
     }
     None
 }
 
 #[cfg(test)]
 mod field_glob_tests {
-    use super::net_of_field_glob;
+    use super::nets_of_field_glob;
+
+    fn fields(net: &str) -> Vec<String> {
+        match net {
+            "chip0.lg7.tx.frame" => vec!["valid".into(), "psn".into(), "occupancy".into()],
+            "chip1.lg7.rx.ctrl" => vec!["valid".into(), "rh.opcode".into(), "rh.psn".into()],
+            _ => vec!["data".into()],
+        }
+    }
 
     #[test]
     fn a_field_name_selects_its_net_and_a_net_name_stays() {
-        let nets = vec!["chip0.lg7.tx.frame".to_string(), "chip1.lg7.rx.ctrl".to_string()];
+        let nets = vec![
+            "chip0.lg7.tx.frame".to_string(),
+            "chip1.lg7.rx.ctrl".to_string(),
+            "chip0.lg7.tx.busy".to_string(),
+        ];
+        let sel = |g: &str| nets_of_field_glob(g, &nets, fields);
         assert_eq!(
-            net_of_field_glob("chip0.lg7.tx.frame.psn", &nets).as_deref(),
-            Some("chip0.lg7.tx.frame")
+            sel("chip0.lg7.tx.frame.psn"),
+            Some(vec!["chip0.lg7.tx.frame".to_string()])
         );
         assert_eq!(
-            net_of_field_glob("chip1.lg7.rx.ctrl.rh.opcode", &nets).as_deref(),
-            Some("chip1.lg7.rx.ctrl")
+            sel("chip1.lg7.rx.ctrl.rh.opcode"),
+            Some(vec!["chip1.lg7.rx.ctrl".to_string()])
         );
-        assert_eq!(net_of_field_glob("chip0.lg7.tx.frame", &nets), None, "already a net");
-        assert_eq!(net_of_field_glob("chip0.*", &nets), None, "already selects");
-        assert_eq!(net_of_field_glob("chip9.lg7.tx.frame.psn", &nets), None, "no such net");
+        assert_eq!(sel("chip0.lg7.tx.frame"), None, "already a net");
+        assert_eq!(sel("chip0.*"), None, "already selects");
+        assert_eq!(sel("chip9.lg7.tx.frame.psn"), None, "no such net");
+        // A field glob: the nets with such a field, not every net.
+        assert_eq!(sel("*.psn"), Some(vec!["chip0.lg7.tx.frame".to_string()]));
+        assert_eq!(
+            sel("*.rh.*"),
+            Some(vec!["chip1.lg7.rx.ctrl".to_string()]),
+            "two trailing segments"
+        );
+        // A typo below a scope selects nothing (it once selected the whole scope).
+        assert_eq!(sel("chip0.nosuch.nosuch2"), None);
+        assert_eq!(sel("chip0.lg7.tx.frame.nosuch"), None, "a field the net lacks");
     }
 }

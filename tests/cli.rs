@@ -1203,6 +1203,28 @@ fn a_trace_glob_naming_a_field_as_gtkwave_shows_it_traces_its_net() {
 }
 
 #[test]
+fn a_field_glob_selects_the_nets_with_that_field_and_a_typo_selects_nothing() {
+    // `*.psn` once selected every net (the glob `*` left after dropping the field), and a typo
+    // below a scope (`chip0.nosuch.nosuch2`) all of `chip0` (issue 53).
+    let dir = temp_dir("trace_field_glob");
+    let vcd = dir.join("w.vcd");
+    let v = vcd.to_str().unwrap();
+    let o = hwsim(&["tb/go_back_n.yaml", "--vcd", v, "--trace", "*.psn", "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&vcd).unwrap();
+    assert!(text.contains(" psn [11:0] $end"), "the frames' PSNs");
+    // Only nets with a `psn` field: no plain signals such as the MACs' `busy`.
+    assert!(!text.contains(" busy $end"), "a net without a psn field was traced");
+    let o = hwsim(&["tb/go_back_n.yaml", "--vcd", v, "--trace", "chip0.nosuch.nosuch2", "-q"]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("trace glob `chip0.nosuch.nosuch2` matches no net"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn sigint_stops_the_run_with_a_valid_vcd_and_report() {
     let dir = temp_dir("sigint");
     let (vcd, json) = (dir.join("i.vcd"), dir.join("i.json"));
@@ -2363,6 +2385,17 @@ fn a_testbench_or_include_that_is_not_a_file_is_refused_and_regress_skips_one() 
     let o = hwsim(&["regress", rdir.to_str().unwrap(), "-j", "1"]);
     assert_code(&o, 0);
     assert!(stdout(&o).contains("1 passed, 0 failed"), "{}", stdout(&o));
+    // `-j` out of range is refused before anything runs, as `sweep -j` is (it once started ten
+    // million threads for this one testbench).
+    for j in ["10000000", "0"] {
+        let o = hwsim(&["regress", rdir.to_str().unwrap(), "-j", j]);
+        assert_code(&o, 2);
+        assert!(
+            stderr(&o).contains(&format!("-j {j}: out of range 1..=1024")),
+            "{}",
+            stderr(&o)
+        );
+    }
 }
 
 #[test]
@@ -3125,6 +3158,17 @@ fn metrics_from_leaves_the_warm_up_out_of_the_flows() {
         "{}",
         stderr(&o)
     );
+    // A window opening at or after the end of the run is refused (it was accepted and measured
+    // nothing), at its line, for run and check alike.
+    for cmd in ["run", "check"] {
+        let o = hwsim(&[cmd, "tb/stats/warmup.yaml", "--set", "metrics_from=4611686018427387905"]);
+        assert_code(&o, 2);
+        assert!(
+            stderr(&o).contains("metrics_from 4611686018427387905 is at or after the end of the run"),
+            "{}",
+            stderr(&o)
+        );
+    }
     let module = dir.join("module.yaml");
     std::fs::write(
         &module,
