@@ -181,20 +181,39 @@ pub fn validate(l: &Loaded) -> Result<(), InputError> {
             .iter()
             .any(|(_, b)| b.as_ref().is_some_and(|b| b.num().is_none()))
     });
-    if params {
-        let (doc, base) = documents(l)?;
-        for (i, e) in l.tb.expect.iter().enumerate() {
-            for (field, b) in bounds(e) {
-                if let Some(Bound::Param { path, .. }) = b {
-                    if param_value(&doc, &base, path).is_none() {
-                        return Err(l.item_error(
-                            "expect",
-                            i,
-                            field,
-                            format!("{field}: {{param: {path}}} names no number of the testbench or its includes (write the value in the testbench to bound a check by it)"),
-                        ));
-                    }
+    let docs = if params { Some(documents(l)?) } else { None };
+    // A bound's number in this run (a `{param: PATH, times: F}` resolved after `--set`).
+    let value = |b: &Bound| match (b, &docs) {
+        (Bound::Param { path, times }, Some((doc, base))) => param_value(doc, base, path).map(|x| times * x),
+        _ => b.num(),
+    };
+    for (i, e) in l.tb.expect.iter().enumerate() {
+        for (field, b) in bounds(e) {
+            if let Some(Bound::Param { path, .. }) = b {
+                if value(b.as_ref().expect("some")).is_none() {
+                    return Err(l.item_error(
+                        "expect",
+                        i,
+                        field,
+                        format!("{field}: {{param: {path}}} names no number of the testbench or its includes (write the value in the testbench to bound a check by it)"),
+                    ));
                 }
+            }
+        }
+        // No value passes a check whose minimum is above its maximum: refused, not run to fail
+        // (two numbers as written are refused when the file is read; here a `{param: …}` bound
+        // decides, after `--set`).
+        let relative = [&e.min, &e.max]
+            .iter()
+            .any(|b| b.as_ref().is_some_and(|b| b.num().is_none()));
+        if let (true, Some(lo), Some(hi)) = (relative, e.min.as_ref().and_then(value), e.max.as_ref().and_then(value)) {
+            if lo > hi {
+                return Err(l.item_error(
+                    "expect",
+                    i,
+                    "min",
+                    format!("min {lo} is above max {hi} in this run: no value can pass (swap them, or check one side)"),
+                ));
             }
         }
     }

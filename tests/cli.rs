@@ -1407,6 +1407,12 @@ fn hostile_system_inputs_are_refused_at_their_place() {
             &["`op: zero_byte` sends seed 000's zero-byte packet (no payload): leave `bytes` out"],
         ),
         (
+            // A misspelt op is named as such (it was reported as a missing `bytes`).
+            &[P2P, "traffic: [{pattern: flow, src: [0], dst: 1, op: zero-byte}]"],
+            "6:47",
+            &["unknown op `zero-byte` (write, read, mixed, zero_byte)"],
+        ),
+        (
             &[
                 P2P,
                 "traffic: [{pattern: flow, src: [0], dst: 1, op: zero_byte, read_ratio: 0.5}]",

@@ -17,6 +17,13 @@ pub(super) fn expand_traffic<'a>(l: &Loaded, s: &'a System, n: u16, seed: u64) -
     let mut groups: Vec<(u16, Vec<u16>)> = Vec::new();
     for (i, f) in s.traffic.iter().enumerate() {
         let at = |field: &str, msg: String| flow_error(l, i, field, msg);
+        // The op first: a misspelt `zero_byte` (`zero-byte`) was reported as a missing `bytes`.
+        if !matches!(f.op.as_str(), "write" | "read" | "mixed" | "zero_byte") {
+            return Err(at(
+                "op",
+                format!("traffic: unknown op `{}` (write, read, mixed, zero_byte)", f.op),
+            ));
+        }
         // A flow of nothing would pass every check without a byte on the wire.
         // `op: zero_byte` sends seed 000's zero-byte packet (tcredit): its `bytes` is 0 by
         // definition, so the field is left out.
