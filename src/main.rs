@@ -536,6 +536,11 @@ fn config(tb: &Path, max_memory: u64, set: &[String]) -> ExitCode {
         Ok(l) => l,
         Err(e) => return e,
     };
+    // What `run` and `check` refuse before building (an `until` past 2^62, a flow or a warm-up
+    // window after the end), `config` refuses too: it printed a configuration no run accepts.
+    if let Err(e) = runner::validate_run(&l, None) {
+        return bad(e);
+    }
     *l.resolved.borrow_mut() = Some(Vec::new());
     if let Err(e) = runner::build(&l, l.tb.seed) {
         return bad(e);

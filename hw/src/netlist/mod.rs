@@ -7,10 +7,11 @@
 //! timing (registered / combinational) mismatch, a binding from an input or into an output, an
 //! unknown instance or port, and a combinational loop (naming every instance and port on it).
 //!
-//! The combinational edges also give the static schedule: each instance gets a *level*, the
-//! length of the longest chain of combinational bindings that ends at it (0 for an instance with
-//! no combinational input). The kernel ticks the levels in order within a cycle, so every
-//! combinational driver ticks before its readers; registered bindings impose no order.
+//! The combinational edges also give the static schedule: each process of each instance gets a
+//! *level*, the length of the longest chain of combinational bindings (and process orders) that
+//! ends at it (0 with no combinational input). The kernel groups processes tied by such edges
+//! into clusters and runs each cluster's members in level order (`sim/cluster.rs`), so every
+//! combinational driver runs before its readers; registered bindings impose no order.
 
 mod binder;
 mod hier;
