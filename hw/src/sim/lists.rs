@@ -34,6 +34,13 @@ impl IdList {
     pub(super) fn clear(&mut self) {
         self.len = 0;
     }
+    /// Holds `0..n` (every entry or cluster: a cycle without event skip).
+    pub(super) fn fill_all(&mut self, n: usize) {
+        for (i, slot) in self.buf[..n].iter_mut().enumerate() {
+            *slot = i as u32;
+        }
+        self.len = n;
+    }
 }
 
 /// Pushes onto an [`IdList`] through a bare pointer to its next free slot, held in a register

@@ -247,7 +247,7 @@ impl Sim {
             active: IdList::new(n),
             next_active: {
                 let mut l = IdList::new(n);
-                (0..units as u32).for_each(|c| l.push(c));
+                l.fill_all(units);
                 l
             },
             requests: Vec::with_capacity(64),
