@@ -3,7 +3,8 @@
 //! the run at its first cycle with the reproduction CSV; every refusal is exit 2, one line,
 //! located. In replace mode the RTL drives the arbiter: the Go-Back-N system runs to the
 //! model's every counter, the planted bug breaks the module testbench's grant order, an RTL
-//! breaking the protocol or moving on its own while asleep stops the run. The tests that need Verilator say so and pass without it (CI installs it first).
+//! breaking the protocol or moving on its own while asleep stops the run. A node of two
+//! processes (mac_credit, examples/rtl/mac_credit.sv) is replaced and shadowed the same way. The tests that need Verilator say so and pass without it (CI installs it first).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -258,6 +259,121 @@ fn the_replaced_arbiter_with_the_planted_bug_breaks_the_grant_order() {
         out.contains("first difference: item 3: expected {tag: 2}, actual {tag: 11"),
         "{out}"
     );
+}
+
+const CREDIT: &str = "tb/rtl/gbn_mac_credit_replace.yaml";
+
+/// The reports' counters without the replaced node's own (the RTL has none).
+fn counters_but(r: &serde_json::Value, node: &str) -> serde_json::Value {
+    let mut c = r["counters"].clone();
+    c.as_object_mut().unwrap().retain(|k, _| !k.starts_with(node));
+    c
+}
+
+#[test]
+fn the_rtl_in_place_of_a_two_process_node_runs_go_back_n_to_the_models_counters_and_waves() {
+    if !verilator() {
+        return;
+    }
+    let d = scratch("credit");
+    let node = "chip0.lg7.tx.mac_credit.";
+    let (mv, rv) = (d.join("m.vcd"), d.join("r.vcd"));
+    let model = report(&["tb/go_back_n.yaml", "--vcd", mv.to_str().unwrap()], &d, "model.json");
+    let rtl = report(&[CREDIT, "--vcd", rv.to_str().unwrap()], &d, "rtl.json");
+    let no_skip = report(&[CREDIT, "--no-skip"], &d, "rtl_ns.json");
+    assert_eq!(counters_but(&model, node), counters_but(&rtl, node));
+    assert!(model["counters"][format!("{node}credits_taken")].as_u64() == Some(21));
+    for k in ["counters", "flows", "metrics", "cycles", "checks"] {
+        assert_eq!(rtl[k], no_skip[k], "{k} differ with --no-skip");
+    }
+    for k in ["flows", "metrics", "cycles"] {
+        assert_eq!(model[k], rtl[k], "{k} differ with the RTL in place of mac_credit");
+    }
+    let checks = rtl["checks"].as_array().unwrap();
+    assert!(checks.iter().all(|c| c["passed"] == true), "{checks:?}");
+    let c = checks
+        .iter()
+        .find(|c| c["name"] == "rtl credit: chip0.lg7.tx.mac_credit replaced by mac_credit")
+        .expect("the replace check");
+    // A return and the take that spends it mostly share a cycle (the MAC's credit lead).
+    assert_eq!(
+        c["actual"],
+        "22 cycles with a message in or out, the last at cycle 1797"
+    );
+    // Every traced signal the same at every cycle, the RTL's `available` included.
+    let (code, out, err) = hwsim(&["diff", mv.to_str().unwrap(), rv.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("verdict: SAME ("), "{out}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn the_planted_credit_bug_fails_the_replaced_and_the_shadowed_run() {
+    if !verilator() {
+        return;
+    }
+    let bug = ["--set", "rtl.credit.parameters.PLANT_BUG=1"];
+    let (code, out, err) = hwsim(&[CREDIT, bug[0], bug[1]], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("FAIL  chip0.lg7.mac.frames == 21") && out.contains("actual 22"),
+        "{out}"
+    );
+    // Beside the model's node (its registered input, the MAC's return, one cycle after the
+    // wave shows it, as the node reads it), the correct RTL agrees and the bug is caught.
+    let shadow = ["--set", "rtl.credit.mode=shadow"];
+    let (code, out, err) = hwsim(&[CREDIT, shadow[0], shadow[1]], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("PASS  rtl credit: chip0.lg7.tx.mac_credit shadowed by mac_credit")
+            && out.contains("equal over 50835 cycles (101670 comparisons)"),
+        "{out}"
+    );
+    let (code, out, err) = hwsim(&[CREDIT, shadow[0], shadow[1], bug[0], bug[1]], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(
+            "expected chip0.lg7.tx.mac_credit.available = 0 (model) at cycle 107, actual mac_credit.available = 1"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_earlier_process_output_that_follows_a_later_process_input_stops_the_run() {
+    if !verilator() {
+        return;
+    }
+    let d = scratch("combpath");
+    let sv = std::fs::read_to_string(root().join("examples/rtl/mac_credit.sv")).unwrap();
+    // The take subtracted combinationally: `available` (process 0's, read by the arbiter before
+    // the grant) would change after the grant of its own cycle.
+    let edited = sv.replace(
+        "assign available = count + {3'b0, credit_valid};",
+        "assign available = count + {3'b0, credit_valid} - {3'b0, take_valid};",
+    );
+    assert_ne!(edited, sv);
+    let p = d.join("comb.sv");
+    std::fs::write(&p, edited).unwrap();
+    let text = std::fs::read_to_string(root().join(CREDIT)).unwrap();
+    let tb = d.join("tb.yaml");
+    std::fs::write(
+        &tb,
+        text.replace("../../examples/rtl/mac_credit.sv", p.to_str().unwrap())
+            .replace(
+                "../../configs/sg2262.yaml",
+                root().join("configs/sg2262.yaml").to_str().unwrap(),
+            ),
+    )
+    .unwrap();
+    let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("in `chip0.lg7.tx.mac_credit`: rtl `credit`: at cycle ")
+            && out.contains("the RTL's output `available` (process 0's) is 0 after the inputs of process 1, which the node computes after process 0: the RTL has a combinational path from process 1's inputs to process 0's outputs that the node does not"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// The vc_arbiter example with `edit` applied, written to `dir/name.sv`, and the round-robin

@@ -5,7 +5,8 @@
 //! (`V<top>.h`, whose `VL_IN*` / `VL_OUT*` lines give every top-level port with its width), so
 //! one program serves any map: it reads one line per cycle with the values of the inputs (in the
 //! order of the header, clock and reset left out) and answers one line with the values of every
-//! output. `sim --ports` prints the port list the answer follows.
+//! output (a line starting `+` evaluates the same cycle again: a replaced node's later process).
+//! `sim --ports` prints the port list the answer follows.
 //!
 //! Why a process and not a library loaded into hwsim (what the `marlin-verilator` crate does: it
 //! builds the Verilated model as a shared library and opens it with `libloading`): the shim
@@ -33,7 +34,7 @@ use std::process::Command;
 pub const NO_VERILATOR: &str = "verilator is not installed or does not run";
 
 /// Version of the generated shim: a change to [`shim`] must bump it (it is part of the key).
-const SHIM_VERSION: u32 = 1;
+const SHIM_VERSION: u32 = 2;
 
 /// Largest source file read for the key (and handed to Verilator).
 const MAX_SOURCE_BYTES: u64 = 64 << 20;
@@ -290,7 +291,8 @@ fn read_ports(exe: &Path) -> Result<Vec<RtlPort>, String> {
 
 /// The generated main: reset before cycle 0, then per input line the edge that ends the last
 /// cycle, this cycle's inputs, `eval`, the outputs, the clock low (the timing of
-/// examples/rtl/tb_vc.cpp). Wide ports (> 64 bits) are listed but not driven or read.
+/// examples/rtl/tb_vc.cpp); a line starting `+` is the same cycle evaluated again with new
+/// inputs, no edge. Wide ports (> 64 bits) are listed but not driven or read.
 fn shim(req: &Request<'_>, ports: &[RtlPort]) -> String {
     let top = req.top;
     let reset = req.reset.map(|r| r.0);
@@ -333,13 +335,20 @@ fn shim(req: &Request<'_>, ports: &[RtlPort]) -> String {
         s,
         "    for (unsigned long long c = 0; std::fgets(line, sizeof line, stdin); c++) {{"
     );
-    let _ = writeln!(s, "        char* p = line;");
+    // A line starting `+` evaluates the same cycle again with new inputs (a later process of
+    // a replaced node), without the clock edge.
+    let _ = writeln!(s, "        bool again = line[0] == '+';");
+    let _ = writeln!(s, "        char* p = again ? line + 1 : line;");
     let _ = writeln!(
         s,
         "        for (int i = 0; i < {}; i++) v[i] = std::strtoull(p, &p, 10);",
         ins.len()
     );
-    let _ = writeln!(s, "        if (c > 0) {{ top.{} = 1; top.eval(); }}", req.clock);
+    let _ = writeln!(
+        s,
+        "        if (c > 0 && !again) {{ top.{} = 1; top.eval(); }}",
+        req.clock
+    );
     for (i, p) in ins.iter().enumerate() {
         let _ = writeln!(s, "        top.{} = v[{i}];", p.name);
     }

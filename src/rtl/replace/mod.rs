@@ -27,8 +27,11 @@
 //! the run ends at `until`, never quiescent. So event skip and `--no-skip` give the same
 //! results, or the run says why they could not.
 //!
-//! Refused at elaboration (exit 2): a composite (only a leaf node can be replaced), a node
-//! with several processes or outputs driven from state, a field wider than 64 bits or real, an
+//! **Several processes.** A node of several processes keeps them: the RTL is evaluated where
+//! each sat in the cycle, each driving its own outputs ([`node`] says how, and what stops a run).
+//!
+//! Refused at elaboration (exit 2): a composite (only a leaf node can be replaced), a field
+//! wider than 64 bits or real, an
 //! output whose value type cannot be built from fields ([`Trace::load`](hwsim_hw::Trace)), a
 //! field or signal missing from the map, widths that differ.
 //!
@@ -36,15 +39,14 @@
 //! passing check saying in how many cycles a message went in or out of the RTL. The cycles it
 //! slept at the end of the run are not clocked (nothing woke it to show their outputs).
 
+mod node;
+
 use std::cell::Cell;
-use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, BufWriter, Write};
-use std::process::{ChildStdin, ChildStdout};
 use std::rc::Rc;
 
-use hwsim_hw::{AnyPort, Component, Ctx, Cycle, Dir, Netlist, PortDecl, Shape, TraceKind, TraceValue, Wake};
+use hwsim_hw::{Cycle, Dir, Netlist, PortDecl, Shape, TraceKind, TraceValue};
 
-use super::watchdog::Watchdog;
+use self::node::{Node, Role};
 use super::{build::RtlPort, launch, no_node, Launched};
 use crate::schema::{Rtl, RtlSignal};
 use crate::testbench::Loaded;
@@ -53,7 +55,7 @@ use crate::yaml::InputError;
 
 /// Where an RTL input's value comes from.
 #[derive(Clone, Copy)]
-enum Src {
+pub(super) enum Src {
     /// Slot `slot` of port `port`'s value.
     Field { port: usize, slot: usize },
     /// Whether stream input `port` holds a message.
@@ -63,7 +65,7 @@ enum Src {
 }
 
 /// One output port of the node and where its parts come from in the RTL's output line.
-struct OutPort {
+pub(super) struct OutPort {
     port: usize,
     name: String,
     stream: bool,
@@ -199,16 +201,6 @@ fn install_one(
     let Some(decls) = nl.ports_of(inst).map(<[PortDecl]>::to_vec) else {
         return Err(no_node(spec, err));
     };
-    if let Some(d) = decls.iter().find(|d| d.process > 0) {
-        return Err(err(
-            inst,
-            format!(
-                "instance `{inst}`: port `{}` is {}; replace supports nodes of one process",
-                d.name,
-                d.describe()
-            ),
-        ));
-    }
     let fields = model_fields(&decls).map_err(|m| err(inst, format!("instance `{inst}`: {m}")))?;
     if let Some(d) = decls.iter().find(|d| d.dir == Dir::Out && !d.loadable()) {
         return Err(err(
@@ -240,6 +232,23 @@ fn install_one(
         .collect();
     let rtl_outs = out_names.len();
     let names: Vec<String> = decls.iter().map(|d| d.name.clone()).collect();
+    let procs = decls.iter().map(|d| d.process).max().unwrap_or(0) as u32 + 1;
+    let mut roles = vec![Role::None; rtl_outs];
+    for o in &outs {
+        let q = decls[o.port].process;
+        if let Some(v) = o.valid {
+            roles[v] = Role::Valid(q);
+        }
+        for &r in &o.fields {
+            roles[r] = match o.valid {
+                Some(v) => Role::Field(q, v),
+                None => Role::Signal(q),
+            };
+        }
+    }
+    for &(port, r) in &ready {
+        roles[r] = Role::Ready(decls[port].process);
+    }
     let node = Node {
         name: name.to_string(),
         ports: Vec::new(),
@@ -247,18 +256,22 @@ fn install_one(
             .iter()
             .map(|d| vec![TraceValue::Bits(0); d.fields().len()])
             .collect(),
-        decl: decls.iter().map(|d| (d.dir, d.shape)).collect(),
+        decl: decls.iter().map(|d| (d.dir, d.shape, d.process)).collect(),
         held: vec![false; decls.len()],
         ins,
         outs,
         ready,
+        roles,
+        procs,
         watch,
         to,
         from,
         out_names,
         last: None,
+        ran: 0,
         answer: vec![0; rtl_outs],
         prev: vec![0; rtl_outs],
+        driven: vec![0; rtl_outs],
         line: String::new(),
         reply: String::new(),
         sleep: spec.sleep.unwrap_or(true),
@@ -430,213 +443,4 @@ fn every_output_driven(
         }
     }
     Ok(())
-}
-
-/// The component behind a replaced node.
-struct Node {
-    name: String,
-    ports: Vec<AnyPort>,
-    /// Per port: its value's field slots (inputs read, outputs built).
-    bufs: Vec<Vec<TraceValue>>,
-    /// Per port: direction and shape.
-    decl: Vec<(Dir, Shape)>,
-    /// Per stream input: whether it holds a message this cycle.
-    held: Vec<bool>,
-    ins: Vec<Src>,
-    outs: Vec<OutPort>,
-    ready: Vec<(usize, usize)>,
-    watch: Watchdog,
-    to: BufWriter<ChildStdin>,
-    from: BufReader<ChildStdout>,
-    /// The RTL's outputs by name, in its order.
-    out_names: Vec<String>,
-    /// The last cycle sent to the RTL.
-    last: Option<Cycle>,
-    /// The RTL's outputs in the last cycle, and in the one before.
-    answer: Vec<u64>,
-    prev: Vec<u64>,
-    line: String,
-    reply: String,
-    sleep: bool,
-    active: Rc<Cell<(u64, Cycle)>>,
-}
-
-fn bits(v: &TraceValue) -> u64 {
-    match v {
-        TraceValue::Bits(b) => *b,
-        TraceValue::Real(_) => 0,
-    }
-}
-
-/// Reads the RTL's answer to cycle `c` into `into`.
-fn read_answer(
-    from: &mut BufReader<ChildStdout>,
-    reply: &mut String,
-    into: &mut [u64],
-    name: &str,
-    c: Cycle,
-) -> Result<(), String> {
-    let gone = |e: String| format!("rtl `{name}`: the RTL simulator stopped at cycle {c}: {e}");
-    reply.clear();
-    match from.read_line(reply) {
-        Ok(0) => return Err(gone("no answer".into())),
-        Ok(_) => {}
-        Err(e) => return Err(gone(e.to_string())),
-    }
-    let mut n = 0;
-    for t in reply.split_whitespace() {
-        let Some(slot) = into.get_mut(n) else {
-            n += 1;
-            continue;
-        };
-        *slot = t.parse().map_err(|_| gone(format!("`{t}` is not a number")))?;
-        n += 1;
-    }
-    if n != into.len() {
-        return Err(gone(format!("{n} values, {} expected", into.len())));
-    }
-    Ok(())
-}
-
-impl Node {
-    /// This cycle's inputs, as a line for the shim.
-    fn inputs(&mut self) {
-        for (i, p) in self.ports.iter().enumerate() {
-            if self.decl[i] != (Dir::Out, Shape::Signal) {
-                self.held[i] = p.read(&mut self.bufs[i]);
-            }
-        }
-        self.line.clear();
-        for (k, s) in self.ins.iter().enumerate() {
-            let v = match *s {
-                Src::Field { port, slot } => bits(&self.bufs[port][slot]),
-                Src::Valid(port) => self.held[port] as u64,
-                Src::Room(port) => self.ports[port].room() as u64,
-            };
-            if k > 0 {
-                self.line.push(' ');
-            }
-            let _ = write!(self.line, "{v}");
-        }
-        self.line.push('\n');
-    }
-
-    /// Runs the RTL through cycles `from..now` it slept, with the inputs of its last cycle,
-    /// checking its outputs stay as it left them; then cycle `now`. Afterwards `answer` holds
-    /// the outputs of `now` and `prev` those of the cycle before. Returns the first output that
-    /// moved while it slept (the run stops after this cycle, whose outputs are still driven so
-    /// the node's readers see an answer and the report names the RTL, not a missing grant).
-    fn exchange(&mut self, now: Cycle) -> Result<Option<String>, String> {
-        let from = self.last.map_or(now, |l| l + 1);
-        let io = |e: std::io::Error| format!("rtl `{}`: the RTL simulator stopped at cycle {now}: {e}", self.name);
-        for _ in from..now {
-            self.to.write_all(self.line.as_bytes()).map_err(io)?;
-        }
-        self.inputs();
-        let io = |e: std::io::Error| format!("rtl `{}`: the RTL simulator stopped at cycle {now}: {e}", self.name);
-        self.to.write_all(self.line.as_bytes()).map_err(io)?;
-        self.to.flush().map_err(io)?;
-        let mut moved = None;
-        for c in from..now {
-            read_answer(&mut self.from, &mut self.reply, &mut self.prev, &self.name, c)?;
-            if moved.is_some() {
-                continue;
-            }
-            if let Some(k) = (0..self.prev.len()).find(|&k| self.prev[k] != self.answer[k]) {
-                moved = Some(format!(
-                    "rtl `{}`: the RTL's output `{}` moved from {} to {} at cycle {c} with its inputs held since cycle {}: hwsim let it sleep there (its outputs had held still for a cycle); an RTL whose outputs move on their own needs `sleep: false`",
-                    self.name,
-                    self.out_names[k],
-                    self.answer[k],
-                    self.prev[k],
-                    from - 1
-                ));
-            }
-        }
-        std::mem::swap(&mut self.prev, &mut self.answer);
-        read_answer(&mut self.from, &mut self.reply, &mut self.answer, &self.name, now)?;
-        self.last = Some(now);
-        Ok(moved)
-    }
-
-    /// Drives the node's outputs from the RTL's answer and pops what the RTL took.
-    fn drive(&mut self) -> Result<bool, String> {
-        let mut pushed = false;
-        for o in &self.outs {
-            if o.stream && o.valid.is_some_and(|v| self.answer[v] == 0) {
-                continue;
-            }
-            let buf = &mut self.bufs[o.port];
-            for (slot, &r) in o.fields.iter().enumerate() {
-                buf[slot] = TraceValue::Bits(self.answer[r]);
-            }
-            self.ports[o.port]
-                .write(buf)
-                .map_err(|m| format!("rtl `{}`: {}: {m}", self.name, o.name))?;
-            pushed |= o.stream;
-        }
-        let mut took = false;
-        for (i, p) in self.ports.iter().enumerate() {
-            if self.decl[i] != (Dir::In, Shape::Stream) || !self.held[i] {
-                continue;
-            }
-            let ready = self
-                .ready
-                .iter()
-                .find(|r| r.0 == i)
-                .is_none_or(|r| self.answer[r.1] != 0);
-            if ready {
-                p.pop();
-            }
-            took = true;
-        }
-        Ok(pushed || took)
-    }
-}
-
-impl Component for Node {
-    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
-        let now = ctx.now();
-        if self.last == Some(now) {
-            return Wake::NextCycle;
-        }
-        let wait = self.watch.guard();
-        let r = self.exchange(now);
-        drop(wait);
-        let r = r.map_err(|m| format!("{m}{}", self.watch.why()));
-        let busy = match r {
-            Ok(moved) => {
-                let busy = self.drive();
-                if let Some(m) = moved {
-                    ctx.violation(m);
-                }
-                match busy {
-                    Ok(b) => b,
-                    Err(m) => {
-                        ctx.violation(m);
-                        return Wake::OnInput;
-                    }
-                }
-            }
-            Err(m) => {
-                ctx.violation(m);
-                return Wake::OnInput;
-            }
-        };
-        if busy {
-            self.active.set((self.active.get().0 + 1, now));
-        }
-        if !self.sleep || busy || self.answer != self.prev {
-            Wake::NextCycle
-        } else {
-            Wake::OnInput
-        }
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.to.flush();
-        // The watchdog, dropped after this, stops the process.
-    }
 }
