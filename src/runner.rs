@@ -741,6 +741,10 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         let stop = sim.run(target);
         // At a probe time, or at the end of the run if it falls on one.
         if let (Ok(_), Some(p)) = (&stop, prober.as_mut()) {
+            if p.next() == sim.now() {
+                // Counters a block keeps lazily, up to now (a rate monitor's ramps).
+                sim.settle();
+            }
             p.sample(&sim)?;
         }
         if stop.is_ok() {

@@ -201,4 +201,11 @@ pub trait Component {
     /// the place to publish summary counters that would cost too much to keep current on every
     /// event (a delay percentile from a histogram). It must not write nets. Default: nothing.
     fn finish(&mut self, _ctx: &mut Ctx<'_>) {}
+
+    /// Called before counters are read while the run stands at `ctx.now()` (a probe, and the
+    /// end, before [`finish`](Component::finish)): a block that accounts for the cycles between
+    /// its events lazily (a rate monitor integrating its ramps) brings its counters to what
+    /// they would be had it run every cycle up to now. It must not write nets, and calling it
+    /// again at the same cycle must change nothing. Default: nothing.
+    fn settle(&mut self, _ctx: &mut Ctx<'_>) {}
 }

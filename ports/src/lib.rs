@@ -55,7 +55,7 @@ pub use tx_msg::{
 };
 pub use wire::{
     cbfc_cost, ctrl_cost, frame_wire_bytes, packet_count, split_packets, ByteRate, CreditSize, Packets,
-    SerializerClock, WireParams, CNP_BYTES, DEFAULT_MPS, DEFAULT_PKT_OVERHEAD,
+    SerializerClock, WireParams, WireRamp, CNP_BYTES, DEFAULT_MPS, DEFAULT_PKT_OVERHEAD,
 };
 
 #[cfg(test)]

@@ -428,6 +428,9 @@ impl SerializerClock {
         let now = now_cycle as u128 * self.rate.bytes as u128;
         if self.busy_until <= now {
             0
+        } else if self.rate.ns == 1 {
+            // A whole number of bytes per ns (the line rates): no 128-bit division.
+            (self.busy_until - now) as u64
         } else {
             (self.busy_until - now).div_ceil(self.rate.ns as u128) as u64
         }
@@ -446,6 +449,127 @@ impl SerializerClock {
     /// The exact busy-until time as `(numerator, denominator)` ns, e.g. `(2788, 50)` = 55.76 ns.
     pub const fn busy_until_exact(&self) -> (u128, u64) {
         (self.busy_until, self.rate.bytes)
+    }
+}
+
+/// The bytes that have crossed a serializer, as a function of the cycle: what a MAC or an RX
+/// cap shows on `wire_total` byte by byte at line rate, sent once per frame instead of once
+/// per cycle, so a rate monitor integrates it without the serializer ticking every cycle.
+///
+/// At cycle `t` the value is `max(floor, started − clock.remaining_bytes(t))`: `started` is the
+/// wire bytes of every frame started, `clock` the serializer after the last start, `floor` the
+/// value the cycle before that start (the count never goes back, though a datapath-bound frame
+/// occupies more time than its bytes need). From [`still_from`](WireRamp::still_from) on it no
+/// longer moves. The default is 0 at every cycle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WireRamp {
+    /// The value the cycle before the last start (never gone back below).
+    pub floor: u64,
+    /// Wire bytes of every frame started.
+    pub started: u64,
+    /// The serializer as the last start left it.
+    pub clock: SerializerClock,
+}
+
+impl WireRamp {
+    /// The value at cycle `t` (the cumulative bytes a `wire_total` shows at `t`).
+    #[inline]
+    pub const fn at(&self, t: u64) -> u64 {
+        let v = self.started.saturating_sub(self.clock.remaining_bytes(t));
+        if v > self.floor {
+            v
+        } else {
+            self.floor
+        }
+    }
+
+    /// The first cycle from which the value stays `max(floor, started)`.
+    pub const fn still_from(&self) -> u64 {
+        self.clock.busy_until_cycle()
+    }
+
+    /// For a serializer of a whole number of bytes per ns: `(from, slope)`, the cycle from which
+    /// the value rises by exactly `slope` bytes a cycle up to [`still_from`](Self::still_from)
+    /// − 1 (before `from` it holds at `floor`; at `still_from` it takes its last, partial step).
+    /// `None` at a fractional rate (there the steps vary by a byte).
+    pub const fn linear(&self) -> Option<(u64, u64)> {
+        let (busy_until, bytes) = self.clock.busy_until_exact();
+        if self.clock.rate().ns() != 1 {
+            return None;
+        }
+        // started − (busy_until − t·bytes) ≥ floor  ⟺  t·bytes ≥ floor + busy_until − started.
+        let need = self.floor as u128 + busy_until;
+        let from = if need <= self.started as u128 {
+            0
+        } else {
+            (need - self.started as u128).div_ceil(bytes as u128) as u64
+        };
+        Some((from, bytes))
+    }
+
+    /// The ramp after a start at cycle `t` (`started` and `clock` as they are after it): its
+    /// floor is this ramp's value at `t − 1`.
+    pub const fn restart(&self, t: u64, started: u64, clock: SerializerClock) -> WireRamp {
+        WireRamp {
+            floor: if t == 0 { 0 } else { self.at(t - 1) },
+            started,
+            clock,
+        }
+    }
+}
+
+/// A ramp as a testbench writes and reads it: `{floor, started, still_from}` (what the waves
+/// show). Driven from a testbench, a ramp does not move (`{floor, started}`: the serializer
+/// idle, the value `max(floor, started)` at every cycle); a `still_from` other than 0 is refused.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[derive(Default)]
+struct RampFields {
+    floor: u64,
+    started: u64,
+    still_from: u64,
+}
+
+impl Serialize for WireRamp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        RampFields {
+            floor: self.floor,
+            started: self.started,
+            still_from: self.still_from(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for WireRamp {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let f = RampFields::deserialize(d)?;
+        if f.still_from != 0 {
+            return Err(serde::de::Error::custom(
+                "a ramp driven by a testbench does not move: give `floor` and `started` only",
+            ));
+        }
+        Ok(WireRamp {
+            floor: f.floor,
+            started: f.started,
+            clock: SerializerClock::default(),
+        })
+    }
+}
+
+impl Trace for WireRamp {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 3] = [
+            TraceField::bits("floor", 64),
+            TraceField::bits("started", 64),
+            TraceField::bits("still_from", 64),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.floor);
+        out[1] = TraceValue::Bits(self.started);
+        out[2] = TraceValue::Bits(self.still_from());
     }
 }
 
@@ -668,6 +792,40 @@ mod tests {
                 prop_assert!(u128::from(finish) * num >= busy);
                 prop_assert!(finish == 0 || u128::from(finish - 1) * num < busy);
             }
+        }
+    }
+
+    proptest! {
+        /// A ramp's linear stretch is what `at` gives cycle by cycle: `floor` before `from`,
+        /// `slope` more each cycle from `from` to `still_from − 1`, `max(floor, started)` on.
+        #[test]
+        fn a_ramp_rises_by_its_slope_between_its_breaks(
+            frames in proptest::collection::vec((0u64..300, 1u64..3000), 1..6),
+            dp in 32u64..128,
+        ) {
+            let mut clock = SerializerClock::new(ByteRate::LINE_RATE_PER_LG);
+            let (mut ramp, mut started) = (WireRamp::default(), 0u64);
+            let mut frames = frames;
+            frames.sort();
+            for (t, bytes) in frames {
+                started += bytes;
+                clock.start_at_least(t, bytes, bytes.div_ceil(dp));
+                ramp = ramp.restart(t, started, clock);
+                let (from, slope) = ramp.linear().unwrap();
+                let still = ramp.still_from();
+                for c in t..still + 3 {
+                    let v = ramp.at(c);
+                    if c < from.min(still) {
+                        prop_assert_eq!(v, ramp.floor);
+                    } else if c < still {
+                        prop_assert_eq!(v, ramp.at(from) + (c - from) * slope);
+                    } else {
+                        prop_assert_eq!(v, ramp.floor.max(ramp.started));
+                    }
+                }
+            }
+            let fractional = WireRamp { clock: SerializerClock::new(ByteRate::new(25, 2).unwrap()), ..ramp };
+            prop_assert!(fractional.linear().is_none());
         }
     }
 }

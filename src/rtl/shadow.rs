@@ -84,6 +84,9 @@ fn fields_of(
         let Some(net) = sim.net(&format!("{inst}.{}", d.name)) else {
             continue;
         };
+        // Sampled every cycle: observed, as a traced net (a block then drives it exactly at
+        // every cycle, see `Out::observed`).
+        net.set_traced();
         let layout = net.trace_layout();
         let slots: usize = layout.iter().map(|(_, k)| k.slots()).sum();
         let id = nets.len();

@@ -428,7 +428,9 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             &Value::Mapping(router),
         )?;
         let mut mon = yaml::Mapping::new();
-        mon.insert("inputs".into(), (nlg as u64).into());
+        // The MACs' and RX caps' byte counts as ramps (sent once per frame, not every cycle).
+        mon.insert("inputs".into(), 0u64.into());
+        mon.insert("ramps".into(), (nlg as u64).into());
         mon.insert("window".into(), 1000u64.into());
         make(
             &blocks,
@@ -494,8 +496,8 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
                 (format!("{g}.rx.credit"), format!("{p}.router.lg{k}_cr")),
                 (format!("{p}.router.lg{k}_ack"), format!("{g}.tx.ctrl")),
                 (format!("{p}.router.lg{k}_credit"), format!("{g}.tx.credit")),
-                (format!("{g}.mac.wire_total"), format!("{p}.tx_monitor.b{k}")),
-                (format!("{g}.rxcap.wire_total"), format!("{p}.rx_monitor.b{k}")),
+                (format!("{g}.mac.wire_ramp"), format!("{p}.tx_monitor.r{k}")),
+                (format!("{g}.rxcap.wire_ramp"), format!("{p}.rx_monitor.r{k}")),
             ];
             let ack_conns = [
                 (format!("{g}.tx.ack_cr"), format!("{p}.router.lg{k}_tcr")),

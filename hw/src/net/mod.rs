@@ -154,6 +154,9 @@ pub trait NetDyn: Any {
     /// Marks the net traced (the kernel's: a traced net's changes go through its commit).
     #[doc(hidden)]
     fn set_traced(&self) {}
+    /// Marks a signal bound to a reader (the kernel's, at elaboration: see [`Out::observed`]).
+    #[doc(hidden)]
+    fn set_read(&self) {}
     /// For a stream: the messages pushed (committed) so far; `None` for a signal.
     fn pushes(&self) -> Option<u64> {
         None
@@ -218,6 +221,9 @@ pub(crate) struct NetHead {
     pub(crate) id: u32,
     /// The single reader when `fast`.
     pub(crate) reader: Cell<u32>,
+    /// Bound to a reader (set by the kernel at elaboration): with `recorded`, what
+    /// [`Out::observed`] says.
+    pub(crate) read: Cell<bool>,
 }
 
 impl NetHead {
@@ -231,6 +237,7 @@ impl NetHead {
             woken: Cell::new(false),
             id,
             reader: Cell::new(0),
+            read: Cell::new(false),
         }
     }
 }
@@ -385,6 +392,9 @@ impl<T: SignalValue> NetDyn for SignalNet<T> {
     fn set_traced(&self) {
         self.head.recorded.set(true);
     }
+    fn set_read(&self) {
+        self.head.read.set(true);
+    }
     fn word_size(&self) -> u8 {
         // A combinational net commits differently (see `commit`): never through a `WordNet`.
         if self.head.comb {
@@ -452,6 +462,15 @@ impl<T: SignalValue> Out<T> {
         if self.net.get() != v {
             self.net.set(v, &self.shared)
         }
+    }
+    /// Whether anything sees this signal cycle by cycle: a reader bound to it, the trace, a
+    /// testbench check or probe, a shadowing RTL. A block may leave a signal nobody observes
+    /// unwritten between its events (a serializer's byte count, which it also sends once per frame
+    /// as a function of time for a monitor to integrate), but must then drive it
+    /// exactly at every cycle whenever it is observed. Fixed before the first cycle.
+    #[inline]
+    pub fn observed(&self) -> bool {
+        self.net.head.read.get() || self.net.head.recorded.get()
     }
 }
 

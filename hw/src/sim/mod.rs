@@ -192,6 +192,9 @@ impl Sim {
         let unit_queued = clusters.as_ref().map_or(Vec::new(), |c| vec![0; c.units.len()]);
         let units = clusters.as_ref().map_or(n, |c| c.units.len());
         for (i, r) in net_readers.iter().enumerate() {
+            if !r.is_empty() {
+                nets[i].set_read();
+            }
             // A combinational net's readers are stamped in the cycle of the write (`Clusters`),
             // not woken by its commit.
             let r: &[u32] = if net_comb[i] { &[] } else { r };
@@ -458,11 +461,23 @@ impl Sim {
     /// cycle, in index order, so end-of-run summary counters are in place. Idempotent in effect
     /// for well-behaved blocks (they recompute from their state).
     pub fn finish(&mut self) {
+        self.settle();
         let now = self.now;
         let mut ctx = ctx!(self, now);
         for (c, comp) in self.comps.iter_mut().enumerate() {
             ctx.me = c as u32;
             comp.finish(&mut ctx);
+        }
+    }
+
+    /// Brings every block's lazily kept counters up to the current cycle
+    /// ([`Component::settle`]): before counters are read mid-run (a probe) and at the end.
+    pub fn settle(&mut self) {
+        let now = self.now;
+        let mut ctx = ctx!(self, now);
+        for (c, comp) in self.comps.iter_mut().enumerate() {
+            ctx.me = c as u32;
+            comp.settle(&mut ctx);
         }
     }
 

@@ -36,7 +36,14 @@
 //! Counters: `frames`, `payload_bytes`, `wire_bytes` (data only), `bypassed` (zero-byte
 //! frames). Signals: `busy`, and `wire_total`, the wire bytes serialized so far, advancing at
 //! line rate (while the datapath binds, for tiny frames, it lags by up to one frame and catches up
-//! when the frame ends).
+//! when the frame ends); `wire_ramp`, the same count as a function of the cycle
+//! ([`WireRamp`]), changed once per frame start, for the chip's rate monitor.
+//!
+//! **Events, not cycles.** The block runs at a frame's start and end, a credit's due cycle and
+//! the cycle `busy` falls. `wire_total` advances every cycle of a frame only when something
+//! observes it ([`Out::observed`]: a reader, the trace, a check, a shadow); it then runs every
+//! such cycle to drive it, as it always did. The rate monitor integrates `wire_ramp` instead,
+//! so in a system the serializer no longer runs once per cycle per busy LG.
 //!
 //! Deviation: the credit goes back `credit_lead` cycles before the serializer frees (see above),
 //! where the seed's event model re-arbitrates at the instant the frame is done.
@@ -46,7 +53,7 @@ use std::collections::VecDeque;
 use hwsim_hw::{
     Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake,
 };
-use hwsim_ports::{mcast_group, ByteRate, DataFrame, MacCreditRet, SerializerClock};
+use hwsim_ports::{mcast_group, ByteRate, DataFrame, MacCreditRet, SerializerClock, WireRamp};
 use serde::{Deserialize, Serialize};
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
@@ -109,6 +116,8 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
             .doc("MAC2TX credit returns to the TX: one per frame, `mul` for a TYPE2 frame"),
         PortDecl::output::<bool>("busy").doc("serializer busy"),
         PortDecl::output::<u64>("wire_total").doc("wire bytes serialized so far (cumulative, byte-accurate)"),
+        PortDecl::output::<WireRamp>("wire_ramp")
+            .doc("`wire_total` as a function of the cycle, changed at each frame start (for a rate monitor)"),
     ]
 }
 
@@ -127,6 +136,9 @@ pub struct MacTx {
     out: StreamOut<DataFrame>,
     busy: Out<bool>,
     wire_total: Out<u64>,
+    wire_ramp: Out<WireRamp>,
+    /// The value of `wire_total` at every cycle since the last start (driven on `wire_ramp`).
+    ramp: WireRamp,
     /// Wire bytes of every frame started, and the value driven on `wire_total`.
     started: u64,
     sent: u64,
@@ -160,6 +172,8 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         out: b.stream_out("out")?,
         busy: b.output("busy")?,
         wire_total: b.output("wire_total")?,
+        wire_ramp: b.output("wire_ramp")?,
+        ramp: WireRamp::default(),
         started: 0,
         sent: 0,
         serialized: VecDeque::with_capacity(4),
@@ -204,6 +218,8 @@ impl Component for MacTx {
             let wire = f.wire_bytes() as u64;
             self.started += wire;
             let end = self.clock.start_at_least(now, wire, wire.div_ceil(self.datapath));
+            self.ramp = self.ramp.restart(now, self.started, self.clock);
+            self.wire_ramp.set(self.ramp);
             self.serialized.push_back((end, f));
             // The serializer frees for the next frame within cycle end − 1.
             let frees = end.saturating_sub(1);
@@ -224,16 +240,17 @@ impl Component for MacTx {
             self.busy.set(busy);
         }
         // Wire bytes sent so far, byte by byte at line rate, so a window over `wire_total`
-        // measures the send rate exactly rather than frame by frame.
-        // `remaining` counts datapath padding too (a tiny frame occupies more time than its bytes
-        // need), so it can exceed what was started: saturate, and never go backwards.
-        let sent = self
-            .started
-            .saturating_sub(self.clock.remaining_bytes(now))
-            .max(self.sent);
-        if sent != self.sent {
-            self.sent = sent;
-            self.wire_total.set(sent);
+        // measures the send rate exactly rather than frame by frame; driven only while someone
+        // observes it (the ramp carries it otherwise). `remaining` counts datapath padding too
+        // (a tiny frame occupies more time than its bytes need), so it can exceed what was
+        // started: the ramp saturates, and never goes backwards.
+        let observed = self.wire_total.observed();
+        if observed {
+            let sent = self.ramp.at(now);
+            if sent != self.sent {
+                self.sent = sent;
+                self.wire_total.set(sent);
+            }
         }
         // Next: the front frame's end, the cycle the serializer frees for a waiting frame, or
         // the cycle `busy` falls.
@@ -252,9 +269,12 @@ impl Component for MacTx {
             // Due: next cycle (a full credit stream wakes us when it drains).
             next = next.min(t.max(now + 1));
         }
-        if busy || self.sent < self.started {
-            // `busy` falls and `wire_total` advances cycle by cycle while serializing.
+        if observed && (busy || self.sent < self.started) {
+            // `wire_total` advances cycle by cycle while serializing.
             next = now + 1;
+        } else if busy {
+            // `busy` falls when the serializer frees.
+            next = next.min(self.clock.busy_until_cycle().max(now + 1));
         }
         Wake::earliest((next != Cycle::MAX).then_some(next))
     }

@@ -52,14 +52,17 @@
 //! is on the wire (so a window over it measures the rate exactly, not frame by frame), for
 //! the chip's receive-rate monitor (acceptance «高 radix incast 接收 cap»: ≤ num_lg × line rate).
 //! It steps by whole frames at their finish, so a window of W ns can see up to one frame more than
-//! `W × line_rate` (the part of its first frame received before the window).
+//! `W × line_rate` (the part of its first frame received before the window). `wire_ramp` is the
+//! same count as a function of the cycle ([`WireRamp`]), changed at arrivals only: the monitor
+//! integrates it, and `wire_total` is driven cycle by cycle only while something observes it
+//! ([`Out::observed`]), so the block runs at arrivals and packet ends, not every cycle.
 
 use std::collections::VecDeque;
 
 use hwsim_hw::{
     Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake,
 };
-use hwsim_ports::{ByteRate, DataFrame, SerializerClock};
+use hwsim_ports::{ByteRate, DataFrame, SerializerClock, WireRamp};
 use serde::{Deserialize, Serialize};
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
@@ -130,6 +133,8 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
             .doc("one-packet frames, each at the cycle its last byte is received (ceil)"),
         PortDecl::output::<u64>("busy_until").doc("first whole cycle at which the receive serializer is idle (ns)"),
         PortDecl::output::<u64>("wire_total").doc("wire bytes of the data frames pushed on out (cumulative)"),
+        PortDecl::output::<WireRamp>("wire_ramp")
+            .doc("`wire_total` as a function of the cycle, changed at arrivals (for a rate monitor)"),
         PortDecl::output::<u64>("backlog")
             .level()
             .doc("packets held (received or on the wire, not yet pushed on out)"),
@@ -142,6 +147,9 @@ pub struct RxCap {
     out: StreamOut<DataFrame>,
     busy_until: Out<u64>,
     wire_total: Out<u64>,
+    wire_ramp: Out<WireRamp>,
+    /// The value of `wire_total` at every cycle since the last arrival (driven on `wire_ramp`).
+    ramp: WireRamp,
     backlog: Out<u64>,
     /// The value driven on `backlog`.
     held: u64,
@@ -179,6 +187,8 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         out: b.stream_out("out")?,
         busy_until: b.output("busy_until")?,
         wire_total: b.output("wire_total")?,
+        wire_ramp: b.output("wire_ramp")?,
+        ramp: WireRamp::default(),
         backlog: b.output("backlog")?,
         held: 0,
         wire_sum: 0,
@@ -233,6 +243,11 @@ impl Component for RxCap {
             }
             self.busy_until.set(self.clock.busy_until_cycle());
         }
+        if self.started != self.ramp.started {
+            // Once per cycle of arrivals, from the count as it stood before them.
+            self.ramp = self.ramp.restart(now, self.started, self.clock);
+            self.wire_ramp.set(self.ramp);
+        }
         let held = (self.data.len() + self.bypass.len()) as u64;
         if held > self.peak {
             self.peak = held;
@@ -259,21 +274,22 @@ impl Component for RxCap {
             }
         }
         // Wire bytes received so far, byte by byte at line rate (not whole frames at their
-        // end), so a window over `wire_total` measures the receive rate exactly.
-        let received = self
-            .started
-            .saturating_sub(self.clock.remaining_bytes(now))
-            .max(self.wire_sum);
-        if received != self.wire_sum {
-            self.wire_sum = received;
-            self.wire_total.set(received);
+        // end), so a window over `wire_total` measures the receive rate exactly; driven only
+        // while someone observes it (the ramp carries it otherwise).
+        let observed = self.wire_total.observed();
+        if observed {
+            let received = self.ramp.at(now);
+            if received != self.wire_sum {
+                self.wire_sum = received;
+                self.wire_total.set(received);
+            }
         }
         let held = (self.data.len() + self.bypass.len()) as u64;
         if held != self.held {
             self.held = held;
             self.backlog.set(held);
         }
-        let receiving = self.clock.remaining_bytes(now + 1) > 0 || self.wire_sum < self.started;
+        let receiving = observed && (self.clock.remaining_bytes(now + 1) > 0 || self.wire_sum < self.started);
 
         // Next due work. If `out` was full, its consumer's pop wakes us; no need to poll.
         let next_data = self.data.front().map(|(due, ..)| *due);
