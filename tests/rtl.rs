@@ -145,6 +145,40 @@ fn refusals_before_the_build() {
     );
     let tb = variant(&d, |t| t.replace("vc_arbiter.sv", "vc_arbitr.sv"));
     refused(&tb, &[], "rtl `arb`: source `");
+    // Names that would reach outside the cache or into the generated program (issue 53): an
+    // entry named by a path, a top climbing out of the cache, a clock with C++ in it; nothing
+    // is written for any of them.
+    for (from, to, want) in [
+        (
+            "\n  arb:\n",
+            "\n  ../../x:\n",
+            "rtl `../../x`: the entry's name names the divergence file in the cache: letters, digits, `_` and `-` only",
+        ),
+        (
+            "top: vc_arbiter",
+            "top: /../NAME",
+            "rtl `arb`: top: `/../NAME` is not a Verilog identifier",
+        ),
+        (
+            "clock: clk",
+            "clock: \"clk; system(0)\"",
+            "rtl `arb`: clock: `clk; system(0)` is not a Verilog identifier",
+        ),
+        (
+            "reset: rst",
+            "reset: \"!a/b\"",
+            "rtl `arb`: reset: `a/b` is not a Verilog identifier",
+        ),
+    ] {
+        let tb = variant(&d, |t| {
+            assert!(t.contains(from), "{from}");
+            t.replace(from, to)
+        });
+        let cache = d.join("cache");
+        refused(&tb, &[("HWSIM_RTL_DIR", cache.to_str().unwrap())], want);
+        assert!(!cache.exists(), "nothing written for {to}");
+        assert!(!d.join("x.diverged.csv").exists() && !d.join("NAME").exists());
+    }
     // Without Verilator on PATH: what to install.
     let empty = d.join("bin");
     std::fs::create_dir_all(&empty).unwrap();

@@ -81,6 +81,19 @@ fn no_node(spec: &Rtl, err: &dyn Fn(&str, String) -> InputError) -> InputError {
     )
 }
 
+/// A name hwsim may put into a file name or a generated program: ASCII letters, digits and `_`
+/// (and `-`, not first, for an entry's name), not starting with a digit for an identifier, at
+/// most 64 characters.
+fn plain_name(s: &str, entry: bool) -> bool {
+    let mut chars = s.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    s.len() <= 64
+        && (first.is_ascii_alphabetic() || first == '_' || (entry && first.is_ascii_digit()))
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || (entry && c == '-'))
+}
+
 /// A built RTL model, started and waiting for its first cycle.
 pub(crate) struct Launched {
     pub built: build::Built,
@@ -97,6 +110,28 @@ pub(crate) struct Launched {
 /// Checks an entry's sources, builds its RTL (or finds the cached build) and starts it.
 pub(crate) fn launch(l: &Loaded, name: &str, spec: &Rtl) -> Result<Launched, InputError> {
     let err = |needle: &str, m: String| l.error_at(needle, format!("rtl `{name}`: {m}"));
+    // The entry's name becomes a file name in the cache (`<name>.diverged.csv`), the top and
+    // the clock and reset names go into a folder name and a generated C++ program: a `/`, a
+    // `..` or a quote in them would write outside the cache or into the program's text.
+    if !plain_name(name, true) {
+        return Err(err(
+            name,
+            "the entry's name names the divergence file in the cache: letters, digits, `_` and `-` only (at most 64)"
+                .into(),
+        ));
+    }
+    for (what, v) in [
+        ("top", Some(spec.top.as_str())),
+        ("clock", Some(spec.clock.as_str())),
+        ("reset", spec.reset.as_deref().map(|r| r.strip_prefix('!').unwrap_or(r))),
+    ] {
+        if let Some(v) = v.filter(|v| !plain_name(v, false)) {
+            return Err(err(
+                v,
+                format!("{what}: `{v}` is not a Verilog identifier (a letter or `_`, then letters, digits and `_`; at most 64)"),
+            ));
+        }
+    }
     if spec.sources.is_empty() {
         return Err(err("sources", "sources: name at least one Verilog file".into()));
     }
