@@ -118,8 +118,38 @@ pub fn check_log(chart: &Chart) -> Result<(), InputError> {
             }
         }
     }
+    // A log axis over more decades than a float's range holds (its end over its start
+    // overflows) never finishes placing its ticks: refused, with the span.
+    let span = |v: &mut dyn Iterator<Item = f64>| {
+        let (lo, hi) = v.fold((f64::MAX, 0f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
+        (lo <= hi).then_some((lo, hi))
+    };
+    let pts = || chart.series.iter().flat_map(|s| s.points.iter());
+    for (on, opt, range) in [
+        (chart.log_x, "--logx", span(&mut pts().map(|p| p.0))),
+        (chart.log_y, "--logy", span(&mut pts().flat_map(|p| [p.1, p.2, p.3]))),
+    ] {
+        if let (true, Some((lo, hi))) = (on, range) {
+            let (a, b) = log_range(lo, hi);
+            // (A NaN ratio is refused too.)
+            let drawable = b / a <= MAX_LOG_RATIO;
+            if !drawable {
+                return Err(InputError::new(
+                    Path::new(opt),
+                    format!(
+                        "the values span {lo:e} to {hi:e}: a log axis draws at most {} decades, its margins included",
+                        MAX_LOG_RATIO.log10()
+                    ),
+                ));
+            }
+        }
+    }
     Ok(())
 }
+
+/// The largest end-to-start ratio of a log axis (its range, padded): 300 decades (plotters
+/// placed the ticks of 1e-150..1e150 and never finished those of 1e-155..1e155).
+const MAX_LOG_RATIO: f64 = 1e300;
 
 /// Writes `chart` to `out` (`.svg` or `.png`).
 pub fn write(out: &Path, chart: &Chart) -> Result<(), InputError> {
@@ -586,6 +616,32 @@ mod tests {
         for l in ["s14", "s3", "s0", "+ 3 more, not in the legend:"] {
             assert!(text_x(&svg, l) >= right, "`{l}` beside the plot, not over it");
         }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// A log axis over more decades than its end-to-start ratio holds is refused at once (it
+    /// hung: plotters never finished placing the ticks of 1e-160..1e160), one within is drawn.
+    #[test]
+    fn a_log_axis_over_too_many_decades_is_refused_not_hung() {
+        let ten = |e: i32| format!("1e{e}").parse::<f64>().unwrap();
+        let chart = |e: i32| Chart {
+            title: String::new(),
+            x_label: "cycle".into(),
+            y_label: "v".into(),
+            log_x: false,
+            log_y: true,
+            series: vec![Series {
+                label: "a".into(),
+                points: vec![(1.0, ten(-e), ten(-e), ten(-e)), (2.0, ten(e), ten(e), ten(e))],
+            }],
+        };
+        assert_eq!(
+            check_log(&chart(160)).unwrap_err().to_string(),
+            "--logy: the values span 1e-160 to 1e160: a log axis draws at most 300 decades, its margins included"
+        );
+        let d = std::env::temp_dir().join(format!("hwsim-plot-decades-{}", std::process::id()));
+        write(&d.join("ok.svg"), &chart(140)).unwrap();
+        assert!(d.join("ok.svg").exists());
         let _ = std::fs::remove_dir_all(&d);
     }
 
