@@ -443,6 +443,30 @@ fn an_rtl_breaking_the_protocol_stops_the_run_with_the_cycle_and_the_path() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// What an RTL prints goes to the standard error, not among its answers (issue 53: a
+/// `$display` was read as port values, a false divergence or a protocol error).
+#[test]
+fn what_an_rtl_displays_is_shown_not_read_as_its_outputs() {
+    if !verilator() {
+        return;
+    }
+    let d = scratch("display");
+    let tb = edited_rtl(
+        &d,
+        "chatty",
+        |s| {
+            s.replace("    always_ff @(posedge clk) begin", "    always_ff @(posedge clk) if (req_valid) $display(\"rtl says: request %0d\", req_eligible);\n    always_ff @(posedge clk) begin")
+        },
+        |t| t,
+    );
+    let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("verdict: PASS (14/14 checks)"), "{out}");
+    assert!(err.contains("rtl says: request "), "{err}");
+    assert!(!out.contains("rtl says"), "{out}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn an_rtl_whose_outputs_move_on_their_own_must_not_sleep() {
     if !verilator() {

@@ -6,6 +6,8 @@
 //! one program serves any map: it reads one line per cycle with the values of the inputs (in the
 //! order of the header, clock and reset left out) and answers one line with the values of every
 //! output (a line starting `+` evaluates the same cycle again: a replaced node's later process).
+//! What the RTL prints (`$display`) goes to the standard error, which hwsim's is, never among
+//! the answers (it was read as port values: a false divergence).
 //! `sim --ports` prints the port list the answer follows.
 //!
 //! Why a process and not a library loaded into hwsim (what the `marlin-verilator` crate does: it
@@ -34,7 +36,7 @@ use std::process::Command;
 pub const NO_VERILATOR: &str = "verilator is not installed or does not run";
 
 /// Version of the generated shim: a change to [`shim`] must bump it (it is part of the key).
-const SHIM_VERSION: u32 = 2;
+const SHIM_VERSION: u32 = 3;
 
 /// Largest source file read for the key (and handed to Verilator).
 const MAX_SOURCE_BYTES: u64 = 64 << 20;
@@ -308,7 +310,7 @@ fn shim(req: &Request<'_>, ports: &[RtlPort]) -> String {
     );
     let _ = writeln!(
         s,
-        "#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n#include \"V{top}.h\"\n#include \"verilated.h\""
+        "#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n#include <unistd.h>\n#include \"V{top}.h\"\n#include \"verilated.h\""
     );
     let _ = writeln!(s, "int main(int argc, char** argv) {{");
     let _ = writeln!(s, "    if (argc > 1 && std::strcmp(argv[1], \"--ports\") == 0) {{");
@@ -319,6 +321,12 @@ fn shim(req: &Request<'_>, ports: &[RtlPort]) -> String {
         let _ = writeln!(s, "        std::printf(\"out {} {}\\n\");", p.name, p.width);
     }
     let _ = writeln!(s, "        return 0;\n    }}");
+    // The answers go down the pipe hwsim reads; what the RTL prints (`$display`, through the
+    // C stdout) goes to the standard error, line by line, never among the answers.
+    let _ = writeln!(
+        s,
+        "    std::FILE* ans = fdopen(dup(1), \"w\");\n    if (!ans || dup2(2, 1) < 0) return 3;\n    std::setvbuf(stdout, nullptr, _IOLBF, 0);"
+    );
     let _ = writeln!(s, "    VerilatedContext ctx;\n    V{top} top(&ctx);");
     let _ = writeln!(s, "    top.{} = 0;", req.clock);
     if let Some((r, low)) = req.reset {
@@ -358,8 +366,8 @@ fn shim(req: &Request<'_>, ports: &[RtlPort]) -> String {
         .iter()
         .map(|p| format!(", (unsigned long long)top.{}", p.name))
         .collect();
-    let _ = writeln!(s, "        std::printf(\"{}\\n\"{args});", fmt.join(" "));
-    let _ = writeln!(s, "        std::fflush(stdout);");
+    let _ = writeln!(s, "        std::fprintf(ans, \"{}\\n\"{args});", fmt.join(" "));
+    let _ = writeln!(s, "        std::fflush(ans);");
     let _ = writeln!(s, "        top.{} = 0;\n        top.eval();", req.clock);
     let _ = writeln!(s, "    }}\n    top.final();\n    return 0;\n}}");
     s
