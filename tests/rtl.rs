@@ -443,6 +443,38 @@ fn an_rtl_breaking_the_protocol_stops_the_run_with_the_cycle_and_the_path() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// An RTL input wider than 64 bits, which hwsim cannot drive, is refused (issue 53: left at 0,
+/// the run passed), from a fresh build and from the cache alike.
+#[test]
+fn an_rtl_input_wider_than_64_bits_is_refused() {
+    if !verilator() {
+        return;
+    }
+    let d = scratch("wide");
+    let tb = edited_rtl(
+        &d,
+        "wide",
+        |s| {
+            s.replace(
+                "    input  logic       rst,\n",
+                "    input  logic       rst,\n    input  logic [79:0] wide_in,\n",
+            )
+        },
+        |t| t,
+    );
+    for _ in 0..2 {
+        let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &[]);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(
+            err.contains(
+                "rtl `arb`: the top `vc_arbiter` has a 80-bit input `wide_in`: hwsim drives inputs of at most 64 bits"
+            ),
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// What an RTL prints goes to the standard error, not among its answers (issue 53: a
 /// `$display` was read as port values, a false divergence or a protocol error).
 #[test]

@@ -36,7 +36,7 @@ use std::process::Command;
 pub const NO_VERILATOR: &str = "verilator is not installed or does not run";
 
 /// Version of the generated shim: a change to [`shim`] must bump it (it is part of the key).
-const SHIM_VERSION: u32 = 3;
+const SHIM_VERSION: u32 = 4;
 
 /// Largest source file read for the key (and handed to Verilator).
 const MAX_SOURCE_BYTES: u64 = 64 << 20;
@@ -294,7 +294,8 @@ fn read_ports(exe: &Path) -> Result<Vec<RtlPort>, String> {
 /// The generated main: reset before cycle 0, then per input line the edge that ends the last
 /// cycle, this cycle's inputs, `eval`, the outputs, the clock low (the timing of
 /// examples/rtl/tb_vc.cpp); a line starting `+` is the same cycle evaluated again with new
-/// inputs, no edge. Wide ports (> 64 bits) are listed but not driven or read.
+/// inputs, no edge. Wide ports (> 64 bits) are listed but not driven or read (an input that
+/// wide is refused before the run: [`super::launch`]).
 fn shim(req: &Request<'_>, ports: &[RtlPort]) -> String {
     let top = req.top;
     let reset = req.reset.map(|r| r.0);
@@ -314,11 +315,11 @@ fn shim(req: &Request<'_>, ports: &[RtlPort]) -> String {
     );
     let _ = writeln!(s, "int main(int argc, char** argv) {{");
     let _ = writeln!(s, "    if (argc > 1 && std::strcmp(argv[1], \"--ports\") == 0) {{");
-    for p in &ins {
-        let _ = writeln!(s, "        std::printf(\"in {} {}\\n\");", p.name, p.width);
-    }
-    for p in &outs {
-        let _ = writeln!(s, "        std::printf(\"out {} {}\\n\");", p.name, p.width);
+    // Every port, as the model's header gives them (clock, reset and wide ones too): a cached
+    // build then knows what a fresh one knows (an unmapped 80-bit input is refused either way).
+    for p in ports {
+        let dir = if p.input { "in" } else { "out" };
+        let _ = writeln!(s, "        std::printf(\"{dir} {} {}\\n\");", p.name, p.width);
     }
     let _ = writeln!(s, "        return 0;\n    }}");
     // The answers go down the pipe hwsim reads; what the RTL prints (`$display`, through the

@@ -172,6 +172,21 @@ pub(crate) fn launch(l: &Loaded, name: &str, spec: &Rtl) -> Result<Launched, Inp
             built.exe.parent().unwrap_or(&dir).display()
         );
     }
+    // An input hwsim cannot drive would sit at 0 while the run passes.
+    let driven_by_hwsim = |n: &str| n == spec.clock || reset.is_some_and(|r| r.0 == n);
+    if let Some(p) = built
+        .ports
+        .iter()
+        .find(|p| p.input && p.width > 64 && !driven_by_hwsim(&p.name))
+    {
+        return Err(err(
+            &spec.top,
+            format!(
+                "the top `{}` has a {}-bit input `{}`: hwsim drives inputs of at most 64 bits (give the top narrower ports)",
+                spec.top, p.width, p.name
+            ),
+        ));
+    }
     let mut child = Command::new(&built.exe)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
