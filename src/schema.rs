@@ -102,7 +102,10 @@ pub struct Rtl {
 
 /// An RTL signal in a map: `req_valid`, or `{signal: ptr, offset: 1, when: grant.valid}`.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "an RTL port name (`req_valid`) or `{signal: NAME, offset: N, when: FIELD}`"
+)]
 pub enum RtlSignal {
     /// Just the name: compared (or driven) in the same cycle.
     Name(String),

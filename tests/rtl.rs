@@ -145,6 +145,25 @@ fn refusals_before_the_build() {
     );
     let tb = variant(&d, |t| t.replace("vc_arbiter.sv", "vc_arbitr.sv"));
     refused(&tb, &[], "rtl `arb`: source `");
+    // A folder or a device named as a source says so (it said "no such file"), and a map value
+    // that is neither a name nor `{signal: …}` says what it may be (issue 53).
+    let sv = root().join("examples/rtl/vc_arbiter.sv");
+    let sv = sv.to_str().unwrap();
+    let folder = root().join("examples/rtl");
+    let tb = variant(&d, |t| t.replace(sv, folder.to_str().unwrap()));
+    refused(&tb, &[], "/examples/rtl`: a folder, not a Verilog file");
+    let tb = variant(&d, |t| t.replace(sv, "/dev/null"));
+    refused(
+        &tb,
+        &[],
+        "rtl `arb`: source `/dev/null`: not a regular file (a device or a pipe), not a Verilog file",
+    );
+    let tb = variant(&d, |t| t.replace("req.valid: req_valid", "req.valid: [req_valid]"));
+    refused(
+        &tb,
+        &[],
+        "an RTL port name (`req_valid`) or `{signal: NAME, offset: N, when: FIELD}`",
+    );
     // Names that would reach outside the cache or into the generated program (issue 53): an
     // entry named by a path, a top climbing out of the cache, a clock with C++ in it; nothing
     // is written for any of them.

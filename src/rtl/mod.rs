@@ -146,7 +146,12 @@ pub(crate) fn launch(l: &Loaded, name: &str, spec: &Rtl) -> Result<Launched, Inp
     let sources: Vec<PathBuf> = spec.sources.iter().map(|s| base.join(s)).collect();
     for (s, p) in spec.sources.iter().zip(&sources) {
         if !p.is_file() {
-            return Err(err(s, format!("source `{s}`: no such file ({})", p.display())));
+            let what = match std::fs::metadata(p) {
+                Ok(m) if m.is_dir() => "a folder, not a Verilog file",
+                Ok(_) => "not a regular file (a device or a pipe), not a Verilog file",
+                Err(_) => "no such file",
+            };
+            return Err(err(s, format!("source `{s}`: {what} ({})", p.display())));
         }
     }
     let reset = spec
