@@ -338,6 +338,22 @@ pub fn load_text_with(path: &Path, text: String, overrides: &[Override]) -> Resu
             ));
         }
     }
+    // A group title is a line of the .gtkw save file: a control character (a line break) would
+    // write a line GTKWave reads as a command.
+    for (i, g) in tb.view.iter().flat_map(|v| v.groups.iter()).enumerate() {
+        if let Some(c) = g.title.chars().find(|c| c.is_control()) {
+            let place = yaml::locate_in_item(&text, "groups", i, "title");
+            return Err(InputError {
+                file: path.to_path_buf(),
+                line: place.map(|p| p.0),
+                column: place.map(|p| p.1),
+                message: format!(
+                    "view.groups[{i}].title holds a control character (U+{:04X}): a title is one line of printable text",
+                    c as u32
+                ),
+            });
+        }
+    }
     Ok(Loaded {
         path: path.to_path_buf(),
         text,

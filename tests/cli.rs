@@ -2499,6 +2499,27 @@ fn a_reversed_view_window_is_refused_at_its_line() {
     }
 }
 
+/// A group title with a control character (a line break would start a line of the .gtkw that
+/// GTKWave reads as a command) is refused at its place, nothing written (issue 53).
+#[test]
+fn a_view_title_with_a_control_character_is_refused_at_its_place() {
+    let dir = temp_dir("title_control");
+    let base = std::fs::read_to_string("tb/modules/comb_chain.yaml").unwrap();
+    let lines = base.lines().count();
+    let text = base
+        + "view:\n  groups:\n    - {title: fine, signals: ['*']}\n    - {title: \"two\\nlines\", signals: ['*']}\n";
+    let tb = write(&dir, "t.yaml", &text);
+    let vcd = dir.join("t.vcd");
+    let o = hwsim(&["run", tb.to_str().unwrap(), "--vcd", vcd.to_str().unwrap()]);
+    assert_code(&o, 2);
+    let want = format!(
+        "t.yaml:{}:8: view.groups[1].title holds a control character (U+000A): a title is one line of printable text",
+        lines + 4
+    );
+    assert!(stderr(&o).contains(&want), "{}", stderr(&o));
+    assert!(!vcd.exists() && !dir.join("t.gtkw").exists(), "nothing written");
+}
+
 #[test]
 fn an_output_name_of_255_bytes_is_written() {
     let dir = temp_dir("long_output_name");
