@@ -113,6 +113,10 @@ pub(crate) fn launch(l: &Loaded, name: &str, spec: &Rtl) -> Result<Launched, Inp
     // The entry's name becomes a file name in the cache (`<name>.diverged.csv`), the top and
     // the clock and reset names go into a folder name and a generated C++ program: a `/`, a
     // `..` or a quote in them would write outside the cache or into the program's text.
+    let reset = spec
+        .reset
+        .as_deref()
+        .map(|r| r.strip_prefix('!').map_or((r, false), |n| (n, true)));
     if !plain_name(name, true) {
         return Err(err(
             name,
@@ -123,7 +127,7 @@ pub(crate) fn launch(l: &Loaded, name: &str, spec: &Rtl) -> Result<Launched, Inp
     for (what, v) in [
         ("top", Some(spec.top.as_str())),
         ("clock", Some(spec.clock.as_str())),
-        ("reset", spec.reset.as_deref().map(|r| r.strip_prefix('!').unwrap_or(r))),
+        ("reset", reset.map(|r| r.0)),
     ] {
         if let Some(v) = v.filter(|v| !plain_name(v, false)) {
             return Err(err(
@@ -154,10 +158,6 @@ pub(crate) fn launch(l: &Loaded, name: &str, spec: &Rtl) -> Result<Launched, Inp
             return Err(err(s, format!("source `{s}`: {what} ({})", p.display())));
         }
     }
-    let reset = spec
-        .reset
-        .as_deref()
-        .map(|r| r.strip_prefix('!').map_or((r, false), |n| (n, true)));
     let req = build::Request {
         sources: &sources,
         top: &spec.top,

@@ -78,6 +78,7 @@ fn fields_of(
     decls: &[PortDecl],
     sim: &Sim,
     nets: &mut Vec<(Rc<dyn NetDyn>, Vec<TraceValue>)>,
+    late: &mut Vec<Option<Vec<TraceValue>>>,
 ) -> Vec<Field> {
     let mut v = Vec::new();
     for d in decls {
@@ -91,6 +92,14 @@ fn fields_of(
         let slots: usize = layout.iter().map(|(_, k)| k.slots()).sum();
         let id = nets.len();
         nets.push((net.clone(), vec![TraceValue::Bits(0); slots]));
+        // A registered input is read by the node one cycle after the wave shows it (a push in
+        // cycle c, on the wave at c, is taken at c + 1); before cycle 0 the RTL sees the reset
+        // sample.
+        late.push((d.dir == Dir::In && !net.is_comb()).then(|| {
+            let mut v = vec![TraceValue::Bits(0); slots];
+            net.sample(Cycle::MAX, &mut v);
+            v
+        }));
         let mut slot = 0;
         for (name, kind) in layout {
             // A signal's single unnamed field is traced under the port's own name.
@@ -146,21 +155,8 @@ fn start_one(
         to,
         from,
     } = launch(l, name, spec)?;
-    let mut nets = Vec::new();
-    let fields = fields_of(&spec.instance, decls, sim, &mut nets);
-    // A registered input is read by the node one cycle after the wave shows it (a push in cycle
-    // c, on the wave at c, is taken at c + 1); before cycle 0 the RTL sees the reset sample.
-    let late = decls
-        .iter()
-        .filter_map(|d| sim.net(&format!("{}.{}", spec.instance, d.name)).map(|n| (d, n)))
-        .map(|(d, net)| {
-            (d.dir == Dir::In && !net.is_comb()).then(|| {
-                let mut v = vec![TraceValue::Bits(0); net.trace_layout().iter().map(|(_, k)| k.slots()).sum()];
-                net.sample(Cycle::MAX, &mut v);
-                v
-            })
-        })
-        .collect();
+    let (mut nets, mut late) = (Vec::new(), Vec::new());
+    let fields = fields_of(&spec.instance, decls, sim, &mut nets, &mut late);
     let (ins, outs) = wire(spec, &fields, &built.ports, reset.as_deref(), &err)?;
     let rtl_outs = built.ports.iter().filter(|p| !p.input).count();
     let max_offset = outs.iter().map(|o| o.offset).max().unwrap_or(0);

@@ -85,6 +85,11 @@ fn bits(v: &TraceValue) -> u64 {
     }
 }
 
+/// The error of a pipe to the RTL simulator that failed at cycle `now`.
+fn gone(name: &str, now: Cycle, e: std::io::Error) -> String {
+    format!("rtl `{name}`: the RTL simulator stopped at cycle {now}: {e}")
+}
+
 /// Reads the RTL's answer to cycle `c` into `into`.
 fn read_answer(
     from: &mut BufReader<ChildStdout>,
@@ -150,25 +155,30 @@ impl Node {
     /// are still driven so the node's readers see an answer and the report names the RTL, not
     /// a missing grant).
     fn exchange(&mut self, now: Cycle, p: Option<u8>) -> Result<Option<String>, String> {
-        let name = self.name.clone();
-        let io = |e: std::io::Error| format!("rtl `{name}`: the RTL simulator stopped at cycle {now}: {e}");
+        // (Each call borrows only the name, beside the pipe: no copy per exchange.)
         if self.last == Some(now) {
             self.inputs(p);
-            self.to.write_all(b"+").map_err(io)?;
-            self.to.write_all(self.line.as_bytes()).map_err(io)?;
-            self.to.flush().map_err(io)?;
+            self.to.write_all(b"+").map_err(|e| gone(&self.name, now, e))?;
+            self.to
+                .write_all(self.line.as_bytes())
+                .map_err(|e| gone(&self.name, now, e))?;
+            self.to.flush().map_err(|e| gone(&self.name, now, e))?;
             read_answer(&mut self.from, &mut self.reply, &mut self.answer, &self.name, now)?;
             return Ok(None);
         }
         let from = self.last.map_or(now, |l| l + 1);
         for _ in from..now {
-            self.to.write_all(self.line.as_bytes()).map_err(io)?;
+            self.to
+                .write_all(self.line.as_bytes())
+                .map_err(|e| gone(&self.name, now, e))?;
         }
         self.held.fill(false);
         self.ran = 0;
         self.inputs(p);
-        self.to.write_all(self.line.as_bytes()).map_err(io)?;
-        self.to.flush().map_err(io)?;
+        self.to
+            .write_all(self.line.as_bytes())
+            .map_err(|e| gone(&self.name, now, e))?;
+        self.to.flush().map_err(|e| gone(&self.name, now, e))?;
         let mut moved = None;
         for c in from..now {
             read_answer(&mut self.from, &mut self.reply, &mut self.prev, &self.name, c)?;
