@@ -16,6 +16,7 @@
 pub mod anyport;
 pub mod component;
 pub mod error;
+pub mod fastmap;
 pub mod harness;
 pub mod net;
 pub mod netlist;
@@ -34,6 +35,7 @@ pub const CLOCK_HZ: u64 = 1_000_000_000;
 pub use anyport::AnyPort;
 pub use component::{Component, CounterDecl, CounterId, Ctx, Wake};
 pub use error::{ElabError, SimError};
+pub use fastmap::{fast_map, FastMap};
 pub use harness::Harness;
 pub use net::{CombOut, In, NetDyn, Out, SignalNet, StreamIn, StreamNet, StreamOut};
 pub use netlist::{Binder, BuildFn, BuildResult, Dir, DotOptions, InstId, Netlist, PortDecl, Shape, Timing};

@@ -696,3 +696,92 @@ fn a_wide_stream_takes_several_pushes_in_a_cycle() {
         "{e}"
     );
 }
+
+/// A producer pushing on a schedule and a consumer popping a scheduled number each cycle, over
+/// a registered or a combinational stream of capacity 4: what the consumer's `len()` says (read
+/// from the stream's counters, without the queue) is what a model of the timing says, and a pop
+/// succeeds exactly when `len()` is above zero.
+fn stream_len_run(comb: bool, pushes: Vec<bool>, pops: Vec<u8>) -> Result<(), String> {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let cycles = pushes.len().min(pops.len());
+    let seen: Rc<RefCell<Vec<(usize, usize, bool)>>> = Rc::default();
+    let mut nl = Netlist::new();
+    let out = if comb {
+        PortDecl::comb_stream_out::<u64>("out")
+    } else {
+        PortDecl::stream_out::<u64>("out")
+    };
+    let pushes_src = pushes.clone();
+    add(&mut nl, "src", "src", vec![out], move |b| {
+        let o = b.stream_out::<u64>("out")?;
+        let pushes = pushes_src.clone();
+        comp(move |ctx| {
+            let n = ctx.now() as usize;
+            if pushes.get(n).copied().unwrap_or(false) && o.can_push() {
+                o.push(n as u64);
+            }
+            Wake::NextCycle
+        })
+    });
+    let inp = if comb {
+        PortDecl::comb_stream_in::<u64>("in", 4)
+    } else {
+        PortDecl::stream_in::<u64>("in", 4)
+    };
+    let s = seen.clone();
+    let pops_snk = pops.clone();
+    add(&mut nl, "snk", "snk", vec![inp], move |b| {
+        let i = b.stream_in::<u64>("in")?;
+        let pops = pops_snk.clone();
+        let s = s.clone();
+        comp(move |ctx| {
+            let n = ctx.now() as usize;
+            for _ in 0..pops.get(n).copied().unwrap_or(0) {
+                let len = i.len();
+                let got = i.pop().is_some();
+                s.borrow_mut().push((n, len, got));
+            }
+            s.borrow_mut().push((n, i.len(), false));
+            Wake::NextCycle
+        })
+    });
+    connect(&mut nl, "src.out", "snk.in");
+    let mut sim = nl.elaborate(1).map_err(|e| e.to_string())?;
+    sim.run(cycles as u64).map_err(|e| e.to_string())?;
+    // The model: the producer sees the occupancy committed at the end of the last cycle.
+    let (mut queued, mut committed, mut i) = (0usize, 0usize, 0usize);
+    let seen = seen.borrow();
+    for n in 0..cycles {
+        let pushed = pushes[n] && committed < 4;
+        let mut visible = queued + usize::from(pushed && comb);
+        for _ in 0..pops[n] {
+            let (c, len, got) = seen[i];
+            i += 1;
+            if (c, len, got) != (n, visible, visible > 0) {
+                return Err(format!("cycle {n}: len {len}, pop {got}; the model says {visible}"));
+            }
+            visible = visible.saturating_sub(1);
+        }
+        let (c, len, _) = seen[i];
+        i += 1;
+        if (c, len) != (n, visible) {
+            return Err(format!("cycle {n}: len {len} after the pops; the model says {visible}"));
+        }
+        queued = visible + usize::from(pushed && !comb);
+        committed = queued;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 200, failure_persistence: None, ..Config::default() })]
+    #[test]
+    fn a_consumer_counts_the_messages_it_may_pop_registered_or_combinational(
+        comb in any::<bool>(),
+        pushes in proptest::collection::vec(any::<bool>(), 1..60),
+        pops in proptest::collection::vec(0u8..3, 60),
+    ) {
+        prop_assert_eq!(stream_len_run(comb, pushes, pops), Ok(()));
+    }
+}

@@ -254,10 +254,17 @@ impl<T: Value> StreamIn<T> {
         net.mark();
         v
     }
-    /// Messages available now (after this cycle's pops).
+    /// Messages available now (after this cycle's pops). From the counters, without borrowing
+    /// the queue (a router asks it of every input every cycle): the queue holds the committed
+    /// messages less this cycle's pops, then this cycle's pushes, which only a combinational
+    /// consumer sees.
     #[inline]
     pub fn len(&self) -> usize {
-        self.0.visible(&self.0.items.borrow())
+        let n = &*self.0;
+        let seen = if n.head.comb { n.pushed.get() } else { 0 };
+        let len = (n.committed_len.get() + seen - n.popped.get()) as usize;
+        debug_assert_eq!(len, n.visible(&n.items.borrow()));
+        len
     }
     /// Whether no message is available.
     #[inline]

@@ -23,7 +23,7 @@
 //! Counters (in the composite's scope): `diag_arb_calls` (rounds), `diag_credit_block`
 //! (blocked flow heads in the VCs the round looked at), `grants`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use hwsim_hw::{
     Binder, BuildResult, Component, CounterId, Ctx, ElabError, Netlist, Out, PortDecl, StreamIn, StreamOut, Wake,
@@ -182,7 +182,7 @@ pub struct BankArbiterCore {
     /// Entries by id (ids of granted entries are reused) and their flow index.
     entries: Vec<(ArbReq, u32)>,
     free: Vec<u32>,
-    flows: HashMap<(ChipId, QpId), u32>,
+    flows: hwsim_hw::FastMap<(ChipId, QpId), u32>,
     queues: [VecDeque<u32>; NUM_VC],
     /// The round of each flow that last found its head blocked (the per-flow rule).
     flow_round: Vec<u64>,
@@ -213,7 +213,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         arb_grant: b.stream_in("arb_grant")?,
         entries: Vec::new(),
         free: Vec::new(),
-        flows: HashMap::new(),
+        flows: hwsim_hw::fast_map(),
         queues: Default::default(),
         flow_round: Vec::new(),
         round: 0,

@@ -46,9 +46,10 @@
 //! show destinations below `view_dsts` only (a signal per destination; the ledgers themselves are
 //! unbounded).
 
-use std::collections::HashMap;
-
-use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Out, PortDecl, StreamIn, StreamOut, Wake};
+use hwsim_hw::{
+    fast_map, Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, FastMap, Out, PortDecl, StreamIn, StreamOut,
+    Wake,
+};
 use hwsim_ports::{cbfc_cost, CbfcReq, ChipId, CreditMsg, CreditSize, VcCredits};
 use serde::{Deserialize, Serialize};
 
@@ -147,7 +148,7 @@ pub struct Cbfc {
     uf_limit: u32,
     initial: u32,
     ledgers: Vec<Ledger>,
-    index: HashMap<(ChipId, u8), u32>,
+    index: FastMap<(ChipId, u8), u32>,
     /// Σ over ledgers of initial − remaining.
     outstanding: u64,
     mode: CbfcMode,
@@ -205,7 +206,7 @@ impl Cbfc {
             uf_limit,
             initial: initial_credits,
             ledgers: Vec::new(),
-            index: HashMap::new(),
+            index: fast_map(),
             outstanding: 0,
             mode: CbfcMode::default(),
             max_cost: cbfc_cost(1344, pkt_ovhd, cs),

@@ -3,7 +3,7 @@
 //! which carries the timing); the ITLV choice of a segment's LG and the push of ready segments
 //! to the LGs' slot FIFOs (the header's **Dispatch**); the status outputs and the next wake-up.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use hwsim_hw::rng::splitmix64;
 use hwsim_hw::{Binder, Component, Ctx, Cycle, Out, StreamIn, StreamOut, Wake};
@@ -58,7 +58,7 @@ pub struct Paxi {
     /// W OST table by index, its free indices (a stack) and the index of each held burst.
     pub(super) w_tab: Vec<Option<WEntry>>,
     pub(super) w_free: Vec<u8>,
-    pub(super) w_index: HashMap<(u64, u32), u8>,
+    pub(super) w_index: hwsim_hw::FastMap<(u64, u32), u8>,
     /// R OST table by index and its free indices.
     pub(super) r_tab: Vec<Option<REntry>>,
     pub(super) r_free: Vec<u8>,
@@ -128,7 +128,7 @@ impl Paxi {
             w_tab: vec![None; p.w_ost as usize],
             // Stacks popped from the end: index 0 is taken first.
             w_free: (0..p.w_ost).rev().map(|i| i as u8).collect(),
-            w_index: HashMap::with_capacity(p.w_ost as usize),
+            w_index: hwsim_hw::FastMap::with_capacity_and_hasher(p.w_ost as usize, Default::default()),
             r_tab: vec![None; p.r_ost as usize],
             r_free: (0..p.r_ost).rev().map(|i| i as u8).collect(),
             m_tab: vec![None; p.mul_ost as usize],

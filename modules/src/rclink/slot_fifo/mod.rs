@@ -62,7 +62,7 @@
 //!   higher slots are counted in `slots_used` but not drawn.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 use std::num::NonZeroU32;
 
 use bitvec::prelude::{BitVec, Lsb0};
@@ -265,7 +265,7 @@ pub struct SlotFifo {
     frames: Vec<FrameRec>,
     free_frames: Vec<u32>,
     flows: Vec<Flow>,
-    flow_index: HashMap<(ChipId, QpId), u32>,
+    flow_index: hwsim_hw::FastMap<(ChipId, QpId), u32>,
     /// Frames with WaitGrant packets per VC, in send order.
     queues: [VecDeque<u32>; NUM_VC],
     queued: usize,
@@ -315,7 +315,7 @@ impl SlotFifo {
             frames: Vec::with_capacity(slots as usize),
             free_frames: Vec::with_capacity(slots as usize),
             flows: Vec::new(),
-            flow_index: HashMap::new(),
+            flow_index: hwsim_hw::fast_map(),
             queues: Default::default(),
             queued: 0,
             used: 0,
