@@ -7,6 +7,7 @@ pub mod commands;
 pub mod connect_pattern;
 pub mod csv;
 pub mod diff;
+pub mod event_log;
 pub mod explain;
 pub mod gtkw;
 pub mod junit;

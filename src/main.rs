@@ -169,6 +169,16 @@ struct RunArgs {
     /// the run).
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = ["on", "off"])]
     checks: String,
+    /// Event log: a line per event (`cycle path class key=value …`) of the event classes, block
+    /// kinds and path globs named (comma-separated, repeatable); `--log help` lists the classes.
+    #[arg(long, value_name = "SPEC")]
+    log: Vec<String>,
+    /// Write the event log to FILE instead of stderr.
+    #[arg(long, value_name = "FILE")]
+    log_file: Option<PathBuf>,
+    /// Stop the event log after N lines (it says so in a last line).
+    #[arg(long, value_name = "N", default_value_t = hwsim::event_log::DEFAULT_MAX_LINES, value_parser = clap::value_parser!(u64).range(1..))]
+    log_max: u64,
 }
 
 const SUBCOMMANDS: &[&str] = &[
@@ -336,6 +346,12 @@ fn main() -> ExitCode {
 }
 
 fn run(a: RunArgs) -> ExitCode {
+    if a.log.iter().flat_map(|s| s.split(',')).any(|t| t.trim() == "help") {
+        return emit_then(&hwsim::event_log::help(), ExitCode::SUCCESS);
+    }
+    if a.log_file.is_some() && a.log.is_empty() {
+        return bad("--log-file is where the event log goes: give --log SPEC too (`--log help`)");
+    }
     let l = match load(&a.testbench, a.max_memory, &a.set) {
         Ok(l) => l,
         Err(e) => return e,
@@ -349,6 +365,7 @@ fn run(a: RunArgs) -> ExitCode {
         ("--json", &a.json),
         ("--probe", &probe),
         ("--counters-csv", &a.counters_csv),
+        ("--log-file", &a.log_file),
     ]
     .into_iter()
     .filter_map(|(opt, p)| p.as_deref().map(|p| (opt, p)))
@@ -383,6 +400,9 @@ fn run(a: RunArgs) -> ExitCode {
         interrupt: Some(interrupt),
         probe,
         checks_off: a.checks == "off",
+        log: a.log.clone(),
+        log_file: a.log_file.clone(),
+        log_max: a.log_max,
         ..Default::default()
     };
     if let Err(e) = waves.setup(&mut opts) {

@@ -53,10 +53,13 @@ pub fn shorten(text: &str, max: usize) -> String {
     format!("{head}… ({n} characters; -v or --json for all)")
 }
 
-/// A number for the report: integers as such, others with 4 significant-ish decimals.
+/// A number for the report: integers as such, others with 4 significant-ish decimals; beyond
+/// 10^15 or below 10^-4 in scientific notation (fixed notation would print 300 digits for 1e300).
 pub fn number(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{x:.0}")
+    } else if x.is_finite() && (x.abs() >= 1e15 || x.abs() < 1e-4) {
+        format!("{x:.3e}")
     } else if x.abs() >= 100.0 {
         format!("{x:.2}")
     } else {
@@ -271,5 +274,8 @@ mod tests {
         assert_eq!(number(3.0), "3");
         assert_eq!(number(381.4567), "381.46");
         assert_eq!(number(0.123456), "0.1235");
+        assert_eq!(number(1e300), "1.000e300");
+        assert_eq!(number(-2.5e-300), "-2.500e-300");
+        assert_eq!(number(0.0), "0");
     }
 }

@@ -62,6 +62,12 @@ pub struct Options {
     pub log_nets: Vec<String>,
     /// Called with the kernel when the run has ended, to read what it recorded.
     pub on_end: Option<OnEnd>,
+    /// `--log`: the event log's selectors (crate::event_log); empty: no log.
+    pub log: Vec<String>,
+    /// `--log-file`: where the event log goes (stderr without it).
+    pub log_file: Option<PathBuf>,
+    /// `--log-max`: lines before the log stops (0 with `Default`: the default bound).
+    pub log_max: u64,
 }
 
 pub use crate::verdict::CheckResult;
@@ -412,10 +418,12 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
             name: e.name.clone().unwrap_or_else(|| format!("{m} {}", bounds_text(e))),
             passed: within_bounds(e, x),
             expected: bounds_text(e),
-            actual: if x.fract() == 0.0 {
+            actual: if x.fract() == 0.0 && x.abs() < 1e16 {
                 format!("{x}")
-            } else {
+            } else if (1e-4..1e16).contains(&x.abs()) {
                 format!("{x:.3}")
+            } else {
+                crate::schema::exact(x)
             },
         };
     }
@@ -568,6 +576,23 @@ pub fn validate_run(l: &Loaded, until_override: Option<u64>) -> Result<u64, Inpu
             format!("metrics_from {m} is at or after the end of the run ({until}): the flows would measure nothing"),
         ));
     }
+    // The view opens on the window and marks the markers: past the end of the run (as the file
+    // sets it; a shorter `--until` on the command line is a quick look, not a mistake) they
+    // would show nothing.
+    if let (None, Some(v)) = (until_override, &l.tb.view) {
+        if let Some([a, _]) = v.window.filter(|w| w[0] >= until) {
+            return Err(l.error_at(
+                "window",
+                format!("view.window starts at {a}, at or after the end of the run ({until}): the view would open on nothing"),
+            ));
+        }
+        if let Some((i, m)) = v.markers.iter().enumerate().find(|(_, &m)| m > until) {
+            return Err(l.error_at(
+                "markers",
+                format!("view.markers[{i}] = {m} is after the end of the run ({until}): the marker would mark nothing"),
+            ));
+        }
+    }
     let mut traffic = l.tb.system.iter().flat_map(|s| &s.traffic).enumerate();
     if let Some((i, f)) = traffic.find(|(_, f)| f.start >= until) {
         return Err(l.item_error(
@@ -682,6 +707,29 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
             Err(SimError::Io(e)) => return Err(write_error(e)),
             Err(e) => return Err(InputError::new(&l.path, format!("trace: {e}"))),
         }
+    }
+
+    // The event log (crate::event_log): to a staged file, or to stderr.
+    let mut log_staged = None;
+    let log_name = opts
+        .log_file
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("the event log (stderr)"));
+    if !opts.log.is_empty() {
+        let out: Box<dyn Write> = match &opts.log_file {
+            Some(p) => {
+                let (f, s) = crate::output::stage(p)?;
+                log_staged = Some(s);
+                Box::new(std::io::BufWriter::new(f))
+            }
+            None => Box::new(std::io::BufWriter::new(std::io::stderr())),
+        };
+        let max = if opts.log_max == 0 {
+            crate::event_log::DEFAULT_MAX_LINES
+        } else {
+            opts.log_max
+        };
+        sim.set_event_log(crate::event_log::build(&opts.log, &sim, out, max)?);
     }
 
     let mut prober = match (&opts.probe, &l.tb.probe) {
@@ -801,6 +849,11 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         e => InputError::new(&vcd_name, e.to_string()),
     })?;
     if let Some(s) = staged {
+        s.commit()?;
+    }
+    sim.finish_events()
+        .map_err(|e| InputError::new(&log_name, format!("cannot write: {e}")))?;
+    if let Some(s) = log_staged {
         s.commit()?;
     }
     let probe = match prober {

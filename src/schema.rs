@@ -315,10 +315,20 @@ impl Bound {
 impl std::fmt::Display for Bound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Bound::Num(x) => write!(f, "{x}"),
+            Bound::Num(x) => write!(f, "{}", exact(*x)),
             Bound::Param { path, times } if *times == 1.0 => write!(f, "{path}"),
-            Bound::Param { path, times } => write!(f, "{times} × {path}"),
+            Bound::Param { path, times } => write!(f, "{} × {path}", exact(*times)),
         }
+    }
+}
+
+/// A number as written, exactly (the shortest text that reads back the same), in scientific
+/// notation beyond 10^16 or below 10^-4: fixed notation spells 1e-300 with 300 digits.
+pub fn exact(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e16).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
     }
 }
 

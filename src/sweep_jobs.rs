@@ -52,6 +52,23 @@ pub fn emit(plan: &Plan, kind: &str, dir: &Path, exe: &Path) -> Result<PathBuf, 
     let dir_abs = abs(dir);
     let mut plan = plan.clone();
     plan.testbench = abs(&plan.testbench);
+    // One command per line, and the slurm script's comments and `#SBATCH` lines hold paths: a
+    // line break in any of them (quoted or not) would start a line the scheduler or the shell
+    // reads as a command of its own.
+    for (what, p) in [
+        ("the testbench's path", plan.testbench.as_path()),
+        ("the folder", dir_abs.as_path()),
+        ("hwsim's own path", exe),
+    ] {
+        if p.to_string_lossy().chars().any(char::is_control) {
+            // Named with its line break escaped, so that the message stays one line.
+            let shown = p.display().to_string().escape_debug().to_string();
+            return Err(InputError::new(
+                Path::new(&shown),
+                format!("{what} holds a control character (a line break): a job script holds one command per line (rename it)"),
+            ));
+        }
+    }
     let n = plan.runs.len();
     let (file, text) = match kind {
         "slurm" => {

@@ -341,6 +341,19 @@ pub fn load_text_with(path: &Path, text: String, overrides: &[Override]) -> Resu
     // A group title is a line of the .gtkw save file: a control character (a line break) would
     // write a line GTKWave reads as a command.
     for (i, g) in tb.view.iter().flat_map(|v| v.groups.iter()).enumerate() {
+        // A group of no signals would be left out of the view without a word.
+        if g.signals.is_empty() {
+            let place = yaml::locate_in_item(&text, "groups", i, "signals");
+            return Err(InputError {
+                file: path.to_path_buf(),
+                line: place.map(|p| p.0),
+                column: place.map(|p| p.1),
+                message: format!(
+                    "view.groups[{i}] (`{}`) lists no signals: give it at least one (a name or a glob)",
+                    g.title.escape_debug()
+                ),
+            });
+        }
         if let Some(c) = g.title.chars().find(|c| c.is_control()) {
             let place = yaml::locate_in_item(&text, "groups", i, "title");
             return Err(InputError {

@@ -2520,6 +2520,92 @@ fn a_view_title_with_a_control_character_is_refused_at_its_place() {
     assert!(!vcd.exists() && !dir.join("t.gtkw").exists(), "nothing written");
 }
 
+/// View mistakes that used to pass silently (issue 53): a group of no signals, a window that
+/// opens after the run's end, a marker after it; each refused at its place, nothing written. A
+/// shorter `--until` on the command line is a quick look, not a mistake: it runs.
+#[test]
+fn view_mistakes_are_refused_at_their_place() {
+    let dir = temp_dir("view_mistakes");
+    let base = "name: v\nuntil: 50\ninstances:\n  c: {kind: counter, params: {stop: 10}}\nexpect:\n  - {port: c.count, at: 5, value: 5}\n";
+    let cases = [
+        (
+            "view:\n  groups:\n    - {title: none, signals: []}\n",
+            "t.yaml:9:21: view.groups[0] (`none`) lists no signals: give it at least one (a name or a glob)",
+        ),
+        (
+            "view:\n  window: [50, 80]\n  groups:\n    - {title: c, signals: [c.count]}\n",
+            "t.yaml:8:3: view.window starts at 50, at or after the end of the run (50): the view would open on nothing",
+        ),
+        (
+            "view:\n  markers: [10, 51]\n  groups:\n    - {title: c, signals: [c.count]}\n",
+            "t.yaml:8:3: view.markers[1] = 51 is after the end of the run (50): the marker would mark nothing",
+        ),
+    ];
+    for (view, want) in cases {
+        let tb = write(&dir, "t.yaml", &format!("{base}{view}"));
+        let vcd = dir.join("t.vcd");
+        for cmd in ["run", "check"] {
+            let mut args = vec![cmd, tb.to_str().unwrap()];
+            if cmd == "run" {
+                args.extend(["--vcd", vcd.to_str().unwrap()]);
+            }
+            let o = hwsim(&args);
+            assert_code(&o, 2);
+            assert!(stderr(&o).contains(want), "{cmd}: want {want}\n{}", stderr(&o));
+            assert!(!vcd.exists() && !dir.join("t.gtkw").exists(), "nothing written");
+        }
+    }
+    // The marker case with `--until 20`: the file's view is left as it is, and the run passes.
+    let tb = write(&dir, "t.yaml", &format!("{base}{}", cases[2].0));
+    assert_code(&hwsim(&["run", tb.to_str().unwrap(), "--until", "20", "-q"]), 0);
+}
+
+/// A testbench whose file name holds a line break: its quoted path would still split a job
+/// of the emitted list in two, the second line a command of the name's choosing (issue 53).
+#[test]
+fn sweep_emit_refuses_a_testbench_path_with_a_line_break() {
+    let dir = temp_dir("sweep_emit_path_newline");
+    let tb = write(&dir, "a\ntouch injected.yaml", COUNTER_TB);
+    for kind in ["parallel", "slurm"] {
+        let jobs = dir.join(format!("jobs_{kind}"));
+        let o = hwsim(&[
+            "sweep",
+            tb.to_str().unwrap(),
+            "--set",
+            "until=20,30",
+            "--emit",
+            kind,
+            jobs.to_str().unwrap(),
+        ]);
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert!(
+            err.contains("a\\ntouch injected.yaml: the testbench's path holds a control character (a line break)"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(!jobs.exists(), "nothing written");
+    }
+}
+
+/// Bounds far from 1 print in scientific notation, as written, not as 300-digit decimals
+/// (issue 53).
+#[test]
+fn tiny_and_huge_bounds_print_as_written() {
+    let dir = temp_dir("tiny_bounds");
+    let tb = write(
+        &dir,
+        "t.yaml",
+        "name: t\nuntil: 50\ninstances:\n  c: {kind: counter, params: {stop: 10}}\nexpect:\n  - {metric: end_cycle, min: 1e-300, max: 1.5e300}\n  - {metric: end_cycle, min: {param: until, times: 1e-200}}\n",
+    );
+    let o = hwsim(&["run", tb.to_str().unwrap()]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("end_cycle >= 1e-300 and <= 1.5e300"), "{out}");
+    assert!(out.contains(">= 1e-200 × until"), "{out}");
+    assert!(out.lines().all(|l| l.chars().count() < 120), "{out}");
+}
+
 #[test]
 fn an_output_name_of_255_bytes_is_written() {
     let dir = temp_dir("long_output_name");

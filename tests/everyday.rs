@@ -1149,3 +1149,120 @@ fn tutorial_commands_run() {
     assert!(ran >= 11, "{ran} commands");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+// ------------------------------------------------------------------------------------------------
+// The event log (`--log`)
+
+/// go_back_n's story in the event log: the data packet and the ACK the links drop, the NAK
+/// chip1 sends for PSN 9, the Go-Back-N it makes at chip0, and the tail packet recovered by the
+/// retry timeout; the same bytes with event skip off, to a file or to stderr.
+#[test]
+fn the_event_log_tells_go_back_n_in_a_few_lines() {
+    let d = temp_dir("event_log_gbn");
+    let file = d.join("gbn.log");
+    let o = hwsim(&[
+        "tb/go_back_n.yaml",
+        "-q",
+        "--log",
+        "nak,timeout",
+        "--log",
+        "link0_1,chip0.*,chip1.lg7.rx.ctrl_out",
+        "--log-file",
+        file.to_str().unwrap(),
+    ]);
+    assert_code(&o, 0);
+    let log = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        log,
+        "496 chip1.lg7.rx.ctrl_out nak sent dst=0 lg=7 qp=0 psn=9\n\
+         617 chip0.lg7.tx.core nak rewind dst=1 qp=0 from_psn=9 frames=5 pkts=19 retry=1 (Go-Back-N: resent from the PSN on)\n\
+         50279 chip0.lg2.tx.core timeout rewind dst=1 qp=5 from_psn=15 frames=1 pkts=1 retry=1 (Go-Back-N: resent from the PSN on)\n"
+    );
+    assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1, "no temporary file left");
+    // Event skip off: the same lines, to stderr.
+    let o = hwsim(&["tb/go_back_n.yaml", "-q", "--no-skip", "--log", "nak,timeout"]);
+    assert_code(&o, 0);
+    assert_eq!(stderr(&o), log);
+    // The drops the links inject, by kind.
+    let o = hwsim(&["tb/go_back_n.yaml", "-q", "--log", "phylink"]);
+    let drops: Vec<String> = stderr(&o).lines().map(String::from).collect();
+    assert_eq!(drops.len(), 3, "{drops:?}");
+    assert!(
+        drops[1].starts_with("282 link0_1 drop unit=data src=0 dst=1 lg=7 qp=0 psn=9 "),
+        "{drops:?}"
+    );
+}
+
+/// Every ECN mark and every CNP the counters count is a line of the log (fairness: one switch
+/// marking, eight RXs sending CNPs); `--log-max` bounds it and says so.
+#[test]
+fn the_event_log_has_a_line_per_counted_event_and_a_bound() {
+    let o = hwsim(&["tb/cc/fairness.yaml", "-q", "--log", "ecn,cnp", "--counters"]);
+    assert_code(&o, 0);
+    let log = stderr(&o);
+    let count = |class: &str, what: &str| {
+        log.lines()
+            .filter(|l| l.split(' ').nth(2) == Some(class) && l.split(' ').nth(3) == Some(what))
+            .count() as u64
+    };
+    let d = temp_dir("event_log_counts");
+    let json = d.join("r.json");
+    assert_code(
+        &hwsim(&["tb/cc/fairness.yaml", "-q", "--json", json.to_str().unwrap()]),
+        0,
+    );
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let sum = |suffix: &str| {
+        r["counters"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| k.ends_with(suffix))
+            .map(|(_, v)| v.as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert!(sum(".ecn_marks") > 100);
+    assert_eq!(count("ecn", "mark"), sum("sw0.ecn_marks"));
+    assert_eq!(count("cnp", "sent"), sum(".cnps_sent"));
+    assert_eq!(count("cnp", "received"), sum(".cnp_received"));
+    // The bound: two lines, then one saying the log stopped.
+    let o = hwsim(&["tb/cc/fairness.yaml", "-q", "--log", "ecn", "--log-max", "2"]);
+    let text = stderr(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[2].contains(" - log-stopped lines=2 "), "{text}");
+}
+
+/// What `--log` refuses, and `--log help`.
+#[test]
+fn the_event_log_refuses_what_it_cannot_select() {
+    let o = hwsim(&["tb/go_back_n.yaml", "--log", "help"]);
+    assert_code(&o, 0);
+    for class in ["drop", "nak", "timeout", "fatal", "ack", "cnp", "ecn", "pfc"] {
+        assert!(stdout(&o).contains(&format!("\n  {class} ")), "{class}: {}", stdout(&o));
+    }
+    let o = hwsim(&["tb/go_back_n.yaml", "-q", "--log", "nak,nakk"]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("--log: `nakk` is no event class (drop, nak, timeout, fatal, ack, cnp, ecn, pfc), no kind of block in this run, and no block's path"),
+        "{}",
+        stderr(&o)
+    );
+    let o = hwsim(&["tb/go_back_n.yaml", "-q", "--log-file", "/tmp/never.log"]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("--log-file is where the event log goes: give --log SPEC too"),
+        "{}",
+        stderr(&o)
+    );
+    // The log file obeys the output policy: never the testbench itself.
+    let o = hwsim(&[
+        "tb/go_back_n.yaml",
+        "-q",
+        "--log",
+        "nak",
+        "--log-file",
+        "tb/go_back_n.yaml",
+    ]);
+    assert_code(&o, 2);
+}

@@ -656,25 +656,27 @@ fn an_rtl_that_stops_answering_is_stopped_after_its_timeout() {
         .find(|p| p.join("sim").is_file())
         .expect("the build");
     let sim = dir.join("sim");
-    let ports = Command::new(&sim).arg("--ports").output().unwrap().stdout;
-    let script = format!(
-        "#!/bin/sh\nif [ \"$1\" = --ports ]; then\ncat <<'EOF'\n{}EOF\nexit 0\nfi\nexec sleep 60\n",
-        String::from_utf8(ports).unwrap()
-    );
-    std::fs::write(&sim, script).unwrap();
-    let t0 = std::time::Instant::now();
-    let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &env);
-    assert!(
-        t0.elapsed().as_secs() < 30,
-        "stopped after its timeout, not after the sleep"
-    );
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(
-        out.contains(
-            "rtl `arb`: the RTL simulator stopped at cycle 0: no answer (no answer within 1 s, so hwsim stopped it"
-        ),
-        "{out}"
-    );
+    let ports = String::from_utf8(Command::new(&sim).arg("--ports").output().unwrap().stdout).unwrap();
+    // Sleeping itself, and (as an RTL calling `$system("sleep 60")` does) through a child that
+    // inherits the pipes and outlives a kill of the simulator alone.
+    for sleep in ["exec sleep 60", "sleep 60"] {
+        let script =
+            format!("#!/bin/sh\nif [ \"$1\" = --ports ]; then\ncat <<'EOF'\n{ports}EOF\nexit 0\nfi\n{sleep}\n");
+        std::fs::write(&sim, script).unwrap();
+        let t0 = std::time::Instant::now();
+        let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &env);
+        assert!(
+            t0.elapsed().as_secs() < 30,
+            "`{sleep}`: stopped after its timeout, not after the sleep"
+        );
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(
+            out.contains(
+                "rtl `arb`: the RTL simulator stopped at cycle 0: no answer (no answer within 1 s, so hwsim stopped it"
+            ),
+            "{out}"
+        );
+    }
     let tb = variant_of(REPLACE, &d, |t| {
         t.replace("mode: replace", "mode: replace\n    timeout_s: 0")
     });

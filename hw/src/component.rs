@@ -91,6 +91,8 @@ pub struct Ctx<'a> {
     /// in the plain loop, whose blocks have one process) tells the kernel.
     pub(crate) asked: bool,
     pub(crate) me: u32,
+    /// The event log (`hwsim --log`; off unless the runner turns it on).
+    pub(crate) events: &'a mut crate::events::EventLog,
 }
 
 impl<'a> Ctx<'a> {
@@ -98,6 +100,25 @@ impl<'a> Ctx<'a> {
     #[inline]
     pub fn now(&self) -> Cycle {
         self.now
+    }
+    /// Whether this block's events go to the event log (`hwsim --log`): ask it where something
+    /// happens (a NAK, a drop, a timeout) before building an event's fields; off, it costs a
+    /// bound test.
+    #[inline]
+    pub fn logs(&self) -> bool {
+        self.events.on(self.me)
+    }
+    /// Reports an event of `class` (`nak`, `drop`, …: hwsim's table of event classes, `hwsim
+    /// --log help`) with its fields, written `key=value` separated by spaces; the log writes
+    /// `cycle path class fields` if it takes this block and class. Call it where
+    /// [`logs`](Self::logs) said yes. (Out of line and cold: the branch that calls it stays
+    /// out of the way of a block's hot path.)
+    #[cold]
+    #[inline(never)]
+    pub fn log(&mut self, class: &str, fields: std::fmt::Arguments<'_>) {
+        if self.events.on(self.me) {
+            self.events.write(self.now, self.me, class, fields);
+        }
     }
     /// This component's deterministic random stream (derived from the seed and its path).
     #[inline]

@@ -16,6 +16,7 @@
 pub mod anyport;
 pub mod component;
 pub mod error;
+pub mod events;
 pub mod fastmap;
 pub mod harness;
 pub mod net;
@@ -35,6 +36,7 @@ pub const CLOCK_HZ: u64 = 1_000_000_000;
 pub use anyport::AnyPort;
 pub use component::{Component, CounterDecl, CounterId, Ctx, Wake};
 pub use error::{ElabError, SimError};
+pub use events::EventLog;
 pub use fastmap::{fast_map, FastMap};
 pub use harness::Harness;
 pub use net::{CombOut, In, NetDyn, Out, SignalNet, StreamIn, StreamNet, StreamOut};

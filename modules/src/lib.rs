@@ -7,6 +7,7 @@
 //!   FIFO, consumer, timer). They model no part of the interconnect.
 #![warn(missing_docs)]
 
+pub mod events;
 pub mod kernel_examples;
 pub mod percentile;
 pub mod rclink;

@@ -48,6 +48,7 @@ pub mod watchdog;
 pub use shadow::{start, Divergence, Shadow};
 
 use std::io::{BufReader, BufWriter};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 
@@ -192,7 +193,11 @@ pub(crate) fn launch(l: &Loaded, name: &str, spec: &Rtl) -> Result<Launched, Inp
             ),
         ));
     }
+    // In a process group of its own, which the watchdog kills whole: what the RTL starts (a
+    // `$system("sleep 60")`) inherits the pipes, and killing the simulator alone would leave
+    // them open and the wait for an answer running on.
     let mut child = Command::new(&built.exe)
+        .process_group(0)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

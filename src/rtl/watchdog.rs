@@ -4,7 +4,8 @@
 //!
 //! The main thread marks each wait (a [`Guard`]: two atomic adds, no clock read per cycle); a thread looks every 50 ms and kills the child when one wait has lasted longer
 //! than the limit. The read then ends (the pipe closes) and the caller reports the cycle, saying
-//! the limit was hit ([`Watchdog::fired`]).
+//! the limit was hit ([`Watchdog::fired`]). The kill takes the simulator's whole process group,
+//! so what it started (`$system`) cannot hold the pipes open.
 
 use std::process::Child;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -47,7 +48,7 @@ impl Watchdog {
                 } else if w % 2 == 1 && seen.1.elapsed() > limit {
                     s.fired.store(true, Ordering::Relaxed);
                     if let Ok(mut c) = s.child.lock() {
-                        let _ = c.kill();
+                        kill_group(&mut c);
                     }
                     return;
                 }
@@ -78,6 +79,19 @@ impl Watchdog {
     }
 }
 
+/// Kills the RTL simulator and everything it started: it leads a process group of its own
+/// (`launch` starts it so), and a child of it holding the pipes would keep a read waiting.
+fn kill_group(c: &mut Child) {
+    if let Ok(pid) = libc::pid_t::try_from(c.id()) {
+        // SAFETY: a plain system call; `-pid` names the group the child leads (a group that is
+        // gone already makes it fail harmlessly with ESRCH).
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = c.kill();
+}
+
 /// A wait in progress (see [`Watchdog::guard`]).
 pub struct Guard(Arc<Shared>);
 
@@ -92,7 +106,7 @@ impl Drop for Watchdog {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Relaxed);
         if let Ok(mut c) = self.shared.child.lock() {
-            let _ = c.kill();
+            kill_group(&mut c);
             let _ = c.wait();
         }
         if let Some(t) = self.thread.take() {

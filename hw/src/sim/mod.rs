@@ -30,6 +30,7 @@ use std::rc::Rc;
 
 use crate::component::{Component, Ctx};
 use crate::error::SimError;
+use crate::events::EventLog;
 use crate::net::{NetDyn, NetShared};
 use crate::rng::Rng;
 use crate::trace::{TraceOptions, VcdTracer};
@@ -64,6 +65,7 @@ macro_rules! ctx {
             requests: &mut $sim.requests,
             asked: false,
             me: 0,
+            events: &mut $sim.events,
         }
     };
 }
@@ -160,6 +162,8 @@ pub struct Sim {
     clusters: Option<Clusters>,
     /// Per cluster: the cycle it is queued for (empty without clusters).
     unit_queued: Vec<Cycle>,
+    /// The event log (`Ctx::log`), off by default.
+    events: EventLog,
 }
 
 impl Sim {
@@ -265,6 +269,7 @@ impl Sim {
             acts: vec![0; n],
             clusters,
             unit_queued,
+            events: EventLog::default(),
         }
     }
 
@@ -479,6 +484,21 @@ impl Sim {
             ctx.me = c as u32;
             comp.settle(&mut ctx);
         }
+    }
+
+    /// Turns the event log on (see [`EventLog`]); call before running.
+    pub fn set_event_log(&mut self, log: EventLog) {
+        self.events = log;
+    }
+
+    /// Flushes the event log: the first error met writing it, if any.
+    pub fn finish_events(&mut self) -> std::io::Result<()> {
+        self.events.finish()
+    }
+
+    /// Lines the event log wrote.
+    pub fn event_lines(&self) -> u64 {
+        self.events.lines()
     }
 
     /// Finishes the trace at `end` (writes the final timestamp and flushes).

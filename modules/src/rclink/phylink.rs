@@ -363,6 +363,19 @@ impl Component for PhyLink {
                     f.lost |= 1 << i;
                     self.injected_n += 1;
                     ctx.count(self.c_fault_data, 1);
+                    if ctx.logs() {
+                        ctx.log(
+                            "drop",
+                            format_args!(
+                                "unit=data src={} dst={} lg={} qp={} psn={} (a fault rule: the receiver's MAC discards it)",
+                                f.src,
+                                f.dst,
+                                key.0,
+                                key.1.value(),
+                                key.2.value()
+                            ),
+                        );
+                    }
                 }
             }
             let wire = f.wire_bytes() as u64;
@@ -389,6 +402,24 @@ impl Component for PhyLink {
                 if self.faults.iter_mut().any(|a| a.hits(now, target, key, rng)) {
                     self.injected_n += 1;
                     ctx.count(self.c_fault_ctrl, 1);
+                    if ctx.logs() {
+                        let unit = match target {
+                            FaultTarget::Cnp => "cnp",
+                            FaultTarget::Nak => "nak",
+                            _ => "ack",
+                        };
+                        ctx.log(
+                            "drop",
+                            format_args!(
+                                "unit={unit} src={} dst={} lg={} qp={} psn={} (a fault rule: never delivered)",
+                                m.src,
+                                m.dst,
+                                key.0,
+                                key.1.value(),
+                                key.2.value()
+                            ),
+                        );
+                    }
                     continue;
                 }
             }
@@ -406,6 +437,15 @@ impl Component for PhyLink {
                 {
                     self.injected_n += 1;
                     ctx.count(self.c_fault_credit, 1);
+                    if ctx.logs() {
+                        ctx.log(
+                            "drop",
+                            format_args!(
+                                "unit=credit src={} dst={} lg={} vc={} credits={} (a fault rule: never delivered)",
+                                m.src, m.dst, m.lg, m.vc, m.credits
+                            ),
+                        );
+                    }
                     continue;
                 }
             }

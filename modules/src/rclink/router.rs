@@ -373,6 +373,15 @@ impl Component for Router {
                 if c.resumed != 0 {
                     ctx.count(self.c_paused, c.resumed_cycles);
                 }
+                if (c.paused | c.resumed) != 0 && ctx.logs() {
+                    ctx.log(
+                        "pfc",
+                        format_args!(
+                            "received edge={e} paused={:#04x} resumed={:#04x} (the edge's data of those priorities held / let go)",
+                            c.paused, c.resumed
+                        ),
+                    );
+                }
                 self.data.paused[self.num_lg + e] = self.pauses[e].mask();
             }
         }
@@ -393,6 +402,16 @@ impl Component for Router {
                     });
                     self.pfc_pending[e] = None;
                     ctx.count(if pause { self.c_xoff_sent } else { self.c_xon_sent }, 1);
+                    if ctx.logs() {
+                        ctx.log(
+                            "pfc",
+                            format_args!(
+                                "{} edge={e} priorities={:#04x} (sent: the PAXI RX buffers crossed a watermark)",
+                                if pause { "xoff" } else { "xon" },
+                                self.pfc_mask
+                            ),
+                        );
+                    }
                 } else {
                     // A full stream wakes us when it drains.
                     pfc_more |= out.space() > 0;

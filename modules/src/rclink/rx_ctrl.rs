@@ -185,6 +185,9 @@ impl CtrlPort {
         if let Some(c) = self.counters[kind as usize] {
             ctx.count(c, 1);
         }
+        if ctx.logs() {
+            log_sent(ctx, kind, &m);
+        }
         Some((kind, m))
     }
 
@@ -193,6 +196,29 @@ impl CtrlPort {
     pub fn next_due(&self, now: Cycle, q: &CtrlQueue) -> Option<Cycle> {
         (self.free && !q.is_empty()).then_some(now + 1)
     }
+}
+
+/// The event log's line for a control message sent (out of line: off the send path).
+#[cold]
+#[inline(never)]
+fn log_sent(ctx: &mut Ctx<'_>, kind: CtrlKind, m: &Ctrl) {
+    let (class, what) = match kind {
+        CtrlKind::Nak => ("nak", "sent"),
+        CtrlKind::Cnp => ("cnp", "sent"),
+        CtrlKind::Ack => ("ack", "sent"),
+        CtrlKind::Fack => ("ack", "sent kind=fack"),
+        CtrlKind::DupAck => ("ack", "sent kind=dup"),
+    };
+    ctx.log(
+        class,
+        format_args!(
+            "{what} dst={} lg={} qp={} psn={}",
+            m.dst,
+            m.lg,
+            m.rh.qp().value(),
+            m.rh.psn().value()
+        ),
+    );
 }
 
 /// Messages per cycle the PSN check may hand over (a write port per frame it can check in a

@@ -107,6 +107,9 @@ impl PsnCheckIo {
             ctx.count(k.rx_pkts, c.pkts.into());
             ctx.count(k.dup, c.dup.into());
             ctx.count(k.ooo, c.ooo.into());
+            if (c.dup > 0 || c.ooo > 0) && ctx.logs() {
+                log_discard(ctx, &f, &c, core.epsn(f.src, f.qp));
+            }
             if c.accepted_bytes > 0 {
                 ctx.count(k.rx_payload, c.accepted_bytes);
                 if ctx.counter(k.first_byte) == 0 {
@@ -145,4 +148,22 @@ impl PsnCheckIo {
             _ => None,
         }
     }
+}
+
+/// The event log's line for packets the check discarded (out of line: off the arrival path).
+#[cold]
+#[inline(never)]
+fn log_discard(ctx: &mut Ctx<'_>, f: &DataFrame, c: &super::Checked, epsn: hwsim_ports::Psn) {
+    ctx.log(
+        "drop",
+        format_args!(
+            "unit=data src={} qp={} psn={} out_of_order={} duplicate={} epsn={}",
+            f.src,
+            f.qp.value(),
+            f.psn_of(f.first_idx).value(),
+            c.ooo,
+            c.dup,
+            epsn.value()
+        ),
+    );
 }

@@ -99,8 +99,26 @@ impl SlotFifo {
             self.queues[vc].push_front(id);
         }
         self.queued += scratch.len();
+        let scratch_len = scratch.len();
         self.scratch = scratch;
         self.flows[flow].retry += 1;
+        if ctx.logs() {
+            let fl = &self.flows[flow];
+            ctx.log(
+                match why {
+                    Rewind::Nak => "nak",
+                    Rewind::Timeout => "timeout",
+                },
+                format_args!(
+                    "rewind dst={} qp={} from_psn={} frames={} pkts={resent} retry={} (Go-Back-N: resent from the PSN on)",
+                    fl.dst,
+                    fl.qp.value(),
+                    ack_psn.value(),
+                    scratch_len,
+                    fl.retry
+                ),
+            );
+        }
         match why {
             Rewind::Nak => {
                 ctx.count(c.nak_processed, 1);
@@ -131,6 +149,18 @@ impl SlotFifo {
         ctx.count(c.max_retry_hit, 1);
         ctx.set_counter(c.fatal_qp, self.flows[flow].qp.value() as u64 + 1);
         ctx.set_counter(c.fatal_at, ctx.now() + 1);
+        if ctx.logs() {
+            let fl = &self.flows[flow];
+            ctx.log(
+                "fatal",
+                format_args!(
+                    "dst={} qp={} retry={} (MAX_RETRY reached: the QP's frames fail)",
+                    fl.dst,
+                    fl.qp.value(),
+                    fl.retry
+                ),
+            );
+        }
     }
 
     /// Whether timeout entry (frame id, grant_seq) still stands for a transmission waiting for

@@ -90,11 +90,27 @@ impl RcLinkTx {
                 // A CNP for a flow that never sent here has no rate to cut.
                 let flow = self.slots.find_flow(msg.src, msg.rh.qp());
                 if let (true, Some(f)) = (self.rate_gate.enabled, flow) {
-                    if self.rate_gate.on_cnp(f, msg.rh.qp(), ctx.now()) {
+                    let passed = self.rate_gate.on_cnp(f, msg.rh.qp(), ctx.now());
+                    if passed {
                         ctx.count(self.c.cnp_passed, 1);
                         self.arb_pending = true;
                     } else {
                         ctx.count(self.c.cnp_filtered, 1);
+                    }
+                    if ctx.logs() {
+                        let rate = self.rate_gate.flow_rate(f);
+                        ctx.log(
+                            "cnp",
+                            format_args!(
+                                "received from={} qp={} {}",
+                                msg.src,
+                                msg.rh.qp().value(),
+                                match rate {
+                                    Some(r) if passed => format!("rate_cut_to={r:.3} (B/ns, DCQCN)"),
+                                    _ => "merged (CNP MERGE: no cut)".to_string(),
+                                }
+                            ),
+                        );
                     }
                 }
             }

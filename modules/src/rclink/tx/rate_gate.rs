@@ -79,6 +79,10 @@ impl RateGate {
     pub fn blocked_until(&self, flow: usize, now: Cycle) -> Option<Cycle> {
         self.flows.get(flow).and_then(|d| d.ready_at()).filter(|&t| t > now)
     }
+    /// Flow `flow`'s DCQCN rate R_C now (B/ns), if it has one (for the event log).
+    pub(super) fn flow_rate(&self, flow: usize) -> Option<f64> {
+        self.flows.get(flow).map(|d| d.rate)
+    }
     /// A CNP for flow `flow` (QP `qp`) at `now`: through CNP MERGE, then on_cnp. Returns whether
     /// it passed the merge.
     pub(super) fn on_cnp(&mut self, flow: usize, qp: QpId, now: Cycle) -> bool {

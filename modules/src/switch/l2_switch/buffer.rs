@@ -88,6 +88,9 @@ impl L2Switch {
             if let Some(v) = &self.voq {
                 ctx.count(v.c_dt_drops, 1);
             }
+            if ctx.logs() {
+                log_drop(ctx, o, inp, &f, wire);
+            }
             return None;
         }
         self.red_mark(ctx, o, &mut f);
@@ -148,4 +151,20 @@ impl L2Switch {
             }
         }
     }
+}
+
+/// The event log's line for a frame the buffer refused (out of line: off the admission path).
+#[cold]
+#[inline(never)]
+fn log_drop(ctx: &mut Ctx<'_>, o: usize, inp: impl std::fmt::Display, f: &DataFrame, wire: u64) {
+    ctx.log(
+        "drop",
+        format_args!(
+            "unit=data port={o} in={inp} src={} dst={} qp={} first_psn={} wire_bytes={wire} (buffer full)",
+            f.src,
+            f.dst,
+            f.qp.value(),
+            f.first_psn.value()
+        ),
+    );
 }

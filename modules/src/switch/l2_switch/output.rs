@@ -90,6 +90,9 @@ impl L2Switch {
                 f.ecn = Ecn::Ce;
                 ctx.count(self.c_marks, 1);
                 ctx.count(port.c_marks, 1);
+                if ctx.logs() {
+                    log_mark(ctx, o, f, port.queued_bytes);
+                }
             }
         }
     }
@@ -175,4 +178,20 @@ impl L2Switch {
         }
         next
     }
+}
+
+/// The event log's line for an ECN mark (out of line: off the enqueue path).
+#[cold]
+#[inline(never)]
+fn log_mark(ctx: &mut Ctx<'_>, o: usize, f: &DataFrame, queued: u64) {
+    ctx.log(
+        "ecn",
+        format_args!(
+            "mark port={o} src={} dst={} qp={} first_psn={} queued_bytes={queued} (RED at enqueue)",
+            f.src,
+            f.dst,
+            f.qp.value(),
+            f.first_psn.value()
+        ),
+    );
 }

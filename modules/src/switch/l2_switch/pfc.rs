@@ -322,7 +322,7 @@ impl Pfc {
     fn send(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let mut retry = false;
         let (xoff, xon) = (self.p.xoff, self.p.xon);
-        for port in &mut self.ports {
+        for (k, port) in self.ports.iter_mut().enumerate() {
             let (mut up, mut down) = (0u8, 0u8);
             for (held, &q) in port.held.iter().zip(&self.p.priorities) {
                 let (held, bit) = (held.get().0, 1u8 << q);
@@ -341,6 +341,15 @@ impl Pfc {
                     continue;
                 }
                 port.pfc_out.push(PfcFrame { prio_mask, pause });
+                if ctx.logs() {
+                    ctx.log(
+                        "pfc",
+                        format_args!(
+                            "{} port={k} priorities={prio_mask:#04x} (sent upstream)",
+                            if pause { "xoff" } else { "xon" }
+                        ),
+                    );
+                }
                 if pause {
                     port.xoff_sent |= prio_mask;
                     ctx.count(self.c_xoff, 1);

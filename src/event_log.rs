@@ -1,0 +1,76 @@
+//! `--log SPEC`: which blocks' events go to the event log, and where (hw::EventLog).
+//!
+//! SPEC is a comma-separated list of selectors, given once or several times: an event class
+//! (`nak`, `drop`, …: `hwsim --log help`), a block kind (`psn_check`, `l2_switch_core`), or a
+//! path glob (`chip1.*`; a scope selects every block below it, as `--trace` does). Events are
+//! logged of the classes named (all, if none is) from the blocks named by kind or path (all,
+//! if none is). A selector that is none of the three is refused, naming the classes.
+
+use std::io::Write;
+use std::path::Path;
+
+use hwsim_hw::{EventLog, Sim};
+use hwsim_modules::events::{is_class, EVENT_CLASSES};
+
+use crate::yaml::InputError;
+
+/// Lines written before the log stops (`--log-max`'s default).
+pub const DEFAULT_MAX_LINES: u64 = 1_000_000;
+
+/// The text of `hwsim --log help`.
+pub fn help() -> String {
+    let mut s = String::from(
+        "--log SPEC: one line per event, `cycle path class key=value …`, to stderr or --log-file.\n\
+         SPEC: comma-separated event classes, block kinds (hwsim list) and path globs (chip1.*);\n\
+         events of the classes named (all if none) from the blocks named (all if none).\n\nclasses:\n",
+    );
+    for (c, what) in EVENT_CLASSES {
+        s.push_str(&format!("  {c:<8} {what}\n"));
+    }
+    s
+}
+
+/// The log `spec` asks for over `sim`'s blocks, writing to `out`, at most `max_lines` lines.
+pub fn build(spec: &[String], sim: &Sim, out: Box<dyn Write>, max_lines: u64) -> Result<EventLog, InputError> {
+    let tokens: Vec<&str> = spec
+        .iter()
+        .flat_map(|s| s.split(','))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    let blocks: Vec<(&str, &str)> = sim.components().collect();
+    let mut classes = Vec::new();
+    let mut kinds = Vec::new();
+    let mut globs = Vec::new();
+    for t in tokens {
+        if is_class(t) {
+            classes.push(t.to_string());
+        } else if blocks.iter().any(|(_, k)| *k == t) {
+            kinds.push(t);
+        } else if blocks
+            .iter()
+            .any(|(p, _)| hwsim_hw::trace_selected(&[t.to_string()], p))
+        {
+            globs.push(t.to_string());
+        } else {
+            let names: Vec<&str> = EVENT_CLASSES.iter().map(|(c, _)| *c).collect();
+            return Err(InputError::new(
+                Path::new("--log"),
+                format!(
+                    "`{}` is no event class ({}), no kind of block in this run, and no block's path (paths look like `{}`; `hwsim --log help`)",
+                    t.escape_debug(),
+                    names.join(", "),
+                    blocks.first().map_or("", |b| b.0)
+                ),
+            ));
+        }
+    }
+    let all = kinds.is_empty() && globs.is_empty();
+    let on: Vec<bool> = blocks
+        .iter()
+        .map(|(p, k)| all || kinds.contains(k) || (!globs.is_empty() && hwsim_hw::trace_selected(&globs, p)))
+        .collect();
+    let paths = blocks.iter().map(|(p, _)| p.to_string()).collect();
+    let classes = (!classes.is_empty()).then_some(classes);
+    Ok(EventLog::new(on, paths, classes, out, max_lines))
+}
