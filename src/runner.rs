@@ -442,7 +442,6 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
             actual: got.to_string(),
         };
     }
-    let (reset, log) = ops.history(net.as_ref(), w.shape).unwrap_or((None, Vec::new()));
     let (lo, hi) = match (e.at, e.within) {
         (Some(a), _) => (a, a),
         (None, Some([a, b])) => (a, b),
@@ -455,63 +454,68 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
     } else {
         format!(" in [{lo}, {hi}]")
     };
-    // Values present in the window: for a signal its value at `lo` and every change after; for a
-    // stream each push.
-    let mut seen: Vec<(Cycle, Value)> = Vec::new();
-    if w.shape == Shape::Signal {
-        let at_lo = log
-            .iter()
-            .rev()
-            .find(|(c, _)| *c <= lo)
-            .map(|(_, v)| v.clone())
-            .or(reset.clone())
-            .unwrap_or(Value::Null);
-        if e.count.is_none() && e.sequence.is_none() {
-            seen.push((lo, at_lo));
-        }
-        seen.extend(log.iter().filter(|(c, _)| *c > lo && *c <= hi).cloned());
-        if e.count.is_some() || e.sequence.is_some() {
-            seen = log.iter().filter(|(c, _)| *c >= lo && *c <= hi).cloned().collect();
-        }
-    } else {
-        seen = log.iter().filter(|(c, _)| *c >= lo && *c <= hi).cloned().collect();
-    }
+    // Values present in the window: for a signal its value at `lo` and every change after (a
+    // value check), or its changes in the window (a count, a sequence); for a stream each push.
+    // Only what the check shows or compares is made a YAML value (values::Query).
+    let at_lo = w.shape == Shape::Signal && e.count.is_none() && e.sequence.is_none();
+    let want_value = e.value.as_ref().filter(|_| e.count.is_none() && e.sequence.is_none());
+    let accept = |v: &Value| want_value.is_some_and(|want| yaml::matches(want, v));
+    let q = crate::values::Query {
+        lo,
+        hi,
+        at_lo,
+        take: match (&e.sequence, e.count) {
+            (_, Some(_)) => 0,
+            // The sequence, one more (to show an extra), and the 24 the report shows.
+            (Some(seq), None) => (seq.len() + 1).max(24),
+            (None, None) => 8,
+        },
+        want: want_value.is_some().then_some(&accept as &dyn Fn(&Value) -> bool),
+    };
+    let seen = ops
+        .history(net.as_ref(), w.shape, &q)
+        .unwrap_or_else(|| crate::values::Seen {
+            items: if at_lo { vec![(lo, Value::Null)] } else { Vec::new() },
+            count: usize::from(at_lo),
+            ..Default::default()
+        });
     let kind = if w.shape == Shape::Stream { "pushes" } else { "changes" };
     if let Some(n) = e.count {
         return CheckResult {
             first_difference: None,
             name: e.name.clone().unwrap_or_else(|| format!("{ep} {kind}{window} == {n}")),
-            passed: seen.len() as u64 == n,
+            passed: seen.count as u64 == n,
             expected: n.to_string(),
-            actual: seen.len().to_string(),
+            actual: seen.count.to_string(),
         };
     }
     if let Some(seq) = &e.sequence {
-        let passed = seq.len() == seen.len() && seq.iter().zip(&seen).all(|(x, (_, y))| yaml::matches(x, y));
-        let differ = seq.iter().zip(&seen).position(|(x, (_, y))| !yaml::matches(x, y));
+        let items = &seen.items;
+        let passed = seq.len() == seen.count && seq.iter().zip(items).all(|(x, (_, y))| yaml::matches(x, y));
+        let differ = seq.iter().zip(items).position(|(x, (_, y))| !yaml::matches(x, y));
         let first_difference = match differ {
             _ if passed => None,
             Some(i) => Some(format!(
                 "item {i}: expected {}, actual {} @ {}",
                 yaml::show(&seq[i]),
-                yaml::show(&seen[i].1),
-                seen[i].0
+                yaml::show(&items[i].1),
+                items[i].0
             )),
-            None if seen.len() > seq.len() => Some(format!(
+            None if seen.count > seq.len() => Some(format!(
                 "{} more than expected from item {}: {} @ {}",
-                seen.len() - seq.len(),
+                seen.count - seq.len(),
                 seq.len(),
-                yaml::show(&seen[seq.len()].1),
-                seen[seq.len()].0
+                yaml::show(&items[seq.len()].1),
+                items[seq.len()].0
             )),
             None => Some(format!(
                 "{} fewer than expected: item {} ({}) never came",
-                seq.len() - seen.len(),
-                seen.len(),
-                yaml::show(&seq[seen.len()])
+                seq.len() - seen.count,
+                seen.count,
+                yaml::show(&seq[seen.count])
             )),
         };
-        let shown: Vec<String> = seen
+        let shown: Vec<String> = items
             .iter()
             .take(24)
             .map(|(c, v)| format!("{}@{c}", yaml::show(v)))
@@ -521,22 +525,22 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
             name: e.name.clone().unwrap_or_else(|| format!("{ep} sequence{window}")),
             passed,
             expected: format!("[{}]", seq.iter().map(yaml::show).collect::<Vec<_>>().join(", ")),
-            actual: format!("[{}{}]", shown.join(", "), if seen.len() > 24 { ", …" } else { "" }),
+            actual: format!("[{}{}]", shown.join(", "), if seen.count > 24 { ", …" } else { "" }),
         };
     }
     let want = e.value.as_ref().expect("validated");
-    let hit = seen.iter().find(|(_, v)| yaml::matches(want, v));
+    let hit = seen.hit.as_ref();
     let actual = match hit {
         Some((c, v)) => format!("{} @ {c}", yaml::show(v)),
-        None if seen.is_empty() => {
+        None if seen.count == 0 => {
             // Say what was nearest, to help.
-            let near = log.iter().min_by_key(|(c, _)| c.abs_diff(lo));
-            match near {
+            match &seen.nearest {
                 Some((c, v)) => format!("nothing{window}; nearest {} @ {c}", yaml::show(v)),
                 None => format!("nothing ever ({kind}: 0)"),
             }
         }
         None => seen
+            .items
             .iter()
             .take(8)
             .map(|(c, v)| format!("{} @ {c}", yaml::show(v)))

@@ -18,11 +18,73 @@ use crate::yaml::{self, Value};
 pub type Rows = Vec<(Cycle, Value)>;
 /// A net's recorded history as YAML values: (cycle, value).
 pub type History = Vec<(Cycle, Value)>;
+
+/// What a check asks of a net's recorded history: the window `[lo, hi]` (for a signal with
+/// `at_lo`, its value at `lo` and the changes in `(lo, hi]`, as a value check reads it), the
+/// first `take` values of it, and the first one `want` accepts. Only those values are turned
+/// into YAML: a run of 10^8 pushes is counted, not converted (a YAML value is ~5 times the
+/// message, so converting the whole log aborted runs that had room for the log itself).
+pub struct Query<'a> {
+    /// Window start.
+    pub lo: Cycle,
+    /// Window end (inclusive).
+    pub hi: Cycle,
+    /// A signal's value at `lo` first (then the changes after `lo`).
+    pub at_lo: bool,
+    /// How many values of the window to hand back.
+    pub take: usize,
+    /// The first value of the window this accepts is handed back too.
+    pub want: Option<&'a dyn Fn(&Value) -> bool>,
+}
+
+/// What a [`Query`] found.
+#[derive(Default)]
+pub struct Seen {
+    /// The window's first `take` values, in order.
+    pub items: History,
+    /// How many values the window holds.
+    pub count: usize,
+    /// The first value of the window `want` accepted.
+    pub hit: Option<(Cycle, Value)>,
+    /// The recorded value nearest `lo` (the earliest of equals), when the window is empty.
+    pub nearest: Option<(Cycle, Value)>,
+}
+
+/// Answers `q` over a typed history (cycles non-decreasing, as recorded) and, for a signal,
+/// its reset value.
+fn query<T: Serialize>(log: &[(Cycle, T)], reset: Option<&T>, q: &Query<'_>) -> Seen {
+    let start = if q.at_lo {
+        log.partition_point(|(c, _)| *c <= q.lo)
+    } else {
+        log.partition_point(|(c, _)| *c < q.lo)
+    };
+    let end = log.partition_point(|(c, _)| *c <= q.hi).max(start);
+    let first = q.at_lo.then(|| {
+        let v = if start > 0 { Some(&log[start - 1].1) } else { reset };
+        (q.lo, v.map_or(Value::Null, yaml::to_value))
+    });
+    let values = || {
+        first
+            .iter()
+            .cloned()
+            .chain(log[start..end].iter().map(|(c, v)| (*c, yaml::to_value(v))))
+    };
+    let count = usize::from(first.is_some()) + (end - start);
+    let nearest = (count == 0)
+        .then(|| log.iter().min_by_key(|(c, _)| c.abs_diff(q.lo)))
+        .flatten()
+        .map(|(c, v)| (*c, yaml::to_value(v)));
+    Seen {
+        items: values().take(q.take).collect(),
+        count,
+        hit: q.want.and_then(|w| values().find(|(_, v)| w(v))),
+        nearest,
+    }
+}
 /// An instance ready to add to a netlist: its ports and builder.
 pub type Instance = (Vec<PortDecl>, BuildFn);
 type MakeDriver = fn(Rows, Timing) -> Result<Instance, String>;
-type SignalLog = fn(&dyn NetDyn) -> Option<(Value, History)>;
-type StreamLog = fn(&dyn NetDyn) -> Option<History>;
+type LogQuery = fn(&dyn NetDyn, &Query<'_>) -> Option<Seen>;
 
 /// Operations on one value type.
 pub struct ValueOps {
@@ -31,8 +93,8 @@ pub struct ValueOps {
     signal_driver: Option<MakeDriver>,
     stream_driver: MakeDriver,
     sink: fn(u32, usize, Timing) -> (Vec<PortDecl>, BuildFn),
-    signal_log: Option<SignalLog>,
-    stream_log: StreamLog,
+    signal_log: Option<LogQuery>,
+    stream_log: LogQuery,
 }
 
 impl ValueOps {
@@ -52,12 +114,12 @@ impl ValueOps {
     pub fn sink(&self, capacity: u32, count: usize, timing: Timing) -> (Vec<PortDecl>, BuildFn) {
         (self.sink)(capacity, count, timing)
     }
-    /// The recorded history of a net as YAML values: for a signal (reset value, changes), for a
-    /// stream (none, pushes).
-    pub fn history(&self, net: &dyn NetDyn, shape: Shape) -> Option<(Option<Value>, History)> {
+    /// What a check reads of a net's recorded history (see [`Query`]): a signal's changes (its
+    /// reset value before the first), a stream's pushes; `None` if nothing was recorded.
+    pub fn history(&self, net: &dyn NetDyn, shape: Shape, q: &Query<'_>) -> Option<Seen> {
         match shape {
-            Shape::Signal => self.signal_log.and_then(|f| f(net)).map(|(r, l)| (Some(r), l)),
-            Shape::Stream => (self.stream_log)(net).map(|l| (None, l)),
+            Shape::Signal => self.signal_log.and_then(|f| f(net, q)),
+            Shape::Stream => (self.stream_log)(net, q),
         }
     }
 }
@@ -222,21 +284,18 @@ fn sink<T: HwValue>(capacity: u32, count: usize, timing: Timing) -> (Vec<PortDec
     (ports, build)
 }
 
-fn signal_log<T: SignalValue + Serialize>(net: &dyn NetDyn) -> Option<(Value, Vec<(Cycle, Value)>)> {
+fn signal_log<T: SignalValue + Serialize>(net: &dyn NetDyn, q: &Query<'_>) -> Option<Seen> {
     let n = net.as_any().downcast_ref::<SignalNet<T>>()?;
     let log = n.log();
     let l = log.as_ref()?;
-    Some((
-        yaml::to_value(&T::default()),
-        l.iter().map(|(c, v)| (*c, yaml::to_value(v))).collect(),
-    ))
+    Some(query(l, Some(&T::default()), q))
 }
 
-fn stream_log<T: HwValue + Serialize>(net: &dyn NetDyn) -> Option<Vec<(Cycle, Value)>> {
+fn stream_log<T: HwValue + Serialize>(net: &dyn NetDyn, q: &Query<'_>) -> Option<Seen> {
     let n = net.as_any().downcast_ref::<StreamNet<T>>()?;
     let log = n.log();
     let l = log.as_ref()?;
-    Some(l.iter().map(|(c, v)| (*c, yaml::to_value(v))).collect())
+    Some(query(l, None, q))
 }
 
 /// Operations for a type that may be a signal or a stream message.

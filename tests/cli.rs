@@ -2606,6 +2606,42 @@ fn tiny_and_huge_bounds_print_as_written() {
     assert!(out.lines().all(|l| l.chars().count() < 120), "{out}");
 }
 
+/// A port with millions of recorded changes: the checks count them and turn into YAML only
+/// what they show or compare (issue 53: a whole log converted took ~5 times the log, and a
+/// 10^8-push `sequence` check aborted). 3 000 000 changes of a u64: 48 MB of log; the
+/// conversion alone was 700 MB more.
+#[test]
+fn checks_over_a_long_history_convert_only_what_they_read() {
+    let dir = temp_dir("long_history");
+    let tb = write(
+        &dir,
+        "t.yaml",
+        "name: t\nuntil: 3000000\ninstances:\n  c: {kind: counter, params: {start: 1, step: 1, stop: 100000000}}\nexpect:\n  - {port: c.count, count: 3000000}\n  - {port: c.count, within: [5, 7], sequence: [6, 7, 8]}\n  - {port: c.count, at: 2999990, value: 2999991}\n  - {port: c.count, within: [10, 2999999], value: 2999000}\n  - {name: off by one, port: c.count, within: [5, 7], sequence: [6, 7]}\n  - {name: nothing there, port: c.count, within: [5, 7], value: 3}\n",
+    );
+    let json = dir.join("r.json");
+    let o = hwsim(&["run", tb.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+    assert_code(&o, 1);
+    let out = stdout(&o);
+    assert!(out.contains("verdict: FAIL (4/6 checks) at cycle 3000000"), "{out}");
+    assert!(out.contains("[6@5, 7@6, 8@7]"), "{out}");
+    let r = read_json(&json);
+    let checks = r["checks"].as_array().unwrap();
+    let by = |name: &str| {
+        checks
+            .iter()
+            .find(|c| c["name"].as_str() == Some(name))
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        by("off by one")["first_difference"].as_str(),
+        Some("1 more than expected from item 2: 8 @ 7")
+    );
+    assert_eq!(by("nothing there")["actual"].as_str(), Some("6 @ 5, 7 @ 6, 8 @ 7"));
+    let peak = r["stats"]["peak_rss_bytes"].as_u64().unwrap();
+    assert!(peak < 300 << 20, "peak {} MiB", peak >> 20);
+}
+
 #[test]
 fn an_output_name_of_255_bytes_is_written() {
     let dir = temp_dir("long_output_name");
