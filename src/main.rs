@@ -464,13 +464,23 @@ fn run(a: RunArgs) -> ExitCode {
 /// no other); a second one, with the flag already set, exits 130 at once.
 fn on_interrupt() -> Result<Arc<AtomicBool>, ExitCode> {
     let interrupt = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let armed = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&interrupt))
-            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&interrupt)));
-        if let Err(e) = armed {
-            return Err(bad(format!("cannot install the signal handler: {e}")));
+    let signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]);
+    let mut signals = match signals {
+        Ok(s) => s,
+        Err(e) => return Err(bad(format!("cannot install the signal handler: {e}"))),
+    };
+    let flag = Arc::clone(&interrupt);
+    // The first signal asks the run to stop (it ends the cycle, writes what it has and says
+    // `interrupted`); a second ends the process at once with 130, its temporary files removed
+    // first (the unwinding that would have removed them does not happen).
+    std::thread::spawn(move || {
+        for _ in signals.forever() {
+            if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                output::remove_temporaries();
+                std::process::exit(130);
+            }
         }
-    }
+    });
     Ok(interrupt)
 }
 

@@ -11,6 +11,29 @@ use std::path::{Path, PathBuf};
 
 use crate::yaml::InputError;
 
+/// The temporary files being written now, for [`remove_temporaries`].
+static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    // A panic while holding it leaves the list as it was: still usable.
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn forget(tmp: &Path) {
+    let mut l = live();
+    if let Some(i) = l.iter().position(|p| p == tmp) {
+        l.swap_remove(i);
+    }
+}
+
+/// Removes every temporary file still being written: a second Ctrl-C ends the process at once,
+/// without the unwinding that would have removed them (main.rs), so it calls this first.
+pub fn remove_temporaries() {
+    for p in live().drain(..) {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
 /// A file being written under a temporary name; [`Staged::commit`] renames it into place. Dropped
 /// without a commit, it removes the temporary file.
 pub struct Staged {
@@ -51,6 +74,7 @@ pub fn stage(target: &Path) -> Result<(File, Staged), InputError> {
         target.with_file_name(format!(".hwsim-{pid}-{k}.tmp"))
     };
     let f = File::create(&tmp).map_err(cannot)?;
+    live().push(tmp.clone());
     Ok((
         f,
         Staged {
@@ -72,6 +96,7 @@ impl Staged {
     /// Moves the complete file to its final name.
     pub fn commit(mut self) -> Result<(), InputError> {
         if let Some(tmp) = self.tmp.take() {
+            forget(&tmp);
             if let Err(e) = std::fs::rename(&tmp, &self.target) {
                 let _ = std::fs::remove_file(&tmp);
                 return Err(InputError::new(&self.target, format!("cannot write: {e}")));
@@ -84,6 +109,7 @@ impl Staged {
 impl Drop for Staged {
     fn drop(&mut self) {
         if let Some(tmp) = self.tmp.take() {
+            forget(&tmp);
             let _ = std::fs::remove_file(tmp);
         }
     }

@@ -1838,6 +1838,59 @@ fn a_second_sigint_exits_at_once() {
     assert!(!json.exists(), "no report: it did not go on to run");
 }
 
+/// A second Ctrl-C 50 ms after the first, while the waves are being written: the process ends
+/// at once with 130 and leaves no temporary file (issue 53: a 25 MB `.….hwsim-PID.tmp` VCD
+/// stayed behind) and no half output under its final name.
+#[test]
+fn a_second_sigint_while_writing_leaves_no_temporary_file() {
+    let dir = temp_dir("sigint_twice_writing");
+    let vcd = dir.join("w4.vcd");
+    let child = Command::new(env!("CARGO_BIN_EXE_hwsim"))
+        .args([Path::new("tb/perf/w4_system_a2a.yaml"), Path::new("--vcd"), &vcd])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let id = child.id().to_string();
+    // Until the temporary VCD exists and grows (the run is under way).
+    let started = std::time::Instant::now();
+    let temporaries = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".tmp"))
+            .collect()
+    };
+    while !temporaries()
+        .iter()
+        .any(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 1 << 20))
+    {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "no temporary VCD of 1 MiB within 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    for _ in 0..2 {
+        // The second may find the process gone (the first ended the run within 50 ms).
+        let _ = Command::new("kill").args(["-INT", &id]).status();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = wait_at_most(child, 5).expect("still running 5 s after the second SIGINT");
+    let code = o.status.code();
+    // The first signal may have ended the run already (exit 0/1 with a complete VCD) when the
+    // second came; otherwise the second ends it with 130 and nothing written.
+    if code == Some(130) {
+        assert!(!vcd.exists(), "no half VCD under its final name");
+    }
+    assert_eq!(
+        temporaries(),
+        Vec::<std::path::PathBuf>::new(),
+        "exit {code:?}: no temporary file left"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Extreme values where a user value meets time, bytes or memory (issue 15; every block's
 // parameters at extremes: tests/extremes.rs).
