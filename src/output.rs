@@ -141,7 +141,7 @@ fn identity(p: &Path) -> Identity {
     }
 }
 
-#[derive(PartialEq, Eq)]
+#[derive(PartialEq, Eq, Hash)]
 enum Identity {
     Inode(u64, u64),
     Path(PathBuf),
@@ -150,26 +150,33 @@ enum Identity {
 /// Refuses an output that is one of the inputs, or the same file as another output. `outputs`
 /// are (option name, path).
 pub fn check_outputs(inputs: &[PathBuf], outputs: &[(&str, &Path)]) -> Result<(), String> {
+    // Each path's identity once (it costs system calls), then a table: `hwsim vectors` of 4 000
+    // instances compared every output with every earlier one (1.5 million failed `readlink`s
+    // for 1 000, 43 s for 4 000).
+    let inputs: std::collections::HashMap<Identity, &PathBuf> = inputs.iter().rev().map(|p| (identity(p), p)).collect();
+    let mut seen: std::collections::HashMap<Identity, usize> = std::collections::HashMap::new();
     for (i, (opt, out)) in outputs.iter().enumerate() {
         // Character devices and FIFOs are sinks, not files to protect (`--vcd /dev/null`).
         if std::fs::metadata(out).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
             continue;
         }
         let id = identity(out);
-        if let Some(inp) = inputs.iter().find(|p| identity(p) == id) {
+        if let Some(inp) = inputs.get(&id) {
             return Err(format!(
                 "{opt} {}: is the input {}; refusing to overwrite it",
                 out.display(),
                 inp.display()
             ));
         }
-        if let Some((opt2, out2)) = outputs[..i].iter().find(|(_, p)| identity(p) == id) {
+        if let Some(&k) = seen.get(&id) {
+            let (opt2, out2) = outputs[k];
             return Err(format!(
                 "{opt} {} and {opt2} {} are the same file; give each output its own path",
                 out.display(),
                 out2.display()
             ));
         }
+        seen.insert(id, i);
     }
     Ok(())
 }

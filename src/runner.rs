@@ -682,14 +682,30 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
                 .map(|n| n.trace_layout().into_iter().map(|(name, _)| name).collect())
                 .unwrap_or_default()
         };
+        // Whether a glob selects some net: a plain name is looked up among the nets and their
+        // scopes (`hwsim vectors` gives one per port: thousands), a pattern tried on each.
+        let mut named: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        for p in sim.net_paths() {
+            named.insert(p);
+            named.extend(p.char_indices().filter(|&(_, c)| c == '.').map(|(i, _)| &p[..i]));
+        }
+        let selects_some = |g: &str| {
+            if g.contains(['*', '?']) {
+                let one = [g.to_string()];
+                sim.net_paths().iter().any(|p| hwsim_hw::trace_selected(&one, p))
+            } else {
+                named.contains(g)
+            }
+        };
         let globs: Vec<String> = globs
             .into_iter()
-            .flat_map(|g| crate::waves::nets_of_field_glob(&g, sim.net_paths(), fields).unwrap_or_else(|| vec![g]))
+            .flat_map(|g| {
+                crate::waves::nets_of_field_glob(&g, sim.net_paths(), &selects_some, fields).unwrap_or_else(|| vec![g])
+            })
             .collect();
         // A glob that selects nothing is a typo, not a wish for an empty trace.
         for g in &globs {
-            let one = std::slice::from_ref(g);
-            if !sim.net_paths().iter().any(|p| hwsim_hw::trace_selected(one, p)) {
+            if !selects_some(g) {
                 let msg = format!(
                     "trace glob `{g}` matches no net (nets look like `{}`)",
                     sim.net_paths().first().map_or("", |p| p.as_str())

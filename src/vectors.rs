@@ -88,6 +88,14 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
     // Instance ports → the net path each is bound to.
     let mut insts: Vec<(String, Vec<Port>)> = Vec::new();
     let paths = sim.net_paths();
+    // Each net's first path (its own name, before any alias), by the net's address: one pass,
+    // not a scan of every path per port (quadratic in the instances).
+    let mut first_path: std::collections::HashMap<*const (), &String> = std::collections::HashMap::new();
+    for p in paths {
+        if let Some(n) = sim.net(p) {
+            first_path.entry(std::rc::Rc::as_ptr(n) as *const ()).or_insert(p);
+        }
+    }
     {
         for inst in names {
             let mut ports = Vec::new();
@@ -99,10 +107,7 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
                     0
                 };
                 let Some(net) = sim.net(&ep) else { continue };
-                let Some(p) = paths
-                    .iter()
-                    .find(|p| sim.net(p).is_some_and(|n| std::rc::Rc::ptr_eq(n, net)))
-                else {
+                let Some(&p) = first_path.get(&(std::rc::Rc::as_ptr(net) as *const ())) else {
                     continue;
                 };
                 let fields = net

@@ -2695,6 +2695,69 @@ fn checks_over_a_long_history_convert_only_what_they_read() {
     assert!(peak < 300 << 20, "peak {} MiB", peak >> 20);
 }
 
+/// `vectors` of 4 000 instances (issue 53: 43 s, quadratic in the instances: every output
+/// checked against every other through the file system, every port's net looked up by a scan
+/// of all nets, every port's glob matched against every net). Now a table each: a few seconds
+/// at most even on a loaded machine; 60 s is a hang guard, not a speed figure.
+#[test]
+fn vectors_of_thousands_of_instances_is_not_quadratic() {
+    let dir = temp_dir("vectors_many");
+    let tb = write(
+        &dir,
+        "t.yaml",
+        "name: t\nuntil: 20\ninstances:\n  c: {kind: counter, count: 4000, params: {stop: 10}}\nexpect:\n  - {metric: end_cycle, min: 1}\n",
+    );
+    let out = dir.join("v");
+    let t0 = std::time::Instant::now();
+    let o = hwsim(&["vectors", tb.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_code(&o, 0);
+    assert!(t0.elapsed().as_secs() < 60, "{:?}", t0.elapsed());
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 4000);
+    let c17 = std::fs::read_to_string(out.join("c17.csv")).unwrap();
+    assert_eq!(c17.lines().count(), 12, "a header and cycles 0..=10: {c17}");
+}
+
+/// The save file of a 16-chip system (issue 53: 110 s of which 73 s of CPU for `--until 10`,
+/// every variable tested against every net declared a level; 0.2 s now). 60 s is a hang guard.
+/// Every level net's variables are still drawn as levels.
+#[test]
+fn the_save_file_of_a_large_system_is_not_quadratic() {
+    let dir = temp_dir("gtkw_large");
+    let tb = system_tb(
+        &dir,
+        "s16",
+        &[
+            "topology: {kind: star, chips: 16}",
+            "traffic: [{pattern: all_to_all, bytes: 4096}]",
+        ],
+    );
+    let vcd = dir.join("s16.vcd");
+    let t0 = std::time::Instant::now();
+    let o = hwsim(&[
+        "run",
+        tb.to_str().unwrap(),
+        "--until",
+        "10",
+        "--vcd",
+        vcd.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(t0.elapsed().as_secs() < 60, "{:?}", t0.elapsed());
+    assert!(
+        o.status.code() == Some(0) || o.status.code() == Some(1),
+        "{}",
+        stderr(&o)
+    );
+    let gtkw = std::fs::read_to_string(dir.join("s16.gtkw")).unwrap();
+    // A switch queue's bytes are a level: an analog step trace, decimal (`@8024` before it).
+    let lines: Vec<&str> = gtkw.lines().collect();
+    let q = lines
+        .iter()
+        .position(|l| l.starts_with("sw0.q_bytes0["))
+        .expect("sw0.q_bytes0 in the view");
+    assert_eq!(lines[q - 1], "@8024", "drawn as a level");
+}
+
 #[test]
 fn an_output_name_of_255_bytes_is_written() {
     let dir = temp_dir("long_output_name");

@@ -44,5 +44,5 @@ pub use netlist::{Binder, BuildFn, BuildResult, Dir, DotOptions, InstId, Netlist
 pub use port::MAX_PROCESSES;
 pub use rng::Rng;
 pub use sim::{Sim, Stats, Stop};
-pub use trace::{glob_match, selected as trace_selected, SharedBuffer, TraceOptions};
+pub use trace::{glob_match, selected as trace_selected, GlobSet, SharedBuffer, TraceOptions};
 pub use value::{bits_of, SignalValue, Trace, TraceField, TraceKind, TraceValue, Value};

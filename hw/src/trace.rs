@@ -101,19 +101,54 @@ pub fn selected(globs: &[String], path: &str) -> bool {
     if globs.is_empty() {
         return true;
     }
-    globs.iter().any(|g| {
-        glob_match(g, path) || {
-            // A pattern naming a scope selects everything below it.
-            let mut prefix = String::new();
-            path.split('.').any(|seg| {
-                if !prefix.is_empty() {
-                    prefix.push('.');
-                }
-                prefix.push_str(seg);
-                prefix.len() < path.len() && glob_match(g, &prefix)
-            })
+    globs.iter().any(|g| selected_by(g, path))
+}
+
+/// Whether glob `g` selects `path`: matches it, or a scope above it.
+fn selected_by(g: &str, path: &str) -> bool {
+    glob_match(g, path) || {
+        // A pattern naming a scope selects everything below it.
+        let mut prefix = String::new();
+        path.split('.').any(|seg| {
+            if !prefix.is_empty() {
+                prefix.push('.');
+            }
+            prefix.push_str(seg);
+            prefix.len() < path.len() && glob_match(g, &prefix)
+        })
+    }
+}
+
+/// [`selected`] for many globs at once: the plain names (no `*` or `?`: `hwsim vectors` gives
+/// one per port) in a hash set, looked up for a path and each scope above it; the patterns as
+/// before. Thousands of names against thousands of nets were quadratic.
+pub struct GlobSet {
+    all: bool,
+    names: std::collections::HashSet<String>,
+    patterns: Vec<String>,
+}
+
+impl GlobSet {
+    /// The set of `globs` (none: everything).
+    pub fn new(globs: &[String]) -> GlobSet {
+        let (patterns, names): (Vec<String>, Vec<String>) = globs.iter().cloned().partition(|g| g.contains(['*', '?']));
+        GlobSet {
+            all: globs.is_empty(),
+            names: names.into_iter().collect(),
+            patterns,
         }
-    })
+    }
+    /// Whether the set selects `path` (as [`selected`] would).
+    pub fn selects(&self, path: &str) -> bool {
+        if self.all || self.names.contains(path) {
+            return true;
+        }
+        let scope_named = path
+            .char_indices()
+            .filter(|&(_, c)| c == '.')
+            .any(|(i, _)| self.names.contains(&path[..i]));
+        scope_named || self.patterns.iter().any(|g| selected_by(g, path))
+    }
 }
 
 struct Var {
@@ -184,13 +219,14 @@ impl VcdTracer {
         let mut order: Vec<usize> = (0..nets.len()).collect();
         order.sort_by(|&a, &b| net_paths[a].cmp(&net_paths[b]));
         let no_aliases: Vec<String> = Vec::new();
+        let set = GlobSet::new(&opts.globs);
         for &n in &order {
             // A net appears under each of its names that the selection takes: its own, and the
             // other scopes it passes through (a composite's port), as an RTL simulator shows a
             // wire in every module it enters; the aliases share the net's id codes.
             let names: Vec<&String> = std::iter::once(&net_paths[n])
                 .chain(aliases.get(n).unwrap_or(&no_aliases))
-                .filter(|p| selected(&opts.globs, p))
+                .filter(|p| set.selects(p))
                 .collect();
             if names.is_empty() {
                 continue;
@@ -521,6 +557,37 @@ impl VcdTracer {
 #[cfg(test)]
 mod tests {
     use super::glob_match;
+
+    /// A set of globs selects exactly the paths `selected` does: plain names (a net, a scope
+    /// above it), patterns, none (everything).
+    #[test]
+    fn a_glob_set_selects_what_selected_does() {
+        let paths = [
+            "chip0.lg7.tx.frame",
+            "chip0.lg7.tx",
+            "chip0.lg10.rx.ctrl",
+            "chip1.lg7.tx.frame",
+            "link0_1.injected",
+            "c17.count",
+            "c1.count",
+        ];
+        let sets: [&[&str]; 7] = [
+            &[],
+            &["chip0"],
+            &["chip0.lg7"],
+            &["chip0.lg7.tx.frame", "c1.count"],
+            &["chip0.lg1"],
+            &["*.frame", "c1"],
+            &["chip?.lg7.*", "link0_1.injected.x"],
+        ];
+        for globs in sets {
+            let globs: Vec<String> = globs.iter().map(|g| g.to_string()).collect();
+            let set = super::GlobSet::new(&globs);
+            for p in paths {
+                assert_eq!(set.selects(p), super::selected(&globs, p), "{globs:?} on {p}");
+            }
+        }
+    }
 
     /// Byte matching (ASCII names) and char matching (any other) agree with the glob rules:
     /// `*` any run, `?` one character.
