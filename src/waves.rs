@@ -114,6 +114,21 @@ pub fn capture_stdout<T>(f: impl FnOnce() -> T) -> (T, String) {
     (f(), String::new())
 }
 
+/// An error with the errors under it (`io error: failed to fill whole buffer`): the reader's
+/// own message alone can be a bare `io error`.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let t = c.to_string();
+        if !s.ends_with(&t) {
+            s = format!("{s}: {t}");
+        }
+        cause = c.source();
+    }
+    s
+}
+
 /// Runs `f`, turning a panic inside the reader into an error (a malformed file must not take
 /// the process down); the default panic message is kept off stderr meanwhile.
 fn guarded<T>(path: &Path, f: impl FnOnce() -> Result<T, String>) -> Result<T, InputError> {
@@ -372,8 +387,27 @@ impl Wave {
         let p = path.to_path_buf();
         let (inner, said) = capture_stdout(|| {
             guarded(path, move || {
-                simple::read_with_options(&p, &single_thread()).map_err(|e| e.to_string())
+                simple::read_with_options(&p, &single_thread()).map_err(|e| with_causes(&e))
             })
+        });
+        // A binary file the reader took for an FST (its first block, the header, has type 0)
+        // and could not read is cut short or damaged: say so, as its own message can be a bare
+        // `I/O operation failed` or a missing file (the part of the FST it looked for).
+        let inner = inner.map_err(|mut e| {
+            let mut first = [1u8];
+            let fst = std::fs::File::open(path)
+                .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut first))
+                .is_ok()
+                && first[0] == 0;
+            if fst {
+                let size = std::fs::metadata(path).map_or(0, |m| m.len());
+                e.message = e.message.replacen(
+                    "cannot read the wave: ",
+                    &format!("cannot read the wave: an FST cut short or damaged ({size} bytes; the reader: "),
+                    1,
+                ) + ")";
+            }
+            e
         });
         let mut w = Wave::from_inner(path, inner?)?;
         w.warnings = said
@@ -390,7 +424,7 @@ impl Wave {
     pub fn open_written(path: &Path) -> Result<Wave, InputError> {
         let p = path.to_path_buf();
         let inner = guarded(path, move || {
-            simple::read_with_options(&p, &single_thread()).map_err(|e| e.to_string())
+            simple::read_with_options(&p, &single_thread()).map_err(|e| with_causes(&e))
         })?;
         Wave::from_inner(path, inner)
     }
@@ -398,7 +432,7 @@ impl Wave {
     /// Opens a wave held in memory (`name` for messages).
     pub fn from_bytes(name: &Path, bytes: Vec<u8>) -> Result<Wave, InputError> {
         let inner = guarded(name, move || {
-            simple::read_from_reader(std::io::Cursor::new(bytes)).map_err(|e| e.to_string())
+            simple::read_from_reader(std::io::Cursor::new(bytes)).map_err(|e| with_causes(&e))
         })?;
         Wave::from_inner(name, inner)
     }

@@ -2758,6 +2758,34 @@ fn the_save_file_of_a_large_system_is_not_quadratic() {
     assert_eq!(lines[q - 1], "@8024", "drawn as a level");
 }
 
+/// A stimulus value wider than its field's true width is refused at its place, not masked
+/// (issue 53: `pcp: 9` in a 3-bit field ran as PCP 1).
+#[test]
+fn a_stimulus_value_wider_than_its_field_is_refused() {
+    let dir = temp_dir("wide_field");
+    let text = std::fs::read_to_string("tb/switch/ingress_classify.yaml")
+        .unwrap()
+        .replacen("hdr: {pcp: 3}}}", "hdr: {pcp: 9}}}", 1)
+        .replace(
+            "include: [../",
+            &format!("include: [{}/tb/", env!("CARGO_MANIFEST_DIR")),
+        );
+    let line = text.lines().position(|l| l.contains("pcp: 9")).unwrap() + 1;
+    let tb = write(&dir, "t.yaml", &text);
+    let o = hwsim(&["run", tb.to_str().unwrap(), "-q"]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains(&format!("t.yaml:{line}:19: stimulus for `sw.e1_req_in`: value `")),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("9 is wider than its 3 bits (0..=7)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn an_output_name_of_255_bytes_is_written() {
     let dir = temp_dir("long_output_name");

@@ -538,6 +538,31 @@ fn diff_model_against_its_own_fst_and_a_changed_run() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// An FST cut short says so, with its size and what the reader said (issue 53: a bare `io
+/// error`, or a missing file for a file that is there).
+#[test]
+fn a_cut_fst_is_named_as_such() {
+    let d = scratch("fst-cut");
+    let fst = d.join("arb.fst");
+    let (code, _, err) = hwsim(&["tb/modules/bank_arbiter_rr_pointer.yaml", "--fst", s(&fst), "-q"]);
+    assert_eq!(code, 0, "{err}");
+    let whole = std::fs::read(&fst).unwrap();
+    for n in [100usize, 500, whole.len() / 2] {
+        let cut = d.join(format!("cut{n}.fst"));
+        std::fs::write(&cut, &whole[..n.min(whole.len() - 1)]).unwrap();
+        let (code, _, err) = hwsim(&["diff", s(&fst), s(&cut)]);
+        assert_eq!(code, 2, "{err}");
+        let want = format!(
+            "{}: cannot read the wave: an FST cut short or damaged ({} bytes; the reader: ",
+            cut.display(),
+            n.min(whole.len() - 1)
+        );
+        assert!(err.contains(&want), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn vectors_csv_matches_the_run() {
     let d = scratch("vectors");

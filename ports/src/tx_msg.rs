@@ -245,10 +245,24 @@ impl Trace for SlotMap {
 }
 
 /// An unsigned value of a true hardware width `W` (1..=64 bits), for state shown on the waves
-/// (a 3-bit pointer, a 9-bit counter). Values are masked to `W` bits when traced.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// (a 3-bit pointer, a 9-bit counter). Values are masked to `W` bits when traced; one read from
+/// a file (a stimulus, a parameter) wider than `W` bits is refused, not masked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(transparent)]
 pub struct UInt<const W: u32>(pub u64);
+
+impl<'de, const W: u32> Deserialize<'de> for UInt<W> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = u64::deserialize(d)?;
+        if W < 64 && v >> W != 0 {
+            return Err(serde::de::Error::custom(format!(
+                "{v} is wider than its {W} bits (0..={})",
+                (1u64 << W) - 1
+            )));
+        }
+        Ok(UInt(v))
+    }
+}
 
 impl<const W: u32> UInt<W> {
     /// `v` truncated to `W` bits (the hardware register keeps the low bits).
