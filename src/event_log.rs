@@ -7,7 +7,7 @@
 //! if none is). A selector that is none of the three is refused, naming the classes.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hwsim_hw::{EventLog, Sim};
 use hwsim_modules::events::{is_class, EVENT_CLASSES};
@@ -73,4 +73,43 @@ pub fn build(spec: &[String], sim: &Sim, out: Box<dyn Write>, max_lines: u64) ->
     let paths = blocks.iter().map(|(p, _)| p.to_string()).collect();
     let classes = (!classes.is_empty()).then_some(classes);
     Ok(EventLog::new(on, paths, classes, out, max_lines))
+}
+
+/// An event log being written: where, for [`OpenLog::close`].
+pub struct OpenLog {
+    staged: Option<crate::output::Staged>,
+    name: PathBuf,
+}
+
+/// Turns `sim`'s event log on as `spec` asks (nothing if `spec` is empty): into `file` through
+/// a temporary name (crate::output), or to stderr; at most `max_lines` lines (0: the default).
+pub fn open(spec: &[String], file: Option<&Path>, max_lines: u64, sim: &mut Sim) -> Result<OpenLog, InputError> {
+    let name = file.map_or_else(|| PathBuf::from("the event log (stderr)"), Path::to_path_buf);
+    let mut staged = None;
+    if !spec.is_empty() {
+        let out: Box<dyn Write> = match file {
+            Some(p) => {
+                let (f, s) = crate::output::stage(p)?;
+                staged = Some(s);
+                Box::new(std::io::BufWriter::new(f))
+            }
+            None => Box::new(std::io::BufWriter::new(std::io::stderr())),
+        };
+        let max = if max_lines == 0 { DEFAULT_MAX_LINES } else { max_lines };
+        let log = build(spec, sim, out, max)?;
+        sim.set_event_log(log);
+    }
+    Ok(OpenLog { staged, name })
+}
+
+impl OpenLog {
+    /// Writes what is pending, flushes, and moves a log file into place.
+    pub fn close(self, sim: &mut Sim) -> Result<(), InputError> {
+        sim.finish_events()
+            .map_err(|e| InputError::new(&self.name, format!("cannot write: {e}")))?;
+        match self.staged {
+            Some(s) => s.commit(),
+            None => Ok(()),
+        }
+    }
 }

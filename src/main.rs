@@ -476,8 +476,7 @@ fn on_interrupt() -> Result<Arc<AtomicBool>, ExitCode> {
     std::thread::spawn(move || {
         for _ in signals.forever() {
             if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
-                output::remove_temporaries();
-                std::process::exit(130);
+                output::remove_temporaries_and_exit(130);
             }
         }
     });

@@ -26,12 +26,16 @@ fn forget(tmp: &Path) {
     }
 }
 
-/// Removes every temporary file still being written: a second Ctrl-C ends the process at once,
-/// without the unwinding that would have removed them (main.rs), so it calls this first.
-pub fn remove_temporaries() {
-    for p in live().drain(..) {
+/// Removes every temporary file still being written and ends the process with `code`: a second
+/// Ctrl-C ends it at once, without the unwinding that would have removed them (main.rs). The
+/// list stays locked until the end, so no file is staged after the removal; and a file is
+/// created and listed under the lock (`stage`), so none is created unlisted.
+pub fn remove_temporaries_and_exit(code: i32) -> ! {
+    let mut l = live();
+    for p in l.drain(..) {
         let _ = std::fs::remove_file(p);
     }
+    std::process::exit(code)
 }
 
 /// A file being written under a temporary name; [`Staged::commit`] renames it into place. Dropped
@@ -73,8 +77,12 @@ pub fn stage(target: &Path) -> Result<(File, Staged), InputError> {
         let k = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         target.with_file_name(format!(".hwsim-{pid}-{k}.tmp"))
     };
-    let f = File::create(&tmp).map_err(cannot)?;
-    live().push(tmp.clone());
+    let f = {
+        let mut l = live();
+        let f = File::create(&tmp).map_err(cannot)?;
+        l.push(tmp.clone());
+        f
+    };
     Ok((
         f,
         Staged {

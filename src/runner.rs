@@ -730,27 +730,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     }
 
     // The event log (crate::event_log): to a staged file, or to stderr.
-    let mut log_staged = None;
-    let log_name = opts
-        .log_file
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("the event log (stderr)"));
-    if !opts.log.is_empty() {
-        let out: Box<dyn Write> = match &opts.log_file {
-            Some(p) => {
-                let (f, s) = crate::output::stage(p)?;
-                log_staged = Some(s);
-                Box::new(std::io::BufWriter::new(f))
-            }
-            None => Box::new(std::io::BufWriter::new(std::io::stderr())),
-        };
-        let max = if opts.log_max == 0 {
-            crate::event_log::DEFAULT_MAX_LINES
-        } else {
-            opts.log_max
-        };
-        sim.set_event_log(crate::event_log::build(&opts.log, &sim, out, max)?);
-    }
+    let event_log = crate::event_log::open(&opts.log, opts.log_file.as_deref(), opts.log_max, &mut sim)?;
 
     let mut prober = match (&opts.probe, &l.tb.probe) {
         (Some(path), Some(p)) => Some(crate::probe::Prober::new(l, p, &sim, path, until)?),
@@ -871,11 +851,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     if let Some(s) = staged {
         s.commit()?;
     }
-    sim.finish_events()
-        .map_err(|e| InputError::new(&log_name, format!("cannot write: {e}")))?;
-    if let Some(s) = log_staged {
-        s.commit()?;
-    }
+    event_log.close(&mut sim)?;
     let probe = match prober {
         Some(p) => Some(p.finish()?),
         None => None,
