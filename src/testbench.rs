@@ -343,28 +343,30 @@ pub fn load_text_with(path: &Path, text: String, overrides: &[Override]) -> Resu
     for (i, g) in tb.view.iter().flat_map(|v| v.groups.iter()).enumerate() {
         // A group of no signals would be left out of the view without a word.
         if g.signals.is_empty() {
-            let place = yaml::locate_in_item(&text, "groups", i, "signals");
-            return Err(InputError {
-                file: path.to_path_buf(),
-                line: place.map(|p| p.0),
-                column: place.map(|p| p.1),
-                message: format!(
+            return Err(InputError::at_item(
+                path,
+                &text,
+                "groups",
+                i,
+                "signals",
+                format!(
                     "view.groups[{i}] (`{}`) lists no signals: give it at least one (a name or a glob)",
                     g.title.escape_debug()
                 ),
-            });
+            ));
         }
         if let Some(c) = g.title.chars().find(|c| c.is_control()) {
-            let place = yaml::locate_in_item(&text, "groups", i, "title");
-            return Err(InputError {
-                file: path.to_path_buf(),
-                line: place.map(|p| p.0),
-                column: place.map(|p| p.1),
-                message: format!(
+            return Err(InputError::at_item(
+                path,
+                &text,
+                "groups",
+                i,
+                "title",
+                format!(
                     "view.groups[{i}].title holds a control character (U+{:04X}): a title is one line of printable text",
                     c as u32
                 ),
-            });
+            ));
         }
     }
     Ok(Loaded {

@@ -53,6 +53,16 @@ impl InputError {
             message: message.into(),
         }
     }
+    /// An error at `field` of item `index` of the list `list` in `text`, if found.
+    pub fn at_item(file: &Path, text: &str, list: &str, index: usize, field: &str, message: impl Into<String>) -> Self {
+        let place = locate_in_item(text, list, index, field);
+        InputError {
+            file: file.to_path_buf(),
+            line: place.map(|p| p.0),
+            column: place.map(|p| p.1),
+            message: message.into(),
+        }
+    }
     /// An error at the first occurrence of `needle` (a key) in `text`, if found.
     pub fn at_key(file: &Path, text: &str, needle: &str, message: impl Into<String>) -> Self {
         let (line, column) = match locate(text, needle) {
