@@ -428,17 +428,24 @@ pub fn blocks() -> Vec<BlockKind> {
         ),
         composite_kind(
             "rclink_rx",
-            "RC Link RX of one LG (composite: psn_check → ack_merge → rx_ctrl): PSN check, ACK MERGE, credit return, CNP, ACK-VC CBFC (seed 000 «RX 侧设计», 002 «CBFC»)",
+            "RC Link RX of one LG (composite: psn_check → cnp_gen, ack_merge → rx_ctrl): PSN check, CNP generation, ACK MERGE, credit return, ACK-VC CBFC (seed 000 «RX 侧设计», 002 «CBFC»)",
             rc::rx::ports,
             rc::rx::expand,
             rc::rx::COUNTER_TABLES,
         ),
         kind(
             "psn_check",
-            "RC Link RX PSN check: EPSN per (src, qp), NAK once per gap, FACK, credit return, CNP, delivery; hands its control messages and accepted packets on in the same cycle (seed 000 «PSN 校验与三种结果»)",
+            "RC Link RX PSN check: EPSN per (src, qp), NAK once per gap, FACK, credit return, delivery; hands its control messages, accepted packets and CE marks on in the same cycle (seed 000 «PSN 校验与三种结果»)",
             rc::psn_check::ports,
             rc::psn_check::build,
             rc::psn_check::COUNTER_TABLES,
+        ),
+        kind(
+            "cnp_gen",
+            "RC Link RX CNP generation: a CE-marked accepted packet -> CNP, at most one per (src, qp) per cnp_interval, to the control queue in the same cycle (seed 000 «ECN 检测与 CNP 生成»)",
+            rc::cnp_gen::ports,
+            rc::cnp_gen::build,
+            rc::cnp_gen::COUNTER_TABLES,
         ),
         kind(
             "ack_merge",
@@ -649,6 +656,7 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     );
     // The counts the RX modules show at their widths (psn_check.credits_due, ack_merge.pending).
     m.insert(TypeId::of::<hp::RxCtrl>(), signal_type::<hp::RxCtrl>("RxCtrl"));
+    m.insert(TypeId::of::<hp::CeMark>(), signal_type::<hp::CeMark>("CeMark"));
     m.insert(TypeId::of::<hp::CtrlKind>(), signal_type::<hp::CtrlKind>("CtrlKind"));
     m.insert(TypeId::of::<hp::PktCount>(), signal_type::<hp::PktCount>("PktCount"));
     m.insert(

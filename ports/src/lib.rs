@@ -10,7 +10,7 @@
 //! | [`frame`] | [`FrameFormat`], [`FrameLayout`]: header and frame sizes      | 003 «各格式报文头开销» |
 //! | [`wire`]  | packet split, wire bytes, CBFC cost, exact serialization time | 000 «CBFC 流控», «MAC credit» |
 //! | [`paxi`]  | [`PaxiFlit`]: a frame's AXI kind, OST index, packed AR/B entries | 002 «完整传输流程», «AR/B 打包» |
-//! | [`rx_msg`] | [`RxAccepted`] (PSN check → ACK MERGE), [`PktCount`] / [`CreditCount`] (state at a width) | 000 «RX 侧设计» |
+//! | [`rx_msg`] | [`RxAccepted`] (PSN check → ACK MERGE), [`CeMark`] (PSN check → CNP generation), [`PktCount`] / [`CreditCount`] (state at a width) | 000 «RX 侧设计» |
 //! | [`error`] | [`PortsError`]                                                |              |
 //!
 //! Every value type implements [`hwsim_hw::value::Trace`] with fields at their true hardware
@@ -39,13 +39,14 @@ pub use frame::{
 };
 pub use link::{Ecn, MacAddr, Tos, TrafficClass, VlanTag};
 pub use msg::{
-    mcast_group, ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Segment, Txn, TxnOp, ACK_VC, MCAST_BIT,
+    mcast_group, ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, LgId, Segment, Txn, TxnOp, ACK_VC, DATA_VCS, MCAST_BIT,
+    TYPE2_VC,
 };
 pub use paxi::{FlitKind, PackedEntry, PaxiFlit, MAX_PACKED};
 pub use psn::Psn;
 pub use qp::{QpId, VcBank};
 pub use rh::{Opcode, Rh};
-pub use rx_msg::{CreditCount, CtrlKind, PktCount, RxAccepted, RxCtrl};
+pub use rx_msg::{CeMark, CreditCount, CtrlKind, PktCount, RxAccepted, RxCtrl};
 pub use switch_msg::{
     frame_priority, Cell, PfcChange, PfcFrame, PfcPause, PortId, RoutedCredit, RoutedCtrl, RoutedFrame, Trust,
     XbarGrant, XbarOutputs, XbarRequest, MAX_SWITCH_PORTS,
@@ -107,6 +108,12 @@ mod tests {
             epsn: Psn::MAX,
             npkts: u8::MAX,
             immediate_ack: true,
+            ts: u32::MAX,
+        });
+        signal(CeMark {
+            src: u16::MAX,
+            qp: QpId::MAX,
+            pkts: u8::MAX,
             ts: u32::MAX,
         });
         signal(SlotMap {

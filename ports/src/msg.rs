@@ -344,10 +344,22 @@ impl Trace for Ctrl {
     }
 }
 
-/// The CBFC VC of the TYPE1 ACK + CNP channel (seed 002 «CBFC 详细行为»: `type1_ack_cbfc` → VCa):
-/// hwsim numbers the VCs REQ banks 0–3, TYPE2 4, ACK + CNP 5. An RX sending ACK/NAK/CNP holds
-/// credits per (LG, sender) on it; the sender's TX returns them as it takes the messages in.
+// The VC numbers, defined here once (seed 000 «Bank 仲裁», 002 «CBFC 详细行为»): hwsim numbers
+// the CBFC VCs REQ banks 0–3 (a QP's bank, `qp & 3`), TYPE2 4, ACK + CNP 5.
+
+/// The TX's data VCs, the bank arbiter's: the four QP banks and TYPE2 (MUL).
+pub const DATA_VCS: usize = 5;
+
+/// The CBFC VC of TYPE2 (multicast) data and its credit returns (`CreditMsg.vc`): the bank
+/// arbiter's fifth VC, MUL.
+pub const TYPE2_VC: u8 = 4;
+
+/// The CBFC VC of the TYPE1 ACK + CNP channel (seed 002 «CBFC 详细行为»: `type1_ack_cbfc` → VCa).
+/// An RX sending ACK/NAK/CNP holds credits per (LG, sender) on it; the sender's TX returns them
+/// as it takes the messages in.
 pub const ACK_VC: u8 = 5;
+
+const _: () = assert!(TYPE2_VC as usize == DATA_VCS - 1 && ACK_VC as usize == DATA_VCS);
 
 /// CBFC credits returned by the receiver `src` to the sender `dst` for `(lg, vc)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

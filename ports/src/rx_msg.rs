@@ -4,7 +4,8 @@
 //! | value | from → to | role |
 //! |---|---|---|
 //! | [`RxAccepted`] | PSN check → ACK MERGE | packets of one arrival accepted in order (or answered at once) |
-//! | [`RxCtrl`] ([`CtrlKind`]) | PSN check, ACK MERGE → control queue | one control message and its kind |
+//! | [`RxCtrl`] ([`CtrlKind`]) | PSN check, CNP generation, ACK MERGE → control queue | one control message and its kind |
+//! | [`CeMark`] | PSN check → CNP generation | accepted data packets of one arrival that came marked CE |
 //! | [`PktCount`], [`CreditCount`] | module state → waves | counts traced at their counter's width |
 //!
 //! Widths in the waves: chip id 16, QP 10, PSN 12, packet count 8 (a frame holds at most
@@ -118,6 +119,42 @@ pub struct RxAccepted {
     /// RH timestamp of the arrival's data (the sender's grant time, 32-bit ns): the ACK that
     /// covers it echoes it, so the sender can measure the round trip.
     pub ts: u32,
+}
+
+/// PSN check → CNP generation (seed 000 «ECN 检测与 CNP 生成»): the `pkts` data packets of one
+/// arrival for the window `(src, qp)` that were accepted and had arrived with ECN = CE (one
+/// message per arrival, as [`RxAccepted`]: a frame's packets share its ECN). Zero-byte packets
+/// (FACK) and packets the check dropped are never counted: only data the receiver took in
+/// counts as congestion seen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CeMark {
+    /// The data sender (the `dst` of the CNP).
+    pub src: ChipId,
+    /// The window's queue pair (the CNP's QP).
+    pub qp: QpId,
+    /// Accepted CE-marked data packets of the arrival (≥ 1; a frame holds at most 255).
+    pub pkts: u8,
+    /// RH timestamp of the arrival's data (the CNP echoes it).
+    pub ts: u32,
+}
+
+impl Trace for CeMark {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 4] = [
+            TraceField::bits("src", 16),
+            TraceField::bits("qp", 10),
+            TraceField::bits("pkts", 8),
+            TraceField::bits("ts", 32),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.src.into());
+        out[1] = TraceValue::Bits(self.qp.value().into());
+        out[2] = TraceValue::Bits(self.pkts.into());
+        out[3] = TraceValue::Bits(self.ts.into());
+    }
 }
 
 impl RxAccepted {

@@ -67,8 +67,8 @@ pub const BLOCK_COUNTERS: &[CounterDecl] = &[CounterDecl::new(
 /// The tables that make up this kind's counters (its own and those of the modules it runs).
 pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, BLOCK_COUNTERS];
 
-/// Number of TX VCs: banks 0..3 and MUL (index 4, multicast).
-pub const NUM_VC: usize = 5;
+/// Number of TX VCs: banks 0..3 and MUL (index 4, multicast); defined in ports/.
+pub use hwsim_ports::DATA_VCS as NUM_VC;
 
 /// What a gate says of an entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,6 +10,7 @@ pub mod bank_arbiter;
 pub mod bank_arbiter_block;
 pub mod cbfc;
 pub mod cdma;
+pub mod cnp_gen;
 pub mod cnp_merge;
 pub mod dcqcn;
 pub mod framing;

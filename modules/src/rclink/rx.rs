@@ -1,7 +1,7 @@
-//! RC Link RX of one link group: a composite of three netlist nodes, the PSN check, ACK MERGE
-//! and the control queue, with no logic of its own (seed 000 «RX 侧设计»: «PSN 校验与三种结果»,
-//! «FACK», «ACK MERGE 汇聚», «ECN 检测与 CNP 生成», «credit 返还»; appendix C «RX 参数»; SPEC.md
-//! «RX side»).
+//! RC Link RX of one link group: a composite of four netlist nodes, the PSN check, the CNP
+//! generation, ACK MERGE and the control queue, with no logic of its own (seed 000 «RX 侧设计»:
+//! «PSN 校验与三种结果», «FACK», «ACK MERGE 汇聚», «ECN 检测与 CNP 生成», «credit 返还»; appendix C
+//! «RX 参数»; SPEC.md «RX side»).
 //!
 //! ```text
 //!  chip.lgK.rx (rclink_rx)
@@ -9,28 +9,34 @@
 //!  |                  accepted (comb ×256)                                            |
 //!  | data ==> psn_check ===================> ack_merge                                |
 //!  |  (8)     (psn_check/)                    (ack_merge.rs)                          |
-//!  |           |  ctrl (comb ×256)             |  ctrl (comb ×1024)                   |
+//!  |           |  ce (comb ×256)               |                                      |
+//!  |           +=========> cnp_gen             |                                      |
+//!  |           |           (cnp_gen.rs)        |                                      |
+//!  |           |             | cnp (comb ×256) |  ctrl (comb ×1024)                   |
+//!  |           |  ctrl       v                 |                                      |
 //!  |           +================> ctrl_out <===+                                      |==> ctrl : stream<Ctrl>
 //!  |           |                  (rx_ctrl.rs: queue in generation order,           |--> last_ack
 //!  |           |                   ACK-VC CBFC gate) <== ack_credit                 |--> ack_cbfc.{credits, blocked}
 //!  |           +==> credit : stream<CreditMsg>, deliver : stream<DataFrame> (to PAXI) |
 //!  |           <--  pause (PAXI RX VC watermark)                                      |
 //!  |           --> epsn, psn_check.{src, qp, epsn, nak_pending, credits_due}          |
-//!  |  ack_merge.{src, qp, pending, next_poll, last_ack}                               |
+//!  |  cnp_gen.{src, qp, held}, ack_merge.{src, qp, pending, next_poll, last_ack}      |
 //!  +--------------------------------------------------------------------------------+
 //! ```
 //!
-//! The rules live in the three blocks (read their headers): [`PsnCheck`](super::psn_check)
-//! (PSN check with its three outcomes, FACK, credit return, ECN → CNP, delivery),
+//! The rules live in the four blocks (read their headers): [`PsnCheck`](super::psn_check)
+//! (PSN check with its three outcomes, FACK, credit return, the CE marks, delivery),
+//! [`cnp_gen`](super::cnp_gen) (a CE mark → CNP, once per window per CNP_INTERVAL),
 //! [`AckMerge`](super::ack_merge) (demand-driven cumulative ACKs) and the control queue
 //! ([`rx_ctrl`](super::rx_ctrl): generation order, one message per cycle, ACK-VC CBFC). They are
-//! the same nodes a module testbench runs alone (`psn_check`, `ack_merge`, `rx_ctrl` in `hwsim
-//! list`). The hand-offs between them are combinational streams, so in one cycle: every arrival
-//! through the PSN check, whose accepted packets reach ACK MERGE in that cycle; then ACK
-//! MERGE's polls due now (they see this cycle's arrivals); then the control queue takes the PSN
-//! check's messages and then ACK MERGE's, and sends its head. The composite's timing is the RTL's
-//! (no register between the modules), and it is the fused block's this composite replaced, to
-//! the cycle and the counter (tests/golden/).
+//! the same nodes a module testbench runs alone (`psn_check`, `cnp_gen`, `ack_merge`, `rx_ctrl`
+//! in `hwsim list`). The hand-offs between them are combinational streams, so in one cycle:
+//! every arrival through the PSN check, whose accepted packets reach ACK MERGE and whose CE
+//! marks reach the CNP generation in that cycle; then ACK MERGE's polls due now (they see this
+//! cycle's arrivals); then the control queue takes the PSN check's messages, the CNPs and then
+//! ACK MERGE's, and sends its head. The composite's timing is the RTL's (no register between
+//! the modules), and it is the fused block's this composite replaced, to the cycle and the
+//! counter (tests/golden/).
 //!
 //! The nodes report their counters in this composite's scope (`chip0.lg3.rx.rx_pkts`, as
 //! before), and the composite's ports are the nodes' (`rx.ctrl` is `rx.ctrl_out.ctrl`, also on
@@ -92,6 +98,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ack_cbfc::AckCbfcParams;
 use super::ack_merge;
+use super::cnp_gen;
 use super::psn_check::{self, Duplicate};
 use super::rx_ctrl;
 
@@ -156,6 +163,7 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Self {
         let pc = psn_check::Params::default();
+        let cg = cnp_gen::Params::default();
         let am = ack_merge::Params::default();
         Params {
             chip: 0,
@@ -165,9 +173,9 @@ impl Default for Params {
             merge_depth: am.merge_depth,
             poll_cycle: am.poll_cycle,
             credit_return_delay: pc.credit_return_delay,
-            cnp_interval: pc.cnp_interval,
+            cnp_interval: cg.cnp_interval,
             ack_bytes: pc.ack_bytes,
-            cnp_bytes: pc.cnp_bytes,
+            cnp_bytes: cg.cnp_bytes,
             duplicate: pc.duplicate,
             deliver: false,
             ack_credits: 0,
@@ -187,11 +195,18 @@ impl Params {
             pkt_ovhd: self.pkt_ovhd,
             credit_size: self.credit_size,
             credit_return_delay: self.credit_return_delay,
-            cnp_interval: self.cnp_interval,
             ack_bytes: self.ack_bytes,
-            cnp_bytes: self.cnp_bytes,
             duplicate: self.duplicate,
             deliver: self.deliver,
+        }
+    }
+    /// The CNP generation's share.
+    pub fn cnp_gen(&self) -> cnp_gen::Params {
+        cnp_gen::Params {
+            chip: self.chip,
+            lg: self.lg,
+            cnp_interval: self.cnp_interval,
+            cnp_bytes: self.cnp_bytes,
         }
     }
     /// The ACK + CNP VC's CBFC share.
@@ -281,7 +296,7 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         .collect()
 }
 
-/// Creates the three nodes under `path`, wires them and exports the composite's ports. Refuses
+/// Creates the four nodes under `path`, wires them and exports the composite's ports. Refuses
 /// (at the node it concerns) `merge_depth` 0, `poll_cycle` 0 and `lg` above 7.
 pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError> {
     let (pc, am, rc) = parts(p);
@@ -296,6 +311,17 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
         Box::new(move |b| {
             b.counters_in(&s1);
             psn_check::build(&pc, b)
+        }),
+    )?;
+    let cg = p.cnp_gen();
+    let s4 = path.to_string();
+    nl.add(
+        &node("cnp_gen"),
+        "cnp_gen",
+        cnp_gen::ports(&cg),
+        Box::new(move |b| {
+            b.counters_in(&s4);
+            cnp_gen::build(&cg, b)
         }),
     )?;
     let am_ports = ack_merge::ports(&am);
@@ -320,6 +346,8 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     )?;
     nl.connect(&node("psn_check.accepted"), &node("ack_merge.accepted"), None)?;
     nl.connect(&node("psn_check.ctrl"), &node("ctrl_out.from_check"), None)?;
+    nl.connect(&node("psn_check.ce"), &node("cnp_gen.ce"), None)?;
+    nl.connect(&node("cnp_gen.cnp"), &node("ctrl_out.from_cnp"), None)?;
     nl.connect(&node("ack_merge.ctrl"), &node("ctrl_out.from_merge"), None)?;
     for (outer, n, port) in exports(p) {
         nl.export(&format!("{path}.{outer}"), &format!("{path}.{n}.{port}"))?;

@@ -11,14 +11,16 @@
 //!                          +----------------------------------------+
 //!  from_check  ==(comb)==> | ctrl queue, generation order          | ==> ctrl : stream<Ctrl> (RSP path)
 //!  stream<RxCtrl> ×256     |  this cycle's PSN-check messages first |
+//!  from_cnp    ==(comb)==> |  then the CNP generation's CNPs        |
+//!  stream<RxCtrl> ×256     |                                        |
 //!  from_merge  ==(comb)==> |  then ACK MERGE's polls               | --> last_ack : signal<Psn>
 //!  stream<RxCtrl> ×1024    | [AckGate] per destination (VC 5)       | --> ack_cbfc.{credits, blocked}
 //!  ack_credit  ==(8)=====> |  ledger, head waits for credit         |
 //!  stream<CreditMsg>       +----------------------------------------+
 //! ```
 //!
-//! **Latency**: a message written at cycle n (the two inputs are combinational: the PSN check
-//! and ACK MERGE tick before this block in the same cycle) leaves at n if it reaches the head
+//! **Latency**: a message written at cycle n (the three inputs are combinational: the PSN
+//! check, the CNP generation and ACK MERGE tick before this block in the same cycle) leaves at n if it reaches the head
 //! and the stream and the gate let it; the sender sees it at n + 1.
 //!
 //! **Counters** (pushes on `ctrl`, per kind): `acks_sent`, `fack_acks`, `dup_acks`,
@@ -291,7 +293,9 @@ impl Params {
 pub fn ports(_p: &Params) -> Vec<PortDecl> {
     let mut v = vec![
         PortDecl::comb_stream_in::<RxCtrl>("from_check", CHECK_WRITES)
-            .doc("NAK / FACK ACK / dup re-ACK / CNP written by the PSN check this cycle"),
+            .doc("NAK / FACK ACK / dup re-ACK written by the PSN check this cycle"),
+        PortDecl::comb_stream_in::<RxCtrl>("from_cnp", CHECK_WRITES)
+            .doc("CNPs written by the CNP generation this cycle"),
         PortDecl::comb_stream_in::<RxCtrl>("from_merge", MERGE_WRITES)
             .doc("cumulative ACKs written by ACK MERGE's polls this cycle"),
         PortDecl::stream_out::<Ctrl>("ctrl").doc("ACK / NAK / CNP back to the sender (RSP path), one per cycle"),
@@ -304,6 +308,7 @@ pub fn ports(_p: &Params) -> Vec<PortDecl> {
 /// The `rx_ctrl` block.
 struct RxCtrlBlock {
     from_check: StreamIn<RxCtrl>,
+    from_cnp: StreamIn<RxCtrl>,
     from_merge: StreamIn<RxCtrl>,
     q: CtrlQueue,
     ctrl: CtrlPort,
@@ -318,6 +323,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     }
     Ok(Box::new(RxCtrlBlock {
         from_check: b.stream_in("from_check")?,
+        from_cnp: b.stream_in("from_cnp")?,
         from_merge: b.stream_in("from_merge")?,
         q: CtrlQueue::default(),
         ctrl: CtrlPort::bind(b, "ctrl", &CtrlKind::ALL)?,
@@ -329,9 +335,12 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
 impl Component for RxCtrlBlock {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
-        // This cycle's writes in generation order: the PSN check's (arrivals), then ACK
-        // MERGE's (its polls see the arrivals).
+        // This cycle's writes in generation order: the PSN check's (arrivals), the CNPs its
+        // CE marks made, then ACK MERGE's (its polls see the arrivals).
         while let Some(m) = self.from_check.pop() {
+            self.q.push(m.kind, m.ctrl);
+        }
+        while let Some(m) = self.from_cnp.pop() {
             self.q.push(m.kind, m.ctrl);
         }
         while let Some(m) = self.from_merge.pop() {

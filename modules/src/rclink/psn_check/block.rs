@@ -1,29 +1,34 @@
 //! The standalone `psn_check` block (seed 000 «RX 侧设计»; appendix C «RX 参数»): the core with
-//! its own `ctrl`, `accepted` (and `deliver`, `pause`) ports, alone in a module testbench or as
+//! its own `ctrl`, `accepted`, `ce` (and `deliver`, `pause`) ports, alone in a module testbench or as
 //! `chip.lgK.rx.psn_check` in a system.
 
 use std::collections::VecDeque;
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, In, PortDecl, StreamOut, Wake};
-use hwsim_ports::{DataFrame, RxAccepted, RxCtrl};
+use hwsim_ports::{CeMark, DataFrame, RxAccepted, RxCtrl};
 
 use crate::rclink::rx_ctrl::{hand_over, CtrlQueue, CHECK_WRITES};
 
 use super::{Params, PsnCheck, PsnCheckIo, PsnCheckView};
 
-/// Port list: `data` (and `pause`) in; `credit`, the combinational `ctrl` and `accepted`
+/// Port list: `data` (and `pause`) in; `credit`, the combinational `ctrl`, `accepted` and `ce`
 /// (and `deliver`) out; the state.
 pub fn ports(p: &Params) -> Vec<PortDecl> {
     let mut v = PsnCheckIo::ports();
     v.push(
         PortDecl::comb_stream_out::<RxCtrl>("ctrl")
             .width(CHECK_WRITES)
-            .doc("NAK / FACK ACK / dup re-ACK / CNP, every one made this cycle, to the control queue"),
+            .doc("NAK / FACK ACK / dup re-ACK, every one made this cycle, to the control queue"),
     );
     v.push(
         PortDecl::comb_stream_out::<RxAccepted>("accepted")
             .width(CHECK_WRITES)
             .doc("accepted packets and immediate ACKs, one per arrival, to ACK MERGE in the same cycle"),
+    );
+    v.push(
+        PortDecl::comb_stream_out::<CeMark>("ce")
+            .width(CHECK_WRITES)
+            .doc("accepted data packets marked CE, one message per arrival, to the CNP generation in the same cycle"),
     );
     if p.deliver {
         v.push(
@@ -47,6 +52,7 @@ struct PsnCheckBlock {
     ctrl_q: CtrlQueue,
     ctrl: StreamOut<RxCtrl>,
     accepted: StreamOut<RxAccepted>,
+    ce: StreamOut<CeMark>,
     view: PsnCheckView,
     /// Frames delivered and not yet pushed on `deliver` (one push per cycle): the RC Link RX
     /// buffer (counter `deliver_peak`).
@@ -66,6 +72,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         ctrl_q: CtrlQueue::default(),
         ctrl: b.stream_out("ctrl")?,
         accepted: b.stream_out("accepted")?,
+        ce: b.stream_out("ce")?,
         view: PsnCheckView::bind("", b)?,
         deliver_q: VecDeque::new(),
         deliver: if p.deliver {
@@ -81,9 +88,10 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
 impl Component for PsnCheckBlock {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
-        // Every arrival through the check; what ACK MERGE must hear and the control messages
-        // made go out in this cycle, in the order made (the readers tick after us).
+        // Every arrival through the check; what ACK MERGE must hear, the CE marks and the control
+        // messages made go out in this cycle, in the order made (the readers tick after us).
         let accepted = &self.accepted;
+        let ce = &self.ce;
         let dq = &mut self.deliver_q;
         let delivering = self.deliver.is_some();
         self.io.receive(
@@ -91,6 +99,7 @@ impl Component for PsnCheckBlock {
             &mut self.core,
             &mut self.ctrl_q,
             |m| accepted.push(m),
+            |m| ce.push(m),
             |f| {
                 if delivering {
                     dq.push_back(*f);

@@ -1,16 +1,16 @@
 //! The PSN check core (seed 000 «PSN 校验与三种结果», «FACK», «credit 返还», «ECN 检测与 CNP
 //! 生成»; seed 002 TYPE2): one arrival against its `(src, qp)` window — accept, NAK a gap, drop
-//! a duplicate, FACK, CNP on CE — a TYPE2 copy's reassembly, and the credit returns it queues.
+//! a duplicate, FACK, the CE marks (for `cnp_gen`) — a TYPE2 copy's reassembly, and the credit
+//! returns it queues.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use hwsim_hw::Cycle;
 use hwsim_ports::{
-    cbfc_cost, mcast_group, ChipId, CreditMsg, DataFrame, Ecn, FlitKind, LgId, Psn, QpId, Rh, RxAccepted,
+    cbfc_cost, mcast_group, ChipId, CreditMsg, DataFrame, Ecn, FlitKind, LgId, Psn, QpId, Rh, RxAccepted, TYPE2_VC,
 };
 
 use crate::rclink::rx_ctrl::{CtrlKind, CtrlQueue, RxSource};
-use crate::rclink::tx::TYPE2_VC;
 
 use super::{Checked, Duplicate, Params, PsnCheck, CREDIT_FIELD_MAX};
 
@@ -52,9 +52,7 @@ impl PsnCheck {
             pkt_ovhd: p.pkt_ovhd,
             credit_size: p.credit_size,
             credit_return_delay: p.credit_return_delay,
-            cnp_interval: p.cnp_interval,
             ack_bytes: p.ack_bytes,
-            cnp_bytes: p.cnp_bytes,
             duplicate: p.duplicate,
             windows: BTreeMap::new(),
             type2: BTreeMap::new(),
@@ -90,8 +88,9 @@ impl PsnCheck {
         ));
     }
 
-    /// Checks every packet of the frame `f` arriving at `now`: NAK, FACK ACK, dup re-ACK and CNP
-    /// go into `ctrl` in packet order; credit returns are queued. A frame that cannot be
+    /// Checks every packet of the frame `f` arriving at `now`: NAK, FACK ACK and dup re-ACK go
+    /// into `ctrl` in packet order, accepted CE-marked packets are counted in `ce`; credit
+    /// returns are queued. A frame that cannot be
     /// checked (see [`malformed`]) is refused with the reason.
     pub fn receive(&mut self, now: Cycle, f: &DataFrame, ctrl: &mut CtrlQueue) -> Result<Checked, String> {
         if let Some(why) = malformed(f, self.src.chip, self.src.lg) {
@@ -146,13 +145,8 @@ impl PsnCheck {
                 c.accepted_bytes += u64::from(bytes);
                 npkts += 1;
                 c.delivered |= i == last;
-                if f.ecn == Ecn::Ce && w.last_cnp.is_none_or(|t| now - t >= self.cnp_interval) {
-                    w.last_cnp = Some(now);
-                    ctrl.push(
-                        CtrlKind::Cnp,
-                        self.src.ctrl(f.src, Rh::cnp(f.qp).with_timestamp(f.ts), self.cnp_bytes),
-                    );
-                }
+                // Congestion seen on data the receiver took in: a mark for the CNP generator.
+                c.ce += u8::from(f.ecn == Ecn::Ce);
             } else if psn.after(w.epsn) {
                 c.ooo += 1;
                 if w.nak_for != Some(w.epsn) {

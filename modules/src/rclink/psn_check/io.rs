@@ -3,7 +3,7 @@
 //! `rclink_rx`.
 
 use hwsim_hw::{Binder, CounterId, Ctx, Cycle, PortDecl, StreamIn, StreamOut};
-use hwsim_ports::{CreditMsg, DataFrame, RxAccepted};
+use hwsim_ports::{CeMark, CreditMsg, DataFrame, RxAccepted};
 
 use crate::rclink::rx_ctrl::CtrlQueue;
 
@@ -68,14 +68,16 @@ impl PsnCheckIo {
         })
     }
 
-    /// Checks every frame visible on `data` (each arrived now; a push wakes us the next cycle)
-    /// and hands what ACK MERGE must hear to `accepted`. A malformed frame is a violation.
+    /// Checks every frame visible on `data` (each arrived now; a push wakes us the next cycle),
+    /// hands what ACK MERGE must hear to `accepted` and its accepted CE packets to `ce`.
+    /// A malformed frame is a violation.
     pub fn receive(
         &mut self,
         ctx: &mut Ctx<'_>,
         core: &mut PsnCheck,
         ctrl: &mut CtrlQueue,
         mut accepted: impl FnMut(RxAccepted),
+        mut ce: impl FnMut(CeMark),
         mut delivered: impl FnMut(&DataFrame),
     ) {
         let now = ctx.now();
@@ -119,6 +121,14 @@ impl PsnCheckIo {
             }
             if let Some(m) = c.accepted {
                 accepted(m);
+            }
+            if c.ce > 0 {
+                ce(CeMark {
+                    src: f.src,
+                    qp: f.qp,
+                    pkts: c.ce,
+                    ts: f.ts,
+                });
             }
             if c.delivered {
                 delivered(&f);

@@ -1,18 +1,20 @@
 //! RC Link RX PSN check of one link group: the per-window EPSN check with its three outcomes,
-//! FACK, credit return and ECN → CNP (seed 000 «RX 侧设计»: «PSN 校验与三种结果», «FACK»,
+//! FACK, credit return and the ECN marks (seed 000 «RX 侧设计»: «PSN 校验与三种结果», «FACK»,
 //! «credit 返还», «ECN 检测与 CNP 生成»; appendix C «RX 参数»; SPEC.md «RX side»). It is the
-//! first half of `rclink_rx` (rx.rs), which calls this core inside its own tick; the block
-//! `psn_check` is the same core alone, for module-by-module comparison with the RTL.
+//! first node of `rclink_rx` (rx.rs: `chip.lgK.rx.psn_check`); the block `psn_check` is the same
+//! node alone, for module-by-module comparison with the RTL.
 //!
 //! ```text
 //!                              +-------------------------------------------+
 //!  data : stream<DataFrame> ==>| PSN check per (src, qp) against EPSN      |==> ctrl : stream<Ctrl>
-//!  (capacity 8, from rx_cap)   |  accept -> `accepted`, CNP if CE          |    NAK / FACK ACK / CNP
+//!  (capacity 8, from rx_cap)   |  accept -> `accepted`, `ce` if CE         |    NAK / FACK ACK
 //!                              |  gap    -> NAK (one per gap), drop        |    (/ dup re-ACK)
 //!                              |  dup    -> drop (or re-ACK, `duplicate`)  |==> credit : stream<CreditMsg>
 //!                              |  every data packet -> credit return       |    CBFC returns (MAC path)
 //!                              |  zero-byte (FACK) -> immediate ACK        |==> accepted : stream<RxAccepted>
 //!                              |                                           |    to ACK MERGE
+//!                              |                                           |==> ce : stream<CeMark>
+//!                              |                                           |    to the CNP generation
 //!                              |  state: src, qp, epsn, nak_pending,       |--> (signals, below)
 //!                              |         credits_due                       |
 //!                              +-------------------------------------------+
@@ -25,8 +27,8 @@
 //! | condition                  | result        | action                                             |
 //! |----------------------------|---------------|----------------------------------------------------|
 //! | payload 0 (FACK / tcredit) | immediate ACK | EPSN++ if `psn == EPSN`; ACK `ack_psn = EPSN` now, |
-//! |                            |               | bypassing ACK MERGE; no credit, no CNP             |
-//! | `psn == EPSN`              | accept        | EPSN++, deliver, to ACK MERGE, credit, CNP if CE   |
+//! |                            |               | bypassing ACK MERGE; no credit, no CE mark         |
+//! | `psn == EPSN`              | accept        | EPSN++, deliver, to ACK MERGE, credit, mark if CE  |
 //! | `psn` after EPSN (ring)    | gap           | NAK `ack_psn = EPSN` (once per gap), drop, credit  |
 //! | `psn` before EPSN (ring)   | duplicate     | drop silently (`duplicate: drop`, the seed) or     |
 //! |                            |               | re-ACK `ack_psn = EPSN` (`duplicate: ack`); credit |
@@ -48,12 +50,12 @@
 //! 3)`. Everything due in one cycle for one `(src, vc)` leaves as one [`CreditMsg`] `{src: chip,
 //! dst: frame.src, lg, vc, credits}` (split if above the 15-bit credit field).
 //!
-//! **ECN → CNP** (kept here, next to the window state it uses, until the CNP MERGE / DCQCN work
-//! moves it): an accepted data packet marked CE emits a CNP `{rh: Rh::cnp(qp), wire_bytes:
-//! cnp_bytes}` if no CNP was sent for its `(src, qp)` in the last `cnp_interval` cycles (`now −
-//! last_cnp ≥ cnp_interval`, or never). Zero-byte packets and dropped packets never trigger one.
+//! **ECN → CE mark**: the accepted data packets of an arrival that came marked CE leave as one
+//! [`CeMark`](hwsim_ports::CeMark) `{src, qp, pkts, ts}` on `ce`, in the arrival cycle, for the
+//! CNP generation (`cnp_gen`), which keeps the CNP_INTERVAL per window and makes the CNP.
+//! Zero-byte packets and dropped packets are never marked.
 //!
-//! **Timestamps**: every ACK, NAK and CNP made here echoes the RH timestamp of the data packet
+//! **Timestamps**: every ACK and NAK made here (and the CE mark) echoes the RH timestamp of the data packet
 //! that caused it (seed 002: RTT via the RH Timestamp), so the sender can time the round trip.
 //!
 //! **State on the waves** (true widths): `src` (16) / `qp` (10) of the window the last arrival
@@ -62,21 +64,21 @@
 //! the same signals appear as `psn_check.*`.
 //!
 //! **Latency** (arrival = the cycle the frame is visible on `data`, popped at once): NAK, FACK
-//! ACK, dup re-ACK, CNP and `accepted` are pushed in the arrival cycle (seen one cycle later)
+//! ACK, dup re-ACK, the CE mark and `accepted` are pushed in the arrival cycle (seen one cycle later)
 //! if their stream is free; credits at arrival + `credit_return_delay`. Each output stream takes
 //! one push per cycle; what is generated together queues in generation order.
 //!
 //! **Counters** (events, never ticks): `rx_frames`, `rx_pkts` (all packets checked, FACKs
 //! included), `lost_pkts` (discarded by the MAC before the check), `rx_payload_bytes` (accepted
 //! payload), `dup_pkts`, `ooo_pkts` (after EPSN, NAKed or not), `naks_sent`, `fack_acks`,
-//! `dup_acks` (re-ACKs under `duplicate: ack`), `cnps_sent`, `credits_returned` (credits pushed),
+//! `dup_acks` (re-ACKs under `duplicate: ack`), `credits_returned` (credits pushed),
 //! `first_byte_at` / `last_byte_at` (cycle + 1 of the first / last accepted payload; 0 = none),
 //! `data_latency_max` (arrival − the sender MAC's `sent_at`, data frames only).
 //!
 //! **Deviations and choices** (the seed is silent or frame-granular):
 //! - Arrival: in a chip the RX cap hands over one packet at a time, when its last byte is in
 //!   (the seed's per-packet arrival). A frame of several packets (a module testbench may drive
-//!   one) is checked packet by packet in its arrival cycle, so their credit, CNP and ACK MERGE
+//!   one) is checked packet by packet in its arrival cycle, so their credit, CE mark and ACK MERGE
 //!   times are that cycle.
 //! - One NAK per gap: after a NAK for EPSN `e`, further out-of-order packets produce no NAK until
 //!   EPSN moves (still dropped, still credited; counter `ooo_pkts`). Every packet in flight
@@ -197,13 +199,8 @@ pub struct Params {
     pub credit_size: CreditSize,
     /// CREDIT_RETURN_DELAY_NS: cycles from arrival to the credit return, default 1.
     pub credit_return_delay: u64,
-    /// CNP_INTERVAL_NS: least cycles between CNPs of one (src, qp), default 2500 (the seed's spec
-    /// text; its design document says 50000 — see «ECN 检测与 CNP 生成»).
-    pub cnp_interval: u64,
     /// Wire bytes of an ACK or NAK (one header), default 50.
     pub ack_bytes: u16,
-    /// Wire bytes of a CNP, default 64.
-    pub cnp_bytes: u16,
     /// What a duplicate gets: `drop` (the seed, default) or `ack` (re-ACK with EPSN).
     pub duplicate: Duplicate,
     /// Hand every whole frame accepted to PAXI on a `deliver` stream, with PAXI's `pause`
@@ -220,9 +217,7 @@ impl Default for Params {
             pkt_ovhd: 50,
             credit_size: CreditSize::B256,
             credit_return_delay: 1,
-            cnp_interval: 2500,
             ack_bytes: 50,
-            cnp_bytes: 64,
             duplicate: Duplicate::Drop,
             deliver: false,
         }
@@ -239,8 +234,6 @@ struct Window {
     epsn: Psn,
     /// EPSN a NAK was sent for; no further NAK until EPSN moves past it.
     nak_for: Option<Psn>,
-    /// Cycle of the last CNP for this window.
-    last_cnp: Option<Cycle>,
 }
 
 /// What one arrival did, for the counters.
@@ -256,6 +249,8 @@ pub struct Checked {
     pub ooo: u32,
     /// Payload bytes accepted.
     pub accepted_bytes: u64,
+    /// Data packets accepted that arrived marked CE (a mark for `cnp_gen`).
+    pub ce: u8,
     /// What ACK MERGE must hear, if anything.
     pub accepted: Option<RxAccepted>,
     /// The frame's last packet was accepted: the whole frame is delivered (its earlier packets
@@ -274,9 +269,7 @@ pub struct PsnCheck {
     pkt_ovhd: u32,
     credit_size: CreditSize,
     credit_return_delay: u64,
-    cnp_interval: u64,
     ack_bytes: u16,
-    cnp_bytes: u16,
     duplicate: Duplicate,
     /// Windows by (src, qp); an entry is created once per window, never per packet.
     windows: BTreeMap<(ChipId, QpId), Window>,

@@ -510,8 +510,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     }))
 }
 
-/// The CBFC VC of TYPE2 credit returns (`CreditMsg.vc`): the arbiter's fifth VC, MUL.
-pub const TYPE2_VC: u8 = (NUM_VC - 1) as u8;
+pub use hwsim_ports::TYPE2_VC;
 
 #[cfg(test)]
 mod tests;
