@@ -428,17 +428,24 @@ pub fn blocks() -> Vec<BlockKind> {
         ),
         composite_kind(
             "rclink_rx",
-            "RC Link RX of one LG (composite: psn_check → cnp_gen, ack_merge → rx_ctrl): PSN check, CNP generation, ACK MERGE, credit return, ACK-VC CBFC (seed 000 «RX 侧设计», 002 «CBFC»)",
+            "RC Link RX of one LG (composite: psn_check → credit_return, cnp_gen, ack_merge → rx_ctrl): PSN check, credit return, CNP generation, ACK MERGE, ACK-VC CBFC (seed 000 «RX 侧设计», 002 «CBFC»)",
             rc::rx::ports,
             rc::rx::expand,
             rc::rx::COUNTER_TABLES,
         ),
         kind(
             "psn_check",
-            "RC Link RX PSN check: EPSN per (src, qp), NAK once per gap, FACK, credit return, delivery; hands its control messages, accepted packets and CE marks on in the same cycle (seed 000 «PSN 校验与三种结果»)",
+            "RC Link RX PSN check: EPSN per (src, qp), NAK once per gap, FACK, the credit charge, delivery; hands its control messages, accepted packets, CE marks and credit charges on in the same cycle (seed 000 «PSN 校验与三种结果»)",
             rc::psn_check::ports,
             rc::psn_check::build,
             rc::psn_check::COUNTER_TABLES,
+        ),
+        kind(
+            "credit_return",
+            "RC Link RX credit return: the PSN check's credit charges back to their senders credit_return_delay later, summed per cycle and (sender, VC), one message per cycle, held by PAXI's pause (seed 000 «credit 返还»)",
+            rc::credit_return::ports,
+            rc::credit_return::build,
+            rc::credit_return::COUNTER_TABLES,
         ),
         kind(
             "cnp_gen",
@@ -654,7 +661,7 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
         TypeId::of::<hp::RxAccepted>(),
         signal_type::<hp::RxAccepted>("RxAccepted"),
     );
-    // The counts the RX modules show at their widths (psn_check.credits_due, ack_merge.pending).
+    // The counts the RX modules show at their widths (credit_return.credits_due, ack_merge.pending).
     m.insert(TypeId::of::<hp::RxCtrl>(), signal_type::<hp::RxCtrl>("RxCtrl"));
     m.insert(TypeId::of::<hp::CeMark>(), signal_type::<hp::CeMark>("CeMark"));
     m.insert(TypeId::of::<hp::CtrlKind>(), signal_type::<hp::CtrlKind>("CtrlKind"));

@@ -338,7 +338,7 @@ fn rx_module_state_is_nested_at_true_widths() {
         ("psn_check", "qp", 10),
         ("psn_check", "epsn", 12),
         ("psn_check", "nak_pending", 1),
-        ("psn_check", "credits_due", 16),
+        ("credit_return", "credits_due", 16),
         ("ack_merge", "src", 16),
         ("ack_merge", "qp", 10),
         ("ack_merge", "pending", 13),

@@ -12,6 +12,7 @@ pub mod cbfc;
 pub mod cdma;
 pub mod cnp_gen;
 pub mod cnp_merge;
+pub mod credit_return;
 pub mod dcqcn;
 pub mod framing;
 pub mod mac;

@@ -1,7 +1,7 @@
-//! RC Link RX of one link group: a composite of four netlist nodes, the PSN check, the CNP
-//! generation, ACK MERGE and the control queue, with no logic of its own (seed 000 «RX 侧设计»:
-//! «PSN 校验与三种结果», «FACK», «ACK MERGE 汇聚», «ECN 检测与 CNP 生成», «credit 返还»; appendix C
-//! «RX 参数»; SPEC.md «RX side»).
+//! RC Link RX of one link group: a composite of five netlist nodes, the PSN check, the credit
+//! return, the CNP generation, ACK MERGE and the control queue, with no logic of its own (seed
+//! 000 «RX 侧设计»: «PSN 校验与三种结果», «FACK», «ACK MERGE 汇聚», «ECN 检测与 CNP 生成», «credit
+//! 返还»; appendix C «RX 参数»; SPEC.md «RX side»).
 //!
 //! ```text
 //!  chip.lgK.rx (rclink_rx)
@@ -9,6 +9,9 @@
 //!  |                  accepted (comb ×256)                                            |
 //!  | data ==> psn_check ===================> ack_merge                                |
 //!  |  (8)     (psn_check/)                    (ack_merge.rs)                          |
+//!  |           |  charge (comb ×256)           |                                      |
+//!  |           +=========> credit_return ====================================+        |==> credit : stream<CreditMsg>
+//!  |           |           (credit_return.rs) <-- pause (PAXI RX VC watermark)        |
 //!  |           |  ce (comb ×256)               |                                      |
 //!  |           +=========> cnp_gen             |                                      |
 //!  |           |           (cnp_gen.rs)        |                                      |
@@ -17,21 +20,23 @@
 //!  |           +================> ctrl_out <===+                                      |==> ctrl : stream<Ctrl>
 //!  |           |                  (rx_ctrl.rs: queue in generation order,           |--> last_ack
 //!  |           |                   ACK-VC CBFC gate) <== ack_credit                 |--> ack_cbfc.{credits, blocked}
-//!  |           +==> credit : stream<CreditMsg>, deliver : stream<DataFrame> (to PAXI) |
-//!  |           <--  pause (PAXI RX VC watermark)                                      |
-//!  |           --> epsn, psn_check.{src, qp, epsn, nak_pending, credits_due}          |
-//!  |  cnp_gen.{src, qp, held}, ack_merge.{src, qp, pending, next_poll, last_ack}      |
+//!  |           +==> deliver : stream<DataFrame> (to PAXI)                             |
+//!  |           --> epsn, psn_check.{src, qp, epsn, nak_pending}                       |
+//!  |  credit_return.credits_due, cnp_gen.{src, qp, held},                            |
+//!  |  ack_merge.{src, qp, pending, next_poll, last_ack}                               |
 //!  +--------------------------------------------------------------------------------+
 //! ```
 //!
-//! The rules live in the four blocks (read their headers): [`PsnCheck`](super::psn_check)
-//! (PSN check with its three outcomes, FACK, credit return, the CE marks, delivery),
-//! [`cnp_gen`](super::cnp_gen) (a CE mark → CNP, once per window per CNP_INTERVAL),
-//! [`AckMerge`](super::ack_merge) (demand-driven cumulative ACKs) and the control queue
-//! ([`rx_ctrl`](super::rx_ctrl): generation order, one message per cycle, ACK-VC CBFC). They are
-//! the same nodes a module testbench runs alone (`psn_check`, `cnp_gen`, `ack_merge`, `rx_ctrl`
-//! in `hwsim list`). The hand-offs between them are combinational streams, so in one cycle:
-//! every arrival through the PSN check, whose accepted packets reach ACK MERGE and whose CE
+//! The rules live in the five blocks (read their headers): [`PsnCheck`](super::psn_check)
+//! (PSN check with its three outcomes, FACK, the credit charge, the CE marks, delivery),
+//! [`credit_return`](super::credit_return) (the charges back after CREDIT_RETURN_DELAY, summed
+//! per cycle and sender, held by PAXI's pause), [`cnp_gen`](super::cnp_gen) (a CE mark → CNP,
+//! once per window per CNP_INTERVAL), [`AckMerge`](super::ack_merge) (demand-driven cumulative
+//! ACKs) and the control queue ([`rx_ctrl`](super::rx_ctrl): generation order, one message per
+//! cycle, ACK-VC CBFC). They are the same nodes a module testbench runs alone (`psn_check`,
+//! `credit_return`, `cnp_gen`, `ack_merge`, `rx_ctrl` in `hwsim list`). The hand-offs between
+//! them are combinational streams, so in one cycle: every arrival through the PSN check, whose
+//! accepted packets reach ACK MERGE, whose credit charges reach the credit return and whose CE
 //! marks reach the CNP generation in that cycle; then ACK MERGE's polls due now (they see this
 //! cycle's arrivals); then the control queue takes the PSN check's messages, the CNPs and then
 //! ACK MERGE's, and sends its head. The composite's timing is the RTL's (no register between
@@ -99,6 +104,7 @@ use serde::{Deserialize, Serialize};
 use super::ack_cbfc::AckCbfcParams;
 use super::ack_merge;
 use super::cnp_gen;
+use super::credit_return;
 use super::psn_check::{self, Duplicate};
 use super::rx_ctrl;
 
@@ -112,6 +118,7 @@ pub const COUNTERS: &[CounterDecl] = &[];
 pub const COUNTER_TABLES: &[&[CounterDecl]] = &[
     COUNTERS,
     psn_check::COUNTERS,
+    credit_return::COUNTERS,
     ack_merge::COUNTERS,
     rx_ctrl::COUNTERS,
     super::ack_cbfc::COUNTERS,
@@ -172,7 +179,7 @@ impl Default for Params {
             credit_size: pc.credit_size,
             merge_depth: am.merge_depth,
             poll_cycle: am.poll_cycle,
-            credit_return_delay: pc.credit_return_delay,
+            credit_return_delay: credit_return::Params::default().credit_return_delay,
             cnp_interval: cg.cnp_interval,
             ack_bytes: pc.ack_bytes,
             cnp_bytes: cg.cnp_bytes,
@@ -194,10 +201,15 @@ impl Params {
             lg: self.lg,
             pkt_ovhd: self.pkt_ovhd,
             credit_size: self.credit_size,
-            credit_return_delay: self.credit_return_delay,
             ack_bytes: self.ack_bytes,
             duplicate: self.duplicate,
             deliver: self.deliver,
+        }
+    }
+    /// The credit return's share.
+    pub fn credit_return(&self) -> credit_return::Params {
+        credit_return::Params {
+            credit_return_delay: self.credit_return_delay,
         }
     }
     /// The CNP generation's share.
@@ -255,10 +267,10 @@ fn parts(p: &Params) -> (psn_check::Params, ack_merge::Params, rx_ctrl::Params) 
 
 /// The composite's ports and the node port each stands for: (outer name, node, node's port).
 fn exports(p: &Params) -> Vec<(&'static str, &'static str, &'static str)> {
-    let mut v = vec![("data", "psn_check", "data"), ("credit", "psn_check", "credit")];
+    let mut v = vec![("data", "psn_check", "data"), ("credit", "credit_return", "credit")];
     if p.deliver {
         v.push(("deliver", "psn_check", "deliver"));
-        v.push(("pause", "psn_check", "pause"));
+        v.push(("pause", "credit_return", "pause"));
     }
     v.extend([
         ("ctrl", "ctrl_out", "ctrl"),
@@ -277,6 +289,7 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     let (pc, am, rc) = parts(p);
     let node_ports = |node: &str| match node {
         "psn_check" => psn_check::ports(&pc),
+        "credit_return" => credit_return::ports(&p.credit_return()),
         "ack_merge" => ack_merge::ports(&am),
         _ => rx_ctrl::ports(&rc),
     };
@@ -296,7 +309,7 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         .collect()
 }
 
-/// Creates the four nodes under `path`, wires them and exports the composite's ports. Refuses
+/// Creates the five nodes under `path`, wires them and exports the composite's ports. Refuses
 /// (at the node it concerns) `merge_depth` 0, `poll_cycle` 0 and `lg` above 7.
 pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError> {
     let (pc, am, rc) = parts(p);
@@ -311,6 +324,17 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
         Box::new(move |b| {
             b.counters_in(&s1);
             psn_check::build(&pc, b)
+        }),
+    )?;
+    let cr = p.credit_return();
+    let s5 = path.to_string();
+    nl.add(
+        &node("credit_return"),
+        "credit_return",
+        credit_return::ports(&cr),
+        Box::new(move |b| {
+            b.counters_in(&s5);
+            credit_return::build(&cr, b)
         }),
     )?;
     let cg = p.cnp_gen();
@@ -347,6 +371,7 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     nl.connect(&node("psn_check.accepted"), &node("ack_merge.accepted"), None)?;
     nl.connect(&node("psn_check.ctrl"), &node("ctrl_out.from_check"), None)?;
     nl.connect(&node("psn_check.ce"), &node("cnp_gen.ce"), None)?;
+    nl.connect(&node("psn_check.charge"), &node("credit_return.charge"), None)?;
     nl.connect(&node("cnp_gen.cnp"), &node("ctrl_out.from_cnp"), None)?;
     nl.connect(&node("ack_merge.ctrl"), &node("ctrl_out.from_merge"), None)?;
     for (outer, n, port) in exports(p) {
@@ -754,14 +779,14 @@ mod tests {
         assert_eq!(h.peek::<Psn>("psn_check.epsn"), psn(4));
         assert!(h.peek::<bool>("psn_check.nak_pending"));
         // 19 returned at 2, the gap packet's 1 at 3.
-        assert_eq!(h.peek::<CreditCount>("psn_check.credits_due"), CreditCount(1));
+        assert_eq!(h.peek::<CreditCount>("credit_return.credits_due"), CreditCount(1));
         assert_eq!(h.peek::<PktCount>("ack_merge.pending"), PktCount(4));
         assert_eq!(h.peek::<u64>("ack_merge.next_poll"), 5);
         drive(&mut h, &[], 6);
         assert_eq!(h.peek::<PktCount>("ack_merge.pending"), PktCount(0));
         assert_eq!(h.peek::<u64>("ack_merge.next_poll"), 0);
         assert_eq!(h.peek::<Psn>("ack_merge.last_ack"), psn(4));
-        assert_eq!(h.peek::<CreditCount>("psn_check.credits_due"), CreditCount(0));
+        assert_eq!(h.peek::<CreditCount>("credit_return.credits_due"), CreditCount(0));
     }
 
     /// Several (src, qp) windows are independent.

@@ -89,7 +89,7 @@ pub fn counter(h: &Harness, name: &str) -> u64 {
 }
 
 /// Runs `f` with event skip on and off; both must see the same counters and the same pushes on
-/// the logged streams `ports` (of `ctrl`, `credit`, `accepted`).
+/// the logged streams `ports` (of `ctrl`, `credit`, `charge`, `accepted`).
 pub fn both_modes(f: impl Fn(bool) -> Harness, ports: &[&str]) {
     let a = f(true);
     let b = f(false);
@@ -97,6 +97,7 @@ pub fn both_modes(f: impl Fn(bool) -> Harness, ports: &[&str]) {
         match *p {
             "ctrl" => assert_eq!(ctrls(&a), ctrls(&b)),
             "credit" => assert_eq!(credits(&a), credits(&b)),
+            "charge" => assert_eq!(log::<CreditMsg>(&a, p), log::<CreditMsg>(&b, p)),
             "accepted" => assert_eq!(log::<RxAccepted>(&a, p), log::<RxAccepted>(&b, p)),
             other => panic!("no reader for `{other}`"),
         }

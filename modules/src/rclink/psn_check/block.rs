@@ -1,18 +1,18 @@
 //! The standalone `psn_check` block (seed 000 «RX 侧设计»; appendix C «RX 参数»): the core with
-//! its own `ctrl`, `accepted`, `ce` (and `deliver`, `pause`) ports, alone in a module testbench or as
+//! its own `ctrl`, `accepted`, `ce`, `charge` (and `deliver`) ports, alone in a module testbench or as
 //! `chip.lgK.rx.psn_check` in a system.
 
 use std::collections::VecDeque;
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, In, PortDecl, StreamOut, Wake};
-use hwsim_ports::{CeMark, DataFrame, RxAccepted, RxCtrl};
+use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, PortDecl, StreamOut, Wake};
+use hwsim_ports::{DataFrame, RxCtrl};
 
 use crate::rclink::rx_ctrl::{hand_over, CtrlQueue, CHECK_WRITES};
 
 use super::{Params, PsnCheck, PsnCheckIo, PsnCheckView};
 
-/// Port list: `data` (and `pause`) in; `credit`, the combinational `ctrl`, `accepted` and `ce`
-/// (and `deliver`) out; the state.
+/// Port list: `data` in; the combinational `ctrl`, `accepted`, `ce` and `charge` (and `deliver`)
+/// out; the state.
 pub fn ports(p: &Params) -> Vec<PortDecl> {
     let mut v = PsnCheckIo::ports();
     v.push(
@@ -20,25 +20,10 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
             .width(CHECK_WRITES)
             .doc("NAK / FACK ACK / dup re-ACK, every one made this cycle, to the control queue"),
     );
-    v.push(
-        PortDecl::comb_stream_out::<RxAccepted>("accepted")
-            .width(CHECK_WRITES)
-            .doc("accepted packets and immediate ACKs, one per arrival, to ACK MERGE in the same cycle"),
-    );
-    v.push(
-        PortDecl::comb_stream_out::<CeMark>("ce")
-            .width(CHECK_WRITES)
-            .doc("accepted data packets marked CE, one message per arrival, to the CNP generation in the same cycle"),
-    );
     if p.deliver {
         v.push(
             PortDecl::stream_out::<DataFrame>("deliver")
                 .doc("whole frames accepted, in PSN order, to PAXI (with `deliver: true`)"),
-        );
-        v.push(
-            PortDecl::input::<u8>("pause")
-                .doc("PAXI RX VC buffer back-pressure (non-zero: hold credit returns)")
-                .optional(),
         );
     }
     v.extend(PsnCheckView::ports(""));
@@ -51,15 +36,11 @@ struct PsnCheckBlock {
     io: PsnCheckIo,
     ctrl_q: CtrlQueue,
     ctrl: StreamOut<RxCtrl>,
-    accepted: StreamOut<RxAccepted>,
-    ce: StreamOut<CeMark>,
     view: PsnCheckView,
     /// Frames delivered and not yet pushed on `deliver` (one push per cycle): the RC Link RX
     /// buffer (counter `deliver_peak`).
     deliver_q: VecDeque<DataFrame>,
     deliver: Option<StreamOut<DataFrame>>,
-    /// PAXI's back-pressure (with `deliver`): credit returns wait while it is non-zero.
-    pause: Option<In<u8>>,
     /// The most frames waiting for `deliver` at once (0 without `deliver`).
     c_deliver_peak: CounterId,
 }
@@ -71,8 +52,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         io: PsnCheckIo::bind(b)?,
         ctrl_q: CtrlQueue::default(),
         ctrl: b.stream_out("ctrl")?,
-        accepted: b.stream_out("accepted")?,
-        ce: b.stream_out("ce")?,
         view: PsnCheckView::bind("", b)?,
         deliver_q: VecDeque::new(),
         deliver: if p.deliver {
@@ -80,7 +59,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         } else {
             None
         },
-        pause: if p.deliver { Some(b.input("pause")?) } else { None },
         c_deliver_peak: b.counter("deliver_peak"),
     }))
 }
@@ -88,31 +66,17 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
 impl Component for PsnCheckBlock {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
-        // Every arrival through the check; what ACK MERGE must hear, the CE marks and the control
-        // messages made go out in this cycle, in the order made (the readers tick after us).
-        let accepted = &self.accepted;
-        let ce = &self.ce;
+        // Every arrival through the check; what ACK MERGE must hear, the CE marks, the credit
+        // charges and the control messages made go out in this cycle, in the order made (the
+        // readers tick after us).
         let dq = &mut self.deliver_q;
         let delivering = self.deliver.is_some();
-        self.io.receive(
-            ctx,
-            &mut self.core,
-            &mut self.ctrl_q,
-            |m| accepted.push(m),
-            |m| ce.push(m),
-            |f| {
-                if delivering {
-                    dq.push_back(*f);
-                }
-            },
-        );
+        self.io.receive(ctx, &mut self.core, &mut self.ctrl_q, |f| {
+            if delivering {
+                dq.push_back(*f);
+            }
+        });
         hand_over(&mut self.ctrl_q, &self.ctrl);
-        // PAXI's RX VC buffer above its high watermark: credits wait (CBFC back-pressure, the
-        // seed's TX_PFC_REQ_O shared by PFC and CBFC), so the senders stop when theirs run out.
-        let paused = self.pause.as_ref().is_some_and(|p| p.get() != 0);
-        if !paused {
-            self.io.drive_credit(ctx, &mut self.core);
-        }
         let mut deliver_next = None;
         if let Some(d) = &self.deliver {
             let peak = self.c_deliver_peak;
@@ -132,18 +96,6 @@ impl Component for PsnCheckBlock {
             }
         }
         self.view.show(&self.core);
-        Wake::earliest(
-            [
-                // While paused, the pause's release (an input change) wakes us.
-                if paused {
-                    None
-                } else {
-                    self.io.next_due(now, &self.core)
-                },
-                deliver_next,
-            ]
-            .into_iter()
-            .flatten(),
-        )
+        Wake::earliest(deliver_next)
     }
 }

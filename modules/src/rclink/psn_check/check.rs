@@ -1,18 +1,17 @@
 //! The PSN check core (seed 000 «PSN 校验与三种结果», «FACK», «credit 返还», «ECN 检测与 CNP
 //! 生成»; seed 002 TYPE2): one arrival against its `(src, qp)` window — accept, NAK a gap, drop
-//! a duplicate, FACK, the CE marks (for `cnp_gen`) — a TYPE2 copy's reassembly, and the credit
-//! returns it queues.
+//! a duplicate, FACK, the CE marks (for `cnp_gen`) — a TYPE2 copy's reassembly, and the credits
+//! each arrival charges (for `credit_return`).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
-use hwsim_hw::Cycle;
 use hwsim_ports::{
-    cbfc_cost, mcast_group, ChipId, CreditMsg, DataFrame, Ecn, FlitKind, LgId, Psn, QpId, Rh, RxAccepted, TYPE2_VC,
+    cbfc_cost, mcast_group, ChipId, DataFrame, Ecn, FlitKind, LgId, Psn, QpId, Rh, RxAccepted, TYPE2_VC,
 };
 
 use crate::rclink::rx_ctrl::{CtrlKind, CtrlQueue, RxSource};
 
-use super::{Checked, Duplicate, Params, PsnCheck, CREDIT_FIELD_MAX};
+use super::{Checked, Duplicate, Params, PsnCheck};
 
 /// Why a frame cannot be checked, if it cannot.
 fn malformed(f: &DataFrame, chip: ChipId, lg: LgId) -> Option<String> {
@@ -51,59 +50,32 @@ impl PsnCheck {
             src: RxSource { chip: p.chip, lg: p.lg },
             pkt_ovhd: p.pkt_ovhd,
             credit_size: p.credit_size,
-            credit_return_delay: p.credit_return_delay,
             ack_bytes: p.ack_bytes,
             duplicate: p.duplicate,
             windows: BTreeMap::new(),
             type2: BTreeMap::new(),
-            credits: VecDeque::with_capacity(64),
-            credits_due: 0,
             last: None,
         })
     }
 
-    /// Adds `credits` for `(dst, vc)` due at `due`, summed with what is already due then.
-    fn add_credit(&mut self, due: Cycle, dst: ChipId, vc: u8, credits: u32) {
-        self.credits_due += credits;
-        // Due cycles only grow (now + a constant), so the entries of `due` are at the tail.
-        for (d, m) in self.credits.iter_mut().rev() {
-            if *d != due {
-                break;
-            }
-            if m.dst == dst && m.vc == vc && u32::from(m.credits) + credits <= CREDIT_FIELD_MAX {
-                m.credits += credits as u16;
-                return;
-            }
-        }
-        self.credits.push_back((
-            due,
-            CreditMsg {
-                src: self.src.chip,
-                dst,
-                lg: self.src.lg,
-                vc,
-                credits: credits as u16,
-                sent_at: 0,
-            },
-        ));
-    }
-
-    /// Checks every packet of the frame `f` arriving at `now`: NAK, FACK ACK and dup re-ACK go
-    /// into `ctrl` in packet order, accepted CE-marked packets are counted in `ce`; credit
-    /// returns are queued. A frame that cannot be
-    /// checked (see [`malformed`]) is refused with the reason.
-    pub fn receive(&mut self, now: Cycle, f: &DataFrame, ctrl: &mut CtrlQueue) -> Result<Checked, String> {
+    /// Checks every packet of the arriving frame `f`: NAK, FACK ACK and dup re-ACK go into
+    /// `ctrl` in packet order, accepted CE-marked packets are counted in `ce`, the credits its
+    /// data packets used in `credits`. A frame that cannot be checked (see [`malformed`]) is
+    /// refused with the reason.
+    pub fn receive(&mut self, f: &DataFrame, ctrl: &mut CtrlQueue) -> Result<Checked, String> {
         if let Some(why) = malformed(f, self.src.chip, self.src.lg) {
             return Err(format!("{why}: {f:?}"));
         }
         if f.paxi.kind == FlitKind::Mul {
-            return Ok(self.receive_type2(now, f));
+            return Ok(self.receive_type2(f));
         }
         let key = (f.src, f.qp);
         let mut w = *self.windows.entry(key).or_default();
         let vc = f.qp.vc_bank().value();
-        let due = now + self.credit_return_delay;
-        let mut c = Checked::default();
+        let mut c = Checked {
+            credit_vc: vc,
+            ..Checked::default()
+        };
         let mut npkts = 0u8;
         let mut immediate_ack = false;
         let last = f.frame_pkts() - 1;
@@ -119,7 +91,7 @@ impl PsnCheck {
                 // never sees it; it occupied the receive buffer, so its credit still returns.
                 c.lost += 1;
                 if bytes > 0 {
-                    self.add_credit(due, f.src, vc, cbfc_cost(bytes, self.pkt_ovhd, self.credit_size));
+                    c.credits += cbfc_cost(bytes, self.pkt_ovhd, self.credit_size);
                 }
                 continue;
             }
@@ -139,7 +111,7 @@ impl PsnCheck {
                 );
                 continue;
             }
-            self.add_credit(due, f.src, vc, cbfc_cost(bytes, self.pkt_ovhd, self.credit_size));
+            c.credits += cbfc_cost(bytes, self.pkt_ovhd, self.credit_size);
             if psn == w.epsn {
                 w.epsn = w.epsn.next();
                 c.accepted_bytes += u64::from(bytes);
@@ -187,22 +159,21 @@ impl PsnCheck {
     /// no window, no ACK, no CNP. Every packet returns its credit on the TYPE2 VC; the frame
     /// is delivered only whole — a lost packet loses the frame here (no retransmission), and
     /// the sender's multicast timeout reports it.
-    fn receive_type2(&mut self, now: Cycle, f: &DataFrame) -> Checked {
-        let due = now + self.credit_return_delay;
+    fn receive_type2(&mut self, f: &DataFrame) -> Checked {
         let mut c = Checked {
             type2: true,
+            credit_vc: TYPE2_VC,
             ..Checked::default()
         };
         let last = f.frame_pkts() - 1;
         let st = self.type2.entry(f.src).or_insert((0, true));
-        let mut credits = 0;
         for i in f.first_idx..f.first_idx + f.npkts {
             let bytes = f.pkt_bytes(i);
             let lost = f
                 .lost
                 .checked_shr(u32::from(i - f.first_idx))
                 .is_some_and(|b| b & 1 != 0);
-            credits += cbfc_cost(bytes, self.pkt_ovhd, self.credit_size) * u32::from(bytes > 0);
+            c.credits += cbfc_cost(bytes, self.pkt_ovhd, self.credit_size) * u32::from(bytes > 0);
             if i == 0 {
                 *st = (0, true);
             }
@@ -218,25 +189,7 @@ impl PsnCheck {
             c.delivered = i == last && st.1;
             c.type2_broken = i == last && !st.1;
         }
-        if credits > 0 {
-            self.add_credit(due, f.src, TYPE2_VC, credits);
-        }
         c
-    }
-
-    /// The oldest credit return if it is due at `now`.
-    pub fn pop_credit(&mut self, now: Cycle) -> Option<CreditMsg> {
-        if self.credits.front().is_some_and(|(d, _)| *d <= now) {
-            let (_, m) = self.credits.pop_front()?;
-            self.credits_due -= u32::from(m.credits);
-            return Some(m);
-        }
-        None
-    }
-
-    /// Due cycle of the oldest queued credit return.
-    pub fn next_credit_due(&self) -> Option<Cycle> {
-        self.credits.front().map(|(d, _)| *d)
     }
 
     /// EPSN of the window `(src, qp)` (0 for a window never seen).
@@ -249,10 +202,5 @@ impl PsnCheck {
         let key = self.last?;
         let w = self.windows.get(&key)?;
         Some((key, w.epsn, w.nak_for == Some(w.epsn)))
-    }
-
-    /// Credits queued for return and not yet pushed.
-    pub fn credits_due(&self) -> u32 {
-        self.credits_due
     }
 }

@@ -1,15 +1,16 @@
-//! The PSN check's ports towards the RX cap and the sender (seed 000 «credit 返还»): `data` in,
-//! `credit` out, with the counters of every arrival; shared by the `psn_check` block and
-//! `rclink_rx`.
+//! The PSN check's ports around the core (seed 000 «RX 侧设计», «credit 返还», «ECN 检测与 CNP
+//! 生成»): `data` in; what each arrival made out, in its cycle: `accepted` (to ACK MERGE), `ce`
+//! (to the CNP generation) and `charge` (to the credit return); the counters of every arrival.
 
-use hwsim_hw::{Binder, CounterId, Ctx, Cycle, PortDecl, StreamIn, StreamOut};
+use hwsim_hw::{Binder, CounterId, Ctx, PortDecl, StreamIn, StreamOut};
 use hwsim_ports::{CeMark, CreditMsg, DataFrame, RxAccepted};
 
-use crate::rclink::rx_ctrl::CtrlQueue;
+use crate::rclink::credit_return::CREDIT_FIELD_MAX;
+use crate::rclink::rx_ctrl::{CtrlQueue, CHECK_WRITES};
 
 use super::PsnCheck;
 
-/// The PSN check's counters (shared with `rclink_rx`, same names).
+/// The PSN check's counters.
 struct Counters {
     rx_frames: CounterId,
     lost: CounterId,
@@ -18,38 +19,48 @@ struct Counters {
     rx_payload: CounterId,
     dup: CounterId,
     ooo: CounterId,
-    credits: CounterId,
     first_byte: CounterId,
     last_byte: CounterId,
     type2_frames: CounterId,
     type2_dropped: CounterId,
 }
 
-/// The PSN check's data input and credit output with its counters, shared by the standalone
-/// block and `rclink_rx`.
+/// The PSN check's data input and per-arrival outputs with its counters.
 pub struct PsnCheckIo {
     data: StreamIn<DataFrame>,
-    credit: StreamOut<CreditMsg>,
+    accepted: StreamOut<RxAccepted>,
+    ce: StreamOut<CeMark>,
+    charge: StreamOut<CreditMsg>,
     counters: Counters,
-    /// Whether `credit` had room at the last drive (for the wake-up).
-    credit_free: bool,
 }
 
 impl PsnCheckIo {
-    /// Port declarations of `data` and `credit`.
+    /// Port declarations of `data`, `accepted`, `ce` and `charge`.
     pub fn ports() -> Vec<PortDecl> {
         vec![
             PortDecl::stream_in::<DataFrame>("data", 8)
                 .doc("received data frames (from the rx_cap), checked at arrival"),
-            PortDecl::stream_out::<CreditMsg>("credit").doc("CBFC credit returns per (src, vc) (MAC control path)"),
+            PortDecl::comb_stream_out::<RxAccepted>("accepted")
+                .width(CHECK_WRITES)
+                .doc("accepted packets and immediate ACKs, one per arrival, to ACK MERGE in the same cycle"),
+            PortDecl::comb_stream_out::<CeMark>("ce").width(CHECK_WRITES).doc(
+                "accepted data packets marked CE, one message per arrival, to the CNP generation in the same cycle",
+            ),
+            PortDecl::comb_stream_out::<CreditMsg>("charge")
+                .width(CHECK_WRITES)
+                .doc(
+                "CBFC credits the arrival's data packets used, one per arrival, to the credit return in the same cycle",
+            ),
         ]
     }
 
-    /// Binds `data` and `credit` and registers the counters.
+    /// Binds the ports and registers the counters.
     pub fn bind(b: &mut Binder) -> Result<PsnCheckIo, String> {
         Ok(PsnCheckIo {
             data: b.stream_in("data")?,
-            credit: b.stream_out("credit")?,
+            accepted: b.stream_out("accepted")?,
+            ce: b.stream_out("ce")?,
+            charge: b.stream_out("charge")?,
             counters: Counters {
                 rx_frames: b.counter("rx_frames"),
                 lost: b.counter("lost_pkts"),
@@ -58,26 +69,23 @@ impl PsnCheckIo {
                 rx_payload: b.counter("rx_payload_bytes"),
                 dup: b.counter("dup_pkts"),
                 ooo: b.counter("ooo_pkts"),
-                credits: b.counter("credits_returned"),
                 first_byte: b.counter("first_byte_at"),
                 last_byte: b.counter("last_byte_at"),
                 type2_frames: b.counter("type2_frames"),
                 type2_dropped: b.counter("type2_dropped"),
             },
-            credit_free: false,
         })
     }
 
-    /// Checks every frame visible on `data` (each arrived now; a push wakes us the next cycle),
-    /// hands what ACK MERGE must hear to `accepted` and its accepted CE packets to `ce`.
-    /// A malformed frame is a violation.
+    /// Checks every frame visible on `data` (each arrived now; a push wakes us the next cycle)
+    /// and hands on what each arrival made: ACK MERGE's news on `accepted`, its accepted CE
+    /// packets on `ce`, its credits on `charge`, the frame to `delivered` when
+    /// whole. A malformed frame is a violation.
     pub fn receive(
         &mut self,
         ctx: &mut Ctx<'_>,
         core: &mut PsnCheck,
         ctrl: &mut CtrlQueue,
-        mut accepted: impl FnMut(RxAccepted),
-        mut ce: impl FnMut(CeMark),
         mut delivered: impl FnMut(&DataFrame),
     ) {
         let now = ctx.now();
@@ -92,7 +100,7 @@ impl PsnCheckIo {
                     ctx.set_counter(k.data_latency_max, lat);
                 }
             }
-            let c = match core.receive(now, &f, ctrl) {
+            let c = match core.receive(&f, ctrl) {
                 Ok(c) => c,
                 Err(why) => {
                     ctx.violation(why);
@@ -120,42 +128,34 @@ impl PsnCheckIo {
                 ctx.set_counter(k.last_byte, now + 1);
             }
             if let Some(m) = c.accepted {
-                accepted(m);
+                self.accepted.push(m);
             }
             if c.ce > 0 {
-                ce(CeMark {
+                self.ce.push(CeMark {
                     src: f.src,
                     qp: f.qp,
                     pkts: c.ce,
                     ts: f.ts,
                 });
             }
+            // A charge fits the message's 15-bit field (in a system at most 255 packets of 44
+            // credits, 1 344 + 50 bytes at 32 B a credit); a larger one goes in pieces.
+            let mut left = c.credits;
+            while left > 0 {
+                let n = left.min(CREDIT_FIELD_MAX);
+                left -= n;
+                self.charge.push(CreditMsg {
+                    src: core.src.chip,
+                    dst: f.src,
+                    lg: core.src.lg,
+                    vc: c.credit_vc,
+                    credits: n as u16,
+                    sent_at: 0,
+                });
+            }
             if c.delivered {
                 delivered(&f);
             }
-        }
-    }
-
-    /// Pushes the oldest due credit return if `credit` has room.
-    pub fn drive_credit(&mut self, ctx: &mut Ctx<'_>, core: &mut PsnCheck) {
-        self.credit_free = self.credit.can_push();
-        if !self.credit_free {
-            return;
-        }
-        if let Some(mut m) = core.pop_credit(ctx.now()) {
-            m.sent_at = ctx.now();
-            self.credit.push(m);
-            ctx.count(self.counters.credits, m.credits.into());
-        }
-    }
-
-    /// When the credit output next needs a tick: the oldest return's due cycle, or next cycle
-    /// if it is overdue and the stream had room (a full stream wakes us when it drains).
-    pub fn next_due(&self, now: Cycle, core: &PsnCheck) -> Option<Cycle> {
-        match core.next_credit_due() {
-            Some(d) if d > now => Some(d),
-            Some(_) if self.credit_free => Some(now + 1),
-            _ => None,
         }
     }
 }

@@ -1,5 +1,5 @@
 //! RC Link RX PSN check of one link group: the per-window EPSN check with its three outcomes,
-//! FACK, credit return and the ECN marks (seed 000 «RX 侧设计»: «PSN 校验与三种结果», «FACK»,
+//! FACK, the credit charge and the ECN marks (seed 000 «RX 侧设计»: «PSN 校验与三种结果», «FACK»,
 //! «credit 返还», «ECN 检测与 CNP 生成»; appendix C «RX 参数»; SPEC.md «RX side»). It is the
 //! first node of `rclink_rx` (rx.rs: `chip.lgK.rx.psn_check`); the block `psn_check` is the same
 //! node alone, for module-by-module comparison with the RTL.
@@ -9,14 +9,13 @@
 //!  data : stream<DataFrame> ==>| PSN check per (src, qp) against EPSN      |==> ctrl : stream<Ctrl>
 //!  (capacity 8, from rx_cap)   |  accept -> `accepted`, `ce` if CE         |    NAK / FACK ACK
 //!                              |  gap    -> NAK (one per gap), drop        |    (/ dup re-ACK)
-//!                              |  dup    -> drop (or re-ACK, `duplicate`)  |==> credit : stream<CreditMsg>
-//!                              |  every data packet -> credit return       |    CBFC returns (MAC path)
+//!                              |  dup    -> drop (or re-ACK, `duplicate`)  |==> charge : stream<CreditMsg>
+//!                              |  every data packet -> credit charge       |    to the credit return
 //!                              |  zero-byte (FACK) -> immediate ACK        |==> accepted : stream<RxAccepted>
 //!                              |                                           |    to ACK MERGE
 //!                              |                                           |==> ce : stream<CeMark>
 //!                              |                                           |    to the CNP generation
-//!                              |  state: src, qp, epsn, nak_pending,       |--> (signals, below)
-//!                              |         credits_due                       |
+//!                              |  state: src, qp, epsn, nak_pending        |--> (signals, below)
 //!                              +-------------------------------------------+
 //! ```
 //!
@@ -45,10 +44,12 @@
 //! **To ACK MERGE**: one [`RxAccepted`] per arrival that accepted data packets or was answered
 //! at once (FACK, dup re-ACK): `{src, qp, epsn after the arrival, npkts accepted, immediate_ack}`.
 //!
-//! **Credit return**: `ceil((payload + pkt_ovhd) / credit_size)` per data packet (the TX's CBFC
-//! cost, `cbfc_cost`), due `credit_return_delay` cycles after the arrival, per `(src, vc = qp &
-//! 3)`. Everything due in one cycle for one `(src, vc)` leaves as one [`CreditMsg`] `{src: chip,
-//! dst: frame.src, lg, vc, credits}` (split if above the 15-bit credit field).
+//! **Credit charge**: `ceil((payload + pkt_ovhd) / credit_size)` per data packet (the TX's CBFC
+//! cost, `cbfc_cost`), summed per arrival into one [`CreditMsg`](hwsim_ports::CreditMsg) `{src:
+//! chip, dst: frame.src, lg, vc = qp & 3 (TYPE2: 4), credits}` on `charge` in the arrival cycle
+//! (in pieces if above the 15-bit credit field), for the credit return (`credit_return`), which
+//! sends it `credit_return_delay` cycles later, summed per cycle and `(src, vc)`, held while
+//! PAXI's `pause` is up.
 //!
 //! **ECN → CE mark**: the accepted data packets of an arrival that came marked CE leave as one
 //! [`CeMark`](hwsim_ports::CeMark) `{src, qp, pkts, ts}` on `ce`, in the arrival cycle, for the
@@ -60,26 +61,28 @@
 //!
 //! **State on the waves** (true widths): `src` (16) / `qp` (10) of the window the last arrival
 //! touched, its `epsn` (12), `nak_pending` (1: a NAK was sent for this EPSN and no resend has
-//! moved it yet), `credits_due` (16: credits queued for return, not yet pushed). In `rclink_rx`
-//! the same signals appear as `psn_check.*`.
+//! moved it yet). In `rclink_rx` the same signals appear as `psn_check.*` (the credits queued for
+//! return are `credit_return.credits_due`).
 //!
 //! **Latency** (arrival = the cycle the frame is visible on `data`, popped at once): NAK, FACK
-//! ACK, dup re-ACK, the CE mark and `accepted` are pushed in the arrival cycle (seen one cycle later)
-//! if their stream is free; credits at arrival + `credit_return_delay`. Each output stream takes
-//! one push per cycle; what is generated together queues in generation order.
+//! ACK, dup re-ACK, the CE mark, the credit charge and `accepted` are written in the arrival
+//! cycle, to nodes that take them in that cycle (combinational streams); `deliver` takes one frame
+//! per cycle, and frames generated together queue in generation order.
 //!
 //! **Counters** (events, never ticks): `rx_frames`, `rx_pkts` (all packets checked, FACKs
 //! included), `lost_pkts` (discarded by the MAC before the check), `rx_payload_bytes` (accepted
-//! payload), `dup_pkts`, `ooo_pkts` (after EPSN, NAKed or not), `naks_sent`, `fack_acks`,
-//! `dup_acks` (re-ACKs under `duplicate: ack`), `credits_returned` (credits pushed),
-//! `first_byte_at` / `last_byte_at` (cycle + 1 of the first / last accepted payload; 0 = none),
-//! `data_latency_max` (arrival − the sender MAC's `sent_at`, data frames only).
+//! payload), `dup_pkts`, `ooo_pkts` (after EPSN, NAKed or not), `first_byte_at` /
+//! `last_byte_at` (cycle + 1 of the first / last accepted payload; 0 = none),
+//! `data_latency_max` (arrival − the sender MAC's `sent_at`, data frames only), `type2_frames`,
+//! `type2_dropped`, `deliver_peak`. The messages are counted where they leave: `naks_sent`,
+//! `fack_acks`, `dup_acks` by the control queue (`rx_ctrl`), `credits_returned` by the credit
+//! return.
 //!
 //! **Deviations and choices** (the seed is silent or frame-granular):
 //! - Arrival: in a chip the RX cap hands over one packet at a time, when its last byte is in
 //!   (the seed's per-packet arrival). A frame of several packets (a module testbench may drive
-//!   one) is checked packet by packet in its arrival cycle, so their credit, CE mark and ACK MERGE
-//!   times are that cycle.
+//!   one) is checked packet by packet in its arrival cycle, so their credit charge, CE mark and
+//!   ACK MERGE times are that cycle.
 //! - One NAK per gap: after a NAK for EPSN `e`, further out-of-order packets produce no NAK until
 //!   EPSN moves (still dropped, still credited; counter `ooo_pkts`). Every packet in flight
 //!   behind a loss would otherwise NAK the same PSN and make the sender rewind again and again.
@@ -97,10 +100,10 @@
 //! - A frame addressed to another chip or LG, or malformed (no packets, `max_payload` 0, packets
 //!   beyond the frame), is a protocol violation: the run stops naming this instance.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
-use hwsim_hw::{CounterDecl, Cycle};
-use hwsim_ports::{ChipId, CreditMsg, CreditSize, LgId, Psn, QpId, RxAccepted};
+use hwsim_hw::CounterDecl;
+use hwsim_ports::{ChipId, CreditSize, LgId, Psn, QpId, RxAccepted};
 use serde::{Deserialize, Serialize};
 
 use super::rx_ctrl::RxSource;
@@ -109,9 +112,9 @@ use super::rx_ctrl::RxSource;
 // parameters and the core's state.
 /// The standalone `psn_check` block: its ports, `build` and `tick`.
 mod block;
-/// The check itself: an arrival through its window, TYPE2 copies, the credit returns.
+/// The check itself: an arrival through its window, TYPE2 copies, the credits it charges.
 mod check;
-/// The data input and credit output with their counters, shared with `rclink_rx`.
+/// The data input and the per-arrival outputs with their counters.
 mod io;
 /// The state on the waves.
 mod view;
@@ -146,7 +149,6 @@ pub const COUNTERS: &[CounterDecl] = &[
         "packets",
         "out-of-order packets (PSN after EPSN), dropped, NAKed or not",
     ),
-    CounterDecl::new("credits_returned", "credits", "CBFC credits pushed on `credit`"),
     CounterDecl::new(
         "first_byte_at",
         "cycle",
@@ -197,15 +199,13 @@ pub struct Params {
     pub pkt_ovhd: u32,
     /// Bytes per CBFC credit: 32, 64, 128, 256, 1024 or 2048; default 256.
     pub credit_size: CreditSize,
-    /// CREDIT_RETURN_DELAY_NS: cycles from arrival to the credit return, default 1.
-    pub credit_return_delay: u64,
     /// Wire bytes of an ACK or NAK (one header), default 50.
     pub ack_bytes: u16,
     /// What a duplicate gets: `drop` (the seed, default) or `ack` (re-ACK with EPSN).
     pub duplicate: Duplicate,
-    /// Hand every whole frame accepted to PAXI on a `deliver` stream, with PAXI's `pause`
-    /// holding the credit returns (the system form sets it; off by default, when nothing above
-    /// the RX is modelled).
+    /// Hand every whole frame accepted to PAXI on a `deliver` stream (the system form sets it;
+    /// off by default, when nothing above the RX is modelled). PAXI's `pause` holds the credit
+    /// returns at the credit return node.
     pub deliver: bool,
 }
 
@@ -216,16 +216,12 @@ impl Default for Params {
             lg: 0,
             pkt_ovhd: 50,
             credit_size: CreditSize::B256,
-            credit_return_delay: 1,
             ack_bytes: 50,
             duplicate: Duplicate::Drop,
             deliver: false,
         }
     }
 }
-
-/// Largest credit count in one [`CreditMsg`]: the 15-bit CBFC counter.
-const CREDIT_FIELD_MAX: u32 = 0x7FFF;
 
 /// Receive state of one `(src, qp)` window.
 #[derive(Clone, Copy, Debug, Default)]
@@ -251,6 +247,11 @@ pub struct Checked {
     pub accepted_bytes: u64,
     /// Data packets accepted that arrived marked CE (a mark for `cnp_gen`).
     pub ce: u8,
+    /// CBFC credits the arrival used (every data packet, lost, dropped or accepted; none for a
+    /// zero-byte packet), to return on `credit_vc`.
+    pub credits: u32,
+    /// The VC of the charge: the QP's bank, or TYPE2's.
+    pub credit_vc: u8,
     /// What ACK MERGE must hear, if anything.
     pub accepted: Option<RxAccepted>,
     /// The frame's last packet was accepted: the whole frame is delivered (its earlier packets
@@ -262,13 +263,12 @@ pub struct Checked {
     pub type2_broken: bool,
 }
 
-/// The PSN check core: windows, credit returns; no ports. `rclink_rx` and the `psn_check` block
-/// both drive it.
+/// The PSN check core: windows, TYPE2 reassembly, the credit charge; no ports (the `psn_check`
+/// block drives it).
 pub struct PsnCheck {
     src: RxSource,
     pkt_ovhd: u32,
     credit_size: CreditSize,
-    credit_return_delay: u64,
     ack_bytes: u16,
     duplicate: Duplicate,
     /// Windows by (src, qp); an entry is created once per window, never per packet.
@@ -277,11 +277,6 @@ pub struct PsnCheck {
     /// whether every packet of it so far arrived (a frame's packets arrive back to back: the
     /// sender's MAC sends it whole and the switches forward it whole).
     type2: BTreeMap<ChipId, (u8, bool)>,
-    /// Credit returns (due cycle, message), due cycles non-decreasing; entries of the same due
-    /// cycle and (dst, vc) are summed.
-    credits: VecDeque<(Cycle, CreditMsg)>,
-    /// Sum of the credits in `credits` (shown as `credits_due`).
-    credits_due: u32,
     /// The window the last arrival touched (shown on the waves).
     last: Option<(ChipId, QpId)>,
 }

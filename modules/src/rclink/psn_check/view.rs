@@ -1,8 +1,8 @@
 //! The PSN check's state on the waves (seed 000 «PSN 校验与三种结果»): the window the last
-//! arrival touched, its EPSN and NAK state, and the credits queued for return.
+//! arrival touched, its EPSN and NAK state.
 
 use hwsim_hw::{Binder, Out, PortDecl};
-use hwsim_ports::{ChipId, CreditCount, Psn, QpId};
+use hwsim_ports::{ChipId, Psn, QpId};
 
 use super::PsnCheck;
 
@@ -13,7 +13,6 @@ pub struct PsnCheckView {
     qp: Out<QpId>,
     epsn: Out<Psn>,
     nak_pending: Out<bool>,
-    credits_due: Out<CreditCount>,
 }
 
 impl PsnCheckView {
@@ -25,8 +24,6 @@ impl PsnCheckView {
             PortDecl::output::<Psn>(&format!("{prefix}epsn")).doc("EPSN of that window"),
             PortDecl::output::<bool>(&format!("{prefix}nak_pending"))
                 .doc("a NAK was sent for that EPSN and no resend has moved it yet"),
-            PortDecl::output::<CreditCount>(&format!("{prefix}credits_due"))
-                .doc("credits queued for return, not yet pushed"),
         ]
     }
 
@@ -37,7 +34,6 @@ impl PsnCheckView {
             qp: b.output(&format!("{prefix}qp"))?,
             epsn: b.output(&format!("{prefix}epsn"))?,
             nak_pending: b.output(&format!("{prefix}nak_pending"))?,
-            credits_due: b.output(&format!("{prefix}credits_due"))?,
         })
     }
 
@@ -50,6 +46,5 @@ impl PsnCheckView {
             self.epsn.set(epsn);
             self.nak_pending.set(nak);
         }
-        self.credits_due.set(CreditCount(core.credits_due()));
     }
 }
