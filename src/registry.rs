@@ -664,6 +664,7 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     // The counts the RX modules show at their widths (credit_return.credits_due, ack_merge.pending).
     m.insert(TypeId::of::<hp::RxCtrl>(), signal_type::<hp::RxCtrl>("RxCtrl"));
     m.insert(TypeId::of::<hp::CeMark>(), signal_type::<hp::CeMark>("CeMark"));
+    m.insert(TypeId::of::<hp::TxCtrl>(), signal_type::<hp::TxCtrl>("TxCtrl"));
     m.insert(TypeId::of::<hp::CtrlKind>(), signal_type::<hp::CtrlKind>("CtrlKind"));
     m.insert(TypeId::of::<hp::PktCount>(), signal_type::<hp::PktCount>("PktCount"));
     m.insert(

@@ -52,7 +52,7 @@ pub use switch_msg::{
     XbarGrant, XbarOutputs, XbarRequest, MAX_SWITCH_PORTS,
 };
 pub use tx_msg::{
-    ArbReq, CbfcReq, MacCreditRet, MacCreditTake, SlotMap, UInt, VcCredits, VcGrant, VcReq, SLOT_MAP_WORDS,
+    ArbReq, CbfcReq, MacCreditRet, MacCreditTake, SlotMap, TxCtrl, UInt, VcCredits, VcGrant, VcReq, SLOT_MAP_WORDS,
 };
 pub use wire::{
     cbfc_cost, ctrl_cost, frame_wire_bytes, packet_count, split_packets, ByteRate, CreditSize, Packets,
@@ -109,6 +109,10 @@ mod tests {
             npkts: u8::MAX,
             immediate_ack: true,
             ts: u32::MAX,
+        });
+        signal(TxCtrl {
+            filtered: true,
+            ctrl: Ctrl::default(),
         });
         signal(CeMark {
             src: u16::MAX,

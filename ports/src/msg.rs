@@ -320,9 +320,12 @@ impl Ctrl {
     }
 }
 
-impl Trace for Ctrl {
-    fn fields() -> &'static [TraceField] {
-        const F: [TraceField; 7] = [
+/// The trace fields of a [`Ctrl`], after `$lead` leading fields of the value that carries it
+/// (`RxCtrl`'s kind, `TxCtrl`'s verdict): one list of names and widths for the three types.
+macro_rules! ctrl_trace_fields {
+    ($($lead:expr),*) => {
+        [
+            $($lead,)*
             TraceField::bits("src", 16),
             TraceField::bits("dst", 16),
             TraceField::bits("lg", 3),
@@ -330,7 +333,14 @@ impl Trace for Ctrl {
             TraceField::bits("nak", 1),
             TraceField::bits("qp", 10),
             TraceField::bits("ack_psn", 12),
-        ];
+        ]
+    };
+}
+pub(crate) use ctrl_trace_fields;
+
+impl Trace for Ctrl {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 7] = ctrl_trace_fields!();
         &F
     }
     fn sample(&self, out: &mut [TraceValue]) {

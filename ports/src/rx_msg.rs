@@ -77,16 +77,7 @@ pub struct RxCtrl {
 
 impl Trace for RxCtrl {
     fn fields() -> &'static [TraceField] {
-        const F: [TraceField; 8] = [
-            TraceField::bits("kind", 3),
-            TraceField::bits("src", 16),
-            TraceField::bits("dst", 16),
-            TraceField::bits("lg", 3),
-            TraceField::bits("opcode", 2),
-            TraceField::bits("nak", 1),
-            TraceField::bits("qp", 10),
-            TraceField::bits("ack_psn", 12),
-        ];
+        const F: [TraceField; 8] = crate::msg::ctrl_trace_fields!(TraceField::bits("kind", 3));
         &F
     }
     fn sample(&self, out: &mut [TraceValue]) {

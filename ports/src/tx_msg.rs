@@ -8,6 +8,7 @@
 //! | [`CbfcReq`] | one packet asking the CBFC controller for credit, and its grant |
 //! | [`MacCreditRet`] | MAC → TX: the MAC2TX credit of one frame it took, TYPE1 or TYPE2 |
 //! | [`MacCreditTake`] | TX → its MAC credit counter: the credit a grant takes, TYPE1 or TYPE2 |
+//! | [`TxCtrl`] | CNP MERGE → TX core: a control message and whether CNP MERGE filtered it |
 //! | [`VcReq`] | TX core → its bank arbiter: the VCs with a head frame that passes its gates |
 //! | [`VcGrant`] | bank arbiter → TX core: the VC granted this round, and the VCs it looked at |
 //! | [`VcCredits`] | remaining CBFC credits of one destination, per VC bank (waves) |
@@ -16,8 +17,32 @@
 use hwsim_hw::{Trace, TraceField, TraceValue};
 use serde::{Deserialize, Serialize};
 
-use crate::msg::ChipId;
+use crate::msg::{ChipId, Ctrl};
 use crate::qp::QpId;
+
+/// A control message (ACK, NAK, CNP) as the TX core takes it, behind CNP MERGE (seed 002 «CNP
+/// MERGE»): every message passes through in order; a CNP that CNP MERGE filtered (its QP had one
+/// within TIMER_THR) says so, and the core does not cut its rate (it still counts it as received
+/// and returns its ACK-VC credit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TxCtrl {
+    /// The message.
+    pub ctrl: Ctrl,
+    /// A CNP CNP MERGE filtered (always false for ACK and NAK).
+    pub filtered: bool,
+}
+
+impl Trace for TxCtrl {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 8] = crate::msg::ctrl_trace_fields!(TraceField::bits("filtered", 1));
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.filtered.into());
+        self.ctrl.sample(&mut out[1..]);
+    }
+}
 
 /// A frame offered to the bank arbiter: it joins the queue of VC `qp & 3` and is granted when its
 /// turn comes and its CBFC gate passes (`cost` credits for the (dst, vc) ledger).

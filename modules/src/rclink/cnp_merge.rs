@@ -1,52 +1,62 @@
 //! CNP MERGE at the CNP receiver (the data sender): a QPID buffer of depth 8 and a timer
 //! threshold that filter repeated CNPs of one QP before they reach the rate gate (seed 002
 //! «CNP MERGE (拥塞通知过滤)», key parameters «CNP MERGE 深度 8», «CNP MERGE 时间窗口
-//! TIMER_THR_I»; seed 003 «CNP MERGE»).
+//! TIMER_THR_I»; seed 003 «CNP MERGE»). A netlist node of `rclink_tx` (`chip.lgK.tx.cnp_merge`):
+//! the TX's control input, in front of the core, which cuts a flow's DCQCN rate for each CNP
+//! that passes.
 //!
 //! ```text
-//!                    +---------------------------------------------+
-//!  cnp ==(cap 8)==>  | QPID buffer, 8 entries (qp, last passed at)  | ==> out : stream<Ctrl> (passed CNPs)
-//!  stream<Ctrl>      | seen within timer_thr → filtered             | --> entries : UInt<4>
-//!                    | else passed, recorded (oldest replaced)      | --> last_qp : QpId
-//!                    +---------------------------------------------+
+//!                      +---------------------------------------------+
+//!  ctrl ==(cap 8)==>   | ACK / NAK: passed through                    | ==(comb ×8)==> out : stream<TxCtrl>
+//!  stream<Ctrl>        | CNP: QPID buffer, 8 entries (qp, last pass)  |    every message, in order,
+//!  (ACK / NAK / CNP    |  seen within timer_thr → filtered            |    `filtered` set on a CNP
+//!   from the receiver) |  else passed, recorded (oldest replaced)     |    the merge dropped
+//!                      |                                              | --> entries : UInt<7>
+//!                      +---------------------------------------------+ --> last_qp : QpId
 //! ```
 //!
 //! **Rule.** A CNP for a QP that the buffer holds, recorded less than `timer_thr` cycles ago, is
-//! filtered (`filtered`). Otherwise it is passed on (`passed`) and recorded: the QP's entry gets
-//! time `now`, or, for a new QP, a free entry — the oldest entry (earliest recorded) is replaced
-//! when all 8 are in use. The buffer keys on the QP id as the hardware's QPID buffer does; CNPs
-//! from different destinations for one QP id share an entry (a per-LG buffer sees one peer per
-//! QP in a P2P fabric).
+//! filtered (`cnp_filtered`). Otherwise it is passed on (`cnp_passed`) and recorded: the QP's
+//! entry gets time `now`, or, for a new QP, a free entry — the oldest entry (earliest recorded)
+//! is replaced when all 8 are in use. The buffer keys on the QP id as the hardware's QPID buffer
+//! does; CNPs from different destinations for one QP id share an entry (a per-LG buffer sees one
+//! peer per QP in a P2P fabric). With `enabled: false` (the TX's `rate_control: false`: no rate
+//! to protect) every CNP passes unrecorded and uncounted.
 //!
-//! **Latency.** A CNP visible at n is decided at n and, if passed, on `out` at n+1 (one per cycle;
-//! more wait inside, in order). Counters: `passed`, `filtered`.
+//! Every message leaves on `out`, the filtered CNPs too (marked): the core still counts them as
+//! received (`cnp_received`) and returns their ACK-VC credit, as the hardware's ACK buffer frees
+//! a CNP's place whatever the merge decides.
+//!
+//! **Latency.** 0: a message visible on `ctrl` at n is decided at n and on `out` at n, for the
+//! core in the same cycle (`out` is combinational). Counters: `cnp_passed`, `cnp_filtered`.
 //!
 //! Deviations: the seeds give no default for TIMER_THR_I; hwsim uses 2500 ns, the RX's CNP
 //! interval (so at most one CNP per QP per interval reaches the rate gate), as a parameter. At
 //! that value it filters nothing an RX with the same CNP interval sends (one CNP per (src, QP)
 //! per LG per 2.5 µs); `tb/acceptance/a2_incast_ecn.yaml` sets 10 µs, the drain time of its hot
-//! queue, and the merge filters repeats there.
-
-use std::collections::VecDeque;
+//! queue, and the merge filters repeats there. A CNP for a flow that never sent on this LG is
+//! decided (and recorded) like any other, though the core has no rate to cut for it (before
+//! this node was cut out of the core, such a CNP bypassed the merge; no system sends one: a CNP
+//! answers data).
 
 use hwsim_hw::{
     Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake,
 };
-use hwsim_ports::{Ctrl, Opcode, QpId, UInt};
+use hwsim_ports::{Ctrl, Opcode, QpId, TxCtrl, UInt};
 use serde::{Deserialize, Serialize};
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
 /// and the system monitors read this table; the registry refuses a counter missing from it.
 pub const COUNTERS: &[CounterDecl] = &[
     CounterDecl::new(
-        "passed",
+        "cnp_passed",
         "messages",
-        "CNPs passed on to the rate gate (QP not seen within timer_thr)",
+        "CNPs passed on to the rate gate by CNP MERGE (QP not seen within timer_thr)",
     ),
     CounterDecl::new(
-        "filtered",
+        "cnp_filtered",
         "messages",
-        "CNPs dropped: their QP passed one less than timer_thr cycles ago",
+        "CNPs filtered by CNP MERGE: their QP passed one less than timer_thr cycles ago",
     ),
 ];
 
@@ -61,6 +71,9 @@ pub struct Params {
     pub depth: u32,
     /// TIMER_THR: a repeat within this many cycles is filtered (2500), ≥ 1.
     pub timer_thr: u64,
+    /// Whether CNPs are filtered at all (true); inside `rclink_tx` also off when the TX's
+    /// `rate_control` is.
+    pub enabled: bool,
 }
 
 impl Default for Params {
@@ -68,9 +81,13 @@ impl Default for Params {
         Params {
             depth: 8,
             timer_thr: 2500,
+            enabled: true,
         }
     }
 }
+
+/// Most control messages one cycle hands on: the `ctrl` stream's capacity.
+pub const CTRL_DEPTH: u32 = 8;
 
 /// The filter (no ports).
 #[derive(Clone, Debug)]
@@ -128,22 +145,24 @@ impl CnpMerge {
     }
 }
 
-/// Port list of the standalone block.
+/// Port list: `ctrl` in, `out` (combinational) out, the buffer's state.
 pub fn ports(_p: &Params) -> Vec<PortDecl> {
     vec![
-        PortDecl::stream_in::<Ctrl>("cnp", 8).doc("CNPs from the receivers (other opcodes are refused)"),
-        PortDecl::stream_out::<Ctrl>("out").doc("CNPs passed on to the rate gate"),
+        PortDecl::stream_in::<Ctrl>("ctrl", CTRL_DEPTH).doc("ACK / NAK / CNP back from the receiver (src = our dst)"),
+        PortDecl::comb_stream_out::<TxCtrl>("out")
+            .width(CTRL_DEPTH)
+            .doc("every message taken this cycle, in order, a CNP the merge filtered marked `filtered`"),
         PortDecl::output::<UInt<7>>("entries").doc("QPID buffer entries in use"),
         PortDecl::output::<QpId>("last_qp").doc("QP of the last CNP decided"),
     ]
 }
 
-/// The standalone `cnp_merge` block.
+/// The `cnp_merge` block (alone in a module testbench, or `chip.lgK.tx.cnp_merge`).
 pub struct CnpMergeBlock {
     m: CnpMerge,
+    enabled: bool,
     input: StreamIn<Ctrl>,
-    out: StreamOut<Ctrl>,
-    pending: VecDeque<Ctrl>,
+    out: StreamOut<TxCtrl>,
     entries: Out<UInt<7>>,
     last_qp: Out<QpId>,
     c_passed: CounterId,
@@ -154,13 +173,13 @@ pub struct CnpMergeBlock {
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     Ok(Box::new(CnpMergeBlock {
         m: CnpMerge::new(p)?,
-        input: b.stream_in("cnp")?,
+        enabled: p.enabled,
+        input: b.stream_in("ctrl")?,
         out: b.stream_out("out")?,
-        pending: VecDeque::new(),
         entries: b.output("entries")?,
         last_qp: b.output("last_qp")?,
-        c_passed: b.counter("passed"),
-        c_filtered: b.counter("filtered"),
+        c_passed: b.counter("cnp_passed"),
+        c_filtered: b.counter("cnp_filtered"),
     }))
 }
 
@@ -168,25 +187,17 @@ impl Component for CnpMergeBlock {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
         while let Some(c) = self.input.pop() {
-            if c.rh.opcode() != Opcode::Cnp {
-                ctx.violation(format!("cnp_merge got a non-CNP message: {c:?}"));
-                continue;
+            let mut filtered = false;
+            if self.enabled && c.rh.opcode() == Opcode::Cnp {
+                let qp = c.rh.qp();
+                self.last_qp.set(qp);
+                filtered = !self.m.pass(qp, now);
+                ctx.count(if filtered { self.c_filtered } else { self.c_passed }, 1);
             }
-            let qp = c.rh.qp();
-            self.last_qp.set(qp);
-            if self.m.pass(qp, now) {
-                ctx.count(self.c_passed, 1);
-                self.pending.push_back(c);
-            } else {
-                ctx.count(self.c_filtered, 1);
-            }
-        }
-        if !self.pending.is_empty() && self.out.can_push() {
-            let c = self.pending.pop_front().expect("non-empty");
-            self.out.push(c);
+            self.out.push(TxCtrl { ctrl: c, filtered });
         }
         self.entries.update(UInt::wrap(self.m.len() as u64));
-        Wake::next_cycle_if(!self.pending.is_empty())
+        Wake::OnInput
     }
 }
 

@@ -1,4 +1,5 @@
-//! The composite `rclink_tx` (seed 000 «TX 侧设计»): its ports, and its children — the core
+//! The composite `rclink_tx` (seed 000 «TX 侧设计»): its ports, and its children — CNP MERGE
+//! ([`cnp_merge`](crate::rclink::cnp_merge), the control input in front of the core), the core
 //! (`rclink_tx_core`, the block of this folder), the bank arbiter's round robin
 //! ([`vc_arbiter`](crate::rclink::vc_arbiter), `arbiter`) and the MAC credit counter
 //! ([`mac_credit`](crate::rclink::mac_credit)) — wired combinationally both ways around the
@@ -7,7 +8,7 @@
 use hwsim_hw::{ElabError, Netlist, PortDecl};
 
 use super::{build, core_ports, Params};
-use crate::rclink::{ack_cbfc, mac_credit, vc_arbiter};
+use crate::rclink::{ack_cbfc, cnp_merge, mac_credit, vc_arbiter};
 use crate::split;
 
 /// The MAC credit counter's parameters, from the TX's.
@@ -22,8 +23,19 @@ fn mac_credit_params(p: &Params) -> mac_credit::Params {
 /// port); every other port of the composite is the core's under the same name.
 const MAC_CREDIT_EXPORTS: [(&str, &str); 2] = [("mac_credit", "credit"), ("type2.mac_credit", "mul_available")];
 
-/// The core's ports wired to the MAC credit counter inside the composite (not exported).
-const CORE_INNER: [&str; 6] = [
+/// CNP MERGE's parameters, from the TX's: off with the rate gate (`rate_control: false`) or on
+/// its own (`cnp_merge: {enabled: false}`: every CNP cuts its flow's rate).
+fn cnp_merge_params(p: &Params) -> cnp_merge::Params {
+    cnp_merge::Params {
+        enabled: p.rate_control && p.cnp_merge.enabled,
+        ..p.cnp_merge.clone()
+    }
+}
+
+/// The core's ports wired to CNP MERGE, the arbiter, the MAC credit counter and the ACK-VC
+/// return inside the composite (not exported).
+const CORE_INNER: [&str; 7] = [
+    "ctrl",
     "mac_available",
     "mul_mac_available",
     "mac_take",
@@ -43,6 +55,12 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         .filter(|d| !CORE_INNER.contains(&d.name.as_str()))
         .map(|d| d.process(0))
         .collect();
+    // `ctrl` is CNP MERGE's input, where the core's was (after `seg`).
+    let ctrl = cnp_merge::ports(&cnp_merge_params(p))
+        .into_iter()
+        .find(|d| d.name == "ctrl")
+        .expect("cnp_merge has `ctrl`");
+    v.insert(1, ctrl);
     for (outer, port) in MAC_CREDIT_EXPORTS {
         let mut d = mc.iter().find(|d| d.name == port).expect("a mac_credit port").clone();
         d.name = outer.to_string();
@@ -94,6 +112,13 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
         draws: false,
     };
     split::add_core(nl, path, core, |n| CORE_INNER.contains(&n))?;
+    // CNP MERGE in front of the core: every control message through it, in the same cycle;
+    // counting in the composite's scope (`tx.cnp_passed`, `tx.cnp_filtered`, as the core did).
+    let cm = cnp_merge_params(p);
+    let cm_ports = cnp_merge::ports(&cm);
+    split::add_counting_in_scope(nl, path, "cnp_merge", "cnp_merge", cm_ports, cm, cnp_merge::build)?;
+    nl.connect(&node("cnp_merge.out"), &node("core.ctrl"), None)?;
+    nl.export(&node("ctrl"), &node("cnp_merge.ctrl"))?;
     let mp = mac_credit_params(p);
     let mc_ports = mac_credit::ports(&mp);
     nl.add(

@@ -57,16 +57,6 @@ pub const COUNTERS: &[CounterDecl] = &[
         "longest round trip: our grant of a packet to the ACK/NAK echoing its RH timestamp",
     ),
     CounterDecl::new(
-        "cnp_passed",
-        "messages",
-        "CNPs that passed CNP MERGE and cut their flow's rate",
-    ),
-    CounterDecl::new(
-        "cnp_filtered",
-        "messages",
-        "CNPs that CNP MERGE filtered (their QP had one within timer_thr)",
-    ),
-    CounterDecl::new(
         "rate_increases",
         "events",
         "DCQCN rate_increase steps (byte counter or recovery timer)",

@@ -4,7 +4,7 @@
 //! the TYPE2 queue.
 
 use hwsim_hw::{Ctx, Cycle};
-use hwsim_ports::{CreditMsg, Ctrl, FlitKind, Opcode, Segment};
+use hwsim_ports::{CreditMsg, Ctrl, FlitKind, Opcode, Segment, TxCtrl};
 
 use super::{Params, RcLinkTx, TYPE2_VC};
 use crate::rclink::bank_arbiter::NUM_VC;
@@ -53,7 +53,7 @@ impl RcLinkTx {
 
     /// ACK/NAK/CNP on `ctrl`, all of them: latencies, the message itself, its ACK-VC credit.
     pub(super) fn take_ctrl(&mut self, ctx: &mut Ctx<'_>, now: Cycle) {
-        while let Some(msg) = self.ctrl_in.pop() {
+        while let Some(TxCtrl { ctrl: msg, filtered }) = self.ctrl_in.pop() {
             // Control-path latency from the receiver's push (`sent_at`; 0 = not stamped, e.g.
             // testbench stimulus) to this pop: acceptance 9 bounds it.
             if msg.sent_at != 0 {
@@ -70,7 +70,7 @@ impl RcLinkTx {
                     ctx.set_counter(self.c.rtt_max, rtt);
                 }
             }
-            self.on_ctrl(ctx, &msg);
+            self.on_ctrl(ctx, &msg, filtered);
             self.arb_pending = true;
             // Its place in the ACK buffer is free: the credit goes back to its RX.
             if let Some(t) = &self.ctrl_taken {
@@ -79,7 +79,8 @@ impl RcLinkTx {
         }
     }
 
-    fn on_ctrl(&mut self, ctx: &mut Ctx<'_>, msg: &Ctrl) {
+    /// One message; `filtered`: a CNP that CNP MERGE (the node in front) filtered.
+    fn on_ctrl(&mut self, ctx: &mut Ctx<'_>, msg: &Ctrl, filtered: bool) {
         if let Some(why) = slot_fifo::misrouted(msg, self.p.chip, self.p.lg) {
             ctx.violation(why);
             return;
@@ -90,12 +91,11 @@ impl RcLinkTx {
                 // A CNP for a flow that never sent here has no rate to cut.
                 let flow = self.slots.find_flow(msg.src, msg.rh.qp());
                 if let (true, Some(f)) = (self.rate_gate.enabled, flow) {
-                    let passed = self.rate_gate.on_cnp(f, msg.rh.qp(), ctx.now());
+                    // CNP MERGE decided in front of us (and counted `cnp_passed` / `cnp_filtered`).
+                    let passed = !filtered;
                     if passed {
-                        ctx.count(self.c.cnp_passed, 1);
+                        self.rate_gate.on_cnp(f, ctx.now());
                         self.arb_pending = true;
-                    } else {
-                        ctx.count(self.c.cnp_filtered, 1);
                     }
                     if ctx.logs() {
                         let rate = self.rate_gate.flow_rate(f);

@@ -9,18 +9,22 @@
 //! MAC Credit», «Go-Back-N 重传»), appendix C «诊断计数器» and «TX 参数»; seed 002 §5.4 (gate
 //! order). Every piece of state here belongs to this one LG (seed: «作用域说明»).
 //!
-//! `rclink_tx` is a composite of three nodes ([`expand`]), four with `ack_cbfc`: `core` (this
-//! file's block, `rclink_tx_core`: the slot FIFO and the VC queues, the rate gate, CBFC, TYPE2),
-//! `arbiter` (`vc_arbiter`: the bank arbiter's round robin over the VCs) and `mac_credit` (the
-//! MAC2TX and multicast MAC TX credit counters), wired combinationally around the core's second
-//! and third processes (docs/kernel.md, «Blocks with several processes»):
+//! `rclink_tx` is a composite of four nodes ([`expand`]), five with `ack_cbfc`: `cnp_merge` (CNP
+//! MERGE, the control input: every ACK, NAK and CNP through it, a repeated CNP marked filtered),
+//! `core` (this file's block, `rclink_tx_core`: the slot FIFO and the VC queues, DCQCN, CBFC,
+//! TYPE2), `arbiter` (`vc_arbiter`: the bank arbiter's round robin over the VCs) and `mac_credit`
+//! (the MAC2TX and multicast MAC TX credit counters), wired combinationally in front of the core
+//! and around its second and third processes (docs/kernel.md, «Blocks with several processes»):
 //!
 //! ```text
 //!                     +-- rclink_tx ------------------------------------------------------------+
-//!  seg      ==(1)==>  | core (rclink_tx_core)                                                    | ==> frame : stream<DataFrame> (to the MAC)
-//!  ctrl     ==(8)==>  |  process 0: ACK/NAK/CNP, credit returns, timeouts, segments, FrameDone    | ==> done  : stream<FrameDone> (to PAXI)
+//!  ctrl     ==(8)==>  | cnp_merge: QPID buffer; every message on, repeated CNPs marked ─ (comb) ┐|
+//!  seg      ==(1)==>  | core (rclink_tx_core)                                                  v | ==> frame : stream<DataFrame> (to the MAC)
+//!                     |  process 0: ACK/NAK/CNP (DCQCN cut if not filtered), credit returns,     | ==> done  : stream<FrameDone> (to PAXI)
+//!                     |             timeouts, segments, FrameDone                                |
 //!  credit   ==(8)==>  |  process 1: per VC the first head the rate gate and CBFC pass ─ arb_req ─┐| --> slots_used, credit_view, slot_fifo.*,
-//!                     |               ▲ mac_available, mul_mac_available      (comb) VcReq      │|     cbfc.*, dcqcn.*, type2.queue
+//!                     |               ▲ mac_available, mul_mac_available      (comb) VcReq      │|     cbfc.*, dcqcn.*, type2.queue,
+//!                     |                                                                         │|     cnp_merge.{entries, last_qp}
 //!                     |  arbiter (vc_arbiter): from ptr, the first eligible VC; ptr, counter  <┘| --> arbiter.ptr, arbiter.counter
 //!                     |  process 2: <─ arb_grant (comb, VcGrant) ─ grant: slots, CBFC, frame    | ==> ack_cr : stream<CreditMsg> (vc 5)
 //!                     |               │ mac_take (comb)                                          |
@@ -109,7 +113,8 @@
 //! - Zero-byte packets cost no credit and bypass the CBFC gate (SPEC: zero-byte packets consume
 //!   and return no credit; charging them would leak credit).
 //! - The rate gate is DCQCN per flow ([`dcqcn`](super::dcqcn)) behind CNP MERGE
-//!   ([`cnp_merge`](super::cnp_merge)): a CNP that passes the merge cuts its flow's rate; a
+//!   ([`cnp_merge`](super::cnp_merge), a node in front of the core that decides in the cycle the
+//!   CNP arrives; `cnp_passed` and `cnp_filtered` are its counters): a CNP that passes the merge cuts its flow's rate; a
 //!   flow below line rate is paced (its next frame waits until the last one's wire bytes have
 //!   left at the current rate); the round that finds it blocked counts `diag_rate_block` and
 //!   the block wakes exactly at its ready time. CNP MERGE keys on the QP id per LG (see its
@@ -137,7 +142,8 @@
 
 use hwsim_hw::{Binder, BuildResult, CounterDecl, In, Out, PortDecl, StreamIn, StreamOut};
 use hwsim_ports::{
-    ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, FrameFormat, LgId, MacCreditTake, Segment, UInt, VcGrant, VcReq,
+    ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, FrameFormat, LgId, MacCreditTake, Segment, TxCtrl, UInt, VcGrant,
+    VcReq,
 };
 use serde::{Deserialize, Serialize};
 
@@ -189,6 +195,7 @@ pub const COUNTER_TABLES: &[&[CounterDecl]] = &[
     super::bank_arbiter::COUNTERS,
     super::cbfc::COUNTERS,
     super::ack_cbfc::RETURN_COUNTERS,
+    super::cnp_merge::COUNTERS,
 ];
 
 /// Parameters (seed 000 appendix C «TX 参数»).
@@ -330,7 +337,8 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
     let mut v = vec![
         PortDecl::stream_in::<Segment>("seg", 1)
             .doc("segments (frames) from the PAXI core; left queued while slots are short"),
-        PortDecl::stream_in::<Ctrl>("ctrl", 8).doc("ACK / NAK / CNP back from the receiver (src = our dst)"),
+        PortDecl::comb_stream_in::<TxCtrl>("ctrl", cnp_merge::CTRL_DEPTH)
+            .doc("ACK / NAK / CNP back from the receiver (src = our dst), through CNP MERGE in the same cycle"),
         PortDecl::stream_in::<CreditMsg>("credit", 8).doc("CBFC credit returns (src = our dst, vc, credits)"),
         PortDecl::comb_input::<UInt<4>>("mac_available")
             .process(1)
@@ -376,7 +384,7 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
 pub struct RcLinkTx {
     p: Params,
     seg_in: StreamIn<Segment>,
-    ctrl_in: StreamIn<Ctrl>,
+    ctrl_in: StreamIn<TxCtrl>,
     credit_in: StreamIn<CreditMsg>,
     mac_available: In<UInt<4>>,
     mul_mac_available: In<u8>,

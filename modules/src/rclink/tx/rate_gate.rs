@@ -1,5 +1,5 @@
 //! The TX's DCQCN rate gate (seed 000 «DCQCN 拥塞控制», «TX 速率限制 (pacing)», appendix C
-//! «DCQCN 参数»; seed 002 CNP MERGE): a [`Dcqcn`] state per flow behind [`CnpMerge`], the
+//! «DCQCN 参数»): a [`Dcqcn`] state per flow behind CNP MERGE (the `cnp_merge` node), the
 //! flows' recovery timers and the pacing wake-up; the `tx.dcqcn.*` waves, the DCQCN gauges and
 //! the per-flow counters of `report_flows`.
 
@@ -10,17 +10,15 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::{FlowKey, Params, RcLinkTx};
-use crate::rclink::cnp_merge::CnpMerge;
 use crate::rclink::dcqcn::{self, Dcqcn};
 use crate::rclink::slot_fifo::SlotFifo;
 
 /// The DCQCN rate gate (seed 000 «DCQCN 拥塞控制», «TX 速率限制 (pacing)»): a [`Dcqcn`] state per
-/// flow (dst, qp) of this LG, CNP MERGE in front of it, the flows' recovery timers, and the
+/// flow (dst, qp) of this LG (CNP MERGE, a node of its own, in front of it), the flows' recovery timers, and the
 /// earliest cycle a rate-blocked flow may send again — the arbiter's exact wake-up, no polling.
 pub struct RateGate {
     p: dcqcn::Params,
     pub(super) enabled: bool,
-    merge: CnpMerge,
     /// By slot-FIFO flow index.
     flows: Vec<Dcqcn>,
     /// (expiry, flow) per armed timer; stale entries (the flow's timer moved) are skipped.
@@ -54,7 +52,6 @@ impl RateGate {
         Ok(RateGate {
             p: p.dcqcn.clone(),
             enabled: p.rate_control,
-            merge: CnpMerge::new(&p.cnp_merge)?,
             flows: Vec::new(),
             timers: BinaryHeap::new(),
             wake: std::cell::Cell::new(None),
@@ -83,12 +80,8 @@ impl RateGate {
     pub(super) fn flow_rate(&self, flow: usize) -> Option<f64> {
         self.flows.get(flow).map(|d| d.rate)
     }
-    /// A CNP for flow `flow` (QP `qp`) at `now`: through CNP MERGE, then on_cnp. Returns whether
-    /// it passed the merge.
-    pub(super) fn on_cnp(&mut self, flow: usize, qp: QpId, now: Cycle) -> bool {
-        if !self.merge.pass(qp, now) {
-            return false;
-        }
+    /// A CNP for flow `flow` at `now` that passed CNP MERGE: DCQCN's cut.
+    pub(super) fn on_cnp(&mut self, flow: usize, now: Cycle) {
         let d = &mut self.flows[flow];
         let armed = d.timer_at;
         d.on_cnp(&self.p, now);
@@ -100,7 +93,6 @@ impl RateGate {
             self.timers.push(Reverse((d.timer_at.expect("armed"), flow as u32)));
         }
         self.shown = Some(flow as u32);
-        true
     }
     /// Bytes of flow `flow` granted at `now`. Returns whether the rate rose.
     pub(super) fn on_sent(&mut self, flow: usize, bytes: u64, now: Cycle) -> bool {
