@@ -156,7 +156,8 @@ struct RunArgs {
     /// Write the testbench's `probe:` samples here (default: its `probe.out`, else beside --json).
     #[arg(long)]
     probe: Option<PathBuf>,
-    /// Memory budget in GiB: traffic that would need more is refused before the run.
+    /// Memory budget in GiB: traffic that would need more is refused before the run, and the
+    /// checks' recorded history may take what it leaves after the model.
     #[arg(long, value_name = "GIB", default_value_t = 8)]
     max_memory: u64,
     /// Override a testbench field: dotted path as in the file, YAML value

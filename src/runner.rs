@@ -74,6 +74,29 @@ pub use crate::verdict::CheckResult;
 
 pub use crate::report::{FlowReport, Report, RunStats};
 
+/// Resident set size of this process now (0 where unknown).
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()))
+        .map_or(0, |pages| pages * 4096)
+}
+
+/// The error that ends a run whose check histories reached their budget (`--max-memory`).
+fn history_over_budget(l: &Loaded, sim: &Sim, b: &hwsim_hw::LogBudget, cycle: Cycle, net: u32) -> InputError {
+    let mib = |x: u64| x as f64 / (1u64 << 20) as f64;
+    let path = sim.net_paths().get(net as usize).map_or("?", |p| p.as_str());
+    InputError::new(
+        Path::new("--max-memory"),
+        format!(
+            "the history the checks record reached its share of the {:.1} GiB budget at cycle {cycle} (growing `{path}`): {:.1} MiB held of the {:.1} MiB the model left; raise --max-memory, shorten the run, or check fewer changes (a `count` or `value … at` check keeps less)",
+            l.max_memory as f64 / (1u64 << 30) as f64,
+            mib(b.used()),
+            mib(b.limit()),
+        ),
+    )
+}
+
 /// Peak resident set size of this process (0 where unknown).
 pub fn peak_rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -645,14 +668,19 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     let until = validate_run(l, opts.until)?;
     let (mut sim, el) = build(l, seed)?;
     validate_checks(l, &sim)?;
+    // The histories the checks record grow with the run: charged to what the budget leaves
+    // after the model (what the process holds now), each growth before it allocates.
+    let log_budget = hwsim_hw::LogBudget::new(l.max_memory.saturating_sub(rss_bytes()));
     for (ep, w) in &el.watches {
         if let Some(n) = sim.net(ep).filter(|_| w.log) {
             n.enable_log();
+            n.set_log_budget(&log_budget);
         }
     }
     for p in &opts.log_nets {
         if let Some(n) = sim.net(p) {
             n.enable_log();
+            n.set_log_budget(&log_budget);
         }
     }
     sim.set_skip(!opts.no_skip);
@@ -761,11 +789,8 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     // Run in slices so a long run can report progress and notice an interrupt between two slices
     // (the kernel's hot loop stays untouched); slicing changes nothing in the results: `run`
     // stops at the slice's end without ticking anything.
-    let mut slice: Cycle = if opts.interrupt.is_some() || progress.is_some() {
-        1 << 14
-    } else {
-        Cycle::MAX
-    };
+    // Slices also bound the histories' memory: a refused growth ends the run at the slice's end.
+    let mut slice: Cycle = 1 << 14;
     loop {
         if opts.interrupt.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
             interrupted = true;
@@ -787,6 +812,9 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         }
         let ts = Instant::now();
         let stop = sim.run(target);
+        if let Some((cycle, net)) = log_budget.refused() {
+            return Err(history_over_budget(l, &sim, &log_budget, cycle, net));
+        }
         // At a probe time, or at the end of the run if it falls on one.
         if let (Ok(_), Some(p)) = (&stop, prober.as_mut()) {
             if p.next() == sim.now() {
@@ -816,11 +844,11 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
                 break;
             }
         }
+        // Slices of about 50 ms: a smooth bar, and an interrupt or the budget noticed at once.
+        if ts.elapsed().as_millis() < 25 && slice < 1 << 30 {
+            slice *= 2;
+        }
         if let Some(p) = progress.as_mut() {
-            // Slices of about 50 ms: a smooth bar, and an interrupt noticed at once.
-            if ts.elapsed().as_millis() < 25 && slice < 1 << 30 {
-                slice *= 2;
-            }
             p.update(sim.now());
         }
     }

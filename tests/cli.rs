@@ -3511,3 +3511,33 @@ fn metrics_from_leaves_the_warm_up_out_of_the_flows() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--max-memory` bounds what the checks' histories take during the run (issue 53): 30 million
+/// pushes recorded for a check's stream need about 1.4 GB; with a 1 GiB budget the run ends
+/// with one line naming the budget, the net and the cycle, exit 2 (before, it ran past the
+/// budget; with a larger count it was OOM-killed). The same run with 4 GiB passes.
+#[test]
+fn max_memory_bounds_the_recorded_history() {
+    let args = |gib: &str| {
+        vec![
+            "tb/modules/fifo_backpressure.yaml".to_string(),
+            "-q".into(),
+            "--set".into(),
+            "instances.src.params.count=30000000".into(),
+            "--set".into(),
+            "instances.snk.params.interval=1".into(),
+            "--set".into(),
+            "until=40000000".into(),
+            "--max-memory".into(),
+            gib.into(),
+        ]
+    };
+    let o = hwsim(&args("1"));
+    assert_bad_output(
+        &o,
+        "--max-memory: ",
+        &["history the checks record", "`src.out`", "at cycle "],
+    );
+    let o = hwsim(&args("4"));
+    assert_code(&o, 0);
+}

@@ -39,7 +39,7 @@ pub use error::{ElabError, SimError};
 pub use events::EventLog;
 pub use fastmap::{fast_map, FastMap};
 pub use harness::Harness;
-pub use net::{CombOut, In, NetDyn, Out, SignalNet, StreamIn, StreamNet, StreamOut};
+pub use net::{CombOut, In, LogBudget, NetDyn, Out, SignalNet, StreamIn, StreamNet, StreamOut};
 pub use netlist::{Binder, BuildFn, BuildResult, Dir, DotOptions, InstId, Netlist, PortDecl, Shape, Timing};
 pub use port::MAX_PROCESSES;
 pub use rng::Rng;

@@ -2041,3 +2041,45 @@ fn wide_fields_are_one_variable_of_their_true_width() {
         "{text}"
     );
 }
+
+/// A log budget charges each growth of a history before it allocates (the room doubles, 16
+/// bytes an entry of a u64 signal) and refuses the first one past its limit, keeping the cycle
+/// and the net; the history stops there, the run does not.
+#[test]
+fn a_log_budget_refuses_the_growth_past_its_limit() {
+    let mut nl = Netlist::new();
+    add_driver(&mut nl, "w", "count", |ctx, o| {
+        o.set(ctx.now() + 1);
+        Wake::NextCycle
+    });
+    add_listener(&mut nl, "r", log());
+    connect(&mut nl, "w.out", "r.in");
+    let mut sim = elab(nl);
+    // Room for 4, then 8, then 16 entries: 64 + 64 + 128 bytes; 200 stops before the third.
+    let budget = hwsim_hw::LogBudget::new(200);
+    let net = sim.net("w.out").unwrap().clone();
+    net.enable_log();
+    net.set_log_budget(&budget);
+    sim.run(20).unwrap();
+    assert_eq!(budget.used(), 128);
+    let kept = signal_log(&sim, "w.out");
+    assert_eq!(kept.len(), 8, "the first 8 changes, then none");
+    assert_eq!(kept.last(), Some(&(7, 8)));
+    assert_eq!(
+        budget.refused(),
+        Some((8, sim.net_paths().iter().position(|p| p == "w.out").unwrap() as u32))
+    );
+    assert_eq!(sim.now(), 20, "the run itself goes on (the runner ends it)");
+    // Without a budget the same history grows freely.
+    let mut nl = Netlist::new();
+    add_driver(&mut nl, "w", "count", |ctx, o| {
+        o.set(ctx.now() + 1);
+        Wake::NextCycle
+    });
+    add_listener(&mut nl, "r", log());
+    connect(&mut nl, "w.out", "r.in");
+    let mut sim = elab(nl);
+    sim.net("w.out").unwrap().enable_log();
+    sim.run(20).unwrap();
+    assert_eq!(signal_log(&sim, "w.out").len(), 20);
+}

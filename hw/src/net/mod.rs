@@ -139,6 +139,8 @@ pub trait NetDyn: Any {
     fn sample(&self, now: Cycle, out: &mut [TraceValue]);
     /// Starts recording every committed change (signals) or push (streams) for checks.
     fn enable_log(&self);
+    /// Charges the growth of this net's log (once enabled) to `budget`.
+    fn set_log_budget(&self, budget: &Rc<LogBudget>);
     /// The Rust type name of the value.
     fn value_type(&self) -> &'static str;
     /// Downcast support: `SignalNet<T>` or `StreamNet<T>`.
@@ -195,6 +197,84 @@ fn layout_of(fields: &[TraceField], single_name: &str) -> Vec<(String, TraceKind
 
 /// A signal's recorded changes: (cycle, new value).
 pub type ChangeLog<T> = Vec<(Cycle, T)>;
+
+/// The memory the logs of one simulation's nets may take, bytes (the run's `--max-memory`
+/// share), and what they take: every growth of a log is charged before it allocates, and a
+/// growth over the limit is refused — the log stops there and the first refusal is kept (cycle,
+/// net), for the runner to end the run with an error instead of checking a history cut short.
+#[derive(Debug)]
+pub struct LogBudget {
+    limit: u64,
+    used: Cell<u64>,
+    refused: Cell<Option<(Cycle, u32)>>,
+}
+
+impl LogBudget {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: u64) -> Rc<LogBudget> {
+        Rc::new(LogBudget {
+            limit,
+            used: Cell::new(0),
+            refused: Cell::new(None),
+        })
+    }
+    /// Bytes the logs hold (their allocated room).
+    pub fn used(&self) -> u64 {
+        self.used.get()
+    }
+    /// The limit, bytes.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+    /// The first growth refused: its cycle and the net's id.
+    pub fn refused(&self) -> Option<(Cycle, u32)> {
+        self.refused.get()
+    }
+    /// Charges `bytes` for net `net` at `now` if they fit; otherwise records the refusal.
+    fn take(&self, bytes: u64, now: Cycle, net: u32) -> bool {
+        let used = self.used.get().saturating_add(bytes);
+        if used > self.limit || self.refused.get().is_some() {
+            if self.refused.get().is_none() {
+                self.refused.set(Some((now, net)));
+            }
+            return false;
+        }
+        self.used.set(used);
+        true
+    }
+}
+
+/// Makes room in `log` for `more` entries, charged to `budget` (if any) before it allocates:
+/// the room at least doubles, as a `Vec`'s would. Returns false (nothing allocated) when the
+/// budget refuses.
+fn log_room<T>(log: &mut Vec<(Cycle, T)>, more: usize, budget: Option<&Rc<LogBudget>>, now: Cycle, net: u32) -> bool {
+    if log.capacity() - log.len() >= more {
+        return true;
+    }
+    let add = log.capacity().max(more).max(4);
+    if let Some(b) = budget {
+        if !b.take((add * std::mem::size_of::<(Cycle, T)>()) as u64, now, net) {
+            return false;
+        }
+    }
+    log.reserve_exact(add);
+    true
+}
+
+/// A signal's recorded changes and the budget they are charged to.
+struct SignalLog<T> {
+    changes: RefCell<ChangeLog<T>>,
+    budget: OnceCell<Rc<LogBudget>>,
+}
+
+impl<T> Default for SignalLog<T> {
+    fn default() -> Self {
+        SignalLog {
+            changes: RefCell::new(Vec::new()),
+            budget: OnceCell::new(),
+        }
+    }
+}
 
 /// The kernel's part of every net, first in its `#[repr(C)]` layout: what the update loop reads
 /// of a dirty net before (and, on its fast path, instead of) anything else.
@@ -266,7 +346,7 @@ pub struct SignalNet<T: SignalValue> {
     /// signal stays small: the kernel's working set is what bounds large netlists. (For the same
     /// reason the dirty list's owner is held by the driver's [`Out`], not here: a `u64` signal
     /// with its `Rc` header is 56 bytes, one 64-byte heap chunk, where it was 80.)
-    log: OnceCell<Box<RefCell<ChangeLog<T>>>>,
+    log: OnceCell<Box<SignalLog<T>>>,
 }
 
 /// The size in bytes of `T` when it is `bool` or an unsigned integer with a [`Trace`](crate::value::Trace) impl (values
@@ -339,13 +419,16 @@ impl<T: SignalValue> SignalNet<T> {
     #[inline(never)]
     fn record(&self, now: Cycle, v: T) {
         if let Some(log) = self.log.get() {
-            log.borrow_mut().push((now, v));
+            let mut changes = log.changes.borrow_mut();
+            if log_room(&mut changes, 1, log.budget.get(), now, self.head.id) {
+                changes.push((now, v));
+            }
         }
     }
     /// The recorded changes `(cycle, new value)`, if logging was enabled. The reset value at
     /// cycle 0 is not listed unless written.
     pub fn log(&self) -> Option<Ref<'_, Vec<(Cycle, T)>>> {
-        self.log.get().map(|l| l.borrow())
+        self.log.get().map(|l| l.changes.borrow())
     }
 }
 
@@ -382,6 +465,11 @@ impl<T: SignalValue> NetDyn for SignalNet<T> {
     }
     fn sample(&self, _now: Cycle, out: &mut [TraceValue]) {
         self.cur.get().sample(out);
+    }
+    fn set_log_budget(&self, budget: &Rc<LogBudget>) {
+        if let Some(l) = self.log.get() {
+            let _ = l.budget.set(budget.clone());
+        }
     }
     fn enable_log(&self) {
         let _ = self.log.get_or_init(Default::default);

@@ -2,11 +2,11 @@
 //! module for the timing).
 
 use std::any::Any;
-use std::cell::{Cell, Ref, RefCell};
+use std::cell::{Cell, OnceCell, Ref, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use super::{layout_of, NetDyn, NetHead, NetShared, CHANGED, SPACE_FREED};
+use super::{layout_of, log_room, LogBudget, NetDyn, NetHead, NetShared, CHANGED, SPACE_FREED};
 use crate::value::{TraceKind, TraceValue, Value};
 use crate::Cycle;
 
@@ -45,6 +45,8 @@ pub struct StreamNet<T: Value> {
     /// Whether `log` records (a flag read on every commit, the log itself rarely).
     logging: Cell<bool>,
     log: RefCell<Option<Vec<(Cycle, T)>>>,
+    /// What the log's growth is charged to, if a run set a budget.
+    log_budget: OnceCell<Rc<LogBudget>>,
 }
 
 impl<T: Value> StreamNet<T> {
@@ -66,6 +68,7 @@ impl<T: Value> StreamNet<T> {
             shared,
             logging: Cell::new(false),
             log: RefCell::new(None),
+            log_budget: OnceCell::new(),
         })
     }
     #[inline]
@@ -119,8 +122,11 @@ impl<T: Value> StreamNet<T> {
     fn record(&self, now: Cycle) {
         let mut pending = self.log_pending.borrow_mut();
         if let Some(log) = self.log.borrow_mut().as_mut() {
-            log.extend(pending.drain(..).map(|v| (now, v)));
+            if log_room(log, pending.len(), self.log_budget.get(), now, self.head.id) {
+                log.extend(pending.drain(..).map(|v| (now, v)));
+            }
         }
+        pending.clear();
     }
     #[cold]
     #[inline(never)]
@@ -193,6 +199,9 @@ impl<T: Value> NetDyn for StreamNet<T> {
             }
         }
         out[n - 1] = TraceValue::Bits(self.committed_len.get() as u64);
+    }
+    fn set_log_budget(&self, budget: &Rc<LogBudget>) {
+        let _ = self.log_budget.set(budget.clone());
     }
     fn enable_log(&self) {
         let mut l = self.log.borrow_mut();
