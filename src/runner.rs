@@ -76,10 +76,7 @@ pub use crate::report::{FlowReport, Report, RunStats};
 
 /// Resident set size of this process now (0 where unknown).
 fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()))
-        .map_or(0, |pages| pages * 4096)
+    proc_status_bytes("VmRSS:")
 }
 
 /// The error that ends a run whose check histories reached their budget (`--max-memory`).
@@ -99,11 +96,16 @@ fn history_over_budget(l: &Loaded, sim: &Sim, b: &hwsim_hw::LogBudget, cycle: Cy
 
 /// Peak resident set size of this process (0 where unknown).
 pub fn peak_rss_bytes() -> u64 {
+    proc_status_bytes("VmHWM:")
+}
+
+/// A size field of /proc/self/status (`VmRSS:`, `VmHWM:`, in kB there), bytes; 0 where unknown.
+fn proc_status_bytes(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|kb| kb.parse::<u64>().ok())
         })

@@ -2047,14 +2047,18 @@ fn wide_fields_are_one_variable_of_their_true_width() {
 /// and the net; the history stops there, the run does not.
 #[test]
 fn a_log_budget_refuses_the_growth_past_its_limit() {
-    let mut nl = Netlist::new();
-    add_driver(&mut nl, "w", "count", |ctx, o| {
-        o.set(ctx.now() + 1);
-        Wake::NextCycle
-    });
-    add_listener(&mut nl, "r", log());
-    connect(&mut nl, "w.out", "r.in");
-    let mut sim = elab(nl);
+    // A u64 signal that changes every cycle (1, 2, 3 …), read by a listener.
+    let counting = || {
+        let mut nl = Netlist::new();
+        add_driver(&mut nl, "w", "count", |ctx, o| {
+            o.set(ctx.now() + 1);
+            Wake::NextCycle
+        });
+        add_listener(&mut nl, "r", log());
+        connect(&mut nl, "w.out", "r.in");
+        elab(nl)
+    };
+    let mut sim = counting();
     // Room for 4, then 8, then 16 entries: 64 + 64 + 128 bytes; 200 stops before the third.
     let budget = hwsim_hw::LogBudget::new(200);
     let net = sim.net("w.out").unwrap().clone();
@@ -2071,14 +2075,7 @@ fn a_log_budget_refuses_the_growth_past_its_limit() {
     );
     assert_eq!(sim.now(), 20, "the run itself goes on (the runner ends it)");
     // Without a budget the same history grows freely.
-    let mut nl = Netlist::new();
-    add_driver(&mut nl, "w", "count", |ctx, o| {
-        o.set(ctx.now() + 1);
-        Wake::NextCycle
-    });
-    add_listener(&mut nl, "r", log());
-    connect(&mut nl, "w.out", "r.in");
-    let mut sim = elab(nl);
+    let mut sim = counting();
     sim.net("w.out").unwrap().enable_log();
     sim.run(20).unwrap();
     assert_eq!(signal_log(&sim, "w.out").len(), 20);

@@ -29,8 +29,8 @@
 //! sent, on the RX's `ctrl`; `cnps_sent` is counted where they leave (the control queue).
 //!
 //! **Deviations and choices**:
-//! - The interval is kept per `(src, qp)` window of this LG (the seed's "per QP": a QP id is
-//!   only unique with its source chip).
+//! - The interval is kept per `(src_chip, qp_id)` as the seed says, in one node per LG (so per
+//!   LG too: a QP's CNPs come back on the LG its data took).
 //! - In the control queue a CNP comes after the PSN check's own messages of the same cycle
 //!   (NAK, FACK ACK, dup re-ACK) and before ACK MERGE's. In a system the RX cap hands over one
 //!   packet per cycle, and one packet makes at most one of those, so this order never shows;

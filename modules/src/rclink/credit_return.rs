@@ -34,6 +34,11 @@
 //! bits: credits queued, not yet pushed).
 //!
 //! **Deviations and choices**:
+//! - The seed makes one CreditReturn event per packet, `CREDIT_RETURN_DELAY_NS` after it. Here
+//!   what falls due in one cycle for one `(dst, vc)` leaves as one message (the credits summed),
+//!   and messages leave one per cycle (a stream's one push per cycle), the oldest first: in a
+//!   system one packet arrives per LG per cycle, so a return waits only behind returns of other
+//!   senders due the same cycle. The credits and their sum are the seed's.
 //! - The PSN check charges once per arrival (a frame's packets share their sender and VC), so a
 //!   sum that would pass the 15-bit field is split at an arrival's charge; the fused check split
 //!   it at a packet's. They differ only when more than 32 767 credits fall due for one `(dst,

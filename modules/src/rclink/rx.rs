@@ -107,6 +107,7 @@ use super::cnp_gen;
 use super::credit_return;
 use super::psn_check::{self, Duplicate};
 use super::rx_ctrl;
+use crate::split;
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
 /// and the system monitors read this table; the registry refuses a counter missing from it.
@@ -315,59 +316,37 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     let (pc, am, rc) = parts(p);
     let node = |n: &str| format!("{path}.{n}");
     // Each node counts in the composite's scope, as the fused block did.
-    let (s1, s2, s3) = (path.to_string(), path.to_string(), path.to_string());
-    let pc_ports = psn_check::ports(&pc);
-    nl.add(
-        &node("psn_check"),
+    split::add_counting_in_scope(
+        nl,
+        path,
         "psn_check",
-        pc_ports,
-        Box::new(move |b| {
-            b.counters_in(&s1);
-            psn_check::build(&pc, b)
-        }),
+        "psn_check",
+        psn_check::ports(&pc),
+        pc,
+        psn_check::build,
     )?;
     let cr = p.credit_return();
-    let s5 = path.to_string();
-    nl.add(
-        &node("credit_return"),
+    split::add_counting_in_scope(
+        nl,
+        path,
+        "credit_return",
         "credit_return",
         credit_return::ports(&cr),
-        Box::new(move |b| {
-            b.counters_in(&s5);
-            credit_return::build(&cr, b)
-        }),
+        cr,
+        credit_return::build,
     )?;
     let cg = p.cnp_gen();
-    let s4 = path.to_string();
-    nl.add(
-        &node("cnp_gen"),
-        "cnp_gen",
-        cnp_gen::ports(&cg),
-        Box::new(move |b| {
-            b.counters_in(&s4);
-            cnp_gen::build(&cg, b)
-        }),
-    )?;
-    let am_ports = ack_merge::ports(&am);
-    nl.add(
-        &node("ack_merge"),
+    split::add_counting_in_scope(nl, path, "cnp_gen", "cnp_gen", cnp_gen::ports(&cg), cg, cnp_gen::build)?;
+    split::add_counting_in_scope(
+        nl,
+        path,
         "ack_merge",
-        am_ports,
-        Box::new(move |b| {
-            b.counters_in(&s2);
-            ack_merge::build(&am, b)
-        }),
+        "ack_merge",
+        ack_merge::ports(&am),
+        am,
+        ack_merge::build,
     )?;
-    let rc_ports = rx_ctrl::ports(&rc);
-    nl.add(
-        &node("ctrl_out"),
-        "rx_ctrl",
-        rc_ports,
-        Box::new(move |b| {
-            b.counters_in(&s3);
-            rx_ctrl::build(&rc, b)
-        }),
-    )?;
+    split::add_counting_in_scope(nl, path, "ctrl_out", "rx_ctrl", rx_ctrl::ports(&rc), rc, rx_ctrl::build)?;
     nl.connect(&node("psn_check.accepted"), &node("ack_merge.accepted"), None)?;
     nl.connect(&node("psn_check.ctrl"), &node("ctrl_out.from_check"), None)?;
     nl.connect(&node("psn_check.ce"), &node("cnp_gen.ce"), None)?;
