@@ -36,6 +36,15 @@ impl Override {
     }
 }
 
+/// The last of `overrides` that made the value at `path` (one `--set` at it, above it or under
+/// it): an error in that value names that `--set`, not a line of the file it did not come from.
+pub fn last_at<'a>(overrides: &'a [Override], path: &[&str]) -> Option<&'a Override> {
+    overrides
+        .iter()
+        .rev()
+        .find(|o| o.path.iter().zip(path).all(|(a, b)| a == b))
+}
+
 /// Parses `PATH=VALUE`.
 pub fn parse(arg: &str) -> Result<Override, InputError> {
     let bad = |msg: &str| InputError::new(Path::new(&format!("--set {arg}")), msg.to_string());

@@ -104,6 +104,7 @@ fn composite_kind<P>(
     doc: &'static str,
     ports: fn(&P) -> Vec<PortDecl>,
     expand: fn(&P, &str, &mut Netlist) -> Result<(), ElabError>,
+    check: fn(&P) -> Result<(), String>,
     counters: &'static [&'static [CounterDecl]],
 ) -> BlockKind
 where
@@ -119,6 +120,7 @@ where
         counters,
         make: Box::new(move |v: &Value| {
             let p: P = params_of(v)?;
+            check(&p)?;
             let decls = ports(&p);
             let e: ExpandFn = Box::new(move |path: &str, nl: &mut Netlist| expand(&p, path, nl));
             Ok((decls, Body::Composite(e)))
@@ -305,11 +307,12 @@ pub fn blocks() -> Vec<BlockKind> {
             rc::cdma::build,
             rc::cdma::COUNTER_TABLES,
         ),
-        kind(
+        checked_kind(
             "paxi",
             "PAXI core: AXI writes, reads and TYPE2 multicast, W/R/MUL OST, ITLV, AR/B packing, B and R responses, RX VC and AXI channel buffers (seed 000/002)",
             rc::paxi::ports,
             rc::paxi::build,
+            rc::paxi::check_ports,
             rc::paxi::COUNTER_TABLES,
         ),
         kind(
@@ -354,13 +357,15 @@ pub fn blocks() -> Vec<BlockKind> {
             "RC Link TX of one LG (composite: rclink_tx_core ⇄ vc_arbiter, ⇄ mac_credit): slot FIFO, PSN, bank arbiter, CBFC, rate gate, MAC credit (seed 000 «TX 侧设计»)",
             rc::tx::ports,
             rc::tx::expand,
+            |p| p.check(),
             rc::tx::COUNTER_TABLES,
         ),
-        kind(
+        checked_kind(
             "rclink_tx_core",
             "RC Link TX of one LG without its arbiter and MAC credit counter: slot FIFO, PSN, the VC queues' side of the bank arbiter, CBFC, rate gate, TYPE2 (the part of rclink_tx not yet cut into nodes; seed 000 «TX 侧设计»)",
             rc::tx::core_ports,
             rc::tx::build,
+            |p| p.check(),
             rc::tx::COUNTER_TABLES,
         ),
         kind(
@@ -375,13 +380,15 @@ pub fn blocks() -> Vec<BlockKind> {
             "RC Link TX bank arbiter for module testbenches (composite: bank_arbiter_core ⇄ vc_arbiter): weighted RR pointer/counter, per-flow rule, CBFC gate (seed 000 «VC 仲裁»)",
             rc::bank_arbiter_block::ports,
             rc::bank_arbiter_block::expand,
+            |p| p.check(),
             rc::bank_arbiter::COUNTER_TABLES,
         ),
-        kind(
+        checked_kind(
             "bank_arbiter_core",
             "the standalone bank arbiter's VC queues: per-flow rule, CBFC gate with its own ledgers, the request to its vc_arbiter and the grant",
             rc::bank_arbiter_block::core_ports,
             rc::bank_arbiter_block::build,
+            |p| p.check(),
             rc::bank_arbiter::COUNTER_TABLES,
         ),
         kind(
@@ -391,11 +398,12 @@ pub fn blocks() -> Vec<BlockKind> {
             rc::vc_arbiter::build,
             &[],
         ),
-        kind(
+        checked_kind(
             "cbfc",
             "RC Link TX CBFC controller: ledgers per (dst, vc), per-packet send rule (seed 000 «CBFC 流控»)",
             rc::cbfc::ports,
             rc::cbfc::build,
+            rc::cbfc::check_params,
             rc::cbfc::COUNTER_TABLES,
         ),
         kind(
@@ -431,6 +439,7 @@ pub fn blocks() -> Vec<BlockKind> {
             "RC Link RX of one LG (composite: psn_check → credit_return, cnp_gen, ack_merge → rx_ctrl): PSN check, credit return, CNP generation, ACK MERGE, ACK-VC CBFC (seed 000 «RX 侧设计», 002 «CBFC»)",
             rc::rx::ports,
             rc::rx::expand,
+            |_| Ok(()),
             rc::rx::COUNTER_TABLES,
         ),
         kind(
@@ -475,11 +484,12 @@ pub fn blocks() -> Vec<BlockKind> {
             rc::rx_cap::build,
             rc::rx_cap::COUNTER_TABLES,
         ),
-        kind(
+        checked_kind(
             "voq_switch",
             "input-queued cell switch: VOQs, crossbar matched by islip | pim | fifo (seed 003 «VOQ», «iSLIP»)",
             sw::voq_switch::ports,
             sw::voq_switch::build,
+            sw::voq_switch::check,
             sw::voq_switch::COUNTER_TABLES,
         ),
         kind(
@@ -494,41 +504,47 @@ pub fn blocks() -> Vec<BlockKind> {
             "L2 switch for chip traffic (composite: switch_ingress → l2_switch_core ⇄ switch_alloc, ⇄ switch_pfc): ingress latency, route by dst chip, VOQs + crossbar, SP for ACK/CNP, WRR REQ:RSP, ECN RED, port-rate serialization (seed 003)",
             sw::l2_switch::ports,
             sw::l2_switch::expand,
+            sw::l2_switch::check,
             sw::l2_switch::COUNTER_TABLES,
         ),
-        kind(
+        checked_kind(
             "l2_switch_core",
             "L2 switch without its ingress, crossbar allocator and PFC controller: ingress pipeline delay, shared buffer + DT, VOQs, egress, ECN RED, PFC accounting (the part of l2_switch not yet cut into nodes; seed 003)",
             sw::l2_switch::core_ports,
             sw::l2_switch::build,
+            sw::l2_switch::check,
             sw::l2_switch::COUNTER_TABLES,
         ),
-        kind(
+        checked_kind(
             "switch_ingress",
             "L2 switch ingress: per input, lookup by destination (ECMP over equal-cost ports, multicast groups) and classification into a VOQ level, handed to the buffer in the cycle of arrival (seed 003 «入口处理», «优先级分类»)",
             sw::l2_switch::ingress::ports,
             sw::l2_switch::ingress::build,
+            sw::l2_switch::ingress::check,
             sw::l2_switch::ingress::COUNTER_TABLES,
         ),
-        kind(
+        checked_kind(
             "switch_pfc",
             "L2 switch PFC controller: per port the pause received (REQ data priority) with its watchdog, shown to the core in the cycle; XOFF above `xoff` / XON at `xon` of the ingress bytes the core shows, in the same cycle (seed 003 «PFC»)",
             sw::l2_switch::pfc::ports,
             sw::l2_switch::pfc::build,
+            sw::l2_switch::pfc::check,
             sw::l2_switch::pfc::COUNTER_TABLES,
         ),
-        kind(
+        checked_kind(
             "switch_alloc",
             "L2 switch crossbar allocator: one islip | pim | fifo allocator per VOQ level, strict priority and WRR passes, requests → grants in the same cycle (seed 003 «iSLIP 调度»)",
             sw::l2_switch::alloc::ports,
             sw::l2_switch::alloc::build,
+            sw::l2_switch::alloc::check,
             &[],
         ),
-        kind(
+        checked_kind(
             "cell_source",
             "synthetic switch traffic: Bernoulli cells per input at `load`, uniform / hotspot / permutation",
             sw::source::ports,
             sw::source::build,
+            |p| p.check(),
             sw::source::COUNTER_TABLES,
         ),
     ]

@@ -101,11 +101,7 @@ pub struct Rtl {
 }
 
 /// An RTL signal in a map: `req_valid`, or `{signal: ptr, offset: 1, when: grant.valid}`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(
-    untagged,
-    expecting = "an RTL port name (`req_valid`) or `{signal: NAME, offset: N, when: FIELD}`"
-)]
+#[derive(Debug, Clone)]
 pub enum RtlSignal {
     /// Just the name: compared (or driven) in the same cycle.
     Name(String),
@@ -115,12 +111,57 @@ pub enum RtlSignal {
         signal: String,
         /// An output: the RTL's cycle c + offset is compared with the model's cycle c (a
         /// register showing one cycle after the model: 1).
-        #[serde(default)]
         offset: u32,
         /// An output: compared only in the cycles where this field of the instance (a stream's
         /// `valid`) is non-zero.
         when: Option<String>,
     },
+}
+
+/// The long form of [`RtlSignal`], its keys refused when unknown.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RtlSignalFull {
+    signal: String,
+    #[serde(default)]
+    offset: u32,
+    when: Option<String>,
+}
+
+/// Read by hand, not as an untagged enum: an untagged enum buffers the value first, so its
+/// error lost the place (it was reported at the map's first entry) and an unknown key of the
+/// long form was dropped without a word (`ofset: 1` ran as offset 0).
+impl<'de> Deserialize<'de> for RtlSignal {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RtlSignal;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an RTL port name (`req_valid`) or `{signal: NAME, offset: N, when: FIELD}`")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<RtlSignal, E> {
+                if s.is_empty() {
+                    return Err(E::custom("an empty RTL port name: give the RTL's port (`req_valid`)"));
+                }
+                Ok(RtlSignal::Name(s.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<RtlSignal, A::Error> {
+                let f = RtlSignalFull::deserialize(de::value::MapAccessDeserializer::new(m))?;
+                if f.signal.is_empty() {
+                    return Err(de::Error::custom(
+                        "signal: an empty RTL port name: give the RTL's port (`req_valid`)",
+                    ));
+                }
+                Ok(RtlSignal::Full {
+                    signal: f.signal,
+                    offset: f.offset,
+                    when: f.when,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 fn shadow() -> String {

@@ -330,24 +330,26 @@ pub fn load_text_with(path: &Path, text: String, overrides: &[Override]) -> Resu
     // A window the zoom cannot fit is refused where it is written (`check` as well as `run`).
     if let Some([a, b]) = tb.view.as_ref().and_then(|v| v.window) {
         if b <= a {
-            return Err(InputError::at_key(
-                path,
-                &text,
-                "window",
-                format!("view.window [{a}, {b}] is empty or reversed: give [from, to] with from < to"),
-            ));
+            let msg = format!("view.window [{a}, {b}] is empty or reversed: give [from, to] with from < to");
+            if let Some(o) = crate::overrides::last_at(overrides, &["view", "window"]) {
+                return Err(o.error(msg));
+            }
+            return Err(InputError::at_key(path, &text, "window", msg));
         }
     }
     // A group title is a line of the .gtkw save file: a control character (a line break) would
     // write a line GTKWave reads as a command.
     for (i, g) in tb.view.iter().flat_map(|v| v.groups.iter()).enumerate() {
         // A group of no signals would be left out of the view without a word.
+        // A value a `--set` made is reported at that `--set`, not at a line of the file.
+        let item = i.to_string();
+        let at =
+            |field: &str, msg: String| match crate::overrides::last_at(overrides, &["view", "groups", &item, field]) {
+                Some(o) => o.error(msg),
+                None => InputError::at_item(path, &text, "groups", i, field, msg),
+            };
         if g.signals.is_empty() {
-            return Err(InputError::at_item(
-                path,
-                &text,
-                "groups",
-                i,
+            return Err(at(
                 "signals",
                 format!(
                     "view.groups[{i}] (`{}`) lists no signals: give it at least one (a name or a glob)",
@@ -356,11 +358,7 @@ pub fn load_text_with(path: &Path, text: String, overrides: &[Override]) -> Resu
             ));
         }
         if let Some(c) = g.title.chars().find(|c| c.is_control()) {
-            return Err(InputError::at_item(
-                path,
-                &text,
-                "groups",
-                i,
+            return Err(at(
                 "title",
                 format!(
                     "view.groups[{i}].title holds a control character (U+{:04X}): a title is one line of printable text",

@@ -3541,3 +3541,69 @@ fn max_memory_bounds_the_recorded_history() {
     let o = hwsim(&args("4"));
     assert_code(&o, 0);
 }
+
+/// A pattern connect to a switch given more ports than it may have names the parameter (issue
+/// 53): before, the ports were declared from the clamped count and the error was the connect's,
+/// "64 ports, 0..=63 on `sw`", for a `ports = 65` the user never saw refused.
+#[test]
+fn a_port_count_out_of_range_is_refused_before_a_pattern_connect_reads_it() {
+    for (set, want) in [
+        ("instances.sw.params.ports=65", "ports = 65: must be in 1..=64"),
+        ("instances.src.params.ports=65", "ports = 65: must be in 1..=64"),
+    ] {
+        let o = hwsim(&["tb/switch/islip_uniform.yaml", "-q", "--set", set]);
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert!(err.contains(&format!("--set {set}:")) && err.contains(want), "{err}");
+        assert!(!err.contains("64 ports"), "{err}");
+    }
+}
+
+/// A view mistake a `--set` made is reported at that `--set` (issue 53): it was placed at the
+/// file's line of the group (or at the file alone when the file has no `view:`), where the value
+/// did not come from; a good `--set` of another group does not take the blame.
+#[test]
+fn a_view_mistake_made_by_a_set_names_that_set() {
+    let dir = temp_dir("view_set");
+    let base = std::fs::read_to_string("tb/modules/comb_chain.yaml").unwrap();
+    let with_view = write(
+        &dir,
+        "v.yaml",
+        &(base.clone()
+            + "view:\n  groups:\n    - {title: fine, signals: ['*']}\n    - {title: also, signals: ['*']}\n"),
+    );
+    let bare = write(&dir, "b.yaml", &base);
+    let vcd = dir.join("t.vcd");
+    let cases: [(&std::path::Path, &[&str], &str); 4] = [
+        (
+            &with_view,
+            &["view.groups.0.title=ok", "view.groups.1.title=\"two\\nlines\""],
+            "--set view.groups.1.title=\"two\\nlines\": view.groups[1].title holds a control character (U+000A)",
+        ),
+        (
+            &with_view,
+            &["view.groups.1.signals=[]", "view.groups.0.title=ok"],
+            "--set view.groups.1.signals=[]: view.groups[1] (`also`) lists no signals",
+        ),
+        (
+            &bare,
+            &["view={groups: [{title: \"a\\tb\", signals: ['*']}]}"],
+            "--set view={groups: [{title: \"a\\tb\", signals: ['*']}]}: view.groups[0].title holds a control character (U+0009)",
+        ),
+        (
+            &with_view,
+            &["view.window=[9, 3]"],
+            "--set view.window=[9, 3]: view.window [9, 3] is empty or reversed",
+        ),
+    ];
+    for (tb, sets, want) in cases {
+        let mut args = vec!["run", tb.to_str().unwrap(), "--vcd", vcd.to_str().unwrap()];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        let o = hwsim(&args);
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains(want), "{sets:?}: {}", stderr(&o));
+        assert!(!vcd.exists(), "nothing written");
+    }
+}

@@ -103,3 +103,41 @@ fn every_block_parameter_at_an_extreme_is_built_or_refused() {
         "cases ran"
     );
 }
+
+/// A parameter that shapes a kind's ports (a port count, the destinations shown) is refused when
+/// the kind is made, before its ports are declared, whenever the block would refuse it: otherwise
+/// the ports are declared from a clamped value and what the user reads is a connection's error
+/// about the clamped count ("64 ports" for `ports = 65`, issue 53), not the parameter's.
+#[test]
+fn a_parameter_that_shapes_the_ports_is_refused_before_they_are_declared() {
+    let mut late = Vec::new();
+    for kind in registry::blocks() {
+        let mut paths = Vec::new();
+        numeric_paths(&kind.defaults, &mut Vec::new(), &mut paths);
+        let Ok((default_ports, _)) = kind.make(&kind.defaults) else {
+            panic!("{}: its defaults are refused", kind.name)
+        };
+        let names = |ports: &[hwsim_hw::PortDecl]| ports.iter().map(|d| d.name.clone()).collect::<Vec<_>>();
+        for path in paths {
+            for x in [0u64, 9, 65, 1025, 1 << 20, u32::MAX as u64] {
+                let mut params = kind.defaults.clone();
+                set_path(&mut params, &path, Value::from(x));
+                let Ok((ports, body)) = kind.make(&params) else {
+                    continue;
+                };
+                if names(&ports) == names(&default_ports) {
+                    continue;
+                }
+                let add = |nl: &mut hwsim_hw::Netlist, ports| registry::add_instance(nl, "dut", kind.name, ports, body);
+                if let Err(e) = Harness::new_with(ports, add, 1, 2) {
+                    late.push(format!("{} {}={x}: {e}", kind.name, path.join(".")));
+                }
+            }
+        }
+    }
+    assert!(
+        late.is_empty(),
+        "refused only after the ports were declared:\n{}",
+        late.join("\n")
+    );
+}

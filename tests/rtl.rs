@@ -164,6 +164,31 @@ fn refusals_before_the_build() {
         &[],
         "an RTL port name (`req_valid`) or `{signal: NAME, offset: N, when: FIELD}`",
     );
+    // A bad entry further down is refused at its own line (an untagged enum put every such
+    // error at the map's first entry, 29:7), an unknown key of the long form is refused (it was
+    // dropped: `ofset: 1` ran as offset 0), and an empty name is refused at its place.
+    for (from, to, want) in [
+        ("ptr: {signal: ptr, offset: 1}", "ptr: 5", "tb.yaml:38:"),
+        (
+            "ptr: {signal: ptr, offset: 1}",
+            "ptr: {signal: ptr, ofset: 1}",
+            "tb.yaml:38:",
+        ),
+        ("ptr: {signal: ptr, offset: 1}", "ptr: \"\"", "tb.yaml:38:"),
+    ] {
+        let tb = variant(&d, |t| t.replace(from, to));
+        refused(&tb, &[], want);
+    }
+    let tb = variant(&d, |t| {
+        t.replace("ptr: {signal: ptr, offset: 1}", "ptr: {signal: ptr, ofset: 1}")
+    });
+    refused(
+        &tb,
+        &[],
+        "unknown field `ofset`, expected one of `signal`, `offset`, `when`",
+    );
+    let tb = variant(&d, |t| t.replace("ptr: {signal: ptr, offset: 1}", "ptr: \"\""));
+    refused(&tb, &[], "an empty RTL port name");
     // Names that would reach outside the cache or into the generated program (issue 53): an
     // entry named by a path, a top climbing out of the cache, a clock with C++ in it; nothing
     // is written for any of them.

@@ -62,7 +62,7 @@ impl Default for Params {
 
 impl Params {
     /// Every parameter in its range; the error names the one that is not.
-    fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), String> {
         BankArbiter::new(self.vc_weights)?;
         self.cbfc()?;
         if self.view_dsts > MAX_VIEW_DSTS {

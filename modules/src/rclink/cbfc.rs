@@ -386,6 +386,12 @@ impl CbfcView {
     }
 }
 
+/// Refuses out-of-range parameters naming the parameter (before the ports are declared: the
+/// destinations shown shape them).
+pub fn check_params(p: &Params) -> Result<(), String> {
+    check(p).map(|_| ())
+}
+
 /// Validates the block's parameters.
 fn check(p: &Params) -> Result<Cbfc, String> {
     if p.view_dsts > MAX_VIEW_DSTS {

@@ -91,7 +91,8 @@ impl Default for Params {
 }
 
 impl Params {
-    fn check(&self) -> Result<(), String> {
+    /// Every parameter in its range; the error names the one that is not.
+    pub fn check(&self) -> Result<(), String> {
         if self.ports == 0 || self.ports as usize > MAX_SWITCH_PORTS {
             return Err(format!("ports = {}: must be in 1..={MAX_SWITCH_PORTS}", self.ports));
         }

@@ -336,12 +336,18 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     v
 }
 
-/// The parameters' ranges (those of the RX watermarks and the packing buffers are checked as
-/// they are bound): the first one out of range is the error.
-fn check(p: &Params) -> Result<(), String> {
+/// The range of the parameter that shapes the ports (`num_lg`), checked before they are declared.
+pub fn check_ports(p: &Params) -> Result<(), String> {
     if p.num_lg == 0 || p.num_lg > 8 {
         return Err(format!("num_lg {} out of range 1..=8", p.num_lg));
     }
+    Ok(())
+}
+
+/// The parameters' ranges (those of the RX watermarks and the packing buffers are checked as
+/// they are bound): the first one out of range is the error.
+fn check(p: &Params) -> Result<(), String> {
+    check_ports(p)?;
     if p.mps == 0 || p.mps > 4096 {
         return Err(format!("mps {} out of range 1..=4096", p.mps));
     }

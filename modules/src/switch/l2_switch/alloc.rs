@@ -104,11 +104,17 @@ pub struct AllocNode {
     m: Matching,
 }
 
-/// Binds the ports; refuses a port count or iteration count out of range.
-pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+/// Refuses a port count out of range (before the ports are declared from it).
+pub fn check(p: &Params) -> Result<(), String> {
     if !(2..=64).contains(&p.ports) {
         return Err(format!("ports = {}: must be in 2..=64", p.ports));
     }
+    Ok(())
+}
+
+/// Binds the ports; refuses a port count or iteration count out of range.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    check(p)?;
     let n = p.ports as usize;
     let alloc = p.allocator.build_levels(p.iterations as usize, LEVELS)?;
     let each = |f: &dyn Fn(usize) -> String| (0..n).map(f).collect::<Vec<_>>();

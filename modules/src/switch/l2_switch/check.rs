@@ -5,7 +5,7 @@ use super::super::ecn::RedMarker;
 use super::{ingress, Fabric, Params};
 
 /// Refuses out-of-range parameters naming the parameter (`build` runs it before binding).
-pub(super) fn check(p: &Params) -> Result<(), String> {
+pub fn check(p: &Params) -> Result<(), String> {
     if p.ports == 0 || p.ports > 64 {
         return Err(format!("ports = {}: must be in 1..=64", p.ports));
     }

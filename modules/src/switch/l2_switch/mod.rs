@@ -176,6 +176,7 @@ mod voq;
 use port::Port;
 use voq::Voq;
 
+pub use check::check;
 pub use composite::{expand, ports};
 pub use params::{Fabric, Forwarding, Params, Route, Trust};
 

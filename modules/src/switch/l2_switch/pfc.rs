@@ -119,7 +119,7 @@ impl Params {
 }
 
 /// Refuses out-of-range parameters naming the parameter.
-fn check(p: &Params) -> Result<(), String> {
+pub fn check(p: &Params) -> Result<(), String> {
     if p.ports == 0 || p.ports as usize > MAX_SWITCH_PORTS {
         return Err(format!("ports = {}: must be in 1..=64", p.ports));
     }

@@ -240,11 +240,17 @@ pub struct VoqSwitch {
     aptr: Vec<Out<UInt<6>>>,
 }
 
-/// Binds ports; refuses out-of-range parameters naming the parameter.
-pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+/// Refuses a port count out of range (before the ports are declared from it).
+pub fn check(p: &Params) -> Result<(), String> {
     if p.ports == 0 || p.ports as usize > MAX_SWITCH_PORTS {
         return Err(format!("ports = {}: must be in 1..={MAX_SWITCH_PORTS}", p.ports));
     }
+    Ok(())
+}
+
+/// Binds ports; refuses out-of-range parameters naming the parameter.
+pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    check(p)?;
     if p.voq_depth == 0 || p.voq_depth > 1 << 20 {
         return Err(format!("voq_depth = {}: must be in 1..=1048576", p.voq_depth));
     }
