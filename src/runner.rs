@@ -599,7 +599,14 @@ pub fn validate_run(l: &Loaded, until_override: Option<u64>) -> Result<u64, Inpu
         });
     }
     // A warm-up window opening at or after the end would measure nothing, whatever ran.
-    if let Some(m) = l.tb.metrics_from.filter(|&m| m >= until) {
+    // The chip's PAXI may carry its own (`system.chip.paxi.metrics_from`, from the file, an
+    // include or a `--set`): the same window, the same rule.
+    let paxi_from = || {
+        let s = l.tb.system.as_ref()?;
+        let chip = yaml::merge(l.system_defaults.get("chip").unwrap_or(&Value::Null), &s.chip);
+        chip.get("paxi")?.get("metrics_from")?.as_u64()
+    };
+    if let Some(m) = l.tb.metrics_from.or_else(paxi_from).filter(|&m| m >= until) {
         return Err(l.error_at(
             "metrics_from",
             format!("metrics_from {m} is at or after the end of the run ({until}): the flows would measure nothing"),

@@ -1560,7 +1560,7 @@ fn hostile_system_inputs_are_refused_at_their_place() {
         args.extend(cmd[1..].iter().map(std::ffi::OsStr::new));
         args.extend(["--max-memory", "0"].map(std::ffi::OsStr::new));
         let o = hwsim(&args);
-        assert_bad_output(&o, "", &["over the 0.0 GiB budget"]);
+        assert_bad_output(&o, "", &["over the 0.00 GiB budget"]);
     }
 }
 
@@ -3491,11 +3491,24 @@ fn metrics_from_leaves_the_warm_up_out_of_the_flows() {
         let o = hwsim(&[cmd, "tb/stats/warmup.yaml", "--set", "metrics_from=4611686018427387905"]);
         assert_code(&o, 2);
         assert!(
-            stderr(&o).contains("metrics_from 4611686018427387905 is at or after the end of the run"),
+            stderr(&o).contains("--set metrics_from=4611686018427387905: metrics_from 4611686018427387905 is at or after the end of the run"),
             "{}",
             stderr(&o)
         );
     }
+    // The chip's PAXI's own window, too (it ran and reported an empty flows table).
+    let o = hwsim(&[
+        "tb/go_back_n.yaml",
+        "-q",
+        "--set",
+        "system.chip.paxi.metrics_from=4611686018427387905",
+    ]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("--set system.chip.paxi.metrics_from=4611686018427387905: metrics_from 4611686018427387905 is at or after the end of the run"),
+        "{}",
+        stderr(&o)
+    );
     let module = dir.join("module.yaml");
     std::fs::write(
         &module,
@@ -3606,4 +3619,53 @@ fn a_view_mistake_made_by_a_set_names_that_set() {
         assert!(stderr(&o).contains(want), "{sets:?}: {}", stderr(&o));
         assert!(!vcd.exists(), "nothing written");
     }
+}
+
+/// `--max-memory` bounds what a topology elaborates to (issue 53): the estimate charged a fixed
+/// cost per counted block and counted 37 blocks a chip where the nodes now make 105, so a 32×32
+/// torus passed a 1 GiB budget and peaked at 2.4 GiB. Now it is refused before elaboration, and
+/// a 16×16 torus that passes the same budget peaks below it (measured: about 620 MiB).
+#[test]
+fn max_memory_bounds_what_a_topology_elaborates_to() {
+    let torus = |k: u32| {
+        [
+            "tb/acceptance/relay_torus.yaml".to_string(),
+            "--set".into(),
+            format!("system.topology.chips={}", k * k),
+            "--set".into(),
+            format!("system.topology.dims=[{k},{k}]"),
+            "--max-memory".into(),
+            "1".into(),
+        ]
+    };
+    let mut args = torus(32).to_vec();
+    args.extend(["-q", "--until", "1", "--checks", "off"].map(String::from));
+    let o = hwsim(&args);
+    assert_bad_output(
+        &o,
+        "--set system.topology.chips=1024: topology: 1024 chips of 8 LGs and 2048 edges: about ",
+        &["over the 1.00 GiB budget (--max-memory)"],
+    );
+    let dir = temp_dir("torus_budget");
+    let json = dir.join("r.json");
+    let mut args = torus(16).to_vec();
+    args.extend(
+        [
+            "-q",
+            "--until",
+            "1",
+            "--checks",
+            "off",
+            "--json",
+            json.to_str().unwrap(),
+        ]
+        .map(String::from),
+    );
+    let o = hwsim(&args);
+    assert_code(&o, 0);
+    let peak = read_json(&json)["stats"]["peak_rss_bytes"]
+        .as_u64()
+        .expect("peak in the report");
+    assert!(peak > 0 && peak < 1 << 30, "peak {peak} B under a 1 GiB budget");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -114,26 +114,41 @@ use traffic::expand_traffic;
 // the traffic sits in an LG queue at once: a (ready, seq, Segment) entry of 40 B in a VecDeque
 // whose capacity may be up to twice its length (80 B), plus one done bit. Charged 96 B. Frames
 // past the PAXI (TX slots, MAC, PhyLink) are bounded by the blocks' own capacities, already in
-// INSTANCE_COST, not by the traffic.
+// the netlist estimate (LG_COST, PHYLINK_COST), not by the traffic.
 const TXN_COST: u64 = 2048;
 const FRAME_COST: u64 = 96;
 
-/// Memory per block instance of a system netlist with its nets, counters and state, bytes:
-/// measured as about 13 KiB (a 256-chip mesh, 74 752 instances, peaks at 976 MiB in `check`).
-const INSTANCE_COST: u64 = 13 << 10;
+// The netlist estimate (check_netlist_budget) charges each part of a system what its blocks,
+// nets, counters and state take once elaborated, measured on this build from the peak RSS of
+// `hwsim check` (/usr/bin/time): 32×32 tori with 2, 4 and 8 LGs per chip (726 / 1 310 /
+// 2 484 MiB), 16×16 with 8 (620 MiB), full meshes of 64 and 128 chips (214 / 566 MiB),
+// leaf/spine of 256 chips with 16 and 32 leaves (629 / 656 MiB). Fitted: a chip 74 KiB (CDMA,
+// PAXI, router, rate monitors), an LG 293 KiB (its TX and RX nodes, MAC, RX cap), a PhyLink
+// 17 KiB, a switch port about 20 KiB. Each is charged about 10 % (a switch port 60 %) above
+// that, so the estimate stays an upper bound (the 32×32 torus: 2.67 GiB for 2.43 measured).
+// Counting "blocks" at a fixed cost went stale as the chips' modules became nodes (37 blocks a
+// chip counted against 105, and the 32×32 torus passed a 1 GiB budget to peak at 2.4 GiB).
+const CHIP_COST: u64 = 96 << 10;
+const LG_COST: u64 = 320 << 10;
+const PHYLINK_COST: u64 = 20 << 10;
+const SWITCH_PORT_COST: u64 = 32 << 10;
 
 /// Refuses a topology whose netlist would need more memory than the budget (a full mesh grows
-/// with the square of the chip count: 1024 chips is a million PhyLinks).
-fn check_netlist_budget(l: &Loaded, chips: u16, nlg: u8, edges: usize) -> Result<(), InputError> {
-    // Per chip: cdma, paxi, router, two monitors, and tx / mac / rxcap / rx per LG; per edge two
-    // PhyLinks.
-    let instances = chips as u64 * (5 + 4 * nlg as u64) + 2 * edges as u64;
-    let need = instances.saturating_mul(INSTANCE_COST);
+/// with the square of the chip count: 1024 chips is a million PhyLinks). `switch_ports`: the
+/// edges' ends at switches.
+fn check_netlist_budget(l: &Loaded, chips: u16, nlg: u8, edges: usize, switch_ports: usize) -> Result<(), InputError> {
+    let need = (chips as u64)
+        .saturating_mul(CHIP_COST + nlg as u64 * LG_COST)
+        .saturating_add((2 * edges as u64).saturating_mul(PHYLINK_COST))
+        .saturating_add((switch_ports as u64).saturating_mul(SWITCH_PORT_COST));
     within_budget(
         l,
         "chips",
         need,
-        &format!("topology: {chips} chips and {edges} edges make {instances} blocks"),
+        &match switch_ports {
+            0 => format!("topology: {chips} chips of {nlg} LGs and {edges} edges"),
+            p => format!("topology: {chips} chips of {nlg} LGs, {edges} edges and {p} switch ports"),
+        },
     )
 }
 
@@ -150,7 +165,7 @@ pub(crate) fn over_budget(l: &Loaded, need: u64, what: &str) -> Option<String> {
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     (need > l.max_memory).then(|| {
         format!(
-            "{what}: about {:.1} GiB, over the {:.1} GiB budget (--max-memory)",
+            "{what}: about {:.2} GiB, over the {:.2} GiB budget (--max-memory)",
             gib(need),
             gib(l.max_memory)
         )
@@ -200,7 +215,11 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
         return Err(l.error_at_param("chip", format!("num_link_groups {nlg} out of range 1..=8")));
     }
     let (n, nsw, edge_list) = edges(l, s)?;
-    check_netlist_budget(l, n, nlg, edge_list.len())?;
+    let switch_ports = edge_list
+        .iter()
+        .map(|&(a, b)| (a >= n) as usize + (b >= n) as usize)
+        .sum();
+    check_netlist_budget(l, n, nlg, edge_list.len(), switch_ports)?;
     let total = n + nsw;
     let blocks = registry::blocks();
     let mut nl = Netlist::new();
