@@ -73,6 +73,82 @@ fn param_doc(key: &str, kind: &str, st: &str, field: &str) -> Option<&'static st
     })
 }
 
+/// The documentation as a reader of the terminal wants it: rustdoc's links (`` [`x`](path) ``,
+/// `` [`x`] ``) become the plain `` `x` `` they show.
+fn plain(doc: &str) -> String {
+    let mut out = String::with_capacity(doc.len());
+    let mut rest = doc;
+    while let Some(i) = rest.find("[`") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        // `[` then a code span then `]`: the link's text.
+        let close = after[1..].find('`').map(|k| k + 2);
+        match close.filter(|&k| after[k..].starts_with(']')) {
+            Some(k) => {
+                out.push_str(&after[..k]);
+                rest = &after[k + 1..];
+                // An explicit target `(path)` goes with it.
+                if rest.starts_with('(') {
+                    if let Some(e) = rest.find(')') {
+                        rest = &rest[e + 1..];
+                    }
+                }
+            }
+            None => {
+                out.push('[');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A port's kind in a hardware engineer's words: `comb stream CreditMsg (78 bits) ×8`, a plain
+/// value by its width (`signal 16 bits`, `signal real`), never the Rust type (`UInt<16>`, `f64`).
+fn hw_describe(p: &hwsim_hw::PortDecl) -> String {
+    use hwsim_hw::TraceKind;
+    let fields = p.fields();
+    let bits: u32 = fields
+        .iter()
+        .map(|f| match f.kind {
+            TraceKind::Bits(w) | TraceKind::Wide(w) => w,
+            TraceKind::Real => 0,
+        })
+        .sum();
+    let reals = fields.iter().filter(|f| f.kind == TraceKind::Real).count();
+    let size = match (bits, reals) {
+        (1, 0) => "1 bit".to_string(),
+        (b, 0) => format!("{b} bits"),
+        (0, 1) => "real".to_string(),
+        (0, r) => format!("{r} reals"),
+        (b, r) => format!("{b} bits + {r} real{}", if r > 1 { "s" } else { "" }),
+    };
+    let t = p.type_name;
+    let plain_value = t.starts_with("UInt<") || ["u8", "u16", "u32", "u64", "i64", "bool", "f64"].contains(&t);
+    let value = if plain_value { size } else { format!("{t} ({size})") };
+    let shape = match p.shape {
+        hwsim_hw::Shape::Signal => "signal",
+        hwsim_hw::Shape::Stream => "stream",
+    };
+    let timing = if p.timing == hwsim_hw::Timing::Comb {
+        "comb "
+    } else {
+        ""
+    };
+    let width = if p.width > 1 {
+        format!(" ×{}", p.width)
+    } else {
+        String::new()
+    };
+    let process = if p.process > 0 {
+        format!(" (process {})", p.process)
+    } else {
+        String::new()
+    };
+    format!("{timing}{shape} {value}{width}{process}")
+}
+
 /// The text of `hwsim explain kind`, or an error listing the kinds.
 pub fn explain(kind: &str) -> Result<String, String> {
     let blocks = registry::blocks();
@@ -85,7 +161,7 @@ pub fn explain(kind: &str) -> Result<String, String> {
     let (key, st) = source_of(b.name);
     let file = BLOCK_FILES.iter().find(|(k, _)| *k == key);
     if let Some((_, header)) = file {
-        let _ = writeln!(s, "{header}\n");
+        let _ = writeln!(s, "{}\n", plain(header));
     }
     let _ = writeln!(s, "ports:");
     for p in &b.default_ports {
@@ -97,7 +173,7 @@ pub fn explain(kind: &str) -> Result<String, String> {
         // `comb signal<u64>` in the same cycle, `… from state` driven before any tick.
         // A level is drawn as an analog step trace in the GTKWave save file.
         let level = if p.level { "level: " } else { "" };
-        let _ = writeln!(s, "  {dir} {:<14} {}  {level}{}", p.name, p.describe(), p.doc);
+        let _ = writeln!(s, "  {dir} {:<14} {}  {level}{}", p.name, hw_describe(p), plain(p.doc));
     }
     match &b.defaults {
         crate::yaml::Value::Mapping(m) if !m.is_empty() => {
@@ -106,7 +182,7 @@ pub fn explain(kind: &str) -> Result<String, String> {
             for (k, v) in m {
                 let name = k.as_str().unwrap_or_default();
                 let shown = crate::yaml::show(v);
-                let doc = param_doc(&key, b.name, st, name).unwrap_or("");
+                let doc = plain(param_doc(&key, b.name, st, name).unwrap_or(""));
                 let _ = writeln!(
                     s,
                     "  {name}: {shown}{}",
@@ -176,5 +252,38 @@ mod tests {
         );
         let t = explain("rclink_tx").unwrap();
         assert!(t.contains("  retry_timeout: 50000 — RETRY_TIMEOUT_NS"), "{t}");
+    }
+
+    /// What `explain` prints reads as documentation, not as Rust (issue 52): no rustdoc link
+    /// (`` [`slot_fifo`](super::slot_fifo) `` showed as written), no Rust type for a port
+    /// (`signal<UInt<16>>`, `f64`): widths in bits, a message type by its name and size.
+    #[test]
+    fn explain_shows_no_rustdoc_links_and_ports_by_their_width() {
+        for b in registry::blocks() {
+            let t = explain(b.name).unwrap();
+            for bad in ["](", "[`"] {
+                assert!(!t.contains(bad), "{}: `{bad}` in\n{t}", b.name);
+            }
+            let ports = t
+                .lines()
+                .skip_while(|l| *l != "ports:")
+                .take_while(|l| !l.starts_with("params"));
+            for l in ports {
+                for bad in [
+                    "UInt<", "<u64>", "<f64>", "<bool>", "<u8>", "<u16>", "<u32>", "signal<", "stream<",
+                ] {
+                    assert!(!l.contains(bad), "{}: `{bad}` in the port line `{l}`", b.name);
+                }
+            }
+        }
+        let t = explain("voq_switch").unwrap();
+        assert!(
+            t.contains("  out voq_total      signal 16 bits  cells queued in all VOQs"),
+            "{t}"
+        );
+        let t = explain("rclink_tx").unwrap();
+        assert!(t.contains("slot FIFO (`slot_fifo`: slots, PSN"), "{t}");
+        assert!(t.contains("  in  credit         stream CreditMsg ("), "{t}");
+        assert_eq!(plain("a [`b`](c::d) e [`f`] [0, 1] [`g h"), "a `b` e `f` [0, 1] [`g h");
     }
 }

@@ -6,7 +6,7 @@
 //! the last few seconds of wall time), not from the whole run: a run crosses idle stretches in
 //! one jump under event skip and then slows down in the busy part, and an average over the run
 //! so far promised the end far too soon. The text is ours (`2.40 ms of 20.0 ms simulated,
-//! 1.2 M cycles/s, ETA 9 s`), not indicatif's per-second figure, which printed raw digits
+//! 1.2 M cycles/s, 9 s to until`: a run whose work ends sooner stops then), not indicatif's per-second figure, which printed raw digits
 //! (`69,616,455,955.8584/s`).
 //!
 //! The bar is fed from the run loop between two slices of `Sim::run` (runner.rs): it reads the
@@ -118,14 +118,16 @@ pub fn human_ns(ns: u64) -> String {
     }
 }
 
-/// The text after a run's bar: `2.40 ms of 20.0 ms simulated, 1.2 M cycles/s, ETA 9 s`.
+/// The text after a run's bar: `2.40 ms of 20.0 ms simulated, 1.2 M cycles/s, 9 s to until`:
+/// the time to `until` at the recent rate, said so, because a run whose work ends earlier stops
+/// then (quiescent) and a bare "ETA" promised the end of a run that was over 8 s later.
 pub fn run_text(now: u64, until: u64, recent: &Recent) -> String {
     let rate = recent
         .per_sec()
         .map_or_else(|| "… cycles/s".to_string(), |r| human_rate(r, "cycles/s"));
     let eta = recent.eta(until).map_or_else(|| "…".to_string(), human_duration);
     format!(
-        "{} of {} simulated, {rate}, ETA {eta}",
+        "{} of {} simulated, {rate}, {eta} to until",
         human_ns(now.min(until)),
         human_ns(until)
     )
@@ -263,7 +265,7 @@ mod tests {
         // (The average since the start, 9.4 M cycles in 5 s, would have said half a second.)
         assert_eq!(
             run_text(9_400_000, 10_400_000, &r),
-            "9.40 ms of 10.4 ms simulated, 100 k cycles/s, ETA 10 s"
+            "9.40 ms of 10.4 ms simulated, 100 k cycles/s, 10 s to until"
         );
         // A stall: no progress over the window, no ETA rather than a wrong one.
         let mut s = Recent::new(1.0);
@@ -271,7 +273,7 @@ mod tests {
         s.push(2.0, 5);
         assert_eq!(s.per_sec(), Some(0.0));
         assert_eq!(s.eta(10), None);
-        assert_eq!(run_text(5, 10, &s), "5 ns of 10 ns simulated, 0 cycles/s, ETA …");
+        assert_eq!(run_text(5, 10, &s), "5 ns of 10 ns simulated, 0 cycles/s, … to until");
     }
 
     #[test]
