@@ -104,9 +104,11 @@ fn plain(doc: &str) -> String {
     out
 }
 
-/// A port's kind in a hardware engineer's words: `comb stream CreditMsg (78 bits) ×8`, a plain
+/// A port's kind in a hardware engineer's words: `comb stream CreditMsg (53 bits) ×8`, a plain
 /// value by its width (`signal 16 bits`, `signal real`), never the Rust type (`UInt<16>`, `f64`).
-fn hw_describe(p: &hwsim_hw::PortDecl) -> String {
+/// A stream input shows its capacity, `stream[4] 64 bits` (what `hwsim list` and `explain`
+/// print).
+pub fn hw_describe(p: &hwsim_hw::PortDecl) -> String {
     use hwsim_hw::TraceKind;
     let fields = p.fields();
     let bits: u32 = fields
@@ -128,8 +130,9 @@ fn hw_describe(p: &hwsim_hw::PortDecl) -> String {
     let plain_value = t.starts_with("UInt<") || ["u8", "u16", "u32", "u64", "i64", "bool", "f64"].contains(&t);
     let value = if plain_value { size } else { format!("{t} ({size})") };
     let shape = match p.shape {
-        hwsim_hw::Shape::Signal => "signal",
-        hwsim_hw::Shape::Stream => "stream",
+        hwsim_hw::Shape::Signal => "signal".to_string(),
+        hwsim_hw::Shape::Stream if p.dir == hwsim_hw::Dir::In => format!("stream[{}]", p.capacity),
+        hwsim_hw::Shape::Stream => "stream".to_string(),
     };
     let timing = if p.timing == hwsim_hw::Timing::Comb {
         "comb "
@@ -283,7 +286,7 @@ mod tests {
         );
         let t = explain("rclink_tx").unwrap();
         assert!(t.contains("slot FIFO (`slot_fifo`: slots, PSN"), "{t}");
-        assert!(t.contains("  in  credit         stream CreditMsg ("), "{t}");
+        assert!(t.contains("  in  credit         stream[8] CreditMsg (53 bits)"), "{t}");
         assert_eq!(plain("a [`b`](c::d) e [`f`] [0, 1] [`g h"), "a `b` e `f` [0, 1] [`g h");
     }
 }

@@ -632,18 +632,6 @@ fn list(pattern: Option<&str>) -> Result<String, String> {
                 hwsim_hw::Dir::In => "in ",
                 hwsim_hw::Dir::Out => "out",
             };
-            let comb = if p.timing == hwsim_hw::Timing::Comb {
-                "comb "
-            } else {
-                ""
-            };
-            let shape = match p.shape {
-                hwsim_hw::Shape::Signal => format!("{comb}signal"),
-                hwsim_hw::Shape::Stream if p.dir == hwsim_hw::Dir::In => {
-                    format!("{comb}stream[{}]", p.capacity)
-                }
-                hwsim_hw::Shape::Stream => format!("{comb}stream"),
-            };
             let drivable = if vals.contains_key(&p.type_id) {
                 ""
             } else {
@@ -651,8 +639,10 @@ fn list(pattern: Option<&str>) -> Result<String, String> {
             };
             let _ = writeln!(
                 s,
-                "    {dir} {:<12} {shape}<{}>  {}{drivable}",
-                p.name, p.type_name, p.doc
+                "    {dir} {:<12} {}  {}{drivable}",
+                p.name,
+                hwsim::explain::hw_describe(p),
+                p.doc
             );
         }
         let d = yaml::dump(&b.defaults);
