@@ -62,6 +62,10 @@ pub struct SweepArgs {
     /// No progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+    /// The figures' title, axis labels and size (give them to --collect too: the plan does
+    /// not keep them).
+    #[command(flatten)]
+    pub look: crate::plot::options::LookArgs,
 }
 
 fn arg(name: &str, msg: impl Into<String>) -> InputError {
@@ -75,6 +79,7 @@ pub fn sweep(a: SweepArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(Strin
     if let Some(dir) = &a.collect {
         return collect(&a, dir);
     }
+    let look = a.look.look()?;
     let Some(tb) = &a.testbench else {
         return Err(arg("sweep", "give a testbench (or --collect DIR)"));
     };
@@ -161,7 +166,7 @@ pub fn sweep(a: SweepArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(Strin
         let (files, summary) = match sweep::metric_of(&plan, &rows) {
             Ok(metric) => {
                 sweep::check_outputs(&all_inputs, &sweep::outputs(&plan, out, false, Some(&metric), None))?;
-                sweep::write_outputs(&plan, &rows, out)?
+                sweep::write_outputs(&plan, &rows, out, &look)?
             }
             Err(_) => {
                 let tables = sweep::outputs(&plan, out, false, Some("-"), None);
@@ -182,7 +187,7 @@ pub fn sweep(a: SweepArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(Strin
     let mut all_inputs = inputs;
     all_inputs.extend(sweep::outputs(&plan, out, true, None, None));
     sweep::check_outputs(&all_inputs, &sweep::outputs(&plan, out, false, Some(&metric), None))?;
-    let (files, summary) = sweep::write_outputs(&plan, &rows, out)?;
+    let (files, summary) = sweep::write_outputs(&plan, &rows, out, &look)?;
     Ok((with_files(summary, &files), 0))
 }
 
@@ -191,9 +196,10 @@ fn collect(a: &SweepArgs, dir: &Path) -> Result<(String, u8), InputError> {
     if a.testbench.is_some() || !a.set.is_empty() || !a.emit.is_empty() {
         return Err(arg(
             "--collect",
-            "takes only the folder (and --out, --metric, --x, --logx, --logy)",
+            "takes only the folder (and --out, --metric, --x, --logx, --logy and the figure options)",
         ));
     }
+    let look = a.look.look()?;
     let mut plan = sweep::read_plan(dir)?;
     (plan.log_x, plan.log_y) = (a.logx, a.logy);
     if a.metric.is_some() {
@@ -219,7 +225,7 @@ fn collect(a: &SweepArgs, dir: &Path) -> Result<(String, u8), InputError> {
     }
     let metric = sweep::metric_of(&plan, &rows)?;
     sweep::check_outputs(&inputs, &sweep::outputs(&plan, &out, false, Some(&metric), None))?;
-    let (files, summary) = sweep::write_outputs(&plan, &rows, &out)?;
+    let (files, summary) = sweep::write_outputs(&plan, &rows, &out, &look)?;
     Ok((with_files(summary, &files), 0))
 }
 
@@ -261,14 +267,21 @@ pub struct PlotArgs {
     /// The plot: `.svg` or `.png`.
     #[arg(long)]
     pub out: PathBuf,
-    /// Columns to draw (globs, comma-separated or repeated; default all).
+    /// Columns to draw (globs as --trace takes: `*`, `?`, or a scope above the column,
+    /// `chip0.lg1`; comma-separated or repeated; default all). A glob that selects none is
+    /// refused, naming the nearest columns.
     #[arg(long, value_name = "GLOB,…", value_delimiter = ',')]
     pub columns: Vec<String>,
+    /// Draw cumulative columns as their rate: the difference over each interval between
+    /// samples, per ns (`--rate`: every column drawn; `--rate='*bytes*'`: those selected).
+    #[arg(long, value_name = "GLOB,…", value_delimiter = ',', num_args = 0..=1, require_equals = true, default_missing_value = "*")]
+    pub rate: Option<Vec<String>>,
     /// Override a testbench field (when INPUT is a testbench; repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
     /// A column's legend label (repeatable; default: the last part of its dotted path, with the
-    /// parts that tell alike ones apart in parentheses: `backlog (lg3)`).
+    /// parts that tell alike ones apart in parentheses: `backlog (lg3)`; one too long for the
+    /// legend loses the start or end every label shares, then its middle, never what differs).
     #[arg(long = "label", value_name = "COLUMN=TEXT")]
     pub label: Vec<String>,
     /// Logarithmic x axis (refused if a cycle drawn is 0 or less).
@@ -277,6 +290,9 @@ pub struct PlotArgs {
     /// Logarithmic y axis (refused if a value drawn is 0 or less, naming the column and cycle).
     #[arg(long)]
     pub logy: bool,
+    /// The figure's title, axis labels and size.
+    #[command(flatten)]
+    pub look: crate::plot::options::LookArgs,
 }
 
 /// Runs `hwsim plot`. Once `interrupt` is set (SIGINT / SIGTERM) a testbench's run stops at its
@@ -284,6 +300,7 @@ pub struct PlotArgs {
 /// written, and the status is 130.
 pub fn plot(a: PlotArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(String, u8), InputError> {
     let stopped = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
+    let look = a.look.look()?;
     let mut text = String::new();
     let yaml = a.input.extension().is_some_and(|e| e == "yaml" || e == "yml");
     let csv = if yaml {
@@ -345,12 +362,18 @@ pub fn plot(a: PlotArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(String,
             .map_err(|m| InputError::new(Path::new("--out"), m))?;
         a.input.clone()
     };
-    let mut chart = crate::plot::probe_chart(&csv, &a.columns, &a.label)?;
+    let pick = crate::plot::Pick {
+        columns: a.columns.clone(),
+        labels: a.label.clone(),
+        rate: a.rate.clone().unwrap_or_default(),
+    };
+    let mut chart = crate::plot::probe_chart_with(&csv, &pick)?;
     (chart.log_x, chart.log_y) = (a.logx, a.logy);
+    look.apply(&mut chart);
     if stopped() {
         return Ok(("interrupted: no plot written\n".into(), 130));
     }
-    crate::plot::write(&a.out, &chart)?;
+    crate::plot::write_sized(&a.out, &chart, look.size)?;
     text.push_str(&format!(
         "wrote {} ({} column(s))\n",
         a.out.display(),

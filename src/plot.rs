@@ -20,6 +20,11 @@ use plotters::prelude::*;
 
 use crate::yaml::InputError;
 
+pub mod options;
+mod probe;
+
+pub use probe::{probe_chart, probe_chart_with, Pick, MAX_POINTS};
+
 /// One line: points `(x, mean, min, max)`, sorted by x.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Series {
@@ -151,8 +156,17 @@ pub fn check_log(chart: &Chart) -> Result<(), InputError> {
 /// placed the ticks of 1e-150..1e150 and never finished those of 1e-155..1e155).
 const MAX_LOG_RATIO: f64 = 1e300;
 
-/// Writes `chart` to `out` (`.svg` or `.png`).
+/// Writes `chart` to `out` (`.svg` or `.png`) at the default size.
 pub fn write(out: &Path, chart: &Chart) -> Result<(), InputError> {
+    write_sized(out, chart, SIZE)
+}
+
+/// Writes `chart` to `out` (`.svg` or `.png`), `size` pixels (width, height).
+pub fn write_sized(out: &Path, chart: &Chart, size: (u32, u32)) -> Result<(), InputError> {
+    let size = (
+        size.0.clamp(options::SIZE_MIN, options::SIZE_MAX),
+        size.1.clamp(options::SIZE_MIN, options::SIZE_MAX),
+    );
     check_log(chart)?;
     register_font();
     let ext = out
@@ -164,20 +178,20 @@ pub fn write(out: &Path, chart: &Chart) -> Result<(), InputError> {
         "svg" => {
             let mut text = String::new();
             {
-                let root = SVGBackend::with_string(&mut text, SIZE).into_drawing_area();
-                draw(&root, chart).map_err(fail)?;
+                let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
+                draw(&root, chart, size).map_err(fail)?;
                 root.present().map_err(|e| fail(e.to_string()))?;
             }
             text.into_bytes()
         }
         "png" => {
-            let mut buf = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
+            let mut buf = vec![0u8; size.0 as usize * size.1 as usize * 3];
             {
-                let root = BitMapBackend::with_buffer(&mut buf, SIZE).into_drawing_area();
-                draw(&root, chart).map_err(fail)?;
+                let root = BitMapBackend::with_buffer(&mut buf, size).into_drawing_area();
+                draw(&root, chart, size).map_err(fail)?;
                 root.present().map_err(|e| fail(e.to_string()))?;
             }
-            let img = image::RgbImage::from_raw(SIZE.0, SIZE.1, buf).ok_or_else(|| fail("buffer size".into()))?;
+            let img = image::RgbImage::from_raw(size.0, size.1, buf).ok_or_else(|| fail("buffer size".into()))?;
             let mut png = std::io::Cursor::new(Vec::new());
             img.write_to(&mut png, image::ImageFormat::Png)
                 .map_err(|e| fail(e.to_string()))?;
@@ -225,34 +239,36 @@ fn log_range(x0: f64, x1: f64) -> (f64, f64) {
     (lo / 1.5, hi * 1.5)
 }
 
-/// `text` cut to `max` characters with an ellipsis.
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    text.chars().take(max - 1).chain(['…']).collect()
+/// The width of the legend beside a plot of `size`: [`LEGEND_W`] at the default size, a
+/// quarter of a wider figure, two fifths of a narrow one.
+fn legend_w(size: (u32, u32)) -> u32 {
+    LEGEND_W.min(size.0 * 2 / 5).max(size.0 / 4)
+}
+
+/// The labels of `which` series fitted to `max` characters (options::fit_labels: the parts
+/// they share go first).
+fn fitted(chart: &Chart, which: &[usize], max: usize) -> Vec<String> {
+    let labels: Vec<String> = which.iter().map(|&i| chart.series[i].label.clone()).collect();
+    options::fit_labels(&labels, max)
 }
 
 /// The legend beside the plot: a line sample and the label of each named series, then a note
 /// naming the others, as many as fit.
-fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String>
+fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &Chart, size: (u32, u32)) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     let (shown, rest) = legend(chart);
     let font = (FONT, 13).into_font();
+    // The monospaced font: 13 px ≈ 7.8 px a character, from x = 40.
+    let chars = LEGEND_CHARS * legend_w(size) as usize / LEGEND_W as usize;
     let mut y = 40;
-    for &i in &shown {
+    for (&i, label) in shown.iter().zip(fitted(chart, &shown, chars)) {
         let color = palette(i);
         area.draw(&PathElement::new(vec![(8, y), (32, y)], color.stroke_width(2)))
             .map_err(e)?;
-        area.draw(&Text::new(
-            cut(&chart.series[i].label, LEGEND_CHARS),
-            (40, y - 7),
-            font.clone(),
-        ))
-        .map_err(e)?;
+        area.draw(&Text::new(label, (40, y - 7), font.clone())).map_err(e)?;
         y += 20;
     }
     if rest.is_empty() {
@@ -266,19 +282,14 @@ where
     ))
     .map_err(e)?;
     y += 16;
-    let room = ((SIZE.1 as i32 - 20 - y) / 15).max(0) as usize;
-    for (k, &i) in rest.iter().enumerate() {
+    let room = ((size.1 as i32 - 20 - y) / 15).max(0) as usize;
+    for (k, label) in fitted(chart, &rest, chars + 4).into_iter().enumerate() {
         if k + 1 == room && rest.len() > room {
             area.draw(&Text::new(format!("… {} more", rest.len() - k), (8, y), small.clone()))
                 .map_err(e)?;
             break;
         }
-        area.draw(&Text::new(
-            cut(&chart.series[i].label, LEGEND_CHARS + 4),
-            (8, y),
-            small.clone(),
-        ))
-        .map_err(e)?;
+        area.draw(&Text::new(label, (8, y), small.clone())).map_err(e)?;
         y += 15;
     }
     Ok(())
@@ -326,7 +337,7 @@ pub fn tick(v: f64) -> String {
     }
 }
 
-fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String>
+fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart, size: (u32, u32)) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
@@ -350,8 +361,8 @@ where
         .collect();
     let root = root.titled(&chart.title, (FONT, 18)).map_err(e)?;
     let plot_area = if series.iter().any(|s| !s.label.is_empty()) {
-        let (plot_area, legend_area) = root.split_horizontally(SIZE.0 - LEGEND_W);
-        draw_legend(&legend_area, chart)?;
+        let (plot_area, legend_area) = root.split_horizontally(size.0 - legend_w(size));
+        draw_legend(&legend_area, chart, size)?;
         plot_area
     } else {
         root
@@ -419,125 +430,6 @@ where
             .map_err(e)?),
     }
     Ok(())
-}
-
-/// Most points a probe plot draws (rows × columns): what plotters is handed stays a few hundred
-/// MB at most, and a picture of more points than pixels says nothing more.
-pub const MAX_POINTS: u64 = 10_000_000;
-
-/// The chart of a probe CSV's columns (those matching `globs`, default all) over cycles, each
-/// labelled by crate::plot_label (`labels`: the `--label COLUMN=TEXT` arguments). The CSV is
-/// read as RFC 4180 (see crate::csv: a byte-order mark, quoted fields); a value that is not a
-/// finite number is refused at its line and column.
-///
-/// The row at cycle 0 is not drawn when later rows follow: a probe samples the values committed
-/// by the end of the cycle before each sample time (crate::probe), so its cycle-0 row is the
-/// reset state before any block ran, not a value the model committed, and a line from it to
-/// the first committed value drew a ramp that never happened.
-pub fn probe_chart(csv: &Path, globs: &[String], labels: &[String]) -> Result<Chart, InputError> {
-    let mut r = crate::csv::Reader::open(csv)?;
-    let header: Vec<String> = r.record()?.unwrap_or_default().into_iter().map(|f| f.text).collect();
-    if header.first().map(String::as_str) != Some("cycle") || header.len() < 2 {
-        return Err(InputError {
-            file: csv.to_path_buf(),
-            line: Some(1),
-            column: Some(1),
-            message: "not a probe CSV (the header is `cycle,<column>…`)".into(),
-        });
-    }
-    let picked: Vec<usize> = (1..header.len())
-        .filter(|&i| globs.is_empty() || globs.iter().any(|g| hwsim_hw::glob_match(g, &header[i])))
-        .collect();
-    if picked.is_empty() {
-        return Err(InputError::new(
-            Path::new("--columns"),
-            format!(
-                "{} matches no column of {} ({})",
-                globs.join(","),
-                csv.display(),
-                header[1..].join(", ")
-            ),
-        ));
-    }
-    let columns: Vec<String> = picked.iter().map(|&i| header[i].clone()).collect();
-    let mut series: Vec<Series> = crate::plot_label::labels(&columns, labels)?
-        .into_iter()
-        .map(|label| Series {
-            label,
-            points: Vec::new(),
-        })
-        .collect();
-    let mut points = 0u64;
-    while let Some(f) = r.record()? {
-        let at = |i: usize, message: String| {
-            let (line, column) = match f.get(i).or(f.last()) {
-                Some(x) if i < f.len() => (x.line, x.column),
-                // A missing field: at the end of the row.
-                Some(x) => (x.line, x.column + x.text.chars().count()),
-                None => (0, 1),
-            };
-            InputError {
-                file: csv.to_path_buf(),
-                line: Some(line),
-                column: Some(column),
-                message,
-            }
-        };
-        let num = |i: usize| -> Result<f64, InputError> {
-            let name = &header[i];
-            let Some(text) = f.get(i).map(|x| x.text.trim()) else {
-                return Err(at(
-                    i,
-                    format!("the row has no `{name}` (the header has {} columns)", header.len()),
-                ));
-            };
-            match text.parse::<f64>() {
-                Ok(v) if v.is_finite() => Ok(v),
-                Ok(_) => Err(at(
-                    i,
-                    format!("`{text}` is not a finite number ({name}): it cannot be drawn"),
-                )),
-                Err(_) => Err(at(i, format!("`{}` is not a number ({name})", text.escape_debug()))),
-            }
-        };
-        let x = num(0)?;
-        points += picked.len() as u64;
-        if points > MAX_POINTS {
-            return Err(at(
-                0,
-                format!(
-                    "more than {MAX_POINTS} points to draw ({} columns): pick fewer with --columns or probe less often",
-                    picked.len()
-                ),
-            ));
-        }
-        for (s, &i) in series.iter_mut().zip(&picked) {
-            let y = num(i)?;
-            s.points.push((x, y, y, y));
-        }
-    }
-    if series.iter().all(|s| s.points.len() > 1 && s.points[0].0 == 0.0) {
-        for s in &mut series {
-            s.points.remove(0);
-        }
-    }
-    Ok(Chart {
-        title: format!(
-            "{} over time",
-            csv.file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        ),
-        x_label: "cycle (ns)".into(),
-        y_label: if picked.len() == 1 {
-            series[0].label.clone()
-        } else {
-            "value".into()
-        },
-        log_x: false,
-        log_y: false,
-        series,
-    })
 }
 
 #[cfg(test)]
@@ -665,30 +557,6 @@ mod tests {
         let d = std::env::temp_dir().join(format!("hwsim-plot-log-{}", std::process::id()));
         assert!(write(&d.join("x.svg"), &c).is_err());
         assert!(!d.join("x.svg").exists(), "nothing written");
-    }
-
-    #[test]
-    fn a_probe_plot_starts_at_the_first_committed_value_with_short_labels() {
-        let d = std::env::temp_dir().join(format!("hwsim-plot-probe-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        let f = d.join("p.csv");
-        std::fs::write(
-            &f,
-            "cycle,chip0.lg0.tx.rate,chip0.lg1.tx.rate\n0,0,0\n500,50,40\n1000,50,45\n",
-        )
-        .unwrap();
-        let c = probe_chart(&f, &[], &[]).unwrap();
-        assert_eq!(c.series[0].label, "rate (lg0)");
-        assert_eq!(
-            c.series[1].points,
-            [(500.0, 40.0, 40.0, 40.0), (1000.0, 45.0, 45.0, 45.0)]
-        );
-        let c = probe_chart(&f, &["*lg1*".into()], &["chip0.lg1.tx.rate=LG 1".into()]).unwrap();
-        assert_eq!((c.series[0].label.as_str(), c.y_label.as_str()), ("LG 1", "LG 1"));
-        // A lone reset row is all there is: drawn.
-        std::fs::write(&f, "cycle,a\n0,3\n").unwrap();
-        assert_eq!(probe_chart(&f, &[], &[]).unwrap().series[0].points.len(), 1);
-        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]

@@ -58,7 +58,11 @@ pub fn short_labels(names: &[String]) -> Vec<String> {
 /// The labels of `columns`: [`short_labels`], then each `--label COLUMN=TEXT` (a column named
 /// exactly; an unknown one, or an argument without `=`, is refused naming the argument).
 pub fn labels(columns: &[String], args: &[String]) -> Result<Vec<String>, InputError> {
-    let mut out = short_labels(columns);
+    apply_labels(columns, short_labels(columns), args)
+}
+
+/// `out` (a label per column) with each `--label COLUMN=TEXT` applied, as [`labels`] does.
+pub fn apply_labels(columns: &[String], mut out: Vec<String>, args: &[String]) -> Result<Vec<String>, InputError> {
     for a in args {
         let bad = |m: String| InputError::new(Path::new(&format!("--label {a}")), m);
         let Some((col, text)) = a.split_once('=') else {
@@ -68,8 +72,9 @@ pub fn labels(columns: &[String], args: &[String]) -> Result<Vec<String>, InputE
         };
         let Some(i) = columns.iter().position(|c| c == col) else {
             return Err(bad(format!(
-                "no column `{col}` among those drawn ({})",
-                columns.join(", ")
+                "no column `{col}` among the {} drawn (nearest: {})",
+                columns.len(),
+                crate::plot::options::closest(col, columns, 3).join(", ")
             )));
         };
         out[i] = text.to_string();

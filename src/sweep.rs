@@ -564,10 +564,10 @@ pub fn chart(plan: &Plan, rows: &[Row], metric: &str) -> Chart {
                 .unwrap_or_default()
         ),
         x_label: match &numeric {
-            Some(_) => plan.x.clone(),
+            Some(_) => plot::options::param_label(&plan.x),
             None => format!(
                 "{} ({})",
-                plan.x,
+                plot::options::param_label(&plan.x),
                 x_values
                     .iter()
                     .enumerate()
@@ -591,12 +591,18 @@ pub fn chart(plan: &Plan, rows: &[Row], metric: &str) -> Chart {
 }
 
 /// Writes the plan, table and plots into `dir`; returns the files written and a summary.
-pub fn write_outputs(plan: &Plan, rows: &[Row], dir: &Path) -> Result<(Vec<PathBuf>, String), InputError> {
+pub fn write_outputs(
+    plan: &Plan,
+    rows: &[Row],
+    dir: &Path,
+    look: &plot::options::Look,
+) -> Result<(Vec<PathBuf>, String), InputError> {
     let metric = metric_of(plan, rows)?;
     let files = outputs(plan, dir, false, Some(&metric), None);
     crate::output::write_file(&files[0], csv(plan, rows).as_bytes())?;
     crate::output::write_file(&files[1], json(plan, rows).as_bytes())?;
-    let c = chart(plan, rows, &metric);
+    let mut c = chart(plan, rows, &metric);
+    look.apply(&mut c);
     plot::check_log(&c).map_err(|e| InputError {
         message: format!(
             "{} (the table is written; `hwsim sweep --collect {}` without the option draws the plots)",
@@ -605,8 +611,8 @@ pub fn write_outputs(plan: &Plan, rows: &[Row], dir: &Path) -> Result<(Vec<PathB
         ),
         ..e
     })?;
-    plot::write(&files[2], &c)?;
-    plot::write(&files[3], &c)?;
+    plot::write_sized(&files[2], &c, look.size)?;
+    plot::write_sized(&files[3], &c, look.size)?;
     Ok((files.to_vec(), summary(plan, rows, &metric)))
 }
 

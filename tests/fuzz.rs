@@ -366,6 +366,7 @@ fn seeds() -> Seeds {
             logx: false,
             logy: false,
             quiet: true,
+            look: Default::default(),
         },
         None,
     )

@@ -1,0 +1,340 @@
+//! What a figure's user may set (`--title`, `--xlabel`, `--ylabel`, `--size WxH`, the same on
+//! `hwsim plot` and `hwsim sweep`), the sweep's x label made of a parameter's short name and unit,
+//! legend labels shortened where they are alike (the common prefix or suffix, never the part that
+//! tells them apart), and the nearest names an unknown `--columns` glob is told.
+
+use std::path::Path;
+
+use clap::Args;
+
+use super::Chart;
+use crate::yaml::InputError;
+
+/// The figure options of `plot` and `sweep`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LookArgs {
+    /// Title above the figure (default: what is drawn, and against what).
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+    /// X axis label (default: the parameter's last path part and its unit, or `cycle (ns)`).
+    #[arg(long, value_name = "TEXT")]
+    pub xlabel: Option<String>,
+    /// Y axis label (default: the metric or column, with its unit when known).
+    #[arg(long, value_name = "TEXT")]
+    pub ylabel: Option<String>,
+    /// Figure size in pixels, width x height, each 200..=8000 (default 960x600).
+    #[arg(long, value_name = "WxH")]
+    pub size: Option<String>,
+}
+
+/// The figure options, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Look {
+    /// `--title`.
+    pub title: Option<String>,
+    /// `--xlabel`.
+    pub x_label: Option<String>,
+    /// `--ylabel`.
+    pub y_label: Option<String>,
+    /// `--size`, pixels.
+    pub size: (u32, u32),
+}
+
+impl Default for Look {
+    fn default() -> Look {
+        Look {
+            title: None,
+            x_label: None,
+            y_label: None,
+            size: super::SIZE,
+        }
+    }
+}
+
+/// Smallest and largest width or height of a figure, pixels.
+pub const SIZE_MIN: u32 = 200;
+/// See [`SIZE_MIN`].
+pub const SIZE_MAX: u32 = 8000;
+
+fn bad(opt: &str, value: &str, message: String) -> InputError {
+    InputError::new(Path::new(&format!("{opt} {}", value.escape_debug())), message)
+}
+
+/// `--size WxH`: two whole numbers of pixels, each [`SIZE_MIN`]..=[`SIZE_MAX`].
+pub fn parse_size(text: &str) -> Result<(u32, u32), InputError> {
+    let dims = text
+        .split_once(['x', 'X', '×'])
+        .and_then(|(w, h)| Some((w.trim().parse::<u32>().ok()?, h.trim().parse::<u32>().ok()?)));
+    match dims {
+        Some((w, h)) if (SIZE_MIN..=SIZE_MAX).contains(&w) && (SIZE_MIN..=SIZE_MAX).contains(&h) => Ok((w, h)),
+        _ => Err(bad(
+            "--size",
+            text,
+            format!("expected WIDTHxHEIGHT in pixels, each {SIZE_MIN}..={SIZE_MAX} (`--size 1280x800`)"),
+        )),
+    }
+}
+
+impl LookArgs {
+    /// The options checked: a size out of range or a text with a control character (a line
+    /// break) is refused, naming the option.
+    pub fn look(&self) -> Result<Look, InputError> {
+        for (opt, text) in [
+            ("--title", &self.title),
+            ("--xlabel", &self.xlabel),
+            ("--ylabel", &self.ylabel),
+        ] {
+            if let Some(t) = text.as_deref().filter(|t| t.chars().any(char::is_control)) {
+                return Err(bad(opt, t, "a control character (a line break) cannot be drawn".into()));
+            }
+        }
+        Ok(Look {
+            title: self.title.clone(),
+            x_label: self.xlabel.clone(),
+            y_label: self.ylabel.clone(),
+            size: match &self.size {
+                Some(s) => parse_size(s)?,
+                None => super::SIZE,
+            },
+        })
+    }
+}
+
+impl Look {
+    /// The chart with the texts given in place of its own.
+    pub fn apply(&self, chart: &mut Chart) {
+        for (mine, theirs) in [
+            (&self.title, &mut chart.title),
+            (&self.x_label, &mut chart.x_label),
+            (&self.y_label, &mut chart.y_label),
+        ] {
+            if let Some(t) = mine {
+                theirs.clone_from(t);
+            }
+        }
+    }
+}
+
+/// The unit of a parameter, when its name says it: a count of cycles is in ns (one cycle is
+/// one ns); a name that already ends in its unit gets none.
+fn param_unit(name: &str) -> Option<&'static str> {
+    let n = name.to_ascii_lowercase();
+    if n.ends_with("_ns") || n.ends_with("bytes") {
+        None
+    } else if n.contains("cycle") || n == "until" {
+        Some("ns")
+    } else if n.ends_with("_bytes") || n.ends_with("_size") && n.contains("byte") {
+        Some("bytes")
+    } else {
+        None
+    }
+}
+
+/// A sweep's x label: the parameter's last path part (`instances.src.params.load` → `load`;
+/// a list index is kept with its list, `traffic.0` → `traffic.0`), with its unit when known.
+pub fn param_label(path: &str) -> String {
+    let mut parts = path.rsplit('.');
+    let last = parts.next().unwrap_or(path);
+    let name = if last.parse::<u64>().is_ok() {
+        format!("{}.{last}", parts.next().unwrap_or(""))
+    } else {
+        last.to_string()
+    };
+    match param_unit(&name) {
+        Some(u) => format!("{name} ({u})"),
+        None => name,
+    }
+}
+
+/// Where a label may be cut without splitting a word: before a separator or an opening
+/// bracket, or after a separator.
+fn boundary(chars: &[char], i: usize) -> bool {
+    let sep = |c: char| matches!(c, ' ' | '.' | '_' | ',' | '=' | '/' | ':' | ';' | '-');
+    i == 0 || i == chars.len() || sep(chars[i - 1]) || sep(chars[i]) || chars[i] == '('
+}
+
+/// The longest prefix (or, with `rev`, suffix) every label shares, in characters, ending at a
+/// word boundary of each.
+fn common(labels: &[Vec<char>], rev: bool) -> usize {
+    let at = |l: &Vec<char>, k: usize| if rev { l[l.len() - 1 - k] } else { l[k] };
+    let shortest = labels.iter().map(Vec::len).min().unwrap_or(0);
+    let mut n = (0..shortest)
+        .take_while(|&k| labels.iter().all(|l| at(l, k) == at(&labels[0], k)))
+        .count();
+    // A label wholly shared by another (one is the other's start) keeps its last word.
+    n = n.min(shortest.saturating_sub(1));
+    while n > 0 && !labels.iter().all(|l| boundary(l, if rev { l.len() - n } else { n })) {
+        n -= 1;
+    }
+    n
+}
+
+/// `label` in at most `max` characters: the start and the end kept, cut at word boundaries
+/// where one is near, an ellipsis in the middle.
+fn cut_middle(label: &[char], max: usize) -> String {
+    if label.len() <= max {
+        return label.iter().collect();
+    }
+    let room = max.saturating_sub(1);
+    let (mut head, tail_want) = (room / 2, room - room / 2);
+    let mut tail = label.len() - tail_want;
+    // Snap to a word boundary if one is within a third of the room.
+    if let Some(h) = (head.saturating_sub(room / 3).max(1)..=head)
+        .rev()
+        .find(|&i| boundary(label, i))
+    {
+        head = h;
+    }
+    if let Some(t) = (tail..=(tail + room / 3).min(label.len() - 1)).find(|&i| boundary(label, i)) {
+        tail = t;
+    }
+    let mut s: String = label[..head].iter().collect();
+    s.push('…');
+    s.extend(&label[tail..]);
+    s
+}
+
+/// Legend labels that fit `max` characters. When one does not, the prefix and suffix every
+/// label shares are replaced by an ellipsis (the part that tells the series apart stays); a
+/// label still too long loses its middle. No word is cut without an ellipsis where it was.
+pub fn fit_labels(labels: &[String], max: usize) -> Vec<String> {
+    if labels.iter().all(|l| l.chars().count() <= max) {
+        return labels.to_vec();
+    }
+    let chars: Vec<Vec<char>> = labels.iter().map(|l| l.chars().collect()).collect();
+    // Worth it only when more than the ellipsis goes; the suffix only when the labels still do
+    // not fit without the prefix.
+    let worth = |n: usize| if n > 1 { n } else { 0 };
+    let (pre, suf) = if labels.len() > 1 {
+        let mut pre = common(&chars, false);
+        // A value keeps its name: `count=4, …` is cut before `count=`, not after it.
+        if pre > 0 && chars[0][pre - 1] == '=' {
+            pre = (0..pre)
+                .rev()
+                .find(|&i| i == 0 || matches!(chars[0][i - 1], ' ' | ',' | '(' | '.'))
+                .unwrap_or(0);
+        }
+        let pre = worth(pre);
+        let rest: Vec<Vec<char>> = chars.iter().map(|c| c[pre..].to_vec()).collect();
+        let fits = rest.iter().all(|r| r.len() + usize::from(pre > 0) <= max);
+        (pre, if fits { 0 } else { worth(common(&rest, true)) })
+    } else {
+        (0, 0)
+    };
+    chars
+        .iter()
+        .map(|c| {
+            let mut s: Vec<char> = Vec::new();
+            if pre > 0 {
+                s.push('…');
+            }
+            s.extend(c[pre..c.len() - suf].iter().skip_while(|&&ch| pre > 0 && ch == ' '));
+            if suf > 0 {
+                s.push('…');
+            }
+            cut_middle(&s, max)
+        })
+        .collect()
+}
+
+/// Edit distance (Levenshtein, by characters).
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(here + 1);
+            prev = here;
+        }
+    }
+    row[b.len()]
+}
+
+/// The (at most) `n` names closest to `glob`: those holding its text (without `*`, `?`) first,
+/// then by edit distance to the name or to its last part, then by name.
+pub fn closest<'a>(glob: &str, names: &'a [String], n: usize) -> Vec<&'a str> {
+    let core: String = glob.chars().filter(|c| !matches!(c, '*' | '?')).collect();
+    let mut scored: Vec<(bool, usize, &str)> = names
+        .iter()
+        .map(|name| {
+            let leaf = name.rsplit('.').next().unwrap_or(name);
+            let contains = !core.is_empty() && name.contains(core.as_str());
+            (
+                !contains,
+                distance(&core, name).min(distance(&core, leaf)),
+                name.as_str(),
+            )
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().take(n).map(|(_, _, name)| name).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_size_is_two_pixel_counts_in_range() {
+        assert_eq!(parse_size("1280x800").unwrap(), (1280, 800));
+        assert_eq!(parse_size("200X8000").unwrap(), (200, 8000));
+        for bad in ["199x600", "800x8001", "800", "ax600", "800x", "-5x600", "0x0"] {
+            let e = parse_size(bad).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--size {bad}: expected WIDTHxHEIGHT")), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_parameter_label_is_its_last_part_with_a_known_unit() {
+        assert_eq!(param_label("instances.src.params.load"), "load");
+        assert_eq!(param_label("instances.snk.params.stop_cycles"), "stop_cycles (ns)");
+        assert_eq!(param_label("system.until"), "until (ns)");
+        assert_eq!(param_label("system.traffic.0.bytes"), "bytes");
+        assert_eq!(param_label("system.faults.0"), "faults.0");
+    }
+
+    #[test]
+    fn long_legend_labels_keep_what_differs() {
+        let l = v(&["payload_bytes_sent (chip0 lg1)", "payload_bytes_sent (chip1 lg1)"]);
+        assert_eq!(fit_labels(&l, 25), ["…(chip0 lg1)", "…(chip1 lg1)"]);
+        // Short enough: untouched.
+        assert_eq!(fit_labels(&l, 40), l);
+        // A shared end goes too.
+        let l = v(&[
+            "count=4, interval=1, depth=1024 entries",
+            "count=8, interval=1, depth=1024 entries",
+        ]);
+        assert_eq!(fit_labels(&l, 20), ["count=4…", "count=8…"]);
+        // Alone and too long: the middle goes, at word boundaries.
+        let one = fit_labels(&v(&["payload_bytes_sent (chip0.lg1.tx.mac)"]), 25);
+        assert!(
+            one[0].starts_with("payload_") && one[0].ends_with(".tx.mac)"),
+            "{one:?}"
+        );
+        assert!(one[0].contains('…') && one[0].chars().count() <= 25, "{one:?}");
+        for s in fit_labels(&v(&["a_very_long_counter_name_indeed_it_is", "short"]), 12) {
+            assert!(s.chars().count() <= 12, "{s}");
+        }
+    }
+
+    #[test]
+    fn the_closest_names_hold_the_text_or_are_near_it() {
+        let names = v(&[
+            "chip0.lg0.tx.rate",
+            "chip0.lg1.tx.rate",
+            "chip0.rx.backlog",
+            "chip0.rx.bytes",
+        ]);
+        assert_eq!(closest("*backlg*", &names, 1), ["chip0.rx.backlog"]);
+        assert_eq!(closest("*backlg*", &names, 9).len(), 4);
+        assert_eq!(closest("lg1", &names, 1), ["chip0.lg1.tx.rate"]);
+        assert_eq!(distance("kitten", "sitting"), 3);
+    }
+}
