@@ -281,7 +281,7 @@ mod tests {
         }
         let t = explain("voq_switch").unwrap();
         assert!(
-            t.contains("  out voq_total      signal 16 bits  cells queued in all VOQs"),
+            t.contains("  out voq_total      signal 16 bits  level: cells queued in all VOQs"),
             "{t}"
         );
         let t = explain("rclink_tx").unwrap();

@@ -90,10 +90,13 @@ struct Group {
     vars: Vec<usize>,
 }
 
-/// The groups of the view: the testbench's `view:`, else its `trace:`, else by top scope.
-/// `strict`: a `view:` glob that selects nothing is an error (off when `--trace` narrowed the
-/// wave on the command line).
-fn groups(l: &Loaded, wave: &Wave, strict: bool) -> Result<Vec<Group>, InputError> {
+/// The groups of the view: the testbench's `view:`, else its `trace:`, else by top scope; and
+/// with `--trace` globs on the command line (`cmd_trace`), a group per glob of what it chose
+/// that no `view:` group shows (the wave holds what they chose: a save file showing only the
+/// view's groups left 148 of 150 variables out). A `view:` glob that selects nothing is an
+/// error unless `--trace` narrowed the wave.
+fn groups(l: &Loaded, wave: &Wave, cmd_trace: &[String]) -> Result<Vec<Group>, InputError> {
+    let strict = cmd_trace.is_empty();
     let select = |g: &str| -> Vec<usize> {
         let one = [g.to_string()];
         (0..wave.vars.len())
@@ -125,12 +128,15 @@ fn groups(l: &Loaded, wave: &Wave, strict: bool) -> Result<Vec<Group>, InputErro
                 });
             }
         }
-        if !out.is_empty() {
-            return Ok(out);
-        }
     }
-    for glob in &l.tb.trace {
-        let vars = select(glob);
+    let globs: &[String] = match (cmd_trace.is_empty(), out.is_empty()) {
+        (false, _) => cmd_trace,
+        (true, true) => &l.tb.trace,
+        (true, false) => &[],
+    };
+    let shown: std::collections::HashSet<usize> = out.iter().flat_map(|g| g.vars.iter().copied()).collect();
+    for glob in globs {
+        let vars: Vec<usize> = select(glob).into_iter().filter(|i| !shown.contains(i)).collect();
         if !vars.is_empty() {
             out.push(Group {
                 title: glob.clone(),
@@ -186,16 +192,17 @@ fn relative(target: &Path, dir: &Path) -> String {
 
 /// The files to write: the save file at `gtkw` first, then its translate filter files.
 ///
-/// `dump` is the wave file the save file opens; `strict` as for [`groups`].
+/// `dump` is the wave file the save file opens; `cmd_trace` the command line's `--trace` globs
+/// (see [`groups`]).
 pub fn files(
     l: &Loaded,
     wave: &Wave,
     dump: &Path,
     gtkw: &Path,
-    strict: bool,
+    cmd_trace: &[String],
     levels: &[String],
 ) -> Result<Vec<(PathBuf, Vec<u8>)>, InputError> {
-    let groups = groups(l, wave, strict)?;
+    let groups = groups(l, wave, cmd_trace)?;
     let dir = gtkw
         .parent()
         .filter(|d| !d.as_os_str().is_empty())

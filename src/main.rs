@@ -413,7 +413,7 @@ fn run(a: RunArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return bad(e),
     };
-    if let Err(e) = waves.finish(&l, a.trace.is_empty(), &report.levels) {
+    if let Err(e) = waves.finish(&l, &a.trace, &report.levels) {
         return bad(e);
     }
     if let Some(j) = &a.json {

@@ -761,4 +761,39 @@ mod tests {
             }
         }
     }
+
+    /// Every occupancy a block shows (cells or entries queued, buffer in use, credits due) is
+    /// declared a level, so the save file draws it as a curve (issue 52: `voq_total` drew as
+    /// digit boxes). A cumulative count (`wire_total`), a flag or a bitmap is not an occupancy.
+    #[test]
+    fn every_occupancy_output_is_a_level() {
+        let occupancy = [
+            "_total",
+            "depth",
+            "entries",
+            "_due",
+            "_used",
+            "queue",
+            "backlog",
+            "slots_used",
+        ];
+        let mut missing = Vec::new();
+        for b in blocks() {
+            for p in b.default_ports.iter().filter(|p| p.dir == hwsim_hw::Dir::Out) {
+                let bits = match p.fields() {
+                    [f] if f.name.is_empty() => match f.kind {
+                        hwsim_hw::TraceKind::Bits(w) => w,
+                        _ => 0,
+                    },
+                    _ => 0,
+                };
+                let leaf = p.name.rsplit('.').next().unwrap_or(&p.name);
+                let occ = occupancy.iter().any(|o| leaf.contains(o)) && leaf != "wire_total";
+                if occ && bits > 1 && !p.level {
+                    missing.push(format!("{}.{}", b.name, p.name));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "occupancies not declared levels: {missing:?}");
+    }
 }

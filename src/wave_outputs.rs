@@ -137,10 +137,11 @@ impl WaveOutputs {
         Ok(())
     }
 
-    /// After the run: the FST and the save file. `strict`: a `view:` glob that selects nothing is
-    /// an error (false when `--trace` chose the signals). `levels`: the nets drawn as analog
-    /// steps (the report's `levels`).
-    pub fn finish(&self, l: &Loaded, strict: bool, levels: &[String]) -> Result<(), InputError> {
+    /// After the run: the FST and the save file. `cmd_trace`: the command line's `--trace` globs
+    /// (they chose the wave's signals: the save file shows them, and a `view:` glob that selects
+    /// nothing is then no error). `levels`: the nets drawn as analog steps (the report's
+    /// `levels`).
+    pub fn finish(&self, l: &Loaded, cmd_trace: &[String], levels: &[String]) -> Result<(), InputError> {
         if self.fst.is_none() && self.gtkw.is_none() {
             // Only a VCD (perhaps a sink): nothing reads it back.
             return Ok(());
@@ -160,7 +161,7 @@ impl WaveOutputs {
         }
         if let Some(g) = &self.gtkw {
             let dump: &Path = self.vcd.as_deref().or(self.fst.as_deref()).expect("a wave file");
-            for (p, b) in crate::gtkw::files(l, &wave, dump, g, strict, levels)? {
+            for (p, b) in crate::gtkw::files(l, &wave, dump, g, cmd_trace, levels)? {
                 crate::output::write_file(&p, &b)?;
             }
         }

@@ -3671,3 +3671,36 @@ fn max_memory_bounds_what_a_topology_elaborates_to() {
     assert!(peak > 0 && peak < 1 << 30, "peak {peak} B under a 1 GiB budget");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--trace` globs on the command line become save-file groups (issue 52): the wave holds what
+/// they chose, and the save file showed only the `view:` groups' share of it (go_back_n with two
+/// globs: 178 variables in the VCD, 10 in the .gtkw). Now every variable of the wave is on a
+/// row, the view's groups first, then one group per glob titled by it.
+#[test]
+fn command_line_trace_globs_become_save_file_groups() {
+    let dir = temp_dir("trace_groups");
+    let vcd = dir.join("t.vcd");
+    let o = hwsim(&[
+        "tb/go_back_n.yaml",
+        "-q",
+        "--vcd",
+        vcd.to_str().unwrap(),
+        "--trace",
+        "chip0.lg7.tx.arbiter.*",
+        "--trace",
+        "chip1.lg7.rx.*",
+    ]);
+    assert_code(&o, 0);
+    let vars = std::fs::read_to_string(&vcd).unwrap().matches("$var").count();
+    let gtkw = std::fs::read_to_string(dir.join("t.gtkw")).unwrap();
+    let rows = gtkw
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with(['[', '@', '-', '*', '^']))
+        .count();
+    assert!(vars > 100, "{vars} variables");
+    assert_eq!(rows, vars, "every variable of the wave on a row\n{gtkw}");
+    for title in ["-chip0.lg7.tx.arbiter.*", "-chip1.lg7.rx.*"] {
+        assert!(gtkw.lines().any(|l| l == title), "group `{title}`\n{gtkw}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -103,6 +103,7 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
         v.push(
             PortDecl::output::<UInt<11>>(&format!("depth_vc{vc}"))
                 .process(1)
+                .level()
                 .doc("entries waiting in the VC queue (4 = MUL)"),
         );
     }

@@ -152,7 +152,9 @@ pub fn ports(_p: &Params) -> Vec<PortDecl> {
         PortDecl::comb_stream_out::<TxCtrl>("out")
             .width(CTRL_DEPTH)
             .doc("every message taken this cycle, in order, a CNP the merge filtered marked `filtered`"),
-        PortDecl::output::<UInt<7>>("entries").doc("QPID buffer entries in use"),
+        PortDecl::output::<UInt<7>>("entries")
+            .level()
+            .doc("QPID buffer entries in use"),
         PortDecl::output::<QpId>("last_qp").doc("QP of the last CNP decided"),
     ]
 }

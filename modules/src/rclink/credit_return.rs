@@ -92,7 +92,9 @@ pub fn ports(_p: &Params) -> Vec<PortDecl> {
         PortDecl::input::<u8>("pause")
             .doc("PAXI RX VC buffer back-pressure (non-zero: hold credit returns)")
             .optional(),
-        PortDecl::output::<CreditCount>("credits_due").doc("credits queued for return, not yet pushed"),
+        PortDecl::output::<CreditCount>("credits_due")
+            .level()
+            .doc("credits queued for return, not yet pushed"),
     ]
 }
 

@@ -99,7 +99,9 @@ pub fn ports(_p: &Params) -> Vec<PortDecl> {
     let mut v = vec![
         PortDecl::stream_in::<Cell>("in", 4).doc("cells for this port, from the crossbar"),
         PortDecl::stream_out::<Cell>("out").doc("cells on the link"),
-        PortDecl::output::<UInt<21>>("buffer_used").doc("cells held in the port's buffer"),
+        PortDecl::output::<UInt<21>>("buffer_used")
+            .level()
+            .doc("cells held in the port's buffer"),
     ];
     for c in 0..4 {
         v.push(

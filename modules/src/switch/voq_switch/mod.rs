@@ -176,7 +176,11 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     for o in 0..n {
         v.push(PortDecl::stream_out::<Cell>(&format!("out{o}")).doc("cells leaving output o"));
     }
-    v.push(PortDecl::output::<UInt<16>>("voq_total").doc("cells queued in all VOQs"));
+    v.push(
+        PortDecl::output::<UInt<16>>("voq_total")
+            .level()
+            .doc("cells queued in all VOQs"),
+    );
     v.push(PortDecl::output::<UInt<7>>("matches").doc("crossbar transfers in this slot"));
     for i in 0..n {
         v.push(
