@@ -564,10 +564,10 @@ pub fn chart(plan: &Plan, rows: &[Row], metric: &str) -> Chart {
                 .unwrap_or_default()
         ),
         x_label: match &numeric {
-            Some(_) => plot::options::param_label(&plan.x),
+            Some(_) => plot::options::param_label_in(&plan.testbench, &plan.x),
             None => format!(
                 "{} ({})",
-                plot::options::param_label(&plan.x),
+                plot::options::param_label_in(&plan.testbench, &plan.x),
                 x_values
                     .iter()
                     .enumerate()

@@ -132,6 +132,27 @@ fn a_sweep_figure_names_the_parameter_short_and_takes_title_labels_and_size() {
 }
 
 #[test]
+fn a_sweep_x_label_has_the_unit_its_parameter_documents() {
+    let d = temp_dir("sweep_unit");
+    let o = hwsim(&[
+        "sweep",
+        FIFO_TB,
+        "--set",
+        "instances.snk.params.interval=1,3",
+        "--metric",
+        "end_cycle",
+        "-q",
+        "--out",
+        &s(&d),
+    ]);
+    assert_ok(&o);
+    // The consumer's `interval` is `Cycles between pops`: a cycle is a ns.
+    let t = texts(&d.join("end_cycle_vs_interval.svg"));
+    assert!(t.iter().any(|x| x == "interval (ns)"), "{t:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn bad_figure_options_exit_2_with_one_line_naming_the_option() {
     let d = temp_dir("bad_look");
     let csv = d.join("p.csv");

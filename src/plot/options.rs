@@ -146,6 +146,62 @@ pub fn param_label(path: &str) -> String {
     }
 }
 
+/// A sweep's x label as [`param_label`], with the unit the parameter's documentation gives
+/// (`hwsim explain KIND`) when the path is `instances.NAME.params.P` of the testbench's
+/// instance NAME: `interval (ns)` for a consumer's `Cycles between pops`, `load (cells per
+/// slot)` for a cell source's.
+pub fn param_label_in(testbench: &Path, path: &str) -> String {
+    let parts: Vec<&str> = path.split('.').collect();
+    if let ["instances", inst, "params", p] = parts.as_slice() {
+        let unit = crate::testbench::load(testbench)
+            .ok()
+            .and_then(|l| l.tb.instances.get(*inst).map(|s| s.kind.clone()))
+            .and_then(|k| crate::explain::explain(&k).ok())
+            .and_then(|text| doc_unit(&text, p));
+        if let Some(u) = unit {
+            return format!("{p} ({u})");
+        }
+    }
+    param_label(path)
+}
+
+/// Units a parameter's documentation names (after its first comma, `in ` dropped), and what
+/// the label says for each: a cycle is a ns.
+const DOC_UNITS: [(&str, &str); 10] = [
+    ("cycles", "ns"),
+    ("ns", "ns"),
+    ("bytes", "bytes"),
+    ("packets", "packets"),
+    ("cells", "cells"),
+    ("cells per slot", "cells per slot"),
+    ("credits", "credits"),
+    ("frames", "frames"),
+    ("messages", "messages"),
+    ("entries", "entries"),
+];
+
+/// The unit of `param` in `hwsim explain`'s text (`  param: default — doc`): a doc opening
+/// with `Cycles` or `Cycle ` counts cycles (ns); else the first comma-separated part of its
+/// first sentence that is a unit of [`DOC_UNITS`].
+fn doc_unit(explain: &str, param: &str) -> Option<String> {
+    let doc = explain.lines().find_map(|l| {
+        let rest = l.strip_prefix("  ")?.strip_prefix(param)?.strip_prefix(": ")?;
+        rest.split_once(" — ").map(|(_, d)| d)
+    })?;
+    if doc.starts_with("Cycles ") || doc.starts_with("Cycle ") {
+        return Some("ns".into());
+    }
+    let sentence = doc.split(". ").next().unwrap_or(doc).trim_end_matches('.');
+    sentence.split(", ").skip(1).find_map(|part| {
+        let part = part.trim();
+        let part = part.strip_prefix("in ").unwrap_or(part);
+        DOC_UNITS
+            .iter()
+            .find(|(u, _)| *u == part)
+            .map(|(_, show)| show.to_string())
+    })
+}
+
 /// Where a label may be cut without splitting a word: before a separator or an opening
 /// bracket, or after a separator.
 fn boundary(chars: &[char], i: usize) -> bool {
@@ -298,6 +354,25 @@ mod tests {
         assert_eq!(param_label("system.until"), "until (ns)");
         assert_eq!(param_label("system.traffic.0.bytes"), "bytes");
         assert_eq!(param_label("system.faults.0"), "faults.0");
+    }
+
+    #[test]
+    fn a_parameter_unit_comes_from_its_documentation() {
+        let text = "params (name: default — meaning):\n  load: 0.5 — Offered load per input, cells per slot, 0..=1.\n  slots: 512 — Slot pool size TYPE1_OST, in packets, 1..=2047.\n  interval: 1 — Cycles between pops (≥ 1).\n  max_payload: 1344 — Largest packet payload MAX_PAYLOAD, bytes, 1..=65535: frames are split.\n  ports: 16 — Inputs (N), 1..=64.\n";
+        let unit = |p: &str| doc_unit(text, p);
+        assert_eq!(unit("load").as_deref(), Some("cells per slot"));
+        assert_eq!(unit("slots").as_deref(), Some("packets"));
+        assert_eq!(unit("interval").as_deref(), Some("ns"));
+        assert_eq!(unit("max_payload").as_deref(), Some("bytes"));
+        assert_eq!(unit("ports"), None);
+        assert_eq!(unit("nothing"), None);
+        let tb = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tb/modules/fifo_backpressure.yaml"
+        ));
+        assert_eq!(param_label_in(tb, "instances.snk.params.interval"), "interval (ns)");
+        assert_eq!(param_label_in(tb, "instances.src.params.count"), "count");
+        assert_eq!(param_label_in(tb, "instances.nobody.params.count"), "count");
     }
 
     #[test]
