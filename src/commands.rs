@@ -121,7 +121,8 @@ pub fn sweep(a: SweepArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(Strin
         let script = crate::sweep_jobs::emit(&plan, kind, &dir, &exe)?;
         let how = match kind.as_str() {
             "slurm" => format!("sbatch {}", script.display()),
-            _ => format!("parallel -j 8 < {}", script.display()),
+            // As many jobs as this machine has cores (it said `-j 8` on a 2-core machine).
+            _ => format!("parallel -j {} < {}", cores(), script.display()),
         };
         return Ok((
             format!(
@@ -140,9 +141,7 @@ pub fn sweep(a: SweepArgs, interrupt: Option<&Arc<AtomicBool>>) -> Result<(Strin
     if out.exists() && !out.is_dir() {
         return Err(arg(&format!("--out {}", out.display()), "exists and is not a folder"));
     }
-    let jobs = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let jobs = a.jobs.unwrap_or_else(cores);
     if !(1..=MAX_JOBS).contains(&jobs) {
         return Err(arg(&format!("-j {jobs}"), format!("out of range 1..={MAX_JOBS}")));
     }
@@ -440,9 +439,7 @@ pub fn regress(a: RegressArgs, interrupt: &Arc<AtomicBool>) -> Result<(String, u
         .filter_map(|(o, p)| p.as_deref().map(|p| (o, p)))
         .collect();
     crate::output::check_outputs(&inputs, &outputs).map_err(|m| arg("regress", m))?;
-    let jobs = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let jobs = a.jobs.unwrap_or_else(cores);
     // As `sweep -j`: a count out of range is refused before anything runs or is written.
     if !(1..=MAX_JOBS).contains(&jobs) {
         return Err(arg(&format!("-j {jobs}"), format!("out of range 1..={MAX_JOBS}")));
@@ -476,4 +473,9 @@ pub fn regress(a: RegressArgs, interrupt: &Arc<AtomicBool>) -> Result<(String, u
         1
     };
     Ok((crate::regress::render(&out, files.len(), interrupted), code))
+}
+
+/// This machine's cores (2 if it cannot tell): the default job count.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
 }

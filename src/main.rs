@@ -156,6 +156,14 @@ struct RunArgs {
     /// Write the testbench's `probe:` samples here (default: its `probe.out`, else beside --json).
     #[arg(long)]
     probe: Option<PathBuf>,
+    /// Statistics per window: every CYCLES, a row of the counters (those of `--counters GLOB`,
+    /// else all) at the window's end, cumulative, to --stats-csv (`hwsim plot --rate` draws them
+    /// per window).
+    #[arg(long, value_name = "CYCLES", requires = "stats_csv")]
+    stats_every: Option<u64>,
+    /// The CSV of --stats-every (`cycle,<counter>…`).
+    #[arg(long, value_name = "FILE", requires = "stats_every")]
+    stats_csv: Option<PathBuf>,
     /// Memory budget in GiB: traffic that would need more is refused before the run, and the
     /// checks' recorded history may take what it leaves after the model.
     #[arg(long, value_name = "GIB", default_value_t = 8)]
@@ -367,6 +375,7 @@ fn run(a: RunArgs) -> ExitCode {
         ("--probe", &probe),
         ("--counters-csv", &a.counters_csv),
         ("--log-file", &a.log_file),
+        ("--stats-csv", &a.stats_csv),
     ]
     .into_iter()
     .filter_map(|(opt, p)| p.as_deref().map(|p| (opt, p)))
@@ -400,6 +409,8 @@ fn run(a: RunArgs) -> ExitCode {
         progress: !a.quiet,
         interrupt: Some(interrupt),
         probe,
+        stats_every: a.stats_every.zip(a.stats_csv.clone()),
+        stats_counters: a.counters.clone().filter(|_| a.stats_every.is_some()),
         checks_off: a.checks == "off",
         log: a.log.clone(),
         log_file: a.log_file.clone(),
@@ -448,6 +459,9 @@ fn run(a: RunArgs) -> ExitCode {
         }
         if let Some((p, rows)) = &report.probe {
             text.push_str(&format!("probe: {} ({rows} rows)\n", p.display()));
+        }
+        if let Some((p, rows)) = &report.stats_csv {
+            text.push_str(&format!("stats: {} ({rows} rows)\n", p.display()));
         }
     }
     let code = if report.interrupted {

@@ -74,12 +74,48 @@ pub fn apply_labels(columns: &[String], mut out: Vec<String>, args: &[String]) -
             return Err(bad(format!(
                 "no column `{col}` among the {} drawn (nearest: {})",
                 columns.len(),
-                crate::plot::options::closest(col, columns, 3).join(", ")
+                closest(col, columns, 3).join(", ")
             )));
         };
         out[i] = text.to_string();
     }
     Ok(out)
+}
+
+/// Edit distance (Levenshtein, by characters).
+pub(crate) fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(here + 1);
+            prev = here;
+        }
+    }
+    row[b.len()]
+}
+
+/// The (at most) `n` names closest to `glob`: those holding its text (without `*`, `?`) first,
+/// then by edit distance to the name or to its last part, then by name.
+pub fn closest<'a>(glob: &str, names: &'a [String], n: usize) -> Vec<&'a str> {
+    let core: String = glob.chars().filter(|c| !matches!(c, '*' | '?')).collect();
+    let mut scored: Vec<(bool, usize, &str)> = names
+        .iter()
+        .map(|name| {
+            let leaf = name.rsplit('.').next().unwrap_or(name);
+            let contains = !core.is_empty() && name.contains(core.as_str());
+            (
+                !contains,
+                distance(&core, name).min(distance(&core, leaf)),
+                name.as_str(),
+            )
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().take(n).map(|(_, _, name)| name).collect()
 }
 
 #[cfg(test)]

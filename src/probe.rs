@@ -30,6 +30,27 @@ struct NetCols {
     cols: Vec<(usize, bool)>,
 }
 
+/// The counters matching `globs`, in counter order per glob, their names added to `header`;
+/// the first glob that matches none is the error. (A set, not a scan of the list per counter:
+/// `*` over a large system's counters was quadratic.)
+fn counter_columns(sim: &Sim, globs: &[String], header: &mut Vec<String>) -> Result<Vec<usize>, String> {
+    let mut counters = Vec::new();
+    let mut taken = std::collections::HashSet::new();
+    for g in globs {
+        let before = counters.len();
+        for (i, (name, _)) in sim.counters().enumerate() {
+            if hwsim_hw::glob_match(g, name) && taken.insert(i) {
+                counters.push(i);
+                header.push(name.to_string());
+            }
+        }
+        if counters.len() == before {
+            return Err(g.clone());
+        }
+    }
+    Ok(counters)
+}
+
 /// A probe being written.
 pub struct Prober {
     every: Cycle,
@@ -110,31 +131,67 @@ impl Prober {
                 ));
             }
         }
-        let mut counters = Vec::new();
-        for g in &p.counters {
-            let before = counters.len();
-            for (i, (name, _)) in sim.counters().enumerate() {
-                if hwsim_hw::glob_match(g, name) && !counters.contains(&i) {
-                    counters.push(i);
-                    header.push(name.to_string());
-                }
-            }
-            if counters.len() == before {
-                return Err(l.error_at(g, format!("probe: counter glob `{g}` matches no counter")));
-            }
-        }
+        let counters = counter_columns(sim, &p.counters, &mut header)
+            .map_err(|g| l.error_at(&g, format!("probe: counter glob `{g}` matches no counter")))?;
         if header.len() > MAX_COLUMNS + 1 {
             return Err(l.error_at(
                 "probe",
                 format!("probe: {} columns, more than {MAX_COLUMNS}", header.len() - 1),
             ));
         }
+        Self::open(header, nets, counters, p.every, path)
+    }
+
+    /// `--stats-every CYCLES --stats-csv PATH [--counters GLOB]`: the counters matching `glob`
+    /// (all of them without one) every `every` cycles, a row per window end — the cumulative
+    /// values, as a probe writes them (`hwsim plot --rate` draws them per window). Errors name
+    /// the option.
+    pub fn counters_every(
+        sim: &Sim,
+        every: Cycle,
+        glob: &str,
+        path: &Path,
+        until: Cycle,
+    ) -> Result<Prober, InputError> {
+        let opt = |o: &str, m: String| InputError::new(Path::new(o), m);
+        if every == 0 {
+            return Err(opt("--stats-every", "0: give the cycles between two rows (≥ 1)".into()));
+        }
+        let rows = until / every + 1;
+        if rows > MAX_PROBE_ROWS {
+            return Err(opt(
+                &format!("--stats-every {every}"),
+                format!("over a run of {until} cycles is {rows} rows, more than {MAX_PROBE_ROWS}"),
+            ));
+        }
+        let mut header = vec!["cycle".to_string()];
+        let counters = counter_columns(sim, &[glob.to_string()], &mut header)
+            .map_err(|g| opt("--counters", format!("`{g}` matches no counter")))?;
+        if header.len() > MAX_COLUMNS + 1 {
+            return Err(opt(
+                "--stats-every",
+                format!(
+                    "{} counters, more than {MAX_COLUMNS} columns: narrow them with --counters GLOB",
+                    header.len() - 1
+                ),
+            ));
+        }
+        Self::open(header, Vec::new(), counters, every, path)
+    }
+
+    fn open(
+        header: Vec<String>,
+        nets: Vec<NetCols>,
+        counters: Vec<usize>,
+        every: Cycle,
+        path: &Path,
+    ) -> Result<Prober, InputError> {
         let (f, staged) = crate::output::stage(path)?;
         let mut out = BufWriter::new(f);
         writeln!(out, "{}", header.join(",")).map_err(|e| InputError::new(path, format!("cannot write: {e}")))?;
         let most = nets.iter().map(|n| n.slots).max().unwrap_or(0);
         Ok(Prober {
-            every: p.every,
+            every,
             next: 0,
             nets,
             counters,
@@ -153,10 +210,23 @@ impl Prober {
 
     /// Writes the row for `sim.now()` if it is the next probe time.
     pub fn sample(&mut self, sim: &Sim) -> Result<(), InputError> {
-        let now = sim.now();
-        if now != self.next {
+        if sim.now() != self.next {
             return Ok(());
         }
+        self.write_row(sim)
+    }
+
+    /// At the end of the run: the row of its last, partial window, if the run ended between
+    /// two rows (`--stats-every`: the counters' final values; settled by the caller).
+    pub fn sample_end(&mut self, sim: &Sim) -> Result<(), InputError> {
+        if sim.now().saturating_add(self.every) <= self.next {
+            return Ok(());
+        }
+        self.write_row(sim)
+    }
+
+    fn write_row(&mut self, sim: &Sim) -> Result<(), InputError> {
+        let now = sim.now();
         // The values committed by the end of cycle now − 1 (a stream's `valid`: pushed then).
         let at = if now == 0 { Cycle::MAX } else { now - 1 };
         let mut line = now.to_string();

@@ -146,6 +146,9 @@ pub struct Report {
     /// The probe CSV written, and its rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probe: Option<(PathBuf, u64)>,
+    /// The `--stats-csv` written (`--stats-every`), and its rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stats_csv: Option<(PathBuf, u64)>,
     /// Net paths declared levels (for the GTKWave save file; not part of the report).
     #[serde(skip)]
     pub levels: Vec<String>,

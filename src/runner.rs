@@ -49,6 +49,10 @@ pub struct Options {
     pub shuffle: Option<u64>,
     /// Write the testbench's `probe:` samples here (crate::probe).
     pub probe: Option<PathBuf>,
+    /// `--stats-every CYCLES --stats-csv FILE`: the counters matching `stats_counters` (all
+    /// without it) every CYCLES, a CSV row per window end (crate::probe).
+    pub stats_every: Option<(Cycle, PathBuf)>,
+    pub stats_counters: Option<String>,
     /// Set (by a SIGINT / SIGTERM handler) to stop the run at the current cycle; the report is
     /// then marked `interrupted` and the VCD ends there.
     pub interrupt: Option<Arc<AtomicBool>>,
@@ -782,7 +786,14 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         }
         (None, _) => None,
     };
-    if let Some(p) = prober.as_mut() {
+    let mut stats = match &opts.stats_every {
+        Some((every, path)) => {
+            let glob = opts.stats_counters.as_deref().unwrap_or("*");
+            Some(crate::probe::Prober::counters_every(&sim, *every, glob, path, until)?)
+        }
+        None => None,
+    };
+    for p in prober.iter_mut().chain(stats.iter_mut()) {
         p.sample(&sim)?;
     }
     // RTL beside the model (crate::rtl): fed and compared every cycle.
@@ -813,7 +824,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
             sim.next_event().unwrap_or(sim.now())
         };
         let mut target = from.saturating_add(slice).min(until);
-        if let Some(p) = &prober {
+        for p in prober.iter().chain(stats.iter()) {
             target = target.min(p.next());
         }
         if let Some(s) = shadows.first() {
@@ -825,12 +836,14 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
             return Err(history_over_budget(l, &sim, &log_budget, cycle, net));
         }
         // At a probe time, or at the end of the run if it falls on one.
-        if let (Ok(_), Some(p)) = (&stop, prober.as_mut()) {
-            if p.next() == sim.now() {
+        if stop.is_ok() {
+            if prober.iter().chain(stats.iter()).any(|p| p.next() == sim.now()) {
                 // Counters a block keeps lazily, up to now (a rate monitor's ramps).
                 sim.settle();
             }
-            p.sample(&sim)?;
+            for p in prober.iter_mut().chain(stats.iter_mut()) {
+                p.sample(&sim)?;
+            }
         }
         if stop.is_ok() {
             for s in shadows.iter_mut() {
@@ -891,6 +904,14 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     event_log.close(&mut sim)?;
     let probe = match prober {
         Some(p) => Some(p.finish()?),
+        None => None,
+    };
+    let stats_csv = match stats {
+        Some(mut p) => {
+            sim.settle();
+            p.sample_end(&sim)?;
+            Some(p.finish()?)
+        }
         None => None,
     };
     let flow_reports = flows(&sim, &el);
@@ -978,6 +999,7 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
         checks_off: opts.checks_off,
         dropped,
         probe,
+        stats_csv,
         levels: el.levels.clone(),
     })
 }

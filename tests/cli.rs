@@ -3704,3 +3704,65 @@ fn command_line_trace_globs_become_save_file_groups() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Statistics per window (issue 52): `--stats-every CYCLES --stats-csv FILE` writes the
+/// counters (those of `--counters GLOB`, else all) at every window's end and at the end of the
+/// run, the same bytes with and without event skip; bad values are refused naming the option.
+#[test]
+fn stats_every_writes_the_counters_per_window() {
+    let dir = temp_dir("stats_every");
+    let csv = |name: &str, extra: &[&str]| -> String {
+        let f = dir.join(name);
+        let mut args = vec![
+            "tb/go_back_n.yaml",
+            "-q",
+            "--stats-every",
+            "5000",
+            "--stats-csv",
+            f.to_str().unwrap(),
+            "--counters",
+            "chip0.lg7.tx.frames_sent",
+        ];
+        args.extend_from_slice(extra);
+        let o = hwsim(&args);
+        assert_code(&o, 0);
+        std::fs::read_to_string(&f).unwrap()
+    };
+    let text = csv("a.csv", &[]);
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows[0], "cycle,chip0.lg7.tx.frames_sent");
+    // 0, 5000, …, 50000, and the run's end (50835) with the final count (the report's 21).
+    assert_eq!(rows.len(), 1 + 11 + 1, "{text}");
+    assert_eq!(rows[1], "0,0");
+    assert_eq!(*rows.last().unwrap(), "50835,21");
+    let counts: Vec<u64> = rows[1..]
+        .iter()
+        .map(|r| r.split(',').nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]), "{text}");
+    assert_eq!(
+        csv("b.csv", &["--no-skip"]),
+        text,
+        "skip and no-skip give the same rows"
+    );
+    for (args, want) in [
+        (&["--stats-every", "0", "--stats-csv", "x.csv"][..], "--stats-every: 0"),
+        (&["--stats-every", "100"][..], "--stats-csv"),
+        (
+            &["--stats-every", "100", "--stats-csv", "tb/go_back_n.yaml"][..],
+            "is the input",
+        ),
+        (
+            &["--stats-every", "100", "--stats-csv", "x.csv", "--counters", "nosuch"][..],
+            "--counters: `nosuch` matches no counter",
+        ),
+    ] {
+        let mut a = vec!["tb/go_back_n.yaml", "-q"];
+        a.extend_from_slice(args);
+        let o = hwsim(&a);
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+    assert!(!Path::new("x.csv").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -436,7 +436,15 @@ fn sweep_emits_slurm_and_parallel_jobs_and_collects_them() {
     // GNU parallel: the job list, run for real when `parallel` is installed; then --collect
     // gives the same table as the local sweep.
     let par = d.join("par");
-    assert_code(&hwsim(&fifo_sweep(&["--emit", "parallel", &s(&par)])), 0);
+    let o = hwsim(&fifo_sweep(&["--emit", "parallel", &s(&par)]));
+    assert_code(&o, 0);
+    // The suggested job count is this machine's cores (it said `-j 8` on a 2-core machine).
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    assert!(
+        stdout(&o).contains(&format!("run them: parallel -j {cores} < ")),
+        "{}",
+        stdout(&o)
+    );
     let jobs = std::fs::read_to_string(par.join("jobs.txt")).unwrap();
     assert_eq!(jobs.lines().count(), 8);
     // Before any job ran: every row MISSING.

@@ -293,41 +293,11 @@ pub fn fit_labels(labels: &[String], max: usize) -> Vec<String> {
         .collect()
 }
 
-/// Edit distance (Levenshtein, by characters).
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let here = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(here + 1);
-            prev = here;
-        }
-    }
-    row[b.len()]
-}
-
-/// The (at most) `n` names closest to `glob`: those holding its text (without `*`, `?`) first,
-/// then by edit distance to the name or to its last part, then by name.
-pub fn closest<'a>(glob: &str, names: &'a [String], n: usize) -> Vec<&'a str> {
-    let core: String = glob.chars().filter(|c| !matches!(c, '*' | '?')).collect();
-    let mut scored: Vec<(bool, usize, &str)> = names
-        .iter()
-        .map(|name| {
-            let leaf = name.rsplit('.').next().unwrap_or(name);
-            let contains = !core.is_empty() && name.contains(core.as_str());
-            (
-                !contains,
-                distance(&core, name).min(distance(&core, leaf)),
-                name.as_str(),
-            )
-        })
-        .collect();
-    scored.sort();
-    scored.into_iter().take(n).map(|(_, _, name)| name).collect()
-}
+// The nearest names (for the errors naming them) live with the labels (crate::plot_label),
+// which this module uses and which must not use it back.
+pub use crate::plot_label::closest;
+#[cfg(test)]
+use crate::plot_label::distance;
 
 #[cfg(test)]
 mod tests {
