@@ -5,7 +5,7 @@
 //! the order given), or without `view:` one group per `trace:` glob (everything, grouped by top
 //! scope, when there is no `trace:` either). The zoom fits `view.window` (default the whole run)
 //! into the window. Fields that encode an enum (an RH `opcode`, an `ecn`, a DCQCN `state`, a frame
-//! `format`) are shown by name through GTKWave translate filter files written beside the save
+//! `format`, a PAXI flit's `kind`, an RX control write's `kind`) are shown by name through GTKWave translate filter files written beside the save
 //! file (`<stem>.<enum>.txt`: one `value name` line per encoding).
 //! Signals their block declares levels (`PortDecl::level`: queue bytes, slots in use, credits,
 //! rates) are analog step traces with blank stretch rows below them, so a queue reads as a curve.
@@ -17,7 +17,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use hwsim_ports::{Ecn, FrameFormat, Opcode};
+use hwsim_ports::{CtrlKind, Ecn, FlitKind, FrameFormat, Opcode};
 
 use crate::testbench::Loaded;
 use crate::waves::Wave;
@@ -49,12 +49,36 @@ struct EnumKind {
     labels: Vec<String>,
 }
 
-/// The enum a variable encodes, known by its field name and width.
-fn enum_of(name: &str, width: Option<u32>) -> Option<EnumKind> {
+/// The enum a variable encodes, known by its field name and width (and, for a `kind`, by the
+/// fields beside it: `has(path)` says whether the wave holds that variable).
+fn enum_of(name: &str, width: Option<u32>, has: impl Fn(&str) -> bool) -> Option<EnumKind> {
+    let (parent, leaf) = name.rsplit_once('.').unwrap_or(("", name));
+    if leaf == "kind" && width == Some(3) {
+        let show = |v: crate::yaml::Value| crate::yaml::show(&v);
+        // A PAXI flit's kind sits beside its `ost` (a segment, a frame's PAXI header); an RX
+        // control write's beside its message's `opcode`.
+        if has(&format!("{parent}.ost")) {
+            let labels = [FlitKind::WData, FlitKind::Ar, FlitKind::R, FlitKind::B, FlitKind::Mul]
+                .iter()
+                .map(|k| show(crate::yaml::to_value(k)))
+                .collect();
+            return Some(EnumKind {
+                key: "flit_kind",
+                labels,
+            });
+        }
+        if has(&format!("{parent}.opcode")) {
+            let labels = CtrlKind::ALL.iter().map(|k| show(crate::yaml::to_value(k))).collect();
+            return Some(EnumKind {
+                key: "ctrl_kind",
+                labels,
+            });
+        }
+        return None;
+    }
     if width != Some(2) {
         return None;
     }
-    let (parent, leaf) = name.rsplit_once('.').unwrap_or(("", name));
     if leaf == "opcode" {
         let labels = [Opcode::Data, Opcode::Ack, Opcode::Cnp]
             .iter()
@@ -253,12 +277,13 @@ pub fn files(
     let _ = writeln!(s, "[sst_vpaned_height] 300");
     let mut filters: Vec<(String, PathBuf, Vec<u8>)> = Vec::new();
     let level_set = (!levels.is_empty()).then(|| hwsim_hw::GlobSet::new(levels));
+    let names: std::collections::HashSet<&str> = wave.vars.iter().map(|v| v.name.as_str()).collect();
     for g in &groups {
         let _ = writeln!(s, "@{F_GROUP_BEGIN:x}");
         let _ = writeln!(s, "-{}", g.title);
         for &i in &g.vars {
             let v = &wave.vars[i];
-            let flags = if let Some(e) = enum_of(&v.name, v.width) {
+            let flags = if let Some(e) = enum_of(&v.name, v.width, |n| names.contains(n)) {
                 let n = match filters.iter().position(|(k, _, _)| k == e.key) {
                     Some(n) => n,
                     None => {

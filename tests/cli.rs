@@ -3766,3 +3766,42 @@ fn stats_every_writes_the_counters_per_window() {
     assert!(!Path::new("x.csv").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A PAXI flit's `kind` and an RX control write's `kind` are shown by name in the save file
+/// (issue 52: they were raw numbers), each through a translate filter of its own: the flit kind
+/// is known by the `ost` beside it, the control kind by the `opcode`.
+#[test]
+fn kind_fields_are_shown_by_name() {
+    let dir = temp_dir("kind_names");
+    let vcd = dir.join("k.vcd");
+    let o = hwsim(&[
+        "tb/go_back_n.yaml",
+        "-q",
+        "--vcd",
+        vcd.to_str().unwrap(),
+        "--trace",
+        "chip0.lg7.tx.frame",
+        "--trace",
+        "chip1.lg7.rx.cnp_gen.cnp",
+    ]);
+    assert_code(&o, 0);
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    assert!(read("k.flit_kind.txt").contains("0 w_data\n1 ar\n2 r\n3 b\n4 mul\n"));
+    assert!(read("k.ctrl_kind.txt").contains("0 ack\n1 fack\n2 dup_ack\n3 nak\n4 cnp\n"));
+    let gtkw = read("k.gtkw");
+    for (filter, var) in [
+        ("k.flit_kind.txt", "chip0.lg7.tx.frame.kind[2:0]"),
+        ("k.ctrl_kind.txt", "chip1.lg7.rx.cnp_gen.cnp.kind[2:0]"),
+    ] {
+        let lines: Vec<&str> = gtkw.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| *l == var)
+            .unwrap_or_else(|| panic!("{var}\n{gtkw}"));
+        assert!(
+            lines[at - 2].starts_with('^') && lines[at - 2].ends_with(filter),
+            "{var}\n{gtkw}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
