@@ -588,6 +588,40 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
     }
 }
 
+/// The probes of a run: the testbench's `probe:` (written to `--probe`) and `--stats-every`'s
+/// counters, each with its row for cycle 0 written.
+fn open_probers(
+    l: &Loaded,
+    opts: &Options,
+    sim: &Sim,
+    until: Cycle,
+) -> Result<(Option<crate::probe::Prober>, Option<crate::probe::Prober>), InputError> {
+    let mut prober = match (&opts.probe, &l.tb.probe) {
+        (Some(path), Some(p)) => Some(crate::probe::Prober::new(l, p, sim, path, until)?),
+        (Some(path), None) => {
+            return Err(InputError::new(
+                Path::new("--probe"),
+                format!(
+                    "{}: the testbench has no `probe:` section (`probe: {{every: 1000, signals: [GLOB], counters: [GLOB]}}`)",
+                    path.display()
+                ),
+            ))
+        }
+        (None, _) => None,
+    };
+    let mut stats = match &opts.stats_every {
+        Some((every, path)) => {
+            let glob = opts.stats_counters.as_deref().unwrap_or("*");
+            Some(crate::probe::Prober::counters_every(sim, *every, glob, path, until)?)
+        }
+        None => None,
+    };
+    for p in prober.iter_mut().chain(stats.iter_mut()) {
+        p.sample(sim)?;
+    }
+    Ok((prober, stats))
+}
+
 /// The end of the run (`--until`, else the testbench's `until`, else the default), checked with
 /// what depends on it before anything is built, for `run` and `check` alike: at most 2^62 cycles
 /// (every time the model computes is a start or a cycle plus a bounded latency, so none can
@@ -773,29 +807,8 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
     // The event log (crate::event_log): to a staged file, or to stderr.
     let event_log = crate::event_log::open(&opts.log, opts.log_file.as_deref(), opts.log_max, &mut sim)?;
 
-    let mut prober = match (&opts.probe, &l.tb.probe) {
-        (Some(path), Some(p)) => Some(crate::probe::Prober::new(l, p, &sim, path, until)?),
-        (Some(path), None) => {
-            return Err(InputError::new(
-                Path::new("--probe"),
-                format!(
-                    "{}: the testbench has no `probe:` section (`probe: {{every: 1000, signals: [GLOB], counters: [GLOB]}}`)",
-                    path.display()
-                ),
-            ))
-        }
-        (None, _) => None,
-    };
-    let mut stats = match &opts.stats_every {
-        Some((every, path)) => {
-            let glob = opts.stats_counters.as_deref().unwrap_or("*");
-            Some(crate::probe::Prober::counters_every(&sim, *every, glob, path, until)?)
-        }
-        None => None,
-    };
-    for p in prober.iter_mut().chain(stats.iter_mut()) {
-        p.sample(&sim)?;
-    }
+    // The testbench's probe and the command line's statistics per window, at cycle 0.
+    let (mut prober, mut stats) = open_probers(l, &opts, &sim, until)?;
     // RTL beside the model (crate::rtl): fed and compared every cycle.
     let mut shadows = crate::rtl::start(l, &el.rtl_ports, &sim)?;
     let mut diverged = None;
