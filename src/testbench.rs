@@ -357,7 +357,13 @@ pub fn load_text_with(path: &Path, text: String, overrides: &[Override]) -> Resu
                 ),
             ));
         }
-        if let Some(c) = g.title.chars().find(|c| c.is_control()) {
+        // Besides the control characters: the line and paragraph separators (a line break to a
+        // reader that honours them) and the bidirectional overrides and isolates, which would
+        // show the title's text in an order other than the bytes' (U+202E).
+        let unprintable = |c: &char| {
+            c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        };
+        if let Some(c) = g.title.chars().find(unprintable) {
             return Err(at(
                 "title",
                 format!(

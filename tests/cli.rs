@@ -2560,7 +2560,7 @@ fn a_view_title_with_a_control_character_is_refused_at_its_place() {
     let dir = temp_dir("title_control");
     let base = std::fs::read_to_string("tb/modules/comb_chain.yaml").unwrap();
     let lines = base.lines().count();
-    let text = base
+    let text = base.clone()
         + "view:\n  groups:\n    - {title: fine, signals: ['*']}\n    - {title: \"two\\nlines\", signals: ['*']}\n";
     let tb = write(&dir, "t.yaml", &text);
     let vcd = dir.join("t.vcd");
@@ -2572,6 +2572,19 @@ fn a_view_title_with_a_control_character_is_refused_at_its_place() {
     );
     assert!(stderr(&o).contains(&want), "{}", stderr(&o));
     assert!(!vcd.exists() && !dir.join("t.gtkw").exists(), "nothing written");
+    // A line separator and a right-to-left override are refused as well (they were written as
+    // they are: the second shows the title's text reversed).
+    for (c, code) in [('\u{2028}', "2028"), ('\u{202E}', "202E")] {
+        let text = base.clone() + &format!("view:\n  groups:\n    - {{title: \"a{c}b\", signals: ['*']}}\n");
+        let tb = write(&dir, "u.yaml", &text);
+        let o = hwsim(&["run", tb.to_str().unwrap(), "--vcd", vcd.to_str().unwrap()]);
+        assert_code(&o, 2);
+        assert!(
+            stderr(&o).contains(&format!("holds a control character (U+{code})")),
+            "{}",
+            stderr(&o)
+        );
+    }
 }
 
 /// View mistakes that used to pass silently (issue 53): a group of no signals, a window that
