@@ -6,13 +6,13 @@
 //! Every run uses the built binary with the workspace root as working directory; generated files
 //! go to a fresh folder under the system temp dir, one per test.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::{assert_bad_output, assert_code, hwsim, read_json, stderr, stdout, temp_dir, FIFO_TB};
 use serde_json::Value;
-
-/// The example testbench the checks below read.
-const FIFO_TB: &str = "tb/modules/fifo_backpressure.yaml";
 
 /// A self-contained copy of the example testbench (no `include:`, so it can live in a temp dir).
 /// `{NAME}` and `{RECEIVED}` are filled in by [`fifo_tb`].
@@ -43,74 +43,10 @@ fn fifo_tb(name: &str, received: u64) -> String {
         .replace("{RECEIVED}", &received.to_string())
 }
 
-/// Runs the binary in the workspace root.
-fn hwsim<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hwsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("hwsim runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// The exit code, with the output in the panic message when it is not `want`.
-fn assert_code(o: &Output, want: i32) {
-    assert_eq!(
-        o.status.code(),
-        Some(want),
-        "exit code\n--- stdout\n{}--- stderr\n{}",
-        stdout(o),
-        stderr(o)
-    );
-}
-
-/// A fresh, empty folder for one test's files.
-fn temp_dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hwsim-cli-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("create temp dir");
-    d
-}
-
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).expect("write temp file");
     p
-}
-
-fn read_json(p: &Path) -> Value {
-    let text = std::fs::read_to_string(p).expect("json report written");
-    serde_json::from_str(&text).expect("report is valid JSON")
-}
-
-/// Asserts bad input: exit 2, exactly one stderr line, no panic, and that line is
-/// `hwsim: <prefix>…` and contains every one of `parts`.
-fn assert_bad_output(o: &Output, prefix: &str, parts: &[&str]) {
-    assert_code(o, 2);
-    let err = stderr(o);
-    assert!(
-        !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
-        "a panic instead of a message:\n{err}"
-    );
-    let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 1, "exactly one stderr line, got:\n{err}");
-    let line = lines[0];
-    let want = format!("hwsim: {prefix}");
-    assert!(
-        line.starts_with(&want),
-        "stderr should start with `{want}`, got:\n{line}"
-    );
-    for p in parts {
-        assert!(line.contains(p), "stderr should contain `{p}`, got:\n{line}");
-    }
 }
 
 /// `hwsim run tests/bad/<file>` is refused at `line:col` with a message containing `parts`.

@@ -6,71 +6,16 @@
 //! go to a fresh folder under the system temp dir, one per test. Sweeps here are tiny (the module
 //! FIFO testbench, or a short system run).
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
+use common::{assert_bad_output, assert_code, hwsim, read_json, s, stderr, stdout, temp_dir, FIFO_TB};
 use serde_json::Value;
 
-const FIFO_TB: &str = "tb/modules/fifo_backpressure.yaml";
 const LOSS_TB: &str = "tb/acceptance/loss_sweep_p1e-3.yaml";
-
-/// Runs the binary in the workspace root (not on a terminal: no colour, no progress bar).
-fn hwsim<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hwsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("hwsim runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn assert_code(o: &Output, want: i32) {
-    assert_eq!(
-        o.status.code(),
-        Some(want),
-        "exit code\n--- stdout\n{}--- stderr\n{}",
-        stdout(o),
-        stderr(o)
-    );
-}
-
-/// Bad input: exit 2 and one stderr line `hwsim: <prefix>…` containing every one of `parts`.
-fn assert_bad(o: &Output, prefix: &str, parts: &[&str]) {
-    assert_code(o, 2);
-    let err = stderr(o);
-    assert!(!err.contains("panicked"), "a panic instead of a message:\n{err}");
-    assert_eq!(err.lines().count(), 1, "exactly one stderr line, got:\n{err}");
-    assert!(err.starts_with(&format!("hwsim: {prefix}")), "stderr: {err}");
-    for p in parts {
-        assert!(err.contains(p), "stderr should contain `{p}`, got:\n{err}");
-    }
-}
-
-/// A fresh, empty folder for one test's files.
-fn temp_dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hwsim-everyday-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("create temp dir");
-    d
-}
-
-fn read_json(p: &Path) -> Value {
-    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_str(&text).expect("valid JSON")
-}
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
 
 // ------------------------------------------------------------------------------------------------
 // --set
@@ -147,7 +92,7 @@ fn set_overrides_fields_of_the_file_and_of_its_includes() {
         0,
     );
     let o = hwsim(&["check", LOSS_TB, "--set", "system.topology.chips=3"]);
-    assert_bad(&o, "--set system.topology.chips=3: ", &["exactly 2 chips"]);
+    assert_bad_output(&o, "--set system.topology.chips=3: ", &["exactly 2 chips"]);
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -166,10 +111,10 @@ fn bad_set_arguments_are_one_line_naming_the_argument() {
     ];
     for (arg, parts) in cases {
         let o = hwsim(&["run", LOSS_TB, "--set", arg]);
-        assert_bad(&o, &format!("--set {arg}: "), parts);
+        assert_bad_output(&o, &format!("--set {arg}: "), parts);
     }
     let o = hwsim(&["check", FIFO_TB, "--set", "instances.fifo.params.depth=0"]);
-    assert_bad(&o, "--set instances.fifo.params.depth=0: ", &["depth 0 out of range"]);
+    assert_bad_output(&o, "--set instances.fifo.params.depth=0: ", &["depth 0 out of range"]);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -384,7 +329,7 @@ fn sweep_runs_the_grid_in_parallel_with_the_same_bytes_for_any_j() {
         "--out",
         &s(&d.join("c")),
     ]);
-    assert_bad(&o, "--set instances.fifo.params.depth=0: ", &["depth 0 out of range"]);
+    assert_bad_output(&o, "--set instances.fifo.params.depth=0: ", &["depth 0 out of range"]);
     let o = hwsim(&[
         "sweep",
         FIFO_TB,
@@ -396,7 +341,7 @@ fn sweep_runs_the_grid_in_parallel_with_the_same_bytes_for_any_j() {
         "--out",
         &s(&d),
     ]);
-    assert_bad(&o, "--set until=5: ", &["--zip needs lists of one length"]);
+    assert_bad_output(&o, "--set until=5: ", &["--zip needs lists of one length"]);
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -485,7 +430,7 @@ fn sweep_emits_slurm_and_parallel_jobs_and_collects_them() {
         "collected = local"
     );
     let o = hwsim(&["sweep", "--collect", &s(&d.join("nothing"))]);
-    assert_bad(&o, &format!("{}/plan.json: cannot read", s(&d.join("nothing"))), &[]);
+    assert_bad_output(&o, &format!("{}/plan.json: cannot read", s(&d.join("nothing"))), &[]);
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -546,7 +491,7 @@ fn checks_off_runs_and_sweeps_without_a_verdict() {
     std::fs::write(&bare, &text[..text.find("expect:").unwrap()]).unwrap();
     assert_code(&hwsim(&[&s(&bare), "-q"]), 2);
     assert_code(&hwsim(&[&s(&bare), "-q", "--checks", "off"]), 0);
-    assert_bad(
+    assert_bad_output(
         &hwsim(&[&s(&tb), "--checks", "no"]),
         "invalid value 'no' for '--checks",
         &[],
@@ -659,7 +604,7 @@ fn pinned_checks_are_dropped_by_a_change_of_their_parameter_with_a_note() {
         .replace("pinned: seed", "pinned: instances.src.params.cuont");
     std::fs::write(&bad, text).unwrap();
     for cmd in ["run", "check"] {
-        assert_bad(
+        assert_bad_output(
             &hwsim(&[cmd, &s(&bad)]),
             &format!("{}:11:", s(&bad)),
             &["pinned: `instances.src.params.cuont` names no field of the testbench or its includes"],
@@ -711,13 +656,13 @@ fn a_bound_can_be_a_parameter_of_the_run() {
     assert_code(&hwsim(&[&s(&tb), "-q"]), 1);
     // A field that is not there, or a bound of another form: exit 2 at the place.
     std::fs::write(&tb, text.replace("params.count}}", "params.cuont}}")).unwrap();
-    assert_bad(
+    assert_bad_output(
         &hwsim(&["check", &s(&tb)]),
         &format!("{}:10:", s(&tb)),
         &["equals: {param: instances.src.params.cuont} names no number of the testbench"],
     );
     std::fs::write(&tb, text.replace("equals: {param:", "equals: {parm:")).unwrap();
-    assert_bad(
+    assert_bad_output(
         &hwsim(&[&s(&tb)]),
         &format!("{}:10:", s(&tb)),
         &["expected a number or `{param: PATH, times: F}`"],
@@ -726,7 +671,7 @@ fn a_bound_can_be_a_parameter_of_the_run() {
     // 100): refused at the check's `min`, for run and check alike (it ran and failed, issue 53).
     std::fs::write(&tb, text).unwrap();
     for cmd in ["run", "check"] {
-        assert_bad(
+        assert_bad_output(
             &hwsim(&[cmd, &s(&tb), "--set", "instances.src.params.count=400"]),
             &format!("{}:11:", s(&tb)),
             &["min 200 is above max 100 in this run: no value can pass"],
@@ -770,7 +715,7 @@ fn sweep_log_axes_refuse_a_value_not_above_zero_after_the_table() {
     let mut a = base.to_vec();
     a.extend(["--metric", "src.stall_cycles", "--logy", "--out", bad.to_str().unwrap()]);
     let o = hwsim(&a);
-    assert_bad(
+    assert_bad_output(
         &o,
         "--logy: the line has y = 0 at x = 1: a log axis needs values above 0",
         &["the table is written"],
@@ -846,7 +791,7 @@ fn probes_sample_the_same_with_and_without_event_skip() {
     );
     // Without a probe section, --probe is refused; a glob that matches nothing is located.
     let o = hwsim(&["run", FIFO_TB, "--probe", &s(&d.join("x.csv"))]);
-    assert_bad(&o, "--probe: ", &["no `probe:` section"]);
+    assert_bad_output(&o, "--probe: ", &["no `probe:` section"]);
     let o = hwsim(&[
         "run",
         FIFO_TB,
@@ -855,7 +800,7 @@ fn probes_sample_the_same_with_and_without_event_skip() {
         "--set",
         "probe={every: 0, counters: ['*']}",
     ]);
-    assert_bad(
+    assert_bad_output(
         &o,
         "--set probe={every: 0, counters: ['*']}: ",
         &["`every` must be ≥ 1"],
@@ -868,7 +813,7 @@ fn probes_sample_the_same_with_and_without_event_skip() {
         "--set",
         "probe={every: 5, counters: [nope.*]}",
     ]);
-    assert_bad(
+    assert_bad_output(
         &o,
         "--set probe={every: 5, counters: [nope.*]}: ",
         &["counter glob `nope.*` matches no counter"],
@@ -930,20 +875,20 @@ fn plot_draws_a_probe_in_one_command() {
     assert_code(&o, 0);
     assert!(std::fs::read_to_string(&svg).unwrap().contains("LG zero"));
     let o = hwsim(&["plot", &s(&csv), "--out", &s(&svg), "--label", "backlog=x"]);
-    assert_bad(&o, "--label backlog=x: ", &["no column `backlog`"]);
+    assert_bad_output(&o, "--label backlog=x: ", &["no column `backlog`"]);
     // A log y axis refuses the empty backlog, naming the column and the point.
     let o = hwsim(&["plot", &s(&csv), "--out", &s(&d.join("log.svg")), "--logy"]);
-    assert_bad(
+    assert_bad_output(
         &o,
         "--logy: series `backlog (lg0)` has y = 0 at x = ",
         &["a log axis needs values above 0"],
     );
     assert!(!d.join("log.svg").exists());
     let o = hwsim(&["plot", &s(&csv), "--out", &s(&svg), "--columns", "nothing"]);
-    assert_bad(&o, "--columns: ", &["matches no column"]);
+    assert_bad_output(&o, "--columns: ", &["matches no column"]);
     std::fs::write(d.join("bad.csv"), "cycle,a\n0,1\n5,x\n").unwrap();
     let o = hwsim(&["plot", &s(&d.join("bad.csv")), "--out", &s(&svg)]);
-    assert_bad(
+    assert_bad_output(
         &o,
         &format!("{}:3:3: ", s(&d.join("bad.csv"))),
         &["`x` is not a number"],
@@ -995,7 +940,7 @@ fn explain_prints_a_blocks_header_ports_params_and_counters() {
         assert!(out.contains(want), "`{want}` in:\n{out}");
     }
     let o = hwsim(&["explain", "nope"]);
-    assert_bad(&o, "unknown block kind `nope`", &["rx_cap"]);
+    assert_bad_output(&o, "unknown block kind `nope`", &["rx_cap"]);
     let o = hwsim(&["--version"]);
     assert_code(&o, 0);
     let v = stdout(&o);

@@ -3,51 +3,12 @@
 //! that keep what differs, `--rate`, and `--columns` globs with the nearest names when one
 //! selects nothing. Generated files go to a fresh folder under the system temp dir per test.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-const FIFO_TB: &str = "tb/modules/fifo_backpressure.yaml";
+use std::path::Path;
+use std::process::Output;
 
-fn hwsim<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hwsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("hwsim runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn assert_ok(o: &Output) {
-    assert_eq!(o.status.code(), Some(0), "stdout:\n{}stderr:\n{}", stdout(o), stderr(o));
-}
-
-/// Bad input: exit 2 and one stderr line `hwsim: <prefix>…`.
-fn assert_bad(o: &Output, prefix: &str) -> String {
-    let err = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
-    assert_eq!(err.lines().count(), 1, "one stderr line, got:\n{err}");
-    assert!(err.starts_with(&format!("hwsim: {prefix}")), "stderr: {err}");
-    err
-}
-
-fn temp_dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hwsim-plot-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("create temp dir");
-    d
-}
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
+use common::{assert_bad_output, assert_code, hwsim, s, stdout, temp_dir, FIFO_TB};
 
 /// The texts an SVG draws, one per `<text>` element.
 fn texts(svg: &Path) -> Vec<String> {
@@ -90,7 +51,7 @@ fn sweep(out: &Path, extra: &[&str]) -> Output {
 fn a_sweep_figure_names_the_parameter_short_and_takes_title_labels_and_size() {
     let d = temp_dir("sweep_look");
     let o = sweep(&d.join("a"), &[]);
-    assert_ok(&o);
+    assert_code(&o, 0);
     let t = texts(&d.join("a/end_cycle_vs_count.svg"));
     assert!(t.iter().any(|x| x == "count"), "the x label is the short name: {t:?}");
     assert!(t.iter().all(|x| !x.contains("instances.src")), "{t:?}");
@@ -107,7 +68,7 @@ fn a_sweep_figure_names_the_parameter_short_and_takes_title_labels_and_size() {
             "1280x800",
         ],
     );
-    assert_ok(&o);
+    assert_code(&o, 0);
     let t = texts(&d.join("b/end_cycle_vs_count.svg"));
     for want in ["FIFO drain", "items", "end (ns)"] {
         assert!(t.iter().any(|x| x == want), "`{want}` in {t:?}");
@@ -125,7 +86,7 @@ fn a_sweep_figure_names_the_parameter_short_and_takes_title_labels_and_size() {
         "--title",
         "again",
     ]);
-    assert_ok(&o);
+    assert_code(&o, 0);
     assert_eq!(png_size(&d.join("a/end_cycle_vs_count.png")), (640, 480));
     assert!(texts(&d.join("a/end_cycle_vs_count.svg")).contains(&"again".to_string()));
     let _ = std::fs::remove_dir_all(&d);
@@ -145,7 +106,7 @@ fn a_sweep_x_label_has_the_unit_its_parameter_documents() {
         "--out",
         &s(&d),
     ]);
-    assert_ok(&o);
+    assert_code(&o, 0);
     // The consumer's `interval` is `Cycles between pops`: a cycle is a ns.
     let t = texts(&d.join("end_cycle_vs_interval.svg"));
     assert!(t.iter().any(|x| x == "interval (ns)"), "{t:?}");
@@ -159,15 +120,19 @@ fn bad_figure_options_exit_2_with_one_line_naming_the_option() {
     std::fs::write(&csv, "cycle,a\n0,1\n500,2\n").unwrap();
     let svg = s(&d.join("p.svg"));
     for size in ["100x600", "800x9000", "800", "wide", "0x0"] {
-        let e = assert_bad(&hwsim(&["plot", &s(&csv), "--out", &svg, "--size", size]), "--size");
+        let e = assert_bad_output(
+            &hwsim(&["plot", &s(&csv), "--out", &svg, "--size", size]),
+            "--size",
+            &[],
+        );
         assert!(e.contains("200..=8000"), "{e}");
         // A sweep refuses it before any run.
         let out = d.join(format!("sw{size}"));
-        assert_bad(&sweep(&out, &["--size", size]), "--size");
+        assert_bad_output(&sweep(&out, &["--size", size]), "--size", &[]);
         assert!(!out.exists(), "nothing written");
     }
     for opt in ["--title", "--xlabel", "--ylabel"] {
-        let e = assert_bad(&hwsim(&["plot", &s(&csv), "--out", &svg, opt, "a\nb"]), opt);
+        let e = assert_bad_output(&hwsim(&["plot", &s(&csv), "--out", &svg, opt, "a\nb"]), opt, &[]);
         assert!(e.contains("control character"), "{e}");
     }
     assert!(!d.join("p.svg").exists());
@@ -184,7 +149,7 @@ fn a_legend_keeps_the_part_that_differs() {
     )
     .unwrap();
     let svg = d.join("p.svg");
-    assert_ok(&hwsim(&["plot", &s(&csv), "--out", &s(&svg)]));
+    assert_code(&hwsim(&["plot", &s(&csv), "--out", &s(&svg)]), 0);
     let t = texts(&svg);
     // `payload_bytes_sent (chip0)` is one character too long: the shared start goes.
     for want in ["…(chip0)", "…(chip1)", "payload_bytes_sent"] {
@@ -192,7 +157,7 @@ fn a_legend_keeps_the_part_that_differs() {
     }
     assert!(!t.iter().any(|x| x.contains("(chip…")), "{t:?}");
     // A wider figure has room for the whole labels.
-    assert_ok(&hwsim(&["plot", &s(&csv), "--out", &s(&svg), "--size", "1600x600"]));
+    assert_code(&hwsim(&["plot", &s(&csv), "--out", &s(&svg), "--size", "1600x600"]), 0);
     assert!(texts(&svg).contains(&"payload_bytes_sent (chip0)".to_string()));
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -203,18 +168,16 @@ fn rate_draws_a_cumulative_column_per_ns() {
     let csv = d.join("p.csv");
     std::fs::write(&csv, "cycle,rx.bytes,rx.level\n0,0,5\n500,1000,6\n1000,1500,7\n").unwrap();
     let svg = d.join("p.svg");
-    assert_ok(&hwsim(&["plot", &s(&csv), "--out", &s(&svg), "--columns", "rx.bytes"]));
+    assert_code(
+        &hwsim(&["plot", &s(&csv), "--out", &s(&svg), "--columns", "rx.bytes"]),
+        0,
+    );
     assert!(texts(&svg).contains(&"1500".to_string()), "the counts drawn");
     // `--rate` before the CSV: a flag, not a glob swallowing it.
-    assert_ok(&hwsim(&[
-        "plot",
-        "--rate",
-        &s(&csv),
-        "--out",
-        &s(&svg),
-        "--columns",
-        "rx.bytes",
-    ]));
+    assert_code(
+        &hwsim(&["plot", "--rate", &s(&csv), "--out", &s(&svg), "--columns", "rx.bytes"]),
+        0,
+    );
     let t = texts(&svg);
     // 1000 bytes over the first 500 ns, 500 over the next: 2 and 1 a ns.
     assert!(
@@ -222,15 +185,16 @@ fn rate_draws_a_cumulative_column_per_ns() {
         "{t:?}"
     );
     assert!(t.contains(&"2".to_string()) && t.contains(&"1".to_string()), "{t:?}");
-    assert_ok(&hwsim(&["plot", &s(&csv), "--out", &s(&svg), "--rate=*bytes"]));
+    assert_code(&hwsim(&["plot", &s(&csv), "--out", &s(&svg), "--rate=*bytes"]), 0);
     let t = texts(&svg);
     assert!(
         t.contains(&"bytes per ns".to_string()) && t.contains(&"level".to_string()),
         "{t:?}"
     );
-    let e = assert_bad(
+    let e = assert_bad_output(
         &hwsim(&["plot", &s(&csv), "--out", &s(&svg), "--rate=*byts"]),
         "--rate: `*byts` selects no column",
+        &[],
     );
     assert!(e.contains("nearest: rx.bytes"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
@@ -253,7 +217,7 @@ fn columns_take_trace_globs_and_an_unknown_one_names_the_nearest_few() {
     let svg = s(&d.join("p.svg"));
     // A scope selects the columns below it, as --trace does.
     let o = hwsim(&["plot", &s(&csv), "--out", &svg, "--columns", "chip3"]);
-    assert_ok(&o);
+    assert_code(&o, 0);
     assert!(stdout(&o).contains("(8 column(s))"), "{}", stdout(&o));
     let o = hwsim(&[
         "plot",
@@ -264,15 +228,17 @@ fn columns_take_trace_globs_and_an_unknown_one_names_the_nearest_few() {
         "chip3.lg*.tx,chip4.lg?.tx.rate",
     ]);
     assert!(stdout(&o).contains("(16 column(s))"), "{}", stdout(&o));
-    let e = assert_bad(
+    let e = assert_bad_output(
         &hwsim(&["plot", &s(&csv), "--out", &svg, "--columns", "chip3.lg7.tx.rat"]),
         "--columns: `chip3.lg7.tx.rat` matches no column",
+        &[],
     );
     assert!(e.contains("80 columns; nearest: chip3.lg7.tx.rate,"), "{e}");
     assert_eq!(e.matches(".tx.rate").count(), 3, "three names, not 80: {e}");
-    let e = assert_bad(
+    let e = assert_bad_output(
         &hwsim(&["plot", &s(&csv), "--out", &svg, "--label", "chip3.lg7.rate=x"]),
         "--label",
+        &[],
     );
     assert!(
         e.contains("nearest: chip3.lg7.tx.rate") && e.matches(".tx.rate").count() == 3,
@@ -291,7 +257,7 @@ fn the_figure_options_are_in_the_help() {
         ("sweep", &["--title", "--xlabel", "--ylabel", "--size"][..]),
     ] {
         let o = hwsim(&[cmd, "--help"]);
-        assert_ok(&o);
+        assert_code(&o, 0);
         for opt in opts {
             assert!(
                 stdout(&o).contains(&format!("  {opt} ")) || stdout(&o).contains(&format!("  {opt}[")),

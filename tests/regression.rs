@@ -19,16 +19,15 @@
 //! may not, unless the commit that changes one says why and updates the golden
 //! (`HWSIM_BLESS=1 cargo test --release --test regression` rewrites them all).
 
+mod common;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use common::root;
 use hwsim::regress::find_testbenches;
 use hwsim::runner::{run_file, Options, Report};
 use hwsim_hw::SharedBuffer as SharedBuf;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Where the skip / no-skip comparison of a tb/perf/ workload stops (see the header).
 const PERF_PREFIX: u64 = 20_000;

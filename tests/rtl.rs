@@ -6,12 +6,12 @@
 //! breaking the protocol or moving on its own while asleep stops the run. A node of two
 //! processes (mac_credit, examples/rtl/mac_credit.sv) is replaced and shadowed the same way. The tests that need Verilator say so and pass without it (CI installs it first).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::{command, parts, root, temp_dir};
 
 /// One build cache for all the tests (two builds: PLANT_BUG 0 and 1).
 fn cache() -> PathBuf {
@@ -29,27 +29,15 @@ fn verilator() -> bool {
     ok
 }
 
-/// A fresh folder for one test's files.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hwsim-rtl-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Runs `hwsim args…` from the workspace root with the test cache: (exit code, stdout, stderr).
-fn hwsim(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_hwsim"));
-    c.args(args).current_dir(root()).env("HWSIM_RTL_DIR", cache());
+/// Runs `hwsim args…` from the workspace root with the test cache and `env`: (exit code,
+/// stdout, stderr).
+fn hwsim_rtl(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut c = command();
+    c.args(args).env("HWSIM_RTL_DIR", cache());
     for (k, v) in env {
         c.env(k, v);
     }
-    let o = c.output().expect("runs");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    parts(&c.output().expect("runs"))
 }
 
 const TB: &str = "tb/rtl/gbn_arbiter_shadow.yaml";
@@ -77,7 +65,7 @@ fn the_rtl_shadows_the_arbiter_through_go_back_n_and_a_planted_bug_stops_the_run
     if !verilator() {
         return;
     }
-    let (code, out, err) = hwsim(&[TB], &[]);
+    let (code, out, err) = hwsim_rtl(&[TB], &[]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains("PASS  rtl arb: chip0.lg7.tx.arbiter shadowed by vc_arbiter")
@@ -86,8 +74,8 @@ fn the_rtl_shadows_the_arbiter_through_go_back_n_and_a_planted_bug_stops_the_run
     );
     // The same run with the RTL's off-by-one planted: exit 1 at the first request, with the
     // node's inputs up to it written to replay the RTL alone.
-    let d = scratch("bug");
-    let (code, out, err) = hwsim(
+    let d = temp_dir("bug");
+    let (code, out, err) = hwsim_rtl(
         &[TB, "--set", "rtl.arb.parameters.PLANT_BUG=1", "-v"],
         &[("HWSIM_RTL_DIR", d.to_str().unwrap())],
     );
@@ -114,7 +102,7 @@ fn the_rtl_shadows_the_arbiter_through_go_back_n_and_a_planted_bug_stops_the_run
 
 /// Exit 2, one line on stderr, containing `want`.
 fn refused(tb: &Path, env: &[(&str, &str)], want: &str) {
-    let (code, out, err) = hwsim(&[tb.to_str().unwrap()], env);
+    let (code, out, err) = hwsim_rtl(&[tb.to_str().unwrap()], env);
     assert_eq!(code, 2, "{want}: {out}{err}");
     // The note of a fresh build (a test running first builds) is not part of the error.
     let err: String = err
@@ -128,7 +116,7 @@ fn refused(tb: &Path, env: &[(&str, &str)], want: &str) {
 
 #[test]
 fn refusals_before_the_build() {
-    let d = scratch("early");
+    let d = temp_dir("early");
     let tb = variant(&d, |t| t.replace("mode: shadow", "mode: replica"));
     refused(
         &tb,
@@ -240,7 +228,7 @@ fn map_refusals_name_both_sides() {
     if !verilator() {
         return;
     }
-    let d = scratch("map");
+    let d = temp_dir("map");
     for (from, to, want) in [
         (
             "req.eligible: req_eligible",
@@ -290,7 +278,7 @@ fn report(args: &[&str], dir: &Path, name: &str) -> serde_json::Value {
     let json = dir.join(name);
     let mut a = args.to_vec();
     a.extend(["--json", json.to_str().unwrap()]);
-    let (code, out, err) = hwsim(&a, &[]);
+    let (code, out, err) = hwsim_rtl(&a, &[]);
     assert_eq!(code, 0, "{out}{err}");
     serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
 }
@@ -300,7 +288,7 @@ fn the_rtl_in_place_of_the_arbiter_runs_go_back_n_to_the_models_every_counter() 
     if !verilator() {
         return;
     }
-    let d = scratch("replace");
+    let d = temp_dir("replace");
     // The shadow run is the model's own arbiter driving (the RTL only watches).
     let model = report(&[TB], &d, "model.json");
     let rtl = report(&[REPLACE], &d, "rtl.json");
@@ -328,10 +316,10 @@ fn the_replaced_arbiter_with_the_planted_bug_breaks_the_grant_order() {
     if !verilator() {
         return;
     }
-    let (code, out, err) = hwsim(&[RR], &[]);
+    let (code, out, err) = hwsim_rtl(&[RR], &[]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("verdict: PASS (14/14 checks)"), "{out}");
-    let (code, out, err) = hwsim(&[RR, "--set", "rtl.arb.parameters.PLANT_BUG=1"], &[]);
+    let (code, out, err) = hwsim_rtl(&[RR, "--set", "rtl.arb.parameters.PLANT_BUG=1"], &[]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains("first difference: item 3: expected {tag: 2}, actual {tag: 11"),
@@ -353,7 +341,7 @@ fn the_rtl_in_place_of_a_two_process_node_runs_go_back_n_to_the_models_counters_
     if !verilator() {
         return;
     }
-    let d = scratch("credit");
+    let d = temp_dir("credit");
     let node = "chip0.lg7.tx.mac_credit.";
     let (mv, rv) = (d.join("m.vcd"), d.join("r.vcd"));
     let model = report(&["tb/go_back_n.yaml", "--vcd", mv.to_str().unwrap()], &d, "model.json");
@@ -379,7 +367,7 @@ fn the_rtl_in_place_of_a_two_process_node_runs_go_back_n_to_the_models_counters_
         "22 cycles with a message in or out, the last at cycle 1797"
     );
     // Every traced signal the same at every cycle, the RTL's `available` included.
-    let (code, out, err) = hwsim(&["diff", mv.to_str().unwrap(), rv.to_str().unwrap()], &[]);
+    let (code, out, err) = hwsim_rtl(&["diff", mv.to_str().unwrap(), rv.to_str().unwrap()], &[]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("verdict: SAME ("), "{out}");
     let _ = std::fs::remove_dir_all(&d);
@@ -391,7 +379,7 @@ fn the_planted_credit_bug_fails_the_replaced_and_the_shadowed_run() {
         return;
     }
     let bug = ["--set", "rtl.credit.parameters.PLANT_BUG=1"];
-    let (code, out, err) = hwsim(&[CREDIT, bug[0], bug[1]], &[]);
+    let (code, out, err) = hwsim_rtl(&[CREDIT, bug[0], bug[1]], &[]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains("FAIL  chip0.lg7.mac.frames == 21") && out.contains("actual 22"),
@@ -400,14 +388,14 @@ fn the_planted_credit_bug_fails_the_replaced_and_the_shadowed_run() {
     // Beside the model's node (its registered input, the MAC's return, one cycle after the
     // wave shows it, as the node reads it), the correct RTL agrees and the bug is caught.
     let shadow = ["--set", "rtl.credit.mode=shadow"];
-    let (code, out, err) = hwsim(&[CREDIT, shadow[0], shadow[1]], &[]);
+    let (code, out, err) = hwsim_rtl(&[CREDIT, shadow[0], shadow[1]], &[]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains("PASS  rtl credit: chip0.lg7.tx.mac_credit shadowed by mac_credit")
             && out.contains("equal over 50835 cycles (101670 comparisons)"),
         "{out}"
     );
-    let (code, out, err) = hwsim(&[CREDIT, shadow[0], shadow[1], bug[0], bug[1]], &[]);
+    let (code, out, err) = hwsim_rtl(&[CREDIT, shadow[0], shadow[1], bug[0], bug[1]], &[]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains(
@@ -422,7 +410,7 @@ fn an_earlier_process_output_that_follows_a_later_process_input_stops_the_run() 
     if !verilator() {
         return;
     }
-    let d = scratch("combpath");
+    let d = temp_dir("combpath");
     let sv = std::fs::read_to_string(root().join("examples/rtl/mac_credit.sv")).unwrap();
     // The take subtracted combinationally: `available` (process 0's, read by the arbiter before
     // the grant) would change after the grant of its own cycle.
@@ -444,7 +432,7 @@ fn an_earlier_process_output_that_follows_a_later_process_input_stops_the_run() 
             ),
     )
     .unwrap();
-    let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &[]);
+    let (code, out, err) = hwsim_rtl(&[tb.to_str().unwrap()], &[]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains("in `chip0.lg7.tx.mac_credit`: rtl `credit`: at cycle ")
@@ -476,9 +464,9 @@ fn an_rtl_breaking_the_protocol_stops_the_run_with_the_cycle_and_the_path() {
     if !verilator() {
         return;
     }
-    let d = scratch("badvc");
+    let d = temp_dir("badvc");
     let tb = edited_rtl(&d, "bad", |s| s.replace("grant_vc = vc;", "grant_vc = 3'd7;"), |t| t);
-    let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &[]);
+    let (code, out, err) = hwsim_rtl(&[tb.to_str().unwrap()], &[]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains("protocol violation at cycle 1 in `arb.core`: bank_arbiter: the arbiter node granted VC 7, which the request did not name eligible"),
@@ -494,7 +482,7 @@ fn an_rtl_input_wider_than_64_bits_is_refused() {
     if !verilator() {
         return;
     }
-    let d = scratch("wide");
+    let d = temp_dir("wide");
     let tb = edited_rtl(
         &d,
         "wide",
@@ -507,7 +495,7 @@ fn an_rtl_input_wider_than_64_bits_is_refused() {
         |t| t,
     );
     for _ in 0..2 {
-        let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &[]);
+        let (code, out, err) = hwsim_rtl(&[tb.to_str().unwrap()], &[]);
         assert_eq!(code, 2, "{out}{err}");
         assert!(
             err.contains(
@@ -526,7 +514,7 @@ fn what_an_rtl_displays_is_shown_not_read_as_its_outputs() {
     if !verilator() {
         return;
     }
-    let d = scratch("display");
+    let d = temp_dir("display");
     let tb = edited_rtl(
         &d,
         "chatty",
@@ -535,7 +523,7 @@ fn what_an_rtl_displays_is_shown_not_read_as_its_outputs() {
         },
         |t| t,
     );
-    let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &[]);
+    let (code, out, err) = hwsim_rtl(&[tb.to_str().unwrap()], &[]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("verdict: PASS (14/14 checks)"), "{out}");
     assert!(err.contains("rtl says: request "), "{err}");
@@ -548,7 +536,7 @@ fn an_rtl_whose_outputs_move_on_their_own_must_not_sleep() {
     if !verilator() {
         return;
     }
-    let d = scratch("ticker");
+    let d = temp_dir("ticker");
     // A timer inside: at its 40th clock the counter register jumps, whatever the inputs (the
     // RTL has been asleep since its last grant at 25, its outputs holding still).
     let tick = |s: String| {
@@ -565,7 +553,7 @@ fn an_rtl_whose_outputs_move_on_their_own_must_not_sleep() {
             "stimulus:\n  - {at: 60, port: arb.req, value: {tag: 4, dst: 1, qp: 2, cost: 1}}\n",
         )
     });
-    let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &[]);
+    let (code, out, err) = hwsim_rtl(&[tb.to_str().unwrap()], &[]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains(
@@ -578,7 +566,7 @@ fn an_rtl_whose_outputs_move_on_their_own_must_not_sleep() {
         t.replace("mode: replace", "mode: replace\n    sleep: false")
             .replace("expect:\n", "expect:\n  - {port: arb.counter, at: 41, value: 77}\n")
     });
-    let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &[]);
+    let (code, out, err) = hwsim_rtl(&[tb.to_str().unwrap()], &[]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("verdict: PASS (15/15 checks) at cycle 100"), "{out}");
     let _ = std::fs::remove_dir_all(&d);
@@ -589,7 +577,7 @@ fn replace_refusals_name_the_node_and_the_rtl() {
     if !verilator() {
         return;
     }
-    let d = scratch("rmap");
+    let d = temp_dir("rmap");
     for (from, to, want) in [
         (
             "instance: chip0.lg7.tx.arbiter",
@@ -666,13 +654,13 @@ fn an_rtl_that_stops_answering_is_stopped_after_its_timeout() {
     if !verilator() {
         return;
     }
-    let d = scratch("hang");
+    let d = temp_dir("hang");
     let cache = d.join("cache");
     let tb = variant_of(REPLACE, &d, |t| {
         t.replace("mode: replace", "mode: replace\n    timeout_s: 1")
     });
     let env = [("HWSIM_RTL_DIR", cache.to_str().unwrap())];
-    let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &env);
+    let (code, out, err) = hwsim_rtl(&[tb.to_str().unwrap()], &env);
     assert_eq!(code, 0, "{out}{err}");
     // The cached simulator swapped for one that tells its ports and then never answers.
     let dir = std::fs::read_dir(&cache)
@@ -689,7 +677,7 @@ fn an_rtl_that_stops_answering_is_stopped_after_its_timeout() {
             format!("#!/bin/sh\nif [ \"$1\" = --ports ]; then\ncat <<'EOF'\n{ports}EOF\nexit 0\nfi\n{sleep}\n");
         std::fs::write(&sim, script).unwrap();
         let t0 = std::time::Instant::now();
-        let (code, out, err) = hwsim(&[tb.to_str().unwrap()], &env);
+        let (code, out, err) = hwsim_rtl(&[tb.to_str().unwrap()], &env);
         assert!(
             t0.elapsed().as_secs() < 30,
             "`{sleep}`: stopped after its timeout, not after the sleep"
@@ -715,7 +703,7 @@ fn an_rtl_that_stops_answering_is_stopped_after_its_timeout() {
 
 #[test]
 fn regress_skips_rtl_testbenches_where_verilator_is_missing() {
-    let d = scratch("regress");
+    let d = temp_dir("regress");
     let tbs = d.join("tbs");
     std::fs::create_dir_all(&tbs).unwrap();
     let tb = variant_of(RR, &d, |t| t);
@@ -727,7 +715,7 @@ fn regress_skips_rtl_testbenches_where_verilator_is_missing() {
     .unwrap();
     let empty = d.join("bin");
     std::fs::create_dir_all(&empty).unwrap();
-    let (code, out, err) = hwsim(
+    let (code, out, err) = hwsim_rtl(
         &["regress", tbs.to_str().unwrap(), "-j", "1"],
         &[("PATH", empty.to_str().unwrap())],
     );

@@ -3,35 +3,13 @@
 //! with wellen), `hwsim diff` (exit 0 / 1 / 2, the first divergence, map errors located at
 //! file:line:col), and `hwsim vectors` (the CSV against the run's own wave).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use std::path::Path;
 
-/// A fresh folder for one test's outputs.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hwsim-xcheck-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{hwsim_parts, root, temp_dir};
 
-/// Runs `hwsim args…` from the workspace root: (exit code, stdout, stderr).
-fn hwsim(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_hwsim"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("runs");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
+/// A path as an argument, borrowed (`common::s` gives a `String`; the `&[&str]` lists here want `&str`).
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -70,9 +48,9 @@ fn signals(path: &Path) -> Vec<Signal> {
 
 #[test]
 fn gtkw_opens_the_go_back_n_story() {
-    let d = scratch("gtkw");
+    let d = temp_dir("gtkw");
     let vcd = d.join("gbn.vcd");
-    let (code, out, err) = hwsim(&["tb/go_back_n.yaml", "--vcd", s(&vcd), "-q"]);
+    let (code, out, err) = hwsim_parts(&["tb/go_back_n.yaml", "--vcd", s(&vcd), "-q"]);
     assert_eq!(code, 0, "{out}{err}");
     let g = std::fs::read_to_string(d.join("gbn.gtkw")).expect("gbn.gtkw beside the VCD");
     assert!(g.contains("[dumpfile] \"gbn.vcd\"\n"), "{g}");
@@ -148,7 +126,7 @@ fn gtkw_opens_the_go_back_n_story() {
         assert!(names.iter().any(|x| x == n), "{n} is not a signal of the VCD");
     }
     // Same input, same bytes.
-    let (code, _, _) = hwsim(&["tb/go_back_n.yaml", "--vcd", s(&vcd), "-q"]);
+    let (code, _, _) = hwsim_parts(&["tb/go_back_n.yaml", "--vcd", s(&vcd), "-q"]);
     assert_eq!(code, 0);
     assert_eq!(std::fs::read_to_string(d.join("gbn.gtkw")).unwrap(), g);
     let _ = std::fs::remove_dir_all(&d);
@@ -156,11 +134,11 @@ fn gtkw_opens_the_go_back_n_story() {
 
 #[test]
 fn gtkw_defaults_and_refusals() {
-    let d = scratch("gtkw-default");
+    let d = temp_dir("gtkw-default");
     // No view: and no trace: one group per top scope; --gtkw chooses the path.
     let vcd = d.join("arb.vcd");
     let gtkw = d.join("other/arb_view.gtkw");
-    let (code, out, err) = hwsim(&[
+    let (code, out, err) = hwsim_parts(&[
         "tb/modules/bank_arbiter_flow_blocking.yaml",
         "--vcd",
         s(&vcd),
@@ -182,21 +160,21 @@ fn gtkw_defaults_and_refusals() {
     let text = format!("{text}view:\n  groups:\n    - {{title: x, signals: [arb.nothing]}}\n");
     let line = text.lines().count();
     std::fs::write(&tb, &text).unwrap();
-    let (code, _, err) = hwsim(&[s(&tb), "--vcd", s(&vcd), "-q"]);
+    let (code, _, err) = hwsim_parts(&[s(&tb), "--vcd", s(&vcd), "-q"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains(&format!("tb.yaml:{line}:")), "{err}");
     assert!(err.contains("arb.nothing"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     // --gtkw without a wave, and a save file over the testbench, are refused.
-    let (code, _, err) = hwsim(&["tb/modules/bank_arbiter_flow_blocking.yaml", "--gtkw", s(&gtkw)]);
+    let (code, _, err) = hwsim_parts(&["tb/modules/bank_arbiter_flow_blocking.yaml", "--gtkw", s(&gtkw)]);
     assert_eq!(code, 2, "{err}");
-    let (code, _, err) = hwsim(&[s(&tb), "--vcd", s(&vcd), "--gtkw", s(&tb)]);
+    let (code, _, err) = hwsim_parts(&[s(&tb), "--vcd", s(&vcd), "--gtkw", s(&tb)]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("refusing to overwrite"), "{err}");
     // A sink VCD gets no save file, and cannot be read back for one.
-    let (code, out, err) = hwsim(&["tb/modules/bank_arbiter_flow_blocking.yaml", "--vcd", "/dev/null", "-q"]);
+    let (code, out, err) = hwsim_parts(&["tb/modules/bank_arbiter_flow_blocking.yaml", "--vcd", "/dev/null", "-q"]);
     assert_eq!(code, 0, "{out}{err}");
-    let (code, _, err) = hwsim(&[
+    let (code, _, err) = hwsim_parts(&[
         "tb/modules/bank_arbiter_flow_blocking.yaml",
         "--vcd",
         "/dev/null",
@@ -210,10 +188,10 @@ fn gtkw_defaults_and_refusals() {
 
 #[test]
 fn fst_holds_the_same_signals_and_changes_as_the_vcd() {
-    let d = scratch("fst");
+    let d = temp_dir("fst");
     let (vcd, fst) = (d.join("gbn.vcd"), d.join("gbn.fst"));
     // Go-Back-N: 1- to 64-bit fields, 512-bit slot maps and reals (DCQCN rate).
-    let (code, out, err) = hwsim(&["tb/go_back_n.yaml", "--vcd", s(&vcd), "--fst", s(&fst), "-q"]);
+    let (code, out, err) = hwsim_parts(&["tb/go_back_n.yaml", "--vcd", s(&vcd), "--fst", s(&fst), "-q"]);
     assert_eq!(code, 0, "{out}{err}");
     let (a, b) = (signals(&vcd), signals(&fst));
     assert_eq!(a.len(), b.len());
@@ -231,19 +209,19 @@ fn fst_holds_the_same_signals_and_changes_as_the_vcd() {
     assert!(changes > 1000, "{changes} changes compared");
     // Only --fst: the VCD goes to memory, the FST is the same file; and the same bytes again.
     let fst2 = d.join("only.fst");
-    let (code, _, err) = hwsim(&["tb/go_back_n.yaml", "--fst", s(&fst2), "-q"]);
+    let (code, _, err) = hwsim_parts(&["tb/go_back_n.yaml", "--fst", s(&fst2), "-q"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read(&fst).unwrap(), std::fs::read(&fst2).unwrap());
     let g = std::fs::read_to_string(d.join("only.gtkw")).unwrap();
     assert!(g.contains("[dumpfile] \"only.fst\""), "{g}");
     // `--vcd x.fst` asks for FST by the extension: the same bytes, no VCD written.
     let by_ext = d.join("ext.FST");
-    let (code, _, err) = hwsim(&["tb/go_back_n.yaml", "--vcd", s(&by_ext), "-q"]);
+    let (code, _, err) = hwsim_parts(&["tb/go_back_n.yaml", "--vcd", s(&by_ext), "-q"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read(&fst).unwrap(), std::fs::read(&by_ext).unwrap());
     assert!(std::fs::read(&by_ext).unwrap()[..4] != *b"$ver", "not a VCD");
     // Both an FST by extension and --fst: one of them.
-    let (code, _, err) = hwsim(&[
+    let (code, _, err) = hwsim_parts(&[
         "tb/go_back_n.yaml",
         "--vcd",
         s(&d.join("a.fst")),
@@ -326,17 +304,17 @@ signals:
 
 #[test]
 fn diff_exit_codes_first_divergence_and_map_errors() {
-    let d = scratch("diff");
+    let d = temp_dir("diff");
     let (a, b, map) = (d.join("model.vcd"), d.join("rtl.vcd"), d.join("map.yaml"));
     std::fs::write(&a, MODEL_VCD).unwrap();
     std::fs::write(&b, RTL_VCD).unwrap();
     std::fs::write(&map, MAP).unwrap();
     // Same wave: exit 0.
-    let (code, out, err) = hwsim(&["diff", s(&a), s(&a)]);
+    let (code, out, err) = hwsim_parts(&["diff", s(&a), s(&a)]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("verdict: SAME (3 signals over 13 cycles)"), "{out}");
     // Through the map: ptr differs from cycle 9 (3 vs 4) to the end; the grant agrees.
-    let (code, out, err) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map)]);
+    let (code, out, err) = hwsim_parts(&["diff", s(&a), s(&b), "--map", s(&map)]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("(B, 10 ns/cycle), cycles 0..12"), "{out}");
     assert!(
@@ -355,7 +333,7 @@ fn diff_exit_codes_first_divergence_and_map_errors() {
     assert!(out.contains("first divergence at cycle 9 on arb.ptr"), "{out}");
     // Without the offset the grant is one cycle early in A: caught at cycle 2.
     std::fs::write(&map, MAP.replace(", offset: 1", "")).unwrap();
-    let (code, out, _) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map)]);
+    let (code, out, _) = hwsim_parts(&["diff", s(&a), s(&b), "--map", s(&map)]);
     assert_eq!(code, 1);
     assert!(
         out.contains("arb.grant.valid = TOP.dut.gv: first at cycle 2: A 1, B 0"),
@@ -363,14 +341,14 @@ fn diff_exit_codes_first_divergence_and_map_errors() {
     );
     // A window before the divergence agrees.
     std::fs::write(&map, MAP).unwrap();
-    let (code, out, _) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map), "--to", "9"]);
+    let (code, out, _) = hwsim_parts(&["diff", s(&a), s(&b), "--map", s(&map), "--to", "9"]);
     assert_eq!(code, 0, "{out}");
-    let (code, _, _) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map), "--from", "9"]);
+    let (code, _, _) = hwsim_parts(&["diff", s(&a), s(&b), "--map", s(&map), "--from", "9"]);
     assert_eq!(code, 1);
 
     // Bad input: exit 2, one line, located.
     let bad = |args: &[&str], want: &str| {
-        let (code, out, err) = hwsim(args);
+        let (code, out, err) = hwsim_parts(args);
         assert_eq!(code, 2, "{args:?}: {out}{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(want), "{args:?}: want `{want}` in {err}");
@@ -419,13 +397,13 @@ fn diff_exit_codes_first_divergence_and_map_errors() {
 /// (to 7 at cycle 5) while the grant is low, where the model's wave holds the last grant's.
 #[test]
 fn diff_compares_a_field_only_when_its_valid_is_high() {
-    let d = scratch("diff-when");
+    let d = temp_dir("diff-when");
     let (a, b, map) = (d.join("model.vcd"), d.join("rtl.vcd"), d.join("map.yaml"));
     std::fs::write(&a, MODEL_VCD).unwrap();
     std::fs::write(&b, RTL_VCD.replace("#50000\nb1011 a\n", "#50000\nb1011 a\nb111 c\n")).unwrap();
     let tag = "  - {a: arb.grant.tag, b: TOP.dut.gtag, offset: 1}\n";
     std::fs::write(&map, MAP).unwrap();
-    let (code, out, _) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map), "--to", "9"]);
+    let (code, out, _) = hwsim_parts(&["diff", s(&a), s(&b), "--map", s(&map), "--to", "9"]);
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("arb.grant.tag   = TOP.dut.gtag (offset +1): first at cycle 4: A 5, B 7"),
@@ -433,7 +411,7 @@ fn diff_compares_a_field_only_when_its_valid_is_high() {
     );
     let when = "  - {a: arb.grant.tag, b: TOP.dut.gtag, offset: 1, when: arb.grant.valid}\n";
     std::fs::write(&map, MAP.replace(tag, when)).unwrap();
-    let (code, out, _) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map), "--to", "9"]);
+    let (code, out, _) = hwsim_parts(&["diff", s(&a), s(&b), "--map", s(&map), "--to", "9"]);
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("same    arb.grant.tag   = TOP.dut.gtag (offset +1) (when arb.grant.valid)"),
@@ -445,7 +423,7 @@ fn diff_compares_a_field_only_when_its_valid_is_high() {
         MAP.replace(tag, &when.replace("when: arb.grant.valid", "when: arb.grant.vld")),
     )
     .unwrap();
-    let (code, _, err) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map)]);
+    let (code, _, err) = hwsim_parts(&["diff", s(&a), s(&b), "--map", s(&map)]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("map.yaml:5:") && err.contains("`arb.grant.vld` is not a signal of"),
@@ -459,7 +437,7 @@ fn diff_compares_a_field_only_when_its_valid_is_high() {
 /// it was never compared.
 #[test]
 fn diff_lists_the_unmapped_shows_a_window_and_names_a_constant_lag() {
-    let d = scratch("diff-lag");
+    let d = temp_dir("diff-lag");
     let (a, b, map) = (d.join("model.vcd"), d.join("rtl.vcd"), d.join("map.yaml"));
     std::fs::write(&a, MODEL_VCD).unwrap();
     std::fs::write(&b, RTL_VCD).unwrap();
@@ -467,7 +445,7 @@ fn diff_lists_the_unmapped_shows_a_window_and_names_a_constant_lag() {
     let lag =
         "clock_ns: 10\nsignals:\n  - {a: arb.grant.valid, b: TOP.dut.gv}\n  - {a: arb.grant.tag, b: TOP.dut.gtag}\n";
     std::fs::write(&map, lag).unwrap();
-    let (code, out, _) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map)]);
+    let (code, out, _) = hwsim_parts(&["diff", s(&a), s(&b), "--map", s(&map)]);
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("not compared (1 signals of A under the mapped scopes, not in the map): arb.ptr"),
@@ -489,12 +467,12 @@ fn diff_lists_the_unmapped_shows_a_window_and_names_a_constant_lag() {
     );
     // The full map differs on ptr too (from cycle 9): no constant lag explains it.
     std::fs::write(&map, MAP.replace(", offset: 1", "")).unwrap();
-    let (_, out, _) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map)]);
+    let (_, out, _) = hwsim_parts(&["diff", s(&a), s(&b), "--map", s(&map)]);
     assert!(!out.contains("hint:"), "{out}");
     // A `when` that never holds in the compared cycles: said, not passed as `same`.
     let never = "clock_ns: 10\nsignals:\n  - {a: arb.grant.tag, b: TOP.dut.gtag, offset: 1, when: arb.grant.valid}\n";
     std::fs::write(&map, never).unwrap();
-    let (code, out, _) = hwsim(&["diff", s(&a), s(&b), "--map", s(&map), "--from", "4"]);
+    let (code, out, _) = hwsim_parts(&["diff", s(&a), s(&b), "--map", s(&map), "--from", "4"]);
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("unused  arb.grant.tag = TOP.dut.gtag (offset +1) (when arb.grant.valid): never compared"),
@@ -505,9 +483,9 @@ fn diff_lists_the_unmapped_shows_a_window_and_names_a_constant_lag() {
 
 #[test]
 fn diff_model_against_its_own_fst_and_a_changed_run() {
-    let d = scratch("diff-runs");
+    let d = temp_dir("diff-runs");
     let (vcd, fst) = (d.join("arb.vcd"), d.join("arb.fst"));
-    let (code, _, err) = hwsim(&[
+    let (code, _, err) = hwsim_parts(&[
         "tb/modules/bank_arbiter_rr_pointer.yaml",
         "--vcd",
         s(&vcd),
@@ -516,7 +494,7 @@ fn diff_model_against_its_own_fst_and_a_changed_run() {
         "-q",
     ]);
     assert_eq!(code, 0, "{err}");
-    let (code, out, _) = hwsim(&["diff", s(&vcd), s(&fst)]);
+    let (code, out, _) = hwsim_parts(&["diff", s(&vcd), s(&fst)]);
     assert_eq!(code, 0, "{out}");
     // The same testbench with the credit for VC 0 one cycle later: the grants move.
     let tb = d.join("late.yaml");
@@ -527,9 +505,9 @@ fn diff_model_against_its_own_fst_and_a_changed_run() {
     )
     .unwrap();
     let late = d.join("late.vcd");
-    let (code, _, _) = hwsim(&[s(&tb), "--vcd", s(&late), "-q"]);
+    let (code, _, _) = hwsim_parts(&[s(&tb), "--vcd", s(&late), "-q"]);
     assert_eq!(code, 1, "its own checks fail");
-    let (code, out, _) = hwsim(&["diff", s(&vcd), s(&late)]);
+    let (code, out, _) = hwsim_parts(&["diff", s(&vcd), s(&late)]);
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("first divergence at cycle 19 on arb.credit.valid") || out.contains("cycle 19 on tb."),
@@ -542,15 +520,15 @@ fn diff_model_against_its_own_fst_and_a_changed_run() {
 /// error`, or a missing file for a file that is there).
 #[test]
 fn a_cut_fst_is_named_as_such() {
-    let d = scratch("fst-cut");
+    let d = temp_dir("fst-cut");
     let fst = d.join("arb.fst");
-    let (code, _, err) = hwsim(&["tb/modules/bank_arbiter_rr_pointer.yaml", "--fst", s(&fst), "-q"]);
+    let (code, _, err) = hwsim_parts(&["tb/modules/bank_arbiter_rr_pointer.yaml", "--fst", s(&fst), "-q"]);
     assert_eq!(code, 0, "{err}");
     let whole = std::fs::read(&fst).unwrap();
     for n in [100usize, 500, whole.len() / 2] {
         let cut = d.join(format!("cut{n}.fst"));
         std::fs::write(&cut, &whole[..n.min(whole.len() - 1)]).unwrap();
-        let (code, _, err) = hwsim(&["diff", s(&fst), s(&cut)]);
+        let (code, _, err) = hwsim_parts(&["diff", s(&fst), s(&cut)]);
         assert_eq!(code, 2, "{err}");
         let want = format!(
             "{}: cannot read the wave: an FST cut short or damaged ({} bytes; the reader: ",
@@ -565,8 +543,8 @@ fn a_cut_fst_is_named_as_such() {
 
 #[test]
 fn vectors_csv_matches_the_run() {
-    let d = scratch("vectors");
-    let (code, out, err) = hwsim(&["vectors", "tb/modules/bank_arbiter_flow_blocking.yaml", "--out", s(&d)]);
+    let d = temp_dir("vectors");
+    let (code, out, err) = hwsim_parts(&["vectors", "tb/modules/bank_arbiter_flow_blocking.yaml", "--out", s(&d)]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("arb.csv (26 cycles, 35 columns)"), "{out}");
     let csv = std::fs::read_to_string(d.join("arb.csv")).unwrap();
@@ -609,7 +587,7 @@ fn vectors_csv_matches_the_run() {
 
     // Every column against the run's own VCD, sampled per cycle.
     let vcd = d.join("arb.vcd");
-    let (code, _, _) = hwsim(&["tb/modules/bank_arbiter_flow_blocking.yaml", "--vcd", s(&vcd), "-q"]);
+    let (code, _, _) = hwsim_parts(&["tb/modules/bank_arbiter_flow_blocking.yaml", "--vcd", s(&vcd), "-q"]);
     assert_eq!(code, 0);
     let sigs = signals(&vcd);
     for (k, h) in head.iter().enumerate().skip(1) {
@@ -633,7 +611,7 @@ fn vectors_csv_matches_the_run() {
 
     // Six stimulus rows on one port at cycle 2: the driver pushes them one per cycle, in order,
     // and the rows show each (2..=7).
-    let (code, out, err) = hwsim(&["vectors", "tb/modules/bank_arbiter_rr_pointer.yaml", "--out", s(&d)]);
+    let (code, out, err) = hwsim_parts(&["vectors", "tb/modules/bank_arbiter_rr_pointer.yaml", "--out", s(&d)]);
     assert_eq!(code, 0, "{out}{err}");
     let csv = std::fs::read_to_string(d.join("arb.csv")).unwrap();
     let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
@@ -655,13 +633,13 @@ fn vectors_csv_matches_the_run() {
 
     // Refused: a system testbench without `--instance`, an unknown instance, an output over an
     // input.
-    let (code, _, err) = hwsim(&["vectors", "tb/go_back_n.yaml", "--out", s(&d)]);
+    let (code, _, err) = hwsim_parts(&["vectors", "tb/go_back_n.yaml", "--out", s(&d)]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("go_back_n.yaml:") && err.contains("needs `--instance PATH`"),
         "{err}"
     );
-    let (code, _, err) = hwsim(&[
+    let (code, _, err) = hwsim_parts(&[
         "vectors",
         "tb/go_back_n.yaml",
         "--instance",
@@ -674,7 +652,7 @@ fn vectors_csv_matches_the_run() {
     // A port that carries up to 8 messages a cycle: a column group per slot, filled from the
     // kernel's log of its pushes (the wave shows the last of a cycle): every ACK and the NAK the
     // TX took in on LG 7, 48 in all, as its counters say.
-    let (code, out, err) = hwsim(&[
+    let (code, out, err) = hwsim_parts(&[
         "vectors",
         "tb/go_back_n.yaml",
         "--instance",
@@ -704,10 +682,10 @@ fn vectors_csv_matches_the_run() {
         }
     }
     assert_eq!((msgs, naks), (48, 1));
-    let tbdir = scratch("vectors-in");
+    let tbdir = temp_dir("vectors-in");
     let tb = tbdir.join("arb.csv");
     std::fs::copy(root().join("tb/modules/bank_arbiter_flow_blocking.yaml"), &tb).unwrap();
-    let (code, _, err) = hwsim(&["vectors", s(&tb), "--out", s(&tbdir)]);
+    let (code, _, err) = hwsim_parts(&["vectors", s(&tb), "--out", s(&tbdir)]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("refusing to overwrite"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
@@ -718,8 +696,8 @@ fn vectors_csv_matches_the_run() {
 /// story, the stimulus an RTL implementation of it would be driven with.
 #[test]
 fn vectors_of_a_node_inside_a_system() {
-    let d = scratch("vectors-system");
-    let (code, out, err) = hwsim(&[
+    let d = temp_dir("vectors-system");
+    let (code, out, err) = hwsim_parts(&[
         "vectors",
         "tb/go_back_n.yaml",
         "--instance",
