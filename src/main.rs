@@ -567,6 +567,9 @@ fn check(tb: &Path, max_memory: u64, set: &[String]) -> ExitCode {
                     }
                 }
             }
+            // The process ends here: freeing a large netlist's millions of small names and
+            // nets one by one took 1.4 s of a 32×32 torus's check.
+            std::mem::forget((sim, el));
             emit_then(&s, ExitCode::SUCCESS)
         }
         Err(e) => bad(e),

@@ -1,15 +1,18 @@
-//! A hash map for the per-packet paths: multiply-rotate hashing of whole words, as rustc hashes
+//! A hash map for the per-packet paths and for elaboration's names: multiply-rotate hashing of whole words, as rustc hashes
 //! its own tables, instead of the standard library's SipHash, whose keyed, DoS-resistant rounds
 //! cost ~100 instructions per lookup of a small integer key. The keys here are the model's own
 //! (chip, QP, VC numbers), never an attacker's, and a fixed hash also makes iteration order the
 //! same on every run. W4 looked up the CBFC ledgers alone ~12 times a simulated cycle
 //! (docs/performance.md, «Hashing and the routers' scans»).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// A [`HashMap`] hashed with [`FastHasher`].
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+
+/// A [`HashSet`] hashed with [`FastHasher`] (elaboration's name sets: paths and port names).
+pub type FastSet<K> = HashSet<K, BuildHasherDefault<FastHasher>>;
 
 /// A new, empty [`FastMap`].
 pub fn fast_map<K, V>() -> FastMap<K, V> {

@@ -37,7 +37,7 @@ pub use anyport::AnyPort;
 pub use component::{Component, CounterDecl, CounterId, Ctx, Wake};
 pub use error::{ElabError, SimError};
 pub use events::EventLog;
-pub use fastmap::{fast_map, FastMap};
+pub use fastmap::{fast_map, FastMap, FastSet};
 pub use harness::Harness;
 pub use net::{CombOut, In, LogBudget, NetDyn, Out, SignalNet, StreamIn, StreamNet, StreamOut};
 pub use netlist::{Binder, BuildFn, BuildResult, Dir, DotOptions, InstId, Netlist, PortDecl, Shape, Timing};

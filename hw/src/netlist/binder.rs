@@ -1,7 +1,7 @@
 //! The binder: hands a component builder its typed port handles and counters.
 
+use crate::fastmap::FastMap;
 use std::any::Any;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::find_port;
@@ -15,7 +15,7 @@ use crate::value::{SignalValue, Value};
 pub struct Binder<'a> {
     pub(super) instance: String,
     pub(super) ports: &'a [PortDecl],
-    pub(super) port_index: Option<&'a HashMap<String, usize>>,
+    pub(super) port_index: Option<&'a FastMap<String, usize>>,
     pub(super) nets: Vec<Option<Rc<dyn Any>>>,
     /// Full names of the counters declared so far.
     pub(super) counters: Vec<String>,

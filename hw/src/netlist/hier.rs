@@ -14,6 +14,8 @@
 //! composite's.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::fastmap::{FastMap, FastSet};
 use std::fmt::Write as _;
 
 use super::{good_path, Endpoint, Netlist};
@@ -48,7 +50,7 @@ impl Netlist {
         if self.by_path.contains_key(path) || self.comp_by_path.contains_key(path) {
             return Err(ElabError::DuplicateInstance { path: path.to_string() });
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = FastSet::default();
         for p in &ports {
             if !seen.insert(p.name.as_str()) {
                 return Err(ElabError::Build {
@@ -58,7 +60,18 @@ impl Netlist {
             }
         }
         let n = ports.len();
-        self.comp_by_path.insert(path.to_string(), self.comps.len());
+        let c = self.comps.len();
+        self.comp_by_path.insert(path.to_string(), c);
+        for (p, d) in ports.iter().enumerate() {
+            // A name two composites give (`a.b` + `c`, `a` + `b.c`) is the longer path's.
+            let name = format!("{path}.{}", d.name);
+            match self.comp_ports.get(&name) {
+                Some(&(other, _)) if self.comps[other as usize].path.len() > path.len() => {}
+                _ => {
+                    self.comp_ports.insert(name, (c as u32, p as u32));
+                }
+            }
+        }
         self.comps.push(Composite {
             path: path.to_string(),
             kind: kind.to_string(),
@@ -76,15 +89,9 @@ impl Netlist {
     /// The composite port `endpoint` names, if any: (composite, port index). The longest
     /// composite path that has the rest as a port wins (port names may hold dots).
     pub(super) fn composite_port(&self, endpoint: &str) -> Option<(usize, usize)> {
-        for (dot, _) in endpoint.rmatch_indices('.') {
-            let (path, port) = (&endpoint[..dot], &endpoint[dot + 1..]);
-            if let Some(&c) = self.comp_by_path.get(path) {
-                if let Some(p) = self.comps[c].ports.iter().position(|d| d.name == port) {
-                    return Some((c, p));
-                }
-            }
-        }
-        None
+        // One lookup of the whole name (it was one per dot, each a hash of a prefix, for every
+        // endpoint an export or a binding named).
+        self.comp_ports.get(endpoint).map(|&(c, p)| (c as usize, p as usize))
     }
 
     /// Says that composite port `outer` (`composite.port`) stands for `inner` (a child's port or
@@ -174,27 +181,56 @@ impl Netlist {
         Some((comp.path.clone(), comp.kind.clone(), comp.ports[p].name.clone()))
     }
 
-    /// (alias, target) pairs that make every composite port findable as a net: an exported
-    /// input by the net its first child input reads, a child's exported output by the outer
-    /// name the net carries.
-    pub(super) fn export_aliases(&self) -> Vec<(String, String)> {
-        let mut v = Vec::new();
-        for (&leaf, names) in &self.outer_name {
-            let inner = self.endpoint(leaf);
-            let Some(outermost) = names.last() else { continue };
-            match self.port_at(leaf).1.dir {
-                Dir::In => v.extend(names.iter().map(|n| (n.clone(), inner.clone()))),
-                Dir::Out => {
-                    // The net carries the outermost name; the child's and the inner
-                    // composites' names find it too.
-                    v.push((inner, outermost.clone()));
-                    v.extend(names[..names.len() - 1].iter().map(|n| (n.clone(), outermost.clone())));
+    /// (alias, net, indexed) triples that make every composite port findable as a net and
+    /// traced under its name: an exported input by the net its child input reads, a child's
+    /// exported output by the outer name the net carries (and the child's and the inner
+    /// composites' names). `net_of` gives a leaf port's net. An input exported to several
+    /// children whose nets differ (unbound, each its own constant) is traced under its name on
+    /// each, and found by it on the first child's by path: only that one is `indexed`. No
+    /// other alias is given twice (a composite port stands for one output, and a child's name
+    /// is not a composite's), so the order of the triples does not matter. The names move out
+    /// of the netlist (their last use).
+    pub(super) fn take_export_aliases(&mut self, net_of: impl Fn(Endpoint) -> Option<u32>) -> Vec<(String, u32, bool)> {
+        // The first child, by path, of each input exported to several.
+        let mut first: FastMap<String, Endpoint> = FastMap::default();
+        for comp in &self.comps {
+            for (p, inner) in comp.inner.iter().enumerate() {
+                let d = &comp.ports[p];
+                if d.dir != Dir::In || inner.len() < 2 {
+                    continue;
+                }
+                let by_path = |e: &&Endpoint| {
+                    let (path, d) = self.port_at(**e);
+                    path.bytes()
+                        .chain(std::iter::once(b'.'))
+                        .chain(d.name.bytes())
+                        .collect::<Vec<u8>>()
+                };
+                if let Some(&e) = inner.iter().min_by_key(by_path) {
+                    first.insert(format!("{}.{}", comp.path, d.name), e);
                 }
             }
         }
-        // Inputs first in path order, so the alias a composite input gets does not depend on
-        // the map's order.
-        v.sort();
+        let mut v: Vec<(String, u32, bool)> = Vec::new();
+        for (leaf, mut names) in std::mem::take(&mut self.outer_name) {
+            let Some(net) = net_of(leaf) else { continue };
+            if names.is_empty() {
+                continue;
+            }
+            match self.port_at(leaf).1.dir {
+                Dir::In => v.extend(names.into_iter().map(|n| {
+                    let indexed = first.get(&n).is_none_or(|&e| e == leaf);
+                    (n, net, indexed)
+                })),
+                Dir::Out => {
+                    // The net carries the outermost name; the child's and the inner
+                    // composites' names find it too.
+                    names.pop();
+                    v.push((self.endpoint(leaf), net, true));
+                    v.extend(names.into_iter().map(|n| (n, net, true)));
+                }
+            }
+        }
         v
     }
 

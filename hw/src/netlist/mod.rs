@@ -17,8 +17,8 @@ mod binder;
 mod hier;
 mod schedule;
 
+use crate::fastmap::FastMap;
 use std::any::Any;
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::rc::Rc;
 
@@ -45,7 +45,7 @@ struct Instance {
     ports: Vec<PortDecl>,
     /// Port name → index, for blocks with many ports (a mesh router has six per edge): looking
     /// each one up by a linear scan made elaboration cubic in the chip count.
-    port_index: Option<HashMap<String, usize>>,
+    port_index: Option<FastMap<String, usize>>,
     build: Option<BuildFn>,
     node: NodeIndex,
 }
@@ -65,7 +65,7 @@ pub(crate) fn good_path(path: &str) -> bool {
 const INDEXED_PORTS: usize = 16;
 
 /// The index of port `name`: by the index when there is one, else by a scan.
-fn find_port(ports: &[PortDecl], index: Option<&HashMap<String, usize>>, name: &str) -> Option<usize> {
+fn find_port(ports: &[PortDecl], index: Option<&FastMap<String, usize>>, name: &str) -> Option<usize> {
     match index {
         Some(ix) => ix.get(name).copied(),
         None => ports.iter().position(|d| d.name == name),
@@ -100,15 +100,17 @@ pub struct EdgeLabel {
 #[derive(Default)]
 pub struct Netlist {
     insts: Vec<Instance>,
-    by_path: HashMap<String, usize>,
+    by_path: FastMap<String, usize>,
     binds: Vec<Binding>,
     graph: DiGraph<String, EdgeLabel>,
     /// Composites (`hier.rs`): scopes with ports and no logic.
     comps: Vec<hier::Composite>,
-    comp_by_path: HashMap<String, usize>,
+    comp_by_path: FastMap<String, usize>,
+    /// Every composite port by its full name (`composite.port`): (composite, port).
+    comp_ports: FastMap<String, (u32, u32)>,
     /// Per leaf endpoint a composite exports: the composite ports standing for it, innermost
     /// first.
-    outer_name: HashMap<Endpoint, Vec<String>>,
+    outer_name: FastMap<Endpoint, Vec<String>>,
 }
 
 impl Netlist {
@@ -125,7 +127,7 @@ impl Netlist {
         if self.by_path.contains_key(path) || self.comp_by_path.contains_key(path) {
             return Err(ElabError::DuplicateInstance { path: path.to_string() });
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = crate::fastmap::FastSet::default();
         for p in &ports {
             if !seen.insert(p.name.as_str()) {
                 return Err(ElabError::Build {
@@ -368,11 +370,7 @@ impl Netlist {
 
     /// Checks the netlist and builds the simulation. `seed` derives every component's RNG.
     pub fn elaborate(mut self, seed: u64) -> Result<Sim, ElabError> {
-        let Bindings {
-            driver,
-            consumers,
-            cap_override,
-        } = self.bindings()?;
+        let b = self.bindings()?;
         // The kernel's unit is a process of an instance (an entry): one per instance unless
         // its ports name several.
         let entries = self.entries();
@@ -384,31 +382,32 @@ impl Netlist {
             .iter()
             .enumerate()
             .flat_map(|(i, inst)| inst.ports.iter().enumerate().map(move |(p, d)| (i, p, d)))
-            .filter(|(i, p, d)| d.dir == Dir::Out || !driver.contains_key(&(*i, *p)))
+            .filter(|(i, p, d)| d.dir == Dir::Out || b.driver_of((*i, *p)).is_none())
             .count();
         let shared = Rc::new(NetShared::new(net_count));
-        let mut nets: Vec<Rc<dyn NetDyn>> = Vec::new();
-        let mut net_paths: Vec<String> = Vec::new();
-        let mut net_writer: Vec<u32> = Vec::new();
-        let mut net_readers: Vec<Vec<u32>> = Vec::new();
-        let mut port_net: HashMap<(usize, usize), (u32, Rc<dyn Any>)> = HashMap::new();
+        let mut nets: Vec<Rc<dyn NetDyn>> = Vec::with_capacity(net_count);
+        let mut net_paths: Vec<String> = Vec::with_capacity(net_count);
+        let mut net_writer: Vec<u32> = Vec::with_capacity(net_count);
+        let mut net_readers: Vec<Vec<u32>> = Vec::with_capacity(net_count);
+        // Per port (flat, as `b`): its net and the handle the block binds.
+        let mut port_net: Vec<Option<(u32, Rc<dyn Any>)>> = vec![None; b.len()];
         for (i, inst) in self.insts.iter().enumerate() {
             for (p, d) in inst.ports.iter().enumerate() {
-                let is_const_input = d.dir == Dir::In && !driver.contains_key(&(i, p));
+                let is_const_input = d.dir == Dir::In && b.driver_of((i, p)).is_none();
                 if d.dir == Dir::Out || is_const_input {
                     let id = nets.len() as u32;
                     let cap = match d.shape {
                         Shape::Signal => 0,
-                        Shape::Stream => consumers
-                            .get(&(i, p))
-                            .and_then(|c| c.first())
-                            .map(|&r| {
-                                cap_override
-                                    .get(&r)
-                                    .copied()
-                                    .unwrap_or(self.insts[r.0].ports[r.1].capacity)
-                            })
-                            .unwrap_or(1),
+                        Shape::Stream => match b.consumer[b.flat((i, p))] {
+                            NONE => 1,
+                            c => {
+                                let r = unpack(c);
+                                match b.cap_override[b.flat(r)] {
+                                    0 => self.insts[r.0].ports[r.1].capacity,
+                                    cap => cap,
+                                }
+                            }
+                        },
                     };
                     let (dynnet, anynet) = (d.make)(id, shared.clone(), cap, d.timing == Timing::Comb, d.width);
                     nets.push(dynnet);
@@ -420,15 +419,18 @@ impl Netlist {
                     let entry = entries.of(i, d.process);
                     net_writer.push(if is_const_input { u32::MAX } else { entry });
                     net_readers.push(if is_const_input { vec![entry] } else { Vec::new() });
-                    port_net.insert((i, p), (id, anynet));
+                    port_net[b.flat((i, p))] = Some((id, anynet));
                 }
             }
         }
-        for (&input, &out) in &driver {
-            let (id, any) = port_net[&out].clone();
-            let process = self.insts[input.0].ports[input.1].process;
-            net_readers[id as usize].push(entries.of(input.0, process));
-            port_net.insert(input, (id, any));
+        // Inputs in port order (the readers are sorted below: the order does not matter).
+        for (i, inst) in self.insts.iter().enumerate() {
+            for (p, d) in inst.ports.iter().enumerate() {
+                let Some(out) = b.driver_of((i, p)) else { continue };
+                let (id, any) = port_net[b.flat(out)].clone().expect("an output has a net");
+                net_readers[id as usize].push(entries.of(i, d.process));
+                port_net[b.flat((i, p))] = Some((id, any));
+            }
         }
         for r in &mut net_readers {
             r.sort_unstable();
@@ -443,13 +445,9 @@ impl Netlist {
             paths,
             rng_paths,
             kinds,
-        } = self.build_components(&port_net, &shared)?;
-        let aliases: Vec<(String, String)> = driver
-            .iter()
-            .map(|(&input, &out)| (self.endpoint(input), self.net_name(out)))
-            .collect();
+        } = self.build_components(&b, &port_net, &shared)?;
         // Then the composites' ports, whose targets the first ones define: traced under each.
-        let export_aliases = self.export_aliases();
+        let export_aliases = self.take_export_aliases(|leaf| port_net[b.flat(leaf)].as_ref().map(|&(id, _)| id));
         let mut sim = Sim::new(
             seed,
             comps,
@@ -468,13 +466,29 @@ impl Netlist {
             levels,
             shared,
         );
-        // A net can be found by any endpoint on it, readers included.
-        for (input, out) in aliases {
-            sim.alias_net(&input, &out);
-        }
-        for (alias, target) in export_aliases {
-            sim.trace_alias(&alias, &target);
-        }
+        // A net can be found by any endpoint on it, readers included: through the instances'
+        // ports (no name is made per reader), then the composites' names.
+        let nets_of_ports = self
+            .insts
+            .iter()
+            .enumerate()
+            .map(|(i, inst)| {
+                (0..inst.ports.len())
+                    .map(|p| port_net[b.flat((i, p))].as_ref().map_or(u32::MAX, |&(id, _)| id))
+                    .collect()
+            })
+            .collect();
+        let names = self
+            .insts
+            .iter_mut()
+            .map(|inst| inst.ports.iter_mut().map(|d| std::mem::take(&mut d.name)).collect())
+            .collect();
+        sim.set_ports(crate::sim::PortIndex {
+            by_path: std::mem::take(&mut self.by_path),
+            names,
+            nets: nets_of_ports,
+        });
+        sim.trace_aliases(export_aliases);
         Ok(sim)
     }
 }
@@ -484,7 +498,8 @@ impl Netlist {
     /// declares.
     fn build_components(
         &mut self,
-        port_net: &HashMap<Endpoint, (u32, Rc<dyn Any>)>,
+        b: &Bindings,
+        port_net: &[Option<(u32, Rc<dyn Any>)>],
         shared: &Rc<NetShared>,
     ) -> Result<Components, ElabError> {
         let mut comps: Vec<Box<dyn Component>> = Vec::with_capacity(self.insts.len());
@@ -503,7 +518,7 @@ impl Netlist {
                     .ports
                     .iter()
                     .enumerate()
-                    .map(|(p, _)| port_net.get(&(i, p)).map(|(_, a)| a.clone()))
+                    .map(|(p, _)| port_net[b.flat((i, p))].as_ref().map(|(_, a)| a.clone()))
                     .collect(),
                 counters: Vec::new(),
                 counter_scope: None,
@@ -538,45 +553,63 @@ impl Netlist {
     /// capacities set on bindings. Refuses two drivers on one input, a stream with two consumers,
     /// a zero capacity, an unbound input and an unbound stream output.
     fn bindings(&self) -> Result<Bindings, ElabError> {
-        // Driver of each input, consumers of each output.
-        let mut driver: HashMap<(usize, usize), (usize, usize)> = HashMap::new();
-        let mut consumers: HashMap<(usize, usize), Vec<(usize, usize)>> = HashMap::new();
-        let mut cap_override: HashMap<(usize, usize), u32> = HashMap::new();
-        for b in &self.binds {
-            if let Some(first) = driver.get(&b.to) {
+        let mut base = Vec::with_capacity(self.insts.len() + 1);
+        let mut n = 0u32;
+        for inst in &self.insts {
+            base.push(n);
+            n += inst.ports.len() as u32;
+        }
+        base.push(n);
+        let mut b = Bindings {
+            base,
+            driver: vec![NONE; n as usize],
+            consumer: vec![NONE; n as usize],
+            cap_override: vec![0; n as usize],
+        };
+        for bind in &self.binds {
+            let (to, from) = (b.flat(bind.to), b.flat(bind.from));
+            if let Some(first) = b.driver_of(bind.to) {
                 return Err(ElabError::DoubleDriver {
-                    input: self.endpoint(b.to),
-                    first: self.endpoint(*first),
-                    second: self.endpoint(b.from),
+                    input: self.endpoint(bind.to),
+                    first: self.endpoint(first),
+                    second: self.endpoint(bind.from),
                 });
             }
-            driver.insert(b.to, b.from);
-            let c = consumers.entry(b.from).or_default();
-            if self.insts[b.from.0].ports[b.from.1].shape == Shape::Stream && !c.is_empty() {
+            b.driver[to] = pack(bind.from);
+            let first = b.consumer[from];
+            if first != NONE && self.insts[bind.from.0].ports[bind.from.1].shape == Shape::Stream {
                 return Err(ElabError::StreamFanout {
-                    output: self.endpoint(b.from),
-                    first: self.endpoint(c[0]),
-                    second: self.endpoint(b.to),
+                    output: self.endpoint(bind.from),
+                    first: self.endpoint(unpack(first)),
+                    second: self.endpoint(bind.to),
                 });
             }
-            c.push(b.to);
-            if let Some(cap) = b.capacity {
+            if first == NONE {
+                b.consumer[from] = pack(bind.to);
+            }
+            if let Some(cap) = bind.capacity {
                 if cap == 0 {
                     return Err(ElabError::Build {
-                        instance: self.insts[b.to.0].path.clone(),
-                        message: format!("stream `{}` capacity must be ≥ 1", self.endpoint(b.to)),
+                        instance: self.insts[bind.to.0].path.clone(),
+                        message: format!("stream `{}` capacity must be ≥ 1", self.endpoint(bind.to)),
                     });
                 }
-                cap_override.insert(b.to, cap);
+                b.cap_override[to] = cap;
             }
         }
         for (i, inst) in self.insts.iter().enumerate() {
             for (p, d) in inst.ports.iter().enumerate() {
+                let unbound_input = d.dir == Dir::In && !d.optional && b.driver_of((i, p)).is_none();
+                let unbound_stream =
+                    d.dir == Dir::Out && d.shape == Shape::Stream && b.consumer[b.flat((i, p))] == NONE;
+                if !unbound_input && !unbound_stream {
+                    continue;
+                }
                 // A port a composite exports is reported as the composite's.
                 let (instance, kind, port) = self
                     .outer_input((i, p))
                     .unwrap_or_else(|| (inst.path.clone(), inst.kind.clone(), d.name.clone()));
-                if d.dir == Dir::In && !d.optional && !driver.contains_key(&(i, p)) {
+                if unbound_input {
                     return Err(ElabError::UnboundInput {
                         instance,
                         kind,
@@ -584,27 +617,54 @@ impl Netlist {
                         type_name: d.describe(),
                     });
                 }
-                if d.dir == Dir::Out && d.shape == Shape::Stream && !consumers.contains_key(&(i, p)) {
-                    return Err(ElabError::UnboundStreamOutput { instance, kind, port });
-                }
+                return Err(ElabError::UnboundStreamOutput { instance, kind, port });
             }
         }
-        Ok(Bindings {
-            driver,
-            consumers,
-            cap_override,
-        })
+        Ok(b)
     }
 }
 
 /// An endpoint: (instance index, port index).
 type Endpoint = (usize, usize);
 
-/// The checked bindings of a netlist (see `Netlist::bindings`).
+/// No endpoint (in a packed endpoint array).
+const NONE: u64 = u64::MAX;
+
+/// An endpoint packed in one word: instance in the high half, port in the low.
+fn pack((i, p): Endpoint) -> u64 {
+    ((i as u64) << 32) | p as u64
+}
+
+fn unpack(e: u64) -> Endpoint {
+    ((e >> 32) as usize, (e & 0xffff_ffff) as usize)
+}
+
+/// The checked bindings of a netlist (see `Netlist::bindings`), per port in one flat array
+/// each (instance `i`'s ports from `base[i]`): a 32×32 torus has two million ports, and hashing
+/// each endpoint several times was a second of its elaboration.
 struct Bindings {
-    driver: HashMap<Endpoint, Endpoint>,
-    consumers: HashMap<Endpoint, Vec<Endpoint>>,
-    cap_override: HashMap<Endpoint, u32>,
+    base: Vec<u32>,
+    /// Per input: its driver (packed), or `NONE`.
+    driver: Vec<u64>,
+    /// Per output: its first consumer (packed), or `NONE`.
+    consumer: Vec<u64>,
+    /// Per stream input: the capacity its binding sets, 0 for none.
+    cap_override: Vec<u32>,
+}
+
+impl Bindings {
+    /// The flat index of an endpoint.
+    fn flat(&self, (i, p): Endpoint) -> usize {
+        self.base[i] as usize + p
+    }
+    /// The ports in all, flat.
+    fn len(&self) -> usize {
+        *self.base.last().unwrap_or(&0) as usize
+    }
+    fn driver_of(&self, e: Endpoint) -> Option<Endpoint> {
+        let d = self.driver[self.flat(e)];
+        (d != NONE).then(|| unpack(d))
+    }
 }
 
 /// The built components and what the kernel keeps beside them (see `Netlist::build_components`).

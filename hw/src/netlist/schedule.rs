@@ -2,7 +2,7 @@
 //! the level of each over the combinational bindings and the order of a block's processes (a
 //! topological order of those edges), and the loop error when there is none.
 
-use std::collections::HashMap;
+use crate::fastmap::FastMap;
 
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
@@ -101,7 +101,7 @@ impl Netlist {
     /// (breadth first, so the message names the tightest loop), as driver → reader endpoints
     /// (a process order as `instance (process p) → instance (process p + 1)`).
     fn comb_loop(&self, g: &DiGraph<(), Hop>, entries: &Entries, start: NodeIndex) -> ElabError {
-        let mut via: HashMap<NodeIndex, Hop> = HashMap::new();
+        let mut via: FastMap<NodeIndex, Hop> = FastMap::default();
         let mut queue = std::collections::VecDeque::from([start]);
         let mut closing = None;
         'search: while let Some(v) = queue.pop_front() {

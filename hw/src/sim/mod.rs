@@ -22,9 +22,10 @@
 //! Per cycle the kernel allocates nothing: the active lists, the dirty list and the trace list are
 //! reused buffers with room for every entry.
 
+use crate::fastmap::FastMap;
 use std::cell::OnceCell;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::io::Write;
 use std::rc::Rc;
 
@@ -40,11 +41,13 @@ mod cluster;
 mod eval;
 mod lists;
 mod nets;
+mod ports;
 mod wake;
 
 use cluster::Clusters;
 use lists::IdList;
 use nets::NetSlot;
+pub(crate) use ports::PortIndex;
 
 const NEVER: Cycle = Cycle::MAX;
 
@@ -119,10 +122,10 @@ pub struct Sim {
     kinds: Vec<String>,
     counters: Vec<u64>,
     counter_names: Vec<String>,
-    /// Counter indices sorted by name (stable: the first of equal names first), built on the
-    /// first [`Sim::counter`] lookup: a report looks up a few counters per flow, and a linear
-    /// scan per lookup was quadratic (minutes for a 256-chip all-to-all's 65 280 flows).
-    counter_index: OnceCell<Vec<u32>>,
+    /// Counters by name (the first of equal names), built on the first [`Sim::counter`]
+    /// lookup: a report looks up a few counters per flow, and a linear scan per lookup was
+    /// quadratic (minutes for a 256-chip all-to-all's 65 280 flows).
+    counter_index: OnceCell<ports::NameIndex>,
     counter_base: Vec<u32>,
     counter_len: Vec<u32>,
     rngs: Vec<Rng>,
@@ -132,7 +135,9 @@ pub struct Sim {
     net_paths: Vec<String>,
     /// Per net: the other names it is traced under (the scopes it passes through).
     net_aliases: Vec<Vec<String>>,
-    net_by_path: HashMap<String, u32>,
+    net_by_path: FastMap<String, u32>,
+    /// Every instance's ports and their nets: a net found by a reader's `inst.port`.
+    ports: PortIndex,
     /// Readers of all nets, indexed by `NetSlot::readers`.
     reader_list: Vec<u32>,
     shared: Rc<NetShared>,
@@ -247,6 +252,7 @@ impl Sim {
             net_paths,
             net_aliases: Vec::new(),
             net_by_path,
+            ports: PortIndex::default(),
             reader_list,
             shared,
             now: 0,
@@ -384,14 +390,11 @@ impl Sim {
 
     /// A counter by full name.
     pub fn counter(&self, name: &str) -> Option<u64> {
-        let index = self.counter_index.get_or_init(|| {
-            let mut v: Vec<u32> = (0..self.counter_names.len() as u32).collect();
-            v.sort_by(|&a, &b| self.counter_names[a as usize].cmp(&self.counter_names[b as usize]));
-            v
-        });
-        let at = index.partition_point(|&i| self.counter_names[i as usize].as_str() < name);
-        let &i = index.get(at)?;
-        (self.counter_names[i as usize] == name).then(|| self.counters[i as usize])
+        let index = self
+            .counter_index
+            .get_or_init(|| ports::NameIndex::new(&self.counter_names));
+        let i = index.find(&self.counter_names, name)?;
+        Some(self.counters[i as usize])
     }
 
     /// Counters of one component: `(name without path, value)`.
@@ -412,7 +415,20 @@ impl Sim {
 
     /// The net driven by (or bound to) `inst.port`.
     pub fn net(&self, path: &str) -> Option<&Rc<dyn NetDyn>> {
-        self.net_by_path.get(path).map(|&i| &self.net_list[i as usize])
+        self.net_id(path).map(|i| &self.net_list[i as usize])
+    }
+
+    /// The id of the net named `path`, or bound to the port `path` names.
+    fn net_id(&self, path: &str) -> Option<u32> {
+        match self.net_by_path.get(path) {
+            Some(&i) => Some(i),
+            None => self.ports.net_of(path),
+        }
+    }
+
+    /// Keeps the instances' ports, so that a net is found by any port bound to it.
+    pub(crate) fn set_ports(&mut self, ports: PortIndex) {
+        self.ports = ports;
     }
 
     /// Net paths, in id order.
@@ -423,23 +439,53 @@ impl Sim {
     /// Registers another name under which the net at `target` is traced (a composite's port it
     /// passes through); it is also found under it, as [`Sim::alias_net`] does.
     pub fn trace_alias(&mut self, alias: &str, target: &str) -> bool {
-        let Some(id) = self.net_by_path.get(target).copied() else {
+        let Some(id) = self.net_id(target) else {
             return false;
         };
-        self.alias_net(alias, target);
+        self.trace_alias_of(alias.to_string(), id);
+        true
+    }
+
+    /// [`Sim::trace_alias`] of net `id`, the name given owned.
+    fn trace_alias_of(&mut self, alias: String, id: u32) {
         if self.net_aliases.len() < self.net_list.len() {
             self.net_aliases.resize(self.net_list.len(), Vec::new());
         }
         let names = &mut self.net_aliases[id as usize];
-        if self.net_paths[id as usize] != alias && !names.iter().any(|n| n == alias) {
-            names.push(alias.to_string());
+        let new = self.net_paths[id as usize] != alias && !names.contains(&alias);
+        if new {
+            names.push(alias.clone());
         }
-        true
+        self.net_by_path.entry(alias).or_insert(id);
+    }
+
+    /// The composites' names of the nets, in any order: `(alias, net, indexed)`, each traced
+    /// under its alias, and found by it where `indexed` (a name already taken keeps its net).
+    /// Each net's names end sorted, as if given one by one in the order of the names.
+    pub(crate) fn trace_aliases(&mut self, aliases: Vec<(String, u32, bool)>) {
+        if self.net_aliases.len() < self.net_list.len() {
+            self.net_aliases.resize(self.net_list.len(), Vec::new());
+        }
+        self.net_by_path.reserve(aliases.len());
+        for (alias, id, indexed) in aliases {
+            if self.net_paths[id as usize] != alias {
+                self.net_aliases[id as usize].push(alias.clone());
+            }
+            if indexed {
+                self.net_by_path.entry(alias).or_insert(id);
+            }
+        }
+        for names in &mut self.net_aliases {
+            if names.len() > 1 {
+                names.sort_unstable();
+                names.dedup();
+            }
+        }
     }
 
     /// Registers another path under which a net can be found (a reader's `inst.port`).
     pub fn alias_net(&mut self, alias: &str, target: &str) -> bool {
-        match self.net_by_path.get(target).copied() {
+        match self.net_id(target) {
             Some(id) => {
                 self.net_by_path.entry(alias.to_string()).or_insert(id);
                 true
