@@ -40,7 +40,9 @@ pub use events::EventLog;
 pub use fastmap::{fast_map, FastMap, FastSet};
 pub use harness::Harness;
 pub use net::{CombOut, In, LogBudget, NetDyn, Out, SignalNet, StreamIn, StreamNet, StreamOut};
-pub use netlist::{Binder, BuildFn, BuildResult, Dir, DotOptions, InstId, Netlist, PortDecl, Shape, Timing};
+pub use netlist::{
+    dotted, joined, Binder, BuildFn, BuildResult, Dir, DotOptions, InstId, Netlist, PortDecl, Shape, Timing,
+};
 pub use port::MAX_PROCESSES;
 pub use rng::Rng;
 pub use sim::{Sim, Stats, Stop};

@@ -45,7 +45,7 @@ pub fn add_core<P: Clone + 'static>(
         .collect();
     let (scope, p, build, draws) = (path.to_string(), core.params, core.build, core.draws);
     nl.add(
-        &format!("{path}.core"),
+        &hwsim_hw::dotted(path, "core"),
         core.kind,
         core.ports,
         Box::new(move |b| {
@@ -57,7 +57,7 @@ pub fn add_core<P: Clone + 'static>(
         }),
     )?;
     for n in names {
-        nl.export(&format!("{path}.{n}"), &format!("{path}.core.{n}"))?;
+        nl.export(&hwsim_hw::dotted(path, &n), &hwsim_hw::joined(&[path, ".core.", &n]))?;
     }
     Ok(())
 }
@@ -75,7 +75,7 @@ pub fn add_counting_in_scope<P: 'static>(
 ) -> Result<(), ElabError> {
     let scope = path.to_string();
     nl.add(
-        &format!("{path}.{name}"),
+        &hwsim_hw::dotted(path, name),
         kind,
         ports,
         Box::new(move |b| {

@@ -123,7 +123,7 @@ impl Binder<'_> {
     /// ([`CounterDecl`](crate::CounterDecl)): the application checks after elaboration.
     pub fn counter(&mut self, name: &str) -> CounterId {
         let scope = self.counter_scope.as_deref().unwrap_or(&self.instance);
-        self.counters.push(format!("{scope}.{name}"));
+        self.counters.push(super::dotted(scope, name));
         CounterId(self.counters.len() as u32 - 1)
     }
 }

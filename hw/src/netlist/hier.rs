@@ -64,7 +64,7 @@ impl Netlist {
         self.comp_by_path.insert(path.to_string(), c);
         for (p, d) in ports.iter().enumerate() {
             // A name two composites give (`a.b` + `c`, `a` + `b.c`) is the longer path's.
-            let name = format!("{path}.{}", d.name);
+            let name = super::dotted(path, &d.name);
             match self.comp_ports.get(&name) {
                 Some(&(other, _)) if self.comps[other as usize].path.len() > path.len() => {}
                 _ => {
@@ -207,7 +207,7 @@ impl Netlist {
                         .collect::<Vec<u8>>()
                 };
                 if let Some(&e) = inner.iter().min_by_key(by_path) {
-                    first.insert(format!("{}.{}", comp.path, d.name), e);
+                    first.insert(super::dotted(&comp.path, &d.name), e);
                 }
             }
         }
@@ -252,7 +252,7 @@ impl Netlist {
             ports
                 .iter()
                 .filter(|d| d.level)
-                .map(|d| format!("{path}.{}", d.name))
+                .map(|d| super::dotted(path, &d.name))
                 .collect()
         };
         self.insts

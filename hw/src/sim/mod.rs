@@ -135,7 +135,10 @@ pub struct Sim {
     net_paths: Vec<String>,
     /// Per net: the other names it is traced under (the scopes it passes through).
     net_aliases: Vec<Vec<String>>,
-    net_by_path: FastMap<String, u32>,
+    /// The nets by their own paths (an index over `net_paths`, no copy of them).
+    net_index: ports::NameIndex,
+    /// The nets by the other names given them (composites' ports, `alias_net`).
+    net_alias: FastMap<String, u32>,
     /// Every instance's ports and their nets: a net found by a reader's `inst.port`.
     ports: PortIndex,
     /// Readers of all nets, indexed by `NetSlot::readers`.
@@ -224,11 +227,7 @@ impl Sim {
             ns.set_fast();
             net_slots.push(ns);
         }
-        let net_by_path = net_paths
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.clone(), i as u32))
-            .collect();
+        let net_index = ports::NameIndex::new(&net_paths);
         let rngs = rng_paths.iter().map(|p| Rng::for_path(seed, p)).collect();
         let counters = vec![0; counter_names.len()];
         Sim {
@@ -251,7 +250,8 @@ impl Sim {
             net_list: nets,
             net_paths,
             net_aliases: Vec::new(),
-            net_by_path,
+            net_index,
+            net_alias: FastMap::default(),
             ports: PortIndex::default(),
             reader_list,
             shared,
@@ -420,10 +420,10 @@ impl Sim {
 
     /// The id of the net named `path`, or bound to the port `path` names.
     fn net_id(&self, path: &str) -> Option<u32> {
-        match self.net_by_path.get(path) {
-            Some(&i) => Some(i),
-            None => self.ports.net_of(path),
-        }
+        self.net_index
+            .find(&self.net_paths, path)
+            .or_else(|| self.net_alias.get(path).copied())
+            .or_else(|| self.ports.net_of(path))
     }
 
     /// Keeps the instances' ports, so that a net is found by any port bound to it.
@@ -456,7 +456,15 @@ impl Sim {
         if new {
             names.push(alias.clone());
         }
-        self.net_by_path.entry(alias).or_insert(id);
+        self.add_alias(alias, id);
+    }
+
+    /// Finds net `id` by `alias` too, unless the name is taken (a net's own path, or an
+    /// earlier alias).
+    fn add_alias(&mut self, alias: String, id: u32) {
+        if self.net_index.find(&self.net_paths, &alias).is_none() {
+            self.net_alias.entry(alias).or_insert(id);
+        }
     }
 
     /// The composites' names of the nets, in any order: `(alias, net, indexed)`, each traced
@@ -466,13 +474,13 @@ impl Sim {
         if self.net_aliases.len() < self.net_list.len() {
             self.net_aliases.resize(self.net_list.len(), Vec::new());
         }
-        self.net_by_path.reserve(aliases.len());
+        self.net_alias.reserve(aliases.len());
         for (alias, id, indexed) in aliases {
             if self.net_paths[id as usize] != alias {
                 self.net_aliases[id as usize].push(alias.clone());
             }
             if indexed {
-                self.net_by_path.entry(alias).or_insert(id);
+                self.add_alias(alias, id);
             }
         }
         for names in &mut self.net_aliases {
@@ -487,7 +495,7 @@ impl Sim {
     pub fn alias_net(&mut self, alias: &str, target: &str) -> bool {
         match self.net_id(target) {
             Some(id) => {
-                self.net_by_path.entry(alias.to_string()).or_insert(id);
+                self.add_alias(alias.to_string(), id);
                 true
             }
             None => false,

@@ -362,7 +362,7 @@ impl CbfcView {
     pub fn ports(prefix: &str, view_dsts: u32) -> Vec<PortDecl> {
         (0..view_dsts.min(MAX_VIEW_DSTS))
             .map(|d| {
-                PortDecl::output::<VcCredits>(&format!("{prefix}credits_d{d}"))
+                PortDecl::output::<VcCredits>(&credits_name(prefix, d))
                     .level()
                     .doc("remaining CBFC credits of destination d per VC bank (15-bit counters)")
             })
@@ -371,7 +371,7 @@ impl CbfcView {
     /// Binds the signals; they start at the initial credits (written at cycle 0).
     pub fn bind(prefix: &str, view_dsts: u32, b: &Binder, cbfc: &Cbfc) -> Result<CbfcView, String> {
         let credits = (0..view_dsts.min(MAX_VIEW_DSTS))
-            .map(|d| b.output::<VcCredits>(&format!("{prefix}credits_d{d}")))
+            .map(|d| b.output::<VcCredits>(&credits_name(prefix, d)))
             .collect::<Result<Vec<_>, _>>()?;
         for (d, o) in credits.iter().enumerate() {
             o.set(cbfc.vc_credits(d as ChipId));
@@ -384,6 +384,13 @@ impl CbfcView {
             o.set(cbfc.vc_credits(dst));
         }
     }
+}
+
+/// `{prefix}credits_d{d}`, without `format!` (a 1024-chip fabric names half a million: 64 per
+/// LG, declared and bound).
+fn credits_name(prefix: &str, d: u32) -> String {
+    let digits = d.to_string();
+    hwsim_hw::joined(&[prefix, "credits_d", &digits])
 }
 
 /// Refuses out-of-range parameters naming the parameter (before the ports are declared: the

@@ -314,7 +314,7 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
 /// (at the node it concerns) `merge_depth` 0, `poll_cycle` 0 and `lg` above 7.
 pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError> {
     let (pc, am, rc) = parts(p);
-    let node = |n: &str| format!("{path}.{n}");
+    let node = |n: &str| hwsim_hw::dotted(path, n);
     // Each node counts in the composite's scope, as the fused block did.
     split::add_counting_in_scope(
         nl,
@@ -354,7 +354,10 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     nl.connect(&node("cnp_gen.cnp"), &node("ctrl_out.from_cnp"), None)?;
     nl.connect(&node("ack_merge.ctrl"), &node("ctrl_out.from_merge"), None)?;
     for (outer, n, port) in exports(p) {
-        nl.export(&format!("{path}.{outer}"), &format!("{path}.{n}.{port}"))?;
+        nl.export(
+            &hwsim_hw::dotted(path, outer),
+            &hwsim_hw::joined(&[path, ".", n, ".", port]),
+        )?;
     }
     Ok(())
 }

@@ -103,7 +103,7 @@ fn ack_return_params(p: &Params) -> ack_cbfc::ReturnParams {
 /// and exports the composite's ports.
 pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError> {
     split::refuse_at(path, p.check())?;
-    let node = |n: &str| format!("{path}.{n}");
+    let node = |n: &str| hwsim_hw::dotted(path, n);
     let core = split::Core {
         kind: "rclink_tx_core",
         ports: core_ports(p),
