@@ -228,7 +228,7 @@ mod tests {
     #[test]
     fn every_parameter_of_every_kind_is_documented() {
         let mut missing = Vec::new();
-        for b in registry::blocks() {
+        for b in registry::blocks().iter() {
             let (key, st) = source_of(b.name);
             if let crate::yaml::Value::Mapping(m) = &b.defaults {
                 for k in m.keys() {
@@ -262,7 +262,7 @@ mod tests {
     /// (`signal<UInt<16>>`, `f64`): widths in bits, a message type by its name and size.
     #[test]
     fn explain_shows_no_rustdoc_links_and_ports_by_their_width() {
-        for b in registry::blocks() {
+        for b in registry::blocks().iter() {
             let t = explain(b.name).unwrap();
             for bad in ["](", "[`"] {
                 assert!(!t.contains(bad), "{}: `{bad}` in\n{t}", b.name);

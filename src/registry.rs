@@ -247,8 +247,17 @@ fn pipe_kind() -> BlockKind {
     }
 }
 
-/// All block kinds, by name.
-pub fn blocks() -> Vec<BlockKind> {
+/// All block kinds, by name: built once per thread and shared: each kind's defaults are parsed and its
+/// default ports declared once, not by every caller (a run asked five times).
+pub fn blocks() -> std::rc::Rc<[BlockKind]> {
+    thread_local! {
+        static BLOCKS: std::cell::OnceCell<std::rc::Rc<[BlockKind]>> = const { std::cell::OnceCell::new() };
+    }
+    BLOCKS.with(|b| b.get_or_init(|| all_blocks().into()).clone())
+}
+
+/// All block kinds, made anew.
+fn all_blocks() -> Vec<BlockKind> {
     vec![
         kind(
             "counter",
@@ -726,7 +735,7 @@ mod tests {
             .map(|n| n.rsplit_once('.').map_or(n.as_str(), |(_, l)| l))
             .collect();
         let mut stale = Vec::new();
-        for b in blocks() {
+        for b in blocks().iter() {
             for d in b.counters.iter().flat_map(|t| t.iter()) {
                 if !leaves.iter().any(|l| d.matches(l)) {
                     stale.push(format!("{}.{}", b.name, d.name));
@@ -742,7 +751,7 @@ mod tests {
         // names the port (stimulus, check or vectors): catch it here, for every kind.
         let values = crate::values::registry();
         let mut missing = Vec::new();
-        for b in blocks() {
+        for b in blocks().iter() {
             for d in &b.default_ports {
                 if !values.contains_key(&d.type_id) {
                     missing.push(format!("{}.{}: {}", b.name, d.name, d.type_name));
@@ -754,7 +763,7 @@ mod tests {
 
     #[test]
     fn every_entry_has_a_unit_and_a_meaning_and_no_name_twice_in_a_kind() {
-        for b in blocks() {
+        for b in blocks().iter() {
             let decls: Vec<_> = b.counters.iter().flat_map(|t| t.iter()).collect();
             for (i, d) in decls.iter().enumerate() {
                 assert!(!d.unit.is_empty() && !d.doc.is_empty(), "{}.{}", b.name, d.name);
@@ -784,7 +793,7 @@ mod tests {
             "slots_used",
         ];
         let mut missing = Vec::new();
-        for b in blocks() {
+        for b in blocks().iter() {
             for p in b.default_ports.iter().filter(|p| p.dir == hwsim_hw::Dir::Out) {
                 let bits = match p.fields() {
                     [f] if f.name.is_empty() => match f.kind {

@@ -524,7 +524,7 @@ fn sanitize(endpoint: &str) -> String {
 
 /// Builds the netlist of a module-form testbench.
 pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
-    let blocks: Vec<BlockKind> = registry::blocks();
+    let blocks = registry::blocks();
     let values = values::registry();
     let mut nl = Netlist::new();
     let mut counts: HashMap<String, u32> = HashMap::new();

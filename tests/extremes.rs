@@ -46,7 +46,7 @@ const CHILD: &str = "HWSIM_EXTREMES_CHILD";
 /// A refusal is fine; a panic is reported and counted; an abort kills the child.
 fn build_every_kind_at_extremes() {
     let mut panics = Vec::new();
-    for kind in registry::blocks() {
+    for kind in registry::blocks().iter() {
         let mut paths = Vec::new();
         numeric_paths(&kind.defaults, &mut Vec::new(), &mut paths);
         for path in paths {
@@ -111,7 +111,7 @@ fn every_block_parameter_at_an_extreme_is_built_or_refused() {
 #[test]
 fn a_parameter_that_shapes_the_ports_is_refused_before_they_are_declared() {
     let mut late = Vec::new();
-    for kind in registry::blocks() {
+    for kind in registry::blocks().iter() {
         let mut paths = Vec::new();
         numeric_paths(&kind.defaults, &mut Vec::new(), &mut paths);
         let Ok((default_ports, _)) = kind.make(&kind.defaults) else {
