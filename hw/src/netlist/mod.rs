@@ -14,6 +14,7 @@
 //! combinational driver runs before its readers; registered bindings impose no order.
 
 mod binder;
+mod bindings;
 mod hier;
 mod schedule;
 
@@ -32,6 +33,7 @@ use crate::component::Component;
 use crate::error::ElabError;
 use crate::net::{NetDyn, NetShared};
 use crate::sim::Sim;
+use bindings::{unpack, Bindings, NONE};
 
 /// What a block's build function returns: the component, or why its parameters are refused.
 pub type BuildResult = Result<Box<dyn Component>, String>;
@@ -484,7 +486,17 @@ impl Netlist {
         );
         // A net can be found by any endpoint on it, readers included: through the instances'
         // ports (no name is made per reader), then the composites' names.
-        let nets_of_ports = self
+        sim.set_ports(self.take_port_index(&b, &port_net));
+        sim.trace_aliases(export_aliases);
+        Ok(sim)
+    }
+}
+
+impl Netlist {
+    /// Every instance's port names (moved out: their last use) and the net bound to each, for
+    /// the kernel to find a net by a reader's `inst.port`.
+    fn take_port_index(&mut self, b: &Bindings, port_net: &[Option<(u32, Rc<dyn Any>)>]) -> crate::sim::PortIndex {
+        let nets = self
             .insts
             .iter()
             .enumerate()
@@ -499,17 +511,13 @@ impl Netlist {
             .iter_mut()
             .map(|inst| inst.ports.iter_mut().map(|d| std::mem::take(&mut d.name)).collect())
             .collect();
-        sim.set_ports(crate::sim::PortIndex {
+        crate::sim::PortIndex {
             by_path: std::mem::take(&mut self.by_path),
             names,
-            nets: nets_of_ports,
-        });
-        sim.trace_aliases(export_aliases);
-        Ok(sim)
+            nets,
+        }
     }
-}
 
-impl Netlist {
     /// Builds every instance's component with its port handles; collects the counters each
     /// declares.
     fn build_components(
@@ -564,124 +572,10 @@ impl Netlist {
             kinds,
         })
     }
-
-    /// The bindings, checked: the driver of each input, the consumers of each output and the
-    /// capacities set on bindings. Refuses two drivers on one input, a stream with two consumers,
-    /// a zero capacity, an unbound input and an unbound stream output.
-    fn bindings(&self) -> Result<Bindings, ElabError> {
-        let mut base = Vec::with_capacity(self.insts.len() + 1);
-        let mut n = 0u32;
-        for inst in &self.insts {
-            base.push(n);
-            n += inst.ports.len() as u32;
-        }
-        base.push(n);
-        let mut b = Bindings {
-            base,
-            driver: vec![NONE; n as usize],
-            consumer: vec![NONE; n as usize],
-            cap_override: vec![0; n as usize],
-        };
-        for bind in &self.binds {
-            let (to, from) = (b.flat(bind.to), b.flat(bind.from));
-            if let Some(first) = b.driver_of(bind.to) {
-                return Err(ElabError::DoubleDriver {
-                    input: self.endpoint(bind.to),
-                    first: self.endpoint(first),
-                    second: self.endpoint(bind.from),
-                });
-            }
-            b.driver[to] = pack(bind.from);
-            let first = b.consumer[from];
-            if first != NONE && self.insts[bind.from.0].ports[bind.from.1].shape == Shape::Stream {
-                return Err(ElabError::StreamFanout {
-                    output: self.endpoint(bind.from),
-                    first: self.endpoint(unpack(first)),
-                    second: self.endpoint(bind.to),
-                });
-            }
-            if first == NONE {
-                b.consumer[from] = pack(bind.to);
-            }
-            if let Some(cap) = bind.capacity {
-                if cap == 0 {
-                    return Err(ElabError::Build {
-                        instance: self.insts[bind.to.0].path.clone(),
-                        message: format!("stream `{}` capacity must be ≥ 1", self.endpoint(bind.to)),
-                    });
-                }
-                b.cap_override[to] = cap;
-            }
-        }
-        for (i, inst) in self.insts.iter().enumerate() {
-            for (p, d) in inst.ports.iter().enumerate() {
-                let unbound_input = d.dir == Dir::In && !d.optional && b.driver_of((i, p)).is_none();
-                let unbound_stream =
-                    d.dir == Dir::Out && d.shape == Shape::Stream && b.consumer[b.flat((i, p))] == NONE;
-                if !unbound_input && !unbound_stream {
-                    continue;
-                }
-                // A port a composite exports is reported as the composite's.
-                let (instance, kind, port) = self
-                    .outer_input((i, p))
-                    .unwrap_or_else(|| (inst.path.clone(), inst.kind.clone(), d.name.clone()));
-                if unbound_input {
-                    return Err(ElabError::UnboundInput {
-                        instance,
-                        kind,
-                        port,
-                        type_name: d.describe(),
-                    });
-                }
-                return Err(ElabError::UnboundStreamOutput { instance, kind, port });
-            }
-        }
-        Ok(b)
-    }
 }
 
 /// An endpoint: (instance index, port index).
 type Endpoint = (usize, usize);
-
-/// No endpoint (in a packed endpoint array).
-const NONE: u64 = u64::MAX;
-
-/// An endpoint packed in one word: instance in the high half, port in the low.
-fn pack((i, p): Endpoint) -> u64 {
-    ((i as u64) << 32) | p as u64
-}
-
-fn unpack(e: u64) -> Endpoint {
-    ((e >> 32) as usize, (e & 0xffff_ffff) as usize)
-}
-
-/// The checked bindings of a netlist (see `Netlist::bindings`), per port in one flat array
-/// each (instance `i`'s ports from `base[i]`): a 32×32 torus has two million ports, and hashing
-/// each endpoint several times was a second of its elaboration.
-struct Bindings {
-    base: Vec<u32>,
-    /// Per input: its driver (packed), or `NONE`.
-    driver: Vec<u64>,
-    /// Per output: its first consumer (packed), or `NONE`.
-    consumer: Vec<u64>,
-    /// Per stream input: the capacity its binding sets, 0 for none.
-    cap_override: Vec<u32>,
-}
-
-impl Bindings {
-    /// The flat index of an endpoint.
-    fn flat(&self, (i, p): Endpoint) -> usize {
-        self.base[i] as usize + p
-    }
-    /// The ports in all, flat.
-    fn len(&self) -> usize {
-        *self.base.last().unwrap_or(&0) as usize
-    }
-    fn driver_of(&self, e: Endpoint) -> Option<Endpoint> {
-        let d = self.driver[self.flat(e)];
-        (d != NONE).then(|| unpack(d))
-    }
-}
 
 /// The built components and what the kernel keeps beside them (see `Netlist::build_components`).
 struct Components {
