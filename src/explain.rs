@@ -22,6 +22,7 @@ fn source_of(kind: &str) -> (String, &'static str) {
         "fifo" => "kernel_examples/fifo",
         "bank_arbiter" | "bank_arbiter_core" => "rclink/bank_arbiter",
         "ack_return" => "rclink/ack_cbfc",
+        "dcqcn" => "rclink/dcqcn",
         "l2_switch" | "l2_switch_core" => "switch/l2_switch",
         "switch_ingress" => "switch/l2_switch/ingress",
         "switch_pfc" => "switch/l2_switch/pfc",
@@ -41,7 +42,11 @@ fn source_of(kind: &str) -> (String, &'static str) {
     };
     (
         key.to_string(),
-        if kind == "ack_return" { "ReturnParams" } else { "Params" },
+        match kind {
+            "ack_return" => "ReturnParams",
+            "dcqcn" => "GateParams",
+            _ => "Params",
+        },
     )
 }
 

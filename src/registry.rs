@@ -363,7 +363,7 @@ fn all_blocks() -> Vec<BlockKind> {
         ),
         composite_kind(
             "rclink_tx",
-            "RC Link TX of one LG (composite: rclink_tx_core ⇄ vc_arbiter, ⇄ mac_credit): slot FIFO, PSN, bank arbiter, CBFC, rate gate, MAC credit (seed 000 «TX 侧设计»)",
+            "RC Link TX of one LG (composite: cnp_merge → rclink_tx_core ⇄ dcqcn, ⇄ vc_arbiter, ⇄ mac_credit): slot FIFO, PSN, bank arbiter, CBFC, rate gate, MAC credit (seed 000 «TX 侧设计»)",
             rc::tx::ports,
             rc::tx::expand,
             |p| p.check(),
@@ -371,7 +371,7 @@ fn all_blocks() -> Vec<BlockKind> {
         ),
         checked_kind(
             "rclink_tx_core",
-            "RC Link TX of one LG without its arbiter and MAC credit counter: slot FIFO, PSN, the VC queues' side of the bank arbiter, CBFC, rate gate, TYPE2 (the part of rclink_tx not yet cut into nodes; seed 000 «TX 侧设计»)",
+            "RC Link TX of one LG without its CNP MERGE, rate gate, arbiter and MAC credit counter: slot FIFO, PSN, the VC queues' side of the bank arbiter (each flow's pacing from the rate gate), CBFC, TYPE2 (the part of rclink_tx not yet cut into nodes; seed 000 «TX 侧设计»)",
             rc::tx::core_ports,
             rc::tx::build,
             |p| p.check(),
@@ -431,7 +431,7 @@ fn all_blocks() -> Vec<BlockKind> {
         ),
         kind(
             "dcqcn",
-            "DCQCN rate gate state of one flow: on_cnp, byte counter and timer recovery, pacing (seed 000 «DCQCN»)",
+            "RC Link TX DCQCN rate gate of one LG (tx.dcqcn in every TX): per flow on_cnp, byte counter and timer recovery, pacing told to the TX core's round (seed 000 «DCQCN»)",
             rc::dcqcn::ports,
             rc::dcqcn::build,
             rc::dcqcn::COUNTER_TABLES,
@@ -696,6 +696,10 @@ pub fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     m.insert(TypeId::of::<hp::RxCtrl>(), signal_type::<hp::RxCtrl>("RxCtrl"));
     m.insert(TypeId::of::<hp::CeMark>(), signal_type::<hp::CeMark>("CeMark"));
     m.insert(TypeId::of::<hp::TxCtrl>(), signal_type::<hp::TxCtrl>("TxCtrl"));
+    // The TX core ⇄ DCQCN rate gate messages (the `dcqcn` node's module testbench drives them).
+    m.insert(TypeId::of::<hp::RateCnp>(), signal_type::<hp::RateCnp>("RateCnp"));
+    m.insert(TypeId::of::<hp::RateSent>(), signal_type::<hp::RateSent>("RateSent"));
+    m.insert(TypeId::of::<hp::RatePace>(), signal_type::<hp::RatePace>("RatePace"));
     m.insert(TypeId::of::<hp::CtrlKind>(), signal_type::<hp::CtrlKind>("CtrlKind"));
     m.insert(TypeId::of::<hp::PktCount>(), signal_type::<hp::PktCount>("PktCount"));
     m.insert(

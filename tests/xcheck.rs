@@ -739,3 +739,49 @@ fn vectors_of_a_node_inside_a_system() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The TX's DCQCN rate gate is a node (`tx.dcqcn`): its vectors out of the pacing story are what
+/// an RTL rate limiter would be driven with and must answer — the CNP in and the cut flow's
+/// pacing out in the same cycle, each grant in and the next send's cycle out.
+#[test]
+fn vectors_of_the_rate_gate_show_the_cut_and_the_pacing() {
+    let d = temp_dir("vectors-dcqcn");
+    let (code, out, err) = hwsim_parts(&[
+        "vectors",
+        "tb/modules/rclink_tx_dcqcn_pacing.yaml",
+        "--instance",
+        "tx.dcqcn",
+        "--out",
+        s(&d),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let csv = std::fs::read_to_string(d.join("tx.dcqcn.csv")).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| h.starts_with(&format!("{name}:"))).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let at = |c: &str| -> Vec<u64> {
+        let i = col(c);
+        rows.iter()
+            .filter(|r| r[i] == "1")
+            .map(|r| r[0].parse().unwrap())
+            .collect()
+    };
+    // One CNP passes CNP MERGE (the second is filtered in front of the core): seen at 6, and
+    // the cut's pacing goes back in that cycle — the last send (5, at 50 B/ns) ends at 33.
+    assert_eq!(at("cnp.valid"), vec![6]);
+    assert_eq!(at("ready[0].valid"), vec![6]);
+    let r6 = rows.iter().find(|r| r[0] == "6").unwrap();
+    assert_eq!((r6[col("ready[0].paced")], r6[col("ready[0].at")]), ("1", "33"));
+    assert_eq!(r6[col("rate")], "25");
+    // Six grants; the three at line rate move no pacing, each paced one 1394 / 25 B/ns later.
+    assert_eq!(at("sent.valid"), vec![1, 3, 5, 33, 89, 145]);
+    assert_eq!(at("paced.valid"), vec![33, 89, 145]);
+    let next: Vec<&str> = rows
+        .iter()
+        .filter(|r| r[col("paced.valid")] == "1")
+        .map(|r| r[col("paced.at")])
+        .collect();
+    assert_eq!(next, vec!["89", "145", "201"]);
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -10,6 +10,9 @@
 //! | [`MacCreditTake`] | TX → its MAC credit counter: the credit a grant takes, TYPE1 or TYPE2 |
 //! | [`TxCtrl`] | CNP MERGE → TX core: a control message and whether CNP MERGE filtered it |
 //! | [`VcReq`] | TX core → its bank arbiter: the VCs with a head frame that passes its gates |
+//! | [`RateCnp`] | TX core → its DCQCN rate gate: a CNP that passed CNP MERGE, for one flow |
+//! | [`RateSent`] | TX core → its DCQCN rate gate: a frame of one flow granted, its wire bytes |
+//! | [`RatePace`] | DCQCN rate gate → TX core: when one flow may send again (pacing) |
 //! | [`VcGrant`] | bank arbiter → TX core: the VC granted this round, and the VCs it looked at |
 //! | [`VcCredits`] | remaining CBFC credits of one destination, per VC bank (waves) |
 //! | [`SlotMap`] | the slot states of the first 512 slots as bitmaps (waves) |
@@ -116,6 +119,101 @@ impl Trace for MacCreditTake {
     }
     fn sample(&self, out: &mut [TraceValue]) {
         out[0] = TraceValue::Bits(self.mul as u64);
+    }
+}
+
+/// TX core → its DCQCN rate gate (`tx.dcqcn`), combinationally, in the cycle the core takes it
+/// in: a CNP for flow (`dst`, `qp`) that passed CNP MERGE (seed 000 «CNP 到达处理 (on_cnp)»).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RateCnp {
+    /// The flow's destination chip (the CNP's sender).
+    pub dst: ChipId,
+    /// The flow's queue pair.
+    pub qp: QpId,
+}
+
+impl Trace for RateCnp {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 2] = [TraceField::bits("dst", 16), TraceField::bits("qp", 10)];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.dst as u64);
+        out[1] = TraceValue::Bits(self.qp.value() as u64);
+    }
+}
+
+/// TX core → its DCQCN rate gate, combinationally, in the cycle of the grant: a frame (or run of
+/// packets) of flow (`dst`, `qp`) went, `bytes` on the wire (the byte counter and the pacing,
+/// seed 000 «速率恢复», «TX 速率限制 (pacing)»).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RateSent {
+    /// The flow's destination chip.
+    pub dst: ChipId,
+    /// The flow's queue pair.
+    pub qp: QpId,
+    /// Wire bytes of what was granted (headers included).
+    pub bytes: u32,
+}
+
+impl Trace for RateSent {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 3] = [
+            TraceField::bits("dst", 16),
+            TraceField::bits("qp", 10),
+            TraceField::bits("bytes", 32),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.dst as u64);
+        out[1] = TraceValue::Bits(self.qp.value() as u64);
+        out[2] = TraceValue::Bits(self.bytes as u64);
+    }
+}
+
+/// DCQCN rate gate → TX core: flow (`dst`, `qp`)'s pacing changed. `paced`: the flow is below
+/// (or just back at) line rate and may send again at cycle `at` (its last send's wire bytes
+/// over R_C, rounded up); not paced: at line rate, the MAC credit paces it (`at` 0). Sent when
+/// a CNP cuts the flow (in that cycle, so the round sees it) and when a send moves its time (for
+/// the next cycle's round).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RatePace {
+    /// The flow's destination chip.
+    pub dst: ChipId,
+    /// The flow's queue pair.
+    pub qp: QpId,
+    /// The flow is paced by its rate.
+    pub paced: bool,
+    /// The first cycle it may send again, when paced.
+    pub at: u64,
+}
+
+impl RatePace {
+    /// The first cycle the flow may send again, if it is paced.
+    pub fn ready_at(&self) -> Option<u64> {
+        self.paced.then_some(self.at)
+    }
+}
+
+impl Trace for RatePace {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 4] = [
+            TraceField::bits("dst", 16),
+            TraceField::bits("qp", 10),
+            TraceField::bits("paced", 1),
+            TraceField::bits("at", 64),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.dst as u64);
+        out[1] = TraceValue::Bits(self.qp.value() as u64);
+        out[2] = TraceValue::Bits(self.paced as u64);
+        out[3] = TraceValue::Bits(self.at);
     }
 }
 

@@ -13,7 +13,7 @@
 //! looked at (`grant.visited`).
 
 use hwsim_hw::{Ctx, Cycle};
-use hwsim_ports::{MacCreditTake, UInt, VcGrant, VcReq};
+use hwsim_ports::{MacCreditTake, RateSent, UInt, VcGrant, VcReq};
 
 use super::RcLinkTx;
 use crate::rclink::bank_arbiter::NUM_VC;
@@ -99,7 +99,7 @@ impl RcLinkTx {
     /// flow (a flow is one (dst, qp), so all of it is in one VC). Returns the eligible VCs.
     fn find_heads(&mut self, now: u64) -> u8 {
         self.round_no += 1;
-        let (slots, cbfc, rate_gate, ledgers) = (&self.slots, &self.cbfc, &self.rate_gate, &self.flow_ledger);
+        let (slots, cbfc, pace, ledgers) = (&self.slots, &self.cbfc, &self.pace, &self.flow_ledger);
         let (flow_round, round) = (&mut self.flow_round, self.round_no);
         let mut eligible = 0u8;
         for (vc, head) in self.heads.iter_mut().enumerate() {
@@ -112,7 +112,7 @@ impl RcLinkTx {
                 if flow_round[f] == round {
                     continue;
                 }
-                if let Some(t) = rate_gate.blocked_until(f, now) {
+                if let Some(t) = pace[f].filter(|&t| t > now) {
                     head.rate_blocked += 1;
                     head.ready = Some(head.ready.map_or(t, |r| r.min(t)));
                     flow_round[f] = round;
@@ -200,7 +200,7 @@ impl RcLinkTx {
                 ready = Some(ready.map_or(t, |r| r.min(t)));
             }
         }
-        self.rate_gate.wake.set(ready);
+        self.pace_wake = ready;
     }
 
     /// The grant of VC `vc`'s eligible head: the run of its WaitGrant packets CBFC admits.
@@ -215,11 +215,15 @@ impl RcLinkTx {
             self.show_credit(ledger);
         }
         self.take_mac_credit(false);
-        if self.rate_gate.enabled {
-            let flow = self.slots.flow_of_frame(id);
-            if self.rate_gate.on_sent(flow, frame.wire_bytes() as u64, now) {
-                ctx.count(self.c.rate_increases, 1);
-            }
+        if self.p.rate_control {
+            // The rate gate paces the flow from this grant (and counts its byte counter's
+            // increase); the next round sees the pacing on `rate_paced`. One grant a cycle.
+            let (dst, qp) = self.slots.flow_key(self.slots.flow_of_frame(id));
+            self.rate_sent.push(RateSent {
+                dst,
+                qp,
+                bytes: frame.wire_bytes(),
+            });
         }
         ctx.count(self.c.frames_sent, 1);
         ctx.count(self.c.pkts_sent, frame.npkts as u64);

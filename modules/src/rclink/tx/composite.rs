@@ -1,6 +1,7 @@
 //! The composite `rclink_tx` (seed 000 «TX 侧设计»): its ports, and its children — CNP MERGE
 //! ([`cnp_merge`](crate::rclink::cnp_merge), the control input in front of the core), the core
-//! (`rclink_tx_core`, the block of this folder), the bank arbiter's round robin
+//! (`rclink_tx_core`, the block of this folder), the DCQCN rate gate beside it
+//! ([`dcqcn`](crate::rclink::dcqcn), `dcqcn`), the bank arbiter's round robin
 //! ([`vc_arbiter`](crate::rclink::vc_arbiter), `arbiter`) and the MAC credit counter
 //! ([`mac_credit`](crate::rclink::mac_credit)) — wired combinationally both ways around the
 //! core's round. The composite owns no logic; see the parent module's header for the diagram.
@@ -8,7 +9,7 @@
 use hwsim_hw::{ElabError, Netlist, PortDecl};
 
 use super::{build, core_ports, Params};
-use crate::rclink::{ack_cbfc, cnp_merge, mac_credit, vc_arbiter};
+use crate::rclink::{ack_cbfc, cnp_merge, dcqcn, mac_credit, vc_arbiter};
 use crate::split;
 
 /// The MAC credit counter's parameters, from the TX's.
@@ -34,8 +35,13 @@ fn cnp_merge_params(p: &Params) -> cnp_merge::Params {
 
 /// The core's ports wired to CNP MERGE, the arbiter, the MAC credit counter and the ACK-VC
 /// return inside the composite (not exported).
-const CORE_INNER: [&str; 7] = [
+const CORE_INNER: [&str; 12] = [
     "ctrl",
+    "rate_cnp",
+    "rate_pace",
+    "rate_steps",
+    "rate_paced",
+    "rate_sent",
     "mac_available",
     "mul_mac_available",
     "mac_take",
@@ -119,6 +125,21 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     split::add_counting_in_scope(nl, path, "cnp_merge", "cnp_merge", cm_ports, cm, cnp_merge::build)?;
     nl.connect(&node("cnp_merge.out"), &node("core.ctrl"), None)?;
     nl.export(&node("ctrl"), &node("cnp_merge.ctrl"))?;
+    // The DCQCN rate gate beside the core: the CNPs it passes and its grants in, the pacing of
+    // each flow out to its round; counting in the composite's scope (`tx.rate_increases`, …,
+    // as the core did), its waves at `tx.dcqcn.*` (where the core had them).
+    let gp = p.rate_gate_params();
+    let g_ports = dcqcn::ports(&gp);
+    split::add_counting_in_scope(nl, path, "dcqcn", "dcqcn", g_ports, gp, dcqcn::build)?;
+    for (from, to) in [
+        ("core.rate_cnp", "dcqcn.cnp"),
+        ("dcqcn.ready", "core.rate_pace"),
+        ("dcqcn.steps", "core.rate_steps"),
+        ("dcqcn.paced", "core.rate_paced"),
+        ("core.rate_sent", "dcqcn.sent"),
+    ] {
+        nl.connect(&node(from), &node(to), None)?;
+    }
     let mp = mac_credit_params(p);
     let mc_ports = mac_credit::ports(&mp);
     nl.add(

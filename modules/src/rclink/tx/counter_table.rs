@@ -6,7 +6,8 @@ use hwsim_hw::CounterDecl;
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
 /// and the system monitors read this table; the registry refuses a counter missing from it.
 /// The ones it shares with its modules' blocks (`diag_arb_calls`, `diag_credit_block`,
-/// `credits_outstanding`) and the slot FIFO's and ACK-VC return's are in those modules' tables.
+/// `credits_outstanding`) and the slot FIFO's, ACK-VC return's and rate gate's (`dcqcn`) are in
+/// those modules' tables.
 pub const COUNTERS: &[CounterDecl] = &[
     CounterDecl::new(
         "diag_arb_tx_busy",
@@ -57,31 +58,6 @@ pub const COUNTERS: &[CounterDecl] = &[
         "longest round trip: our grant of a packet to the ACK/NAK echoing its RH timestamp",
     ),
     CounterDecl::new(
-        "rate_increases",
-        "events",
-        "DCQCN rate_increase steps (byte counter or recovery timer)",
-    ),
-    CounterDecl::new(
-        "dcqcn_recoveries",
-        "events",
-        "times a flow got back to line rate after a cut",
-    ),
-    CounterDecl::new(
-        "dcqcn_recovered_at",
-        "cycle",
-        "cycle of the last recovery to line rate (0 = none)",
-    ),
-    CounterDecl::new(
-        "dcqcn_rate_min_milli",
-        "milli-bytes/ns",
-        "gauge: the lowest rate any flow was cut to (line rate until a cut)",
-    ),
-    CounterDecl::new(
-        "dcqcn_flows_limited",
-        "flows",
-        "gauge: flows below line rate (CONGESTED) now; 0 at the end = all recovered",
-    ),
-    CounterDecl::new(
         "type2_frames_sent",
         "frames",
         "TYPE2 (multicast) frames sent, one per segment, to the group address",
@@ -105,30 +81,5 @@ pub const COUNTERS: &[CounterDecl] = &[
         "type2_queue_peak",
         "frames",
         "the most TYPE2 segments waiting in the TYPE2 queue at once",
-    ),
-    CounterDecl::new(
-        "flow_d*_q*_rate_milli",
-        "milli-bytes/ns",
-        "gauge: R_C of the `report_flows` flow (dst, qp) now",
-    ),
-    CounterDecl::new(
-        "flow_d*_q*_rate_min_milli",
-        "milli-bytes/ns",
-        "gauge: the lowest rate that flow was cut to",
-    ),
-    CounterDecl::new(
-        "flow_d*_q*_state",
-        "state",
-        "gauge: that flow's DCQCN state: 0 NORMAL, 1 CONGESTED, 2 RECOVERED",
-    ),
-    CounterDecl::new(
-        "flow_d*_q*_cuts",
-        "messages",
-        "CNPs of that flow that passed CNP MERGE (rate cuts)",
-    ),
-    CounterDecl::new(
-        "flow_d*_q*_recovered_at",
-        "cycle",
-        "cycle that flow last got back to line rate (0 = never cut)",
     ),
 ];

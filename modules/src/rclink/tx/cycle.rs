@@ -25,7 +25,7 @@ impl Component for RcLinkTx {
         self.take_ctrl(ctx, now);
         self.take_credits(ctx, now);
         self.slots.expire_timeouts(ctx, &self.sc, now);
-        self.expire_rate_timers(ctx, now);
+        self.pace_reached(now);
         self.take_segments(ctx);
         self.map_new_flows();
         let done_pushed = self.push_done();
@@ -50,6 +50,7 @@ impl Component for RcLinkTx {
             if self.mac_free > self.mac_seen {
                 self.arb_pending = true;
             }
+            self.take_pacing();
             self.slots_changed = self.plan_round(ctx, now);
             // Process 2 follows in this cycle and says what comes next.
             ctx.run_process(2);
@@ -59,8 +60,8 @@ impl Component for RcLinkTx {
         self.mac_seen = self.mac_free;
         let changed = std::mem::take(&mut self.slots_changed);
         self.show_state(ctx, changed);
-        self.show_dcqcn(ctx);
-        // The next round, retry deadline or DCQCN timer runs the block from process 0.
+        // The next round, retry deadline or paced flow's ready cycle runs the block from
+        // process 0.
         let next = self.next_wake();
         ctx.run_process_on(0, next);
         Wake::OnInput
@@ -80,16 +81,46 @@ impl RcLinkTx {
     }
 
     /// The round's follow-up: next cycle while a round is pending; else the earliest retry
-    /// deadline or DCQCN timer (each runs the block from process 0, which takes it).
+    /// deadline or ready cycle of a rate-blocked flow (each runs the block from process 0,
+    /// which takes it).
     fn next_wake(&mut self) -> Wake {
         if self.arb_pending {
             Wake::NextCycle
         } else {
-            Wake::earliest(
-                [self.slots.next_deadline(), self.rate_gate.next_event()]
-                    .into_iter()
-                    .flatten(),
-            )
+            Wake::earliest([self.slots.next_deadline(), self.pace_wake].into_iter().flatten())
+        }
+    }
+
+    /// A rate-blocked flow's ready cycle reached: the round runs again.
+    fn pace_reached(&mut self, now: u64) {
+        if self.pace_wake.is_some_and(|t| t <= now) {
+            self.pace_wake = None;
+            self.arb_pending = true;
+        }
+    }
+
+    /// What the rate gate says (`tx.dcqcn`): the pacing a grant moved (last cycle's), then the
+    /// pacing of the flows a CNP cut in this cycle, and its timer steps; a cut or a step (a
+    /// rate rose) runs a round.
+    fn take_pacing(&mut self) {
+        while let Some(m) = self.rate_paced.pop() {
+            self.set_pace(m);
+        }
+        while let Some(m) = self.rate_pace.pop() {
+            self.set_pace(m);
+            self.arb_pending = true;
+        }
+        let steps = self.rate_steps.get();
+        if steps != self.steps_seen {
+            self.steps_seen = steps;
+            self.arb_pending = true;
+        }
+    }
+
+    fn set_pace(&mut self, m: hwsim_ports::RatePace) {
+        // The gate paces only flows this core told it of, which the slot FIFO keeps.
+        if let Some(f) = self.slots.find_flow(m.dst, m.qp) {
+            self.pace[f] = m.ready_at();
         }
     }
 }

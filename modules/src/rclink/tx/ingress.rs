@@ -4,7 +4,7 @@
 //! the TYPE2 queue.
 
 use hwsim_hw::{Ctx, Cycle};
-use hwsim_ports::{CreditMsg, Ctrl, FlitKind, Opcode, Segment, TxCtrl};
+use hwsim_ports::{CreditMsg, Ctrl, FlitKind, Opcode, RateCnp, Segment, TxCtrl};
 
 use super::{Params, RcLinkTx, TYPE2_VC};
 use crate::rclink::bank_arbiter::NUM_VC;
@@ -41,13 +41,8 @@ impl RcLinkTx {
             let (dst, qp) = self.slots.flow_key(self.flow_ledger.len());
             let l = self.cbfc.ledger(dst, qp.vc_bank().value());
             self.flow_ledger.push(l as u32);
-            self.rate_gate.add_flow();
-            let key = (dst, qp.value());
-            for r in self.flow_report.iter_mut() {
-                if r.key == key {
-                    r.flow = Some(self.flow_ledger.len() - 1);
-                }
-            }
+            // Not paced until the rate gate says so.
+            self.pace.push(None);
         }
     }
 
@@ -90,24 +85,33 @@ impl RcLinkTx {
                 ctx.count(self.c.cnp_received, 1);
                 // A CNP for a flow that never sent here has no rate to cut.
                 let flow = self.slots.find_flow(msg.src, msg.rh.qp());
-                if let (true, Some(f)) = (self.rate_gate.enabled, flow) {
-                    // CNP MERGE decided in front of us (and counted `cnp_passed` / `cnp_filtered`).
+                if let (true, Some(_)) = (self.p.rate_control, flow) {
+                    // CNP MERGE decided in front of us (and counted `cnp_passed` / `cnp_filtered`);
+                    // a passed CNP goes to the rate gate, which cuts the flow's rate in this
+                    // cycle and tells this cycle's round its pacing (`rate_pace`).
                     let passed = !filtered;
                     if passed {
-                        self.rate_gate.on_cnp(f, ctx.now());
+                        if !self.rate_cnp.can_push() {
+                            ctx.violation("rclink_tx: more CNPs in one cycle than `rate_cnp` has lanes");
+                        } else {
+                            self.rate_cnp.push(RateCnp {
+                                dst: msg.src,
+                                qp: msg.rh.qp(),
+                            });
+                        }
                         self.arb_pending = true;
                     }
                     if ctx.logs() {
-                        let rate = self.rate_gate.flow_rate(f);
                         ctx.log(
                             "cnp",
                             format_args!(
                                 "received from={} qp={} {}",
                                 msg.src,
                                 msg.rh.qp().value(),
-                                match rate {
-                                    Some(r) if passed => format!("rate_cut_to={r:.3} (B/ns, DCQCN)"),
-                                    _ => "merged (CNP MERGE: no cut)".to_string(),
+                                if passed {
+                                    "to the rate gate (tx.dcqcn: cut)"
+                                } else {
+                                    "merged (CNP MERGE: no cut)"
                                 }
                             ),
                         );

@@ -9,33 +9,41 @@
 //! MAC Credit», «Go-Back-N 重传»), appendix C «诊断计数器» and «TX 参数»; seed 002 §5.4 (gate
 //! order). Every piece of state here belongs to this one LG (seed: «作用域说明»).
 //!
-//! `rclink_tx` is a composite of four nodes ([`expand`]), five with `ack_cbfc`: `cnp_merge` (CNP
+//! `rclink_tx` is a composite of five nodes ([`expand`]), six with `ack_cbfc`: `cnp_merge` (CNP
 //! MERGE, the control input: every ACK, NAK and CNP through it, a repeated CNP marked filtered),
-//! `core` (this file's block, `rclink_tx_core`: the slot FIFO and the VC queues, DCQCN, CBFC,
-//! TYPE2), `arbiter` (`vc_arbiter`: the bank arbiter's round robin over the VCs) and `mac_credit`
-//! (the MAC2TX and multicast MAC TX credit counters), wired combinationally in front of the core
-//! and around its second and third processes (docs/kernel.md, «Blocks with several processes»):
+//! `core` (this file's block, `rclink_tx_core`: the slot FIFO and the VC queues, CBFC, TYPE2),
+//! `dcqcn` (the DCQCN rate gate of every flow: the CNPs that pass the merge cut their rates, the
+//! grants pace them; it tells the core each flow's ready cycle), `arbiter` (`vc_arbiter`: the
+//! bank arbiter's round robin over the VCs) and `mac_credit` (the MAC2TX and multicast MAC TX
+//! credit counters), wired combinationally in front of the core and around its processes
+//! (docs/kernel.md, «Blocks with several processes»):
 //!
 //! ```text
 //!                     +-- rclink_tx ------------------------------------------------------------+
 //!  ctrl     ==(8)==>  | cnp_merge: QPID buffer; every message on, repeated CNPs marked ─ (comb) ┐|
 //!  seg      ==(1)==>  | core (rclink_tx_core)                                                  v | ==> frame : stream<DataFrame> (to the MAC)
-//!                     |  process 0: ACK/NAK/CNP (DCQCN cut if not filtered), credit returns,     | ==> done  : stream<FrameDone> (to PAXI)
-//!                     |             timeouts, segments, FrameDone                                |
-//!  credit   ==(8)==>  |  process 1: per VC the first head the rate gate and CBFC pass ─ arb_req ─┐| --> slots_used, credit_view, slot_fifo.*,
+//!                     |  process 0: ACK/NAK/CNP (to dcqcn if not filtered), credit returns,      | ==> done  : stream<FrameDone> (to PAXI)
+//!                     |             timeouts, segments, FrameDone           ─ rate_cnp (comb) ─┐ |
+//!                     |  dcqcn process 0: on_cnp, timers ─ ready, steps (comb: pacing) ─┐  <┘ |
+//!  credit   ==(8)==>  |  process 1: per VC the first head its pacing and CBFC pass <────┘ arb_req ─┐| --> slots_used, credit_view, slot_fifo.*,
 //!                     |               ▲ mac_available, mul_mac_available      (comb) VcReq      │|     cbfc.*, dcqcn.*, type2.queue,
 //!                     |                                                                         │|     cnp_merge.{entries, last_qp}
 //!                     |  arbiter (vc_arbiter): from ptr, the first eligible VC; ptr, counter  <┘| --> arbiter.ptr, arbiter.counter
 //!                     |  process 2: <─ arb_grant (comb, VcGrant) ─ grant: slots, CBFC, frame    | ==> ack_cr : stream<CreditMsg> (vc 5)
-//!                     |               │ mac_take (comb)                                          |
+//!                     |               │ mac_take (comb), rate_sent (comb) ─> dcqcn process 1:     |
+//!                     |               │   pacing, byte counter; `paced` (next cycle) to process 1 |
 //!  mac_credit =(8)==> | mac_credit: process 0 + returns, shows counts; process 1 − the take      | --> mac_credit.available, type2.mac_credit
 //!  (MacCreditRet)     +--------------------------------------------------------------------------+
 //! ```
 //!
-//! The core's own modules (slot FIFO, rate gate, CBFC) are plain state machines called in order
+//! The rate gate (`dcqcn`, [`dcqcn`](super::dcqcn)) sits beside the core: its process 0 takes
+//! the core's process-0 CNPs (`rate_cnp`) and tells process 1 the cut flows' pacing (`ready`,
+//! `rate_pace`) and its timer steps (`steps`) in the same cycle; its process 1 takes process 2's
+//! grant (`rate_sent`) and tells the next round the flow's new ready cycle (`paced`, registered).
+//! The core's own modules (slot FIFO, CBFC) are plain state machines called in order
 //! inside its processes, so they add no register at an internal boundary, and neither do the cuts
-//! to the arbiter and the MAC credit node (request, grant and take all in the same cycle): the
-//! timing is the modules' own. The slot FIFO and CBFC also exist as blocks of their own
+//! to the rate gate, the arbiter and the MAC credit node (request, grant and take all in the same
+//! cycle): the timing is the modules' own. The slot FIFO and CBFC also exist as blocks of their own
 //! (`slot_fifo`, `cbfc` in `hwsim list`) for module-form testbenches; here their state shows on
 //! the waves as nested scopes (`….tx.slot_fifo.slots`, `….tx.cbfc.credits_d1`). `arbiter` and
 //! `mac_credit` are nodes: `chip0.lg3.tx.arbiter.ptr`, `….tx.arbiter.grant.vc`, and the
@@ -112,9 +120,9 @@
 //! - CBFC's «高级特性» switches are `dyn_uf_limit`, `cbfc_vc_enable` and `stop_cbfc` (see `cbfc`).
 //! - Zero-byte packets cost no credit and bypass the CBFC gate (SPEC: zero-byte packets consume
 //!   and return no credit; charging them would leak credit).
-//! - The rate gate is DCQCN per flow ([`dcqcn`](super::dcqcn)) behind CNP MERGE
-//!   ([`cnp_merge`](super::cnp_merge), a node in front of the core that decides in the cycle the
-//!   CNP arrives; `cnp_passed` and `cnp_filtered` are its counters): a CNP that passes the merge cuts its flow's rate; a
+//! - The rate gate is DCQCN per flow ([`dcqcn`](super::dcqcn), a node beside the core) behind CNP
+//!   MERGE ([`cnp_merge`](super::cnp_merge), a node in front of the core that decides in the
+//!   cycle the CNP arrives; `cnp_passed` and `cnp_filtered` are its counters): a CNP that passes the merge cuts its flow's rate; a
 //!   flow below line rate is paced (its next frame waits until the last one's wire bytes have
 //!   left at the current rate); the round that finds it blocked counts `diag_rate_block` and
 //!   the block wakes exactly at its ready time. CNP MERGE keys on the QP id per LG (see its
@@ -140,10 +148,10 @@
 //! - The retry timeout («超时重传») is implemented, with its own counters; MAX_RETRY makes the QP
 //!   fatal (seed 002 L3).
 
-use hwsim_hw::{Binder, BuildResult, CounterDecl, In, Out, PortDecl, StreamIn, StreamOut};
+use hwsim_hw::{Binder, BuildResult, CounterDecl, Cycle, In, Out, PortDecl, StreamIn, StreamOut};
 use hwsim_ports::{
-    ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, FrameFormat, LgId, MacCreditTake, Segment, TxCtrl, UInt, VcGrant,
-    VcReq,
+    ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, FrameFormat, LgId, MacCreditTake, RateCnp, RatePace, RateSent,
+    Segment, TxCtrl, UInt, VcGrant, VcReq,
 };
 use serde::{Deserialize, Serialize};
 
@@ -169,16 +177,12 @@ mod cycle;
 mod ingress;
 /// The parameters' checks and the header fields they select.
 mod params;
-/// The DCQCN rate gate behind CNP MERGE, its waves and the per-flow `report_flows` counters.
-mod rate_gate;
 /// The block's own counter ids, the credit view and the end-of-cycle waves and gauges.
 mod report;
 /// The TYPE2 (multicast) path: its queue, its two gates, its grant.
 mod type2;
 
 pub use composite::{expand, ports};
-pub use rate_gate::RateGate;
-use rate_gate::{DcqcnView, FlowReport};
 use report::Counters;
 use type2::Type2;
 
@@ -196,6 +200,7 @@ pub const COUNTER_TABLES: &[&[CounterDecl]] = &[
     super::cbfc::COUNTERS,
     super::ack_cbfc::RETURN_COUNTERS,
     super::cnp_merge::COUNTERS,
+    super::dcqcn::COUNTERS,
 ];
 
 /// Parameters (seed 000 appendix C «TX 参数»).
@@ -280,18 +285,7 @@ pub struct Params {
     pub ack_cbfc: bool,
 }
 
-/// A flow named in `report_flows`: destination chip and QP id (0..=1023).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FlowKey {
-    /// Destination chip.
-    pub dst: ChipId,
-    /// QP id (the 10-bit `{xpu_id, bank}`; CDMA engine e is QP 4e + e mod 4).
-    pub qp: u16,
-}
-
-/// Most flows `report_flows` may name.
-pub const MAX_REPORT_FLOWS: usize = 64;
+pub use super::dcqcn::{FlowKey, MAX_REPORT_FLOWS};
 
 impl Default for Params {
     fn default() -> Self {
@@ -368,7 +362,7 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
             .doc("TYPE2 (multicast) frames waiting for their gates"),
     ];
     v.extend(SlotView::ports("slot_fifo.", "slots_used"));
-    v.extend(DcqcnView::ports());
+    v.extend(rate_ports());
     v.extend(CbfcView::ports("cbfc.", p.view_dsts));
     if p.ack_cbfc {
         v.push(
@@ -378,6 +372,27 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
         );
     }
     v
+}
+
+/// The core's ports to and from its DCQCN rate gate (`tx.dcqcn`, the `dcqcn` node).
+fn rate_ports() -> Vec<PortDecl> {
+    vec![
+        PortDecl::comb_stream_out::<RateCnp>("rate_cnp")
+            .width(cnp_merge::CTRL_DEPTH)
+            .doc("the CNPs that passed CNP MERGE, per flow, to the rate gate in the same cycle (dcqcn.cnp)"),
+        PortDecl::comb_stream_in::<RatePace>("rate_pace", cnp_merge::CTRL_DEPTH)
+            .process(1)
+            .doc("a flow's pacing after a CNP cut it, for this cycle's round (dcqcn.ready)"),
+        PortDecl::comb_input::<u64>("rate_steps")
+            .process(1)
+            .doc("the rate gate's timer increases so far: a change runs a round (dcqcn.steps)"),
+        PortDecl::stream_in::<RatePace>("rate_paced", dcqcn::PACED_DEPTH)
+            .process(1)
+            .doc("a flow's pacing after a grant moved it, for the next round (dcqcn.paced)"),
+        PortDecl::comb_stream_out::<RateSent>("rate_sent")
+            .process(2)
+            .doc("the grant's flow and wire bytes, to the rate gate in the same cycle (dcqcn.sent)"),
+    ]
 }
 
 /// The block.
@@ -396,10 +411,20 @@ pub struct RcLinkTx {
     credit_view_out: Out<CreditMsg>,
     c: Counters,
     sc: SlotCounters,
-    rate_gate: RateGate,
-    dcqcn_view: DcqcnView,
-    /// Counters of the flows in `report_flows`.
-    flow_report: Vec<FlowReport>,
+    /// The DCQCN rate gate's ports: CNPs out, pacing in (after a cut, after a send), timer
+    /// steps in, grants out.
+    rate_cnp: StreamOut<RateCnp>,
+    rate_pace: StreamIn<RatePace>,
+    rate_steps: In<u64>,
+    rate_paced: StreamIn<RatePace>,
+    rate_sent: StreamOut<RateSent>,
+    /// `rate_steps` as the last round read it.
+    steps_seen: u64,
+    /// Per slot-FIFO flow: the first cycle it may send again, when the rate gate paces it.
+    pace: Vec<Option<Cycle>>,
+    /// The earliest ready cycle of a flow the last round found rate-blocked (in a VC the
+    /// arbiter looked at): the round's exact wake-up.
+    pace_wake: Option<Cycle>,
 
     slots: SlotFifo,
     slot_view: SlotView,
@@ -489,9 +514,14 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         credit_view_out: b.output("credit_view")?,
         c: Counters::declare(b),
         sc: SlotCounters::declare(b),
-        rate_gate: RateGate::new(p)?,
-        dcqcn_view: DcqcnView::bind(b, p.dcqcn.line_rate)?,
-        flow_report: p.report_flows.iter().map(|f| FlowReport::declare(b, f)).collect(),
+        rate_cnp: b.stream_out("rate_cnp")?,
+        rate_pace: b.stream_in("rate_pace")?,
+        rate_steps: b.input("rate_steps")?,
+        rate_paced: b.stream_in("rate_paced")?,
+        rate_sent: b.stream_out("rate_sent")?,
+        steps_seen: 0,
+        pace: Vec::new(),
+        pace_wake: None,
         slot_view: SlotView::bind("slot_fifo.", "slots_used", b)?,
         plan: arbitration::Plan::Idle,
         heads: Default::default(),

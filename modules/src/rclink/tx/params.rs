@@ -1,13 +1,14 @@
 //! The TX's parameters checked: every value in its range, the frame header fields they select.
 //! The error names the offending parameter (the testbench reader adds file, line and column).
 
-use hwsim_ports::{FrameLayout, HeaderTags, QpId};
+use hwsim_ports::{FrameLayout, HeaderTags};
 
 use super::super::bank_arbiter::BankArbiter;
 use super::super::cbfc::{Cbfc, MAX_VIEW_DSTS};
+use super::super::dcqcn::GateParams;
 use super::super::mac_credit::{MacCredit, MAX_MAC_CREDITS, MAX_MUL_CREDITS};
 use super::super::slot_fifo::SlotFifo;
-use super::{Params, RateGate, MAX_REPORT_FLOWS};
+use super::Params;
 
 impl Params {
     /// The header fields of this link's data frames; refuses `vlan` with `afh_lite` and a
@@ -36,6 +37,14 @@ impl Params {
         let layout = FrameLayout::new(self.frame_format, self.vlan, false)
             .map_err(|e| format!("vlan = true: {e} (frame_format = {})", self.frame_format))?;
         Ok(HeaderTags::for_layout(layout, prio))
+    }
+
+    /// The parameters of this TX's DCQCN rate gate (the `dcqcn` node).
+    pub fn rate_gate_params(&self) -> GateParams {
+        GateParams {
+            dcqcn: self.dcqcn.clone(),
+            report_flows: self.report_flows.clone(),
+        }
     }
 
     /// Checks every parameter; the error names the offending one.
@@ -68,19 +77,7 @@ impl Params {
         if let Some(g) = self.groups.iter().position(|g| g.is_empty()) {
             return Err(format!("groups[{g}]: a group needs at least one member"));
         }
-        RateGate::new(self)?;
-        if self.report_flows.len() > MAX_REPORT_FLOWS {
-            return Err(format!(
-                "report_flows: {} flows, at most {MAX_REPORT_FLOWS}",
-                self.report_flows.len()
-            ));
-        }
-        for (k, f) in self.report_flows.iter().enumerate() {
-            QpId::new(f.qp).map_err(|e| format!("report_flows.{k}.qp: {e}"))?;
-            if self.report_flows[..k].contains(f) {
-                return Err(format!("report_flows.{k}: dst {} qp {} named twice", f.dst, f.qp));
-            }
-        }
+        self.rate_gate_params().check()?;
         Ok(())
     }
 }

@@ -28,11 +28,6 @@ pub(super) struct Counters {
     pub(super) type2_credit_block: CounterId,
     pub(super) type2_mac_block: CounterId,
     pub(super) type2_queue_peak: CounterId,
-    pub(super) rate_increases: CounterId,
-    pub(super) dcqcn_recoveries: CounterId,
-    pub(super) dcqcn_recovered_at: CounterId,
-    pub(super) dcqcn_rate_min_milli: CounterId,
-    pub(super) dcqcn_flows_limited: CounterId,
 }
 
 impl Counters {
@@ -52,11 +47,6 @@ impl Counters {
             ctrl_latency_max: b.counter("ctrl_latency_max"),
             credit_latency_max: b.counter("credit_latency_max"),
             rtt_max: b.counter("rtt_max"),
-            rate_increases: b.counter("rate_increases"),
-            dcqcn_recoveries: b.counter("dcqcn_recoveries"),
-            dcqcn_recovered_at: b.counter("dcqcn_recovered_at"),
-            dcqcn_rate_min_milli: b.counter("dcqcn_rate_min_milli"),
-            dcqcn_flows_limited: b.counter("dcqcn_flows_limited"),
             credits_outstanding: b.counter("credits_outstanding"),
             type2_frames: b.counter("type2_frames_sent"),
             type2_bytes: b.counter("type2_payload_bytes_sent"),

@@ -1,16 +1,19 @@
-//! DCQCN rate gate state of one flow (dst, qp) of one LG: the reaction point of seed 000
-//! «DCQCN 拥塞控制» («CNP 到达处理 (on_cnp)», «速率恢复 (rate_increase)», «TX 速率限制
-//! (pacing)», appendix C «DCQCN 参数»; Zhu et al., SIGCOMM 2015).
+//! DCQCN rate gate of one link group's TX: the reaction point of seed 000 «DCQCN 拥塞控制»
+//! («CNP 到达处理 (on_cnp)», «速率恢复 (rate_increase)», «TX 速率限制 (pacing)», appendix C
+//! «DCQCN 参数»; Zhu et al., SIGCOMM 2015) for every flow (dst, qp) of the LG, behind CNP MERGE.
+//! A netlist node of `rclink_tx` (`chip.lgK.tx.dcqcn`), and the kind `dcqcn` a module
+//! testbench drives through the same ports.
 //!
 //! ```text
-//!                    +------------------------------------------+
-//!  cnp  ==(cap 8)==> | on_cnp: α ← (1−g)α + g; R_T ← R_C;        | --> rate   : f64 (R_C, B/ns)
-//!  stream<u8>        |   R_C ← max(R_C (1 − α/2), R_min)         | --> target : f64 (R_T)
-//!  sent ==(cap 8)==> | ByteCounter 150 KB → rate_increase       | --> alpha  : f64
-//!  stream<u32> bytes | TimeTimer 55 µs: α ← α(1−g), rate_increase | --> state  : UInt<2> 0 NORMAL,
-//!                    |   stage ≤ 5: R_C += (R_T − R_C)/2          |        1 CONGESTED, 2 RECOVERED
-//!                    |   else R_C += R_line / 200; R_C ≤ R_line   |
-//!                    +------------------------------------------+
+//!                          +-- dcqcn (one LG) -------------------------------------------+
+//!  cnp  ==(comb ×8)==>     | process 0: per CNP (dst, qp): on_cnp                         | ==(comb ×8)==> ready : stream<RatePace>
+//!  stream<RateCnp>         |   α ← (1−g)α + g; R_T ← R_C; R_C ← max(R_C (1 − α/2), R_min)  |   the flow's pacing after the cut
+//!  (the TX core, a CNP     |   then the recovery timers due (55 µs): α ← α(1−g), increase | --(comb)--> steps : u64
+//!   that passed CNP MERGE) |                                                              |   timer increases so far
+//!  sent ==(comb ×1)==>     | process 1: per grant: pacing (next send ≥ now + bytes / R_C)   | ==> paced : stream<RatePace>
+//!  stream<RateSent>        |   ByteCounter 150 KB → increase; then the waves, gauges      |   (next cycle)
+//!  (the TX core's grant)   |   increase: stage ≤ 5: R_C += (R_T − R_C)/2, else R_line/200 | --> qp, rate, alpha, state
+//!                          +--------------------------------------------------------------+
 //! ```
 //!
 //! **on_cnp**: α EMA with g, R_T ← R_C, multiplicative decrease R_C ← R_C (1 − α/2) floored at
@@ -23,15 +26,30 @@
 //! send at line rate (a flow that never saw a CNP is NORMAL).
 //!
 //! **Pacing** («TX 速率限制»): a flow may send when now ≥ last_send + bytes / R_C, the bytes
-//! being what the last send put on the wire; [`Dcqcn::ready_at`] is that cycle (ceil), so the
-//! arbiter can wake exactly then.
+//! being what the last send put on the wire; [`Dcqcn::ready_at`] is that cycle (ceil). The node
+//! tells the TX core each flow's ready cycle when it changes ([`RatePace`](hwsim_ports::RatePace)):
+//! on `ready` in the cycle a CNP cuts the flow (so that cycle's round sees the cut), on `paced`
+//! the cycle after a send moved it; the core's round passes or blocks each flow head on it and
+//! wakes exactly at the earliest ready cycle, no polling. A recovery timer's increase moves no
+//! ready cycle, but the rate rose: `steps` counts them, and its change makes the core run a
+//! round in that cycle.
+//!
+//! **Timing.** Process 0 runs after the core's process 0 (which pushes the CNPs it takes from
+//! CNP MERGE) and before its round (process 1); process 1 after the core's grant (process 2).
+//! A CNP at n cuts at n and the round at n sees it; the timer fires at exactly its cycle; a
+//! grant at n paces from n, seen by the round at n + 1. Waves `qp`, `rate`, `alpha`, `state`:
+//! the flow whose state changed last (a registered output: the value of cycle n shows at n).
+//!
+//! Counters (in the TX's scope inside `rclink_tx`: `tx.rate_increases`, …): `rate_increases`,
+//! `dcqcn_recoveries` and `dcqcn_recovered_at` (the cycle of the last), gauges
+//! `dcqcn_rate_min_milli` and `dcqcn_flows_limited`; per flow named in `report_flows`,
+//! `flow_d{dst}_q{qp}_{rate_milli, rate_min_milli, state, cuts, recovered_at}` (a flow that never
+//! sent shows the reset state). A flow's state is made when its first CNP or grant arrives (at
+//! line rate, as the seed's reset state).
 //!
 //! Unit scenarios (seed 000 «单元测试场景»): on_cnp with α = 1, g = 1/256, R = 50 → α = 1,
-//! R = 25; fast recovery stage 1, R_C 25, R_T 50 → 37.5; additive stage 6, R_C 45 → 45.25.
-//!
-//! **Standalone block** (`dcqcn`): one flow; a message on `cnp` is a CNP, a value on `sent` the
-//! bytes of a frame sent. Latency: an input visible at n takes effect at n (signals at n+1); the
-//! timer fires at exactly its cycle. Counters: `cnps`, `increases`, `timer_fires`.
+//! R = 25; fast recovery stage 1, R_C 25, R_T 50 → 37.5; additive stage 6, R_C 45 → 45.25
+//! (`tb/modules/dcqcn_cnp_and_recovery.yaml` and the tests below).
 //!
 //! Deviations: the stage test uses the count before the call's increment (stage 0 is the first
 //! call after a CNP), so `fast_recovery_stages` = 5 gives six halvings — the seed's unit
@@ -39,30 +57,116 @@
 //! NORMAL at once; here RECOVERED shows on the waves until the flow's next send (the rate, the
 //! pacing and the timer are the same either way). Pacing spaces sends by the wire
 //! bytes actually sent (a frame of up to four packets) where the seed's formula assumes one full
-//! packet, (50 + 1344) / R_C; for full packets the two agree.
+//! packet, (50 + 1344) / R_C; for full packets the two agree. The flow table is unbounded (the
+//! hardware's is per QP); a CNP for a flow that never sent is the core's to drop (it has no
+//! rate to cut).
 
-use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, Wake};
-use hwsim_ports::UInt;
+use hwsim_hw::{CounterDecl, Cycle};
+use hwsim_ports::{ChipId, UInt};
 use serde::{Deserialize, Serialize};
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
 /// and the system monitors read this table; the registry refuses a counter missing from it.
+/// Inside `rclink_tx` they count in the TX's scope.
 pub const COUNTERS: &[CounterDecl] = &[
-    CounterDecl::new("cnps", "messages", "CNPs taken in on `cnp` (each an on_cnp rate cut)"),
     CounterDecl::new(
-        "increases",
+        "rate_increases",
         "events",
-        "rate_increase steps, from the byte counter or the timer",
+        "DCQCN rate_increase steps (byte counter or recovery timer)",
     ),
     CounterDecl::new(
-        "timer_fires",
+        "dcqcn_recoveries",
         "events",
-        "recovery timer expiries (each also a rate_increase)",
+        "times a flow got back to line rate after a cut",
+    ),
+    CounterDecl::new(
+        "dcqcn_recovered_at",
+        "cycle",
+        "cycle of the last recovery to line rate (0 = none)",
+    ),
+    CounterDecl::new(
+        "dcqcn_rate_min_milli",
+        "milli-bytes/ns",
+        "gauge: the lowest rate any flow was cut to (line rate until a cut)",
+    ),
+    CounterDecl::new(
+        "dcqcn_flows_limited",
+        "flows",
+        "gauge: flows below line rate (CONGESTED) now; 0 at the end = all recovered",
+    ),
+    CounterDecl::new(
+        "flow_d*_q*_rate_milli",
+        "milli-bytes/ns",
+        "gauge: R_C of the `report_flows` flow (dst, qp) now",
+    ),
+    CounterDecl::new(
+        "flow_d*_q*_rate_min_milli",
+        "milli-bytes/ns",
+        "gauge: the lowest rate that flow was cut to",
+    ),
+    CounterDecl::new(
+        "flow_d*_q*_state",
+        "state",
+        "gauge: that flow's DCQCN state: 0 NORMAL, 1 CONGESTED, 2 RECOVERED",
+    ),
+    CounterDecl::new(
+        "flow_d*_q*_cuts",
+        "messages",
+        "CNPs of that flow that passed CNP MERGE (rate cuts)",
+    ),
+    CounterDecl::new(
+        "flow_d*_q*_recovered_at",
+        "cycle",
+        "cycle that flow last got back to line rate (0 = never cut)",
     ),
 ];
 
 /// The tables that make up this kind's counters (its own and those of the modules it runs).
 pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
+
+/// Most flows `report_flows` may name.
+pub const MAX_REPORT_FLOWS: usize = 64;
+
+/// A flow named in `report_flows`: destination chip and QP id (0..=1023).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowKey {
+    /// Destination chip.
+    pub dst: ChipId,
+    /// QP id (the 10-bit `{xpu_id, bank}`; CDMA engine e is QP 4e + e mod 4).
+    pub qp: u16,
+}
+
+/// Parameters of the node (kind `dcqcn`): the DCQCN parameters and the flows to report.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GateParams {
+    /// DCQCN parameters (seed 000 appendix C «DCQCN 参数»), as the TX's `dcqcn`.
+    pub dcqcn: Params,
+    /// Flows (dst, qp) whose DCQCN state gets counters of their own,
+    /// `flow_d{dst}_q{qp}_{rate_milli, rate_min_milli, state, cuts, recovered_at}`; at most 64.
+    pub report_flows: Vec<FlowKey>,
+}
+
+impl GateParams {
+    /// Checks every parameter; the error names the offending one.
+    pub fn check(&self) -> Result<(), String> {
+        self.dcqcn.check()?;
+        if self.report_flows.len() > MAX_REPORT_FLOWS {
+            return Err(format!(
+                "report_flows: {} flows, at most {MAX_REPORT_FLOWS}",
+                self.report_flows.len()
+            ));
+        }
+        for (k, f) in self.report_flows.iter().enumerate() {
+            hwsim_ports::QpId::new(f.qp).map_err(|e| format!("report_flows.{k}.qp: {e}"))?;
+            if self.report_flows[..k].contains(f) {
+                return Err(format!("report_flows.{k}: dst {} qp {} named twice", f.dst, f.qp));
+            }
+        }
+        Ok(())
+    }
+}
 
 /// Parameters (seed 000 appendix C «DCQCN 参数»).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -253,84 +357,10 @@ impl Dcqcn {
     }
 }
 
-/// Port list of the standalone block.
-pub fn ports(_p: &Params) -> Vec<PortDecl> {
-    vec![
-        PortDecl::stream_in::<u8>("cnp", 8).doc("a CNP for this flow"),
-        PortDecl::stream_in::<u32>("sent", 8).doc("bytes of a frame this flow sent"),
-        PortDecl::output::<f64>("rate").doc("current rate R_C, bytes/ns"),
-        PortDecl::output::<f64>("target").doc("target rate R_T, bytes/ns"),
-        PortDecl::output::<f64>("alpha").doc("α"),
-        PortDecl::output::<UInt<2>>("state").doc("0 NORMAL, 1 CONGESTED, 2 RECOVERED"),
-    ]
-}
+/// The node: the rate gate of all flows of one LG.
+mod node;
 
-/// The standalone `dcqcn` block (one flow).
-pub struct DcqcnBlock {
-    p: Params,
-    d: Dcqcn,
-    cnp: StreamIn<u8>,
-    sent: StreamIn<u32>,
-    rate: Out<f64>,
-    target: Out<f64>,
-    alpha: Out<f64>,
-    state: Out<UInt<2>>,
-    c_cnps: CounterId,
-    c_inc: CounterId,
-    c_timer: CounterId,
-}
-
-/// Binds ports; refuses out-of-range parameters naming the parameter.
-pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
-    p.check()?;
-    let d = Dcqcn::new(p);
-    let blk = DcqcnBlock {
-        p: p.clone(),
-        cnp: b.stream_in("cnp")?,
-        sent: b.stream_in("sent")?,
-        rate: b.output("rate")?,
-        target: b.output("target")?,
-        alpha: b.output("alpha")?,
-        state: b.output("state")?,
-        c_cnps: b.counter("cnps"),
-        c_inc: b.counter("increases"),
-        c_timer: b.counter("timer_fires"),
-        d,
-    };
-    blk.show();
-    Ok(Box::new(blk))
-}
-
-impl DcqcnBlock {
-    fn show(&self) {
-        self.rate.update(self.d.rate);
-        self.target.update(self.d.target);
-        self.alpha.update(self.d.alpha);
-        self.state.update(self.d.state_code());
-    }
-}
-
-impl Component for DcqcnBlock {
-    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
-        let now = ctx.now();
-        // The timer first: it was due before anything that arrives in this cycle.
-        if self.d.on_timer(&self.p, now) {
-            ctx.count(self.c_timer, 1);
-            ctx.count(self.c_inc, 1);
-        }
-        while self.cnp.pop().is_some() {
-            self.d.on_cnp(&self.p, now);
-            ctx.count(self.c_cnps, 1);
-        }
-        while let Some(bytes) = self.sent.pop() {
-            if self.d.on_sent(&self.p, bytes as u64, now) {
-                ctx.count(self.c_inc, 1);
-            }
-        }
-        self.show();
-        Wake::earliest(self.d.timer_at)
-    }
-}
+pub use node::{build, ports, RateGate, PACED_DEPTH};
 
 #[cfg(test)]
 mod tests {
