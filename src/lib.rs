@@ -2,6 +2,7 @@
 //! elaboration of testbenches into netlists, the runner with its checks and reports, and the
 //! regression runner. The `hwsim` binary (src/main.rs) is a thin clap front end over this.
 
+pub mod budget;
 pub mod check_policy;
 pub mod commands;
 pub mod connect_pattern;

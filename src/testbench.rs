@@ -400,6 +400,30 @@ pub struct Watch {
     pub log: bool,
 }
 
+/// One traffic flow: a (source chip, destination chip, CDMA) stream of transactions.
+#[derive(Debug, Clone)]
+pub struct FlowInfo {
+    /// Label.
+    pub name: String,
+    /// Source chip.
+    pub src: u16,
+    /// Flow index within the source chip's PAXI.
+    pub local: u16,
+}
+
+/// What the runner needs besides the netlist.
+#[derive(Debug, Clone, Default)]
+pub struct SystemInfo {
+    /// Chips.
+    pub chips: u16,
+    /// Link groups per chip.
+    pub num_lg: u8,
+    /// Flows, in definition order.
+    pub flows: Vec<FlowInfo>,
+    /// Whether faults are injected (then NAKs and duplicates are expected).
+    pub lossy: bool,
+}
+
 /// The elaborated testbench.
 pub struct Elaborated {
     /// The netlist.
@@ -409,7 +433,7 @@ pub struct Elaborated {
     /// Value operations by type.
     pub values: HashMap<TypeId, ValueOps>,
     /// System form: flows and topology facts.
-    pub system: Option<crate::system::SystemInfo>,
+    pub system: Option<SystemInfo>,
     /// Instances per kind (count, whether the kind is a composite), filled when the netlist is
     /// elaborated (`hwsim check` prints them).
     pub kinds: BTreeMap<String, (usize, bool)>,
@@ -742,7 +766,7 @@ fn check_txn_budget<'a>(l: &'a Loaded, blocks: &[BlockKind], nl: &Netlist) -> Re
     let txn = TypeId::of::<hwsim_ports::Txn>();
     for (i, s) in l.tb.stimulus.iter().enumerate() {
         if nl.decl_of(&s.port).is_ok_and(|d| d.type_id == txn) {
-            charge(crate::system::txn_memory(bytes_of(&s.value), mps, 1), Ok(i));
+            charge(crate::budget::txn_memory(bytes_of(&s.value), mps, 1), Ok(i));
         }
     }
     for (name, spec) in l.tb.instances.iter().filter(|(_, s)| s.kind == "cdma") {
@@ -752,12 +776,12 @@ fn check_txn_budget<'a>(l: &'a Loaded, blocks: &[BlockKind], nl: &Netlist) -> Re
             .iter()
             .filter_map(Value::as_sequence)
             .flatten()
-            .map(|t| crate::system::txn_memory(bytes_of(t), mps, copies))
+            .map(|t| crate::budget::txn_memory(bytes_of(t), mps, copies))
             .fold(0u64, u64::saturating_add);
         charge(need, Err(name.as_str()));
     }
     let what = format!("the transactions a PAXI (MPS {mps}) segments into frames");
-    match (crate::system::over_budget(l, total, &what), worst) {
+    match (crate::budget::over_budget(l.max_memory, total, &what), worst) {
         (Some(msg), Some((_, Ok(i)))) => Err(l.item_error("stimulus", i, "bytes", msg)),
         (Some(msg), Some((_, Err(name)))) => Err(l.error_at(name, msg)),
         _ => Ok(()),

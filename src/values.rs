@@ -331,6 +331,99 @@ pub fn registry() -> HashMap<TypeId, ValueOps> {
     m.insert(TypeId::of::<u32>(), signal_type::<u32>("u32"));
     m.insert(TypeId::of::<u64>(), signal_type::<u64>("u64"));
     m.insert(TypeId::of::<f64>(), signal_type::<f64>("f64"));
-    crate::registry::register_port_values(&mut m);
+    register_port_values(&mut m);
     m
+}
+
+/// Value types from hwsim-ports that testbenches can drive and check.
+fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
+    use hwsim_ports as hp;
+    m.insert(TypeId::of::<hp::Psn>(), signal_type::<hp::Psn>("Psn"));
+    m.insert(TypeId::of::<hp::QpId>(), signal_type::<hp::QpId>("QpId"));
+    m.insert(TypeId::of::<hp::VcBank>(), signal_type::<hp::VcBank>("VcBank"));
+    m.insert(TypeId::of::<hp::Rh>(), signal_type::<hp::Rh>("Rh"));
+    m.insert(TypeId::of::<hp::Opcode>(), signal_type::<hp::Opcode>("Opcode"));
+    m.insert(TypeId::of::<hp::Ecn>(), signal_type::<hp::Ecn>("Ecn"));
+    m.insert(TypeId::of::<hp::Tos>(), signal_type::<hp::Tos>("Tos"));
+    m.insert(TypeId::of::<hp::VlanTag>(), signal_type::<hp::VlanTag>("VlanTag"));
+    m.insert(
+        TypeId::of::<hp::TrafficClass>(),
+        signal_type::<hp::TrafficClass>("TrafficClass"),
+    );
+    m.insert(TypeId::of::<hp::MacAddr>(), signal_type::<hp::MacAddr>("MacAddr"));
+    m.insert(TypeId::of::<hp::Txn>(), signal_type::<hp::Txn>("Txn"));
+    m.insert(TypeId::of::<hp::Segment>(), signal_type::<hp::Segment>("Segment"));
+    m.insert(TypeId::of::<hp::DataFrame>(), signal_type::<hp::DataFrame>("DataFrame"));
+    m.insert(TypeId::of::<hp::Ctrl>(), signal_type::<hp::Ctrl>("Ctrl"));
+    m.insert(TypeId::of::<hp::CreditMsg>(), signal_type::<hp::CreditMsg>("CreditMsg"));
+    m.insert(TypeId::of::<hp::FrameDone>(), signal_type::<hp::FrameDone>("FrameDone"));
+    m.insert(TypeId::of::<hp::ArbReq>(), signal_type::<hp::ArbReq>("ArbReq"));
+    m.insert(
+        TypeId::of::<hp::XbarRequest>(),
+        signal_type::<hp::XbarRequest>("XbarRequest"),
+    );
+    m.insert(
+        TypeId::of::<hp::XbarOutputs>(),
+        signal_type::<hp::XbarOutputs>("XbarOutputs"),
+    );
+    m.insert(TypeId::of::<hp::XbarGrant>(), signal_type::<hp::XbarGrant>("XbarGrant"));
+    m.insert(
+        TypeId::of::<hp::RoutedFrame>(),
+        signal_type::<hp::RoutedFrame>("RoutedFrame"),
+    );
+    m.insert(
+        TypeId::of::<hp::RoutedCtrl>(),
+        signal_type::<hp::RoutedCtrl>("RoutedCtrl"),
+    );
+    m.insert(
+        TypeId::of::<hp::RoutedCredit>(),
+        signal_type::<hp::RoutedCredit>("RoutedCredit"),
+    );
+    m.insert(
+        TypeId::of::<hp::MacCreditRet>(),
+        signal_type::<hp::MacCreditRet>("MacCreditRet"),
+    );
+    m.insert(
+        TypeId::of::<hp::MacCreditTake>(),
+        signal_type::<hp::MacCreditTake>("MacCreditTake"),
+    );
+    m.insert(TypeId::of::<hp::WireRamp>(), signal_type::<hp::WireRamp>("WireRamp"));
+    m.insert(TypeId::of::<hp::CbfcReq>(), signal_type::<hp::CbfcReq>("CbfcReq"));
+    m.insert(TypeId::of::<hp::VcReq>(), signal_type::<hp::VcReq>("VcReq"));
+    m.insert(TypeId::of::<hp::VcGrant>(), signal_type::<hp::VcGrant>("VcGrant"));
+    m.insert(TypeId::of::<hp::VcCredits>(), signal_type::<hp::VcCredits>("VcCredits"));
+    m.insert(TypeId::of::<hp::SlotMap>(), signal_type::<hp::SlotMap>("SlotMap"));
+    m.insert(TypeId::of::<hp::UInt<3>>(), signal_type::<hp::UInt<3>>("UInt<3>"));
+    m.insert(TypeId::of::<hp::UInt<4>>(), signal_type::<hp::UInt<4>>("UInt<4>"));
+    m.insert(TypeId::of::<hp::UInt<8>>(), signal_type::<hp::UInt<8>>("UInt<8>"));
+    m.insert(TypeId::of::<hp::UInt<9>>(), signal_type::<hp::UInt<9>>("UInt<9>"));
+    m.insert(TypeId::of::<hp::UInt<11>>(), signal_type::<hp::UInt<11>>("UInt<11>"));
+    m.insert(TypeId::of::<hp::UInt<2>>(), signal_type::<hp::UInt<2>>("UInt<2>"));
+    m.insert(TypeId::of::<hp::UInt<6>>(), signal_type::<hp::UInt<6>>("UInt<6>"));
+    m.insert(TypeId::of::<hp::UInt<7>>(), signal_type::<hp::UInt<7>>("UInt<7>"));
+    m.insert(TypeId::of::<hp::UInt<16>>(), signal_type::<hp::UInt<16>>("UInt<16>"));
+    m.insert(TypeId::of::<hp::UInt<21>>(), signal_type::<hp::UInt<21>>("UInt<21>"));
+    m.insert(TypeId::of::<hp::UInt<32>>(), signal_type::<hp::UInt<32>>("UInt<32>"));
+    m.insert(TypeId::of::<hp::UInt<48>>(), signal_type::<hp::UInt<48>>("UInt<48>"));
+    m.insert(TypeId::of::<hp::Cell>(), signal_type::<hp::Cell>("Cell"));
+    m.insert(TypeId::of::<hp::PfcFrame>(), signal_type::<hp::PfcFrame>("PfcFrame"));
+    m.insert(TypeId::of::<hp::UInt<1>>(), signal_type::<hp::UInt<1>>("UInt<1>"));
+    m.insert(
+        TypeId::of::<hp::RxAccepted>(),
+        signal_type::<hp::RxAccepted>("RxAccepted"),
+    );
+    // The counts the RX modules show at their widths (credit_return.credits_due, ack_merge.pending).
+    m.insert(TypeId::of::<hp::RxCtrl>(), signal_type::<hp::RxCtrl>("RxCtrl"));
+    m.insert(TypeId::of::<hp::CeMark>(), signal_type::<hp::CeMark>("CeMark"));
+    m.insert(TypeId::of::<hp::TxCtrl>(), signal_type::<hp::TxCtrl>("TxCtrl"));
+    // The TX core ⇄ DCQCN rate gate messages (the `dcqcn` node's module testbench drives them).
+    m.insert(TypeId::of::<hp::RateCnp>(), signal_type::<hp::RateCnp>("RateCnp"));
+    m.insert(TypeId::of::<hp::RateSent>(), signal_type::<hp::RateSent>("RateSent"));
+    m.insert(TypeId::of::<hp::RatePace>(), signal_type::<hp::RatePace>("RatePace"));
+    m.insert(TypeId::of::<hp::CtrlKind>(), signal_type::<hp::CtrlKind>("CtrlKind"));
+    m.insert(TypeId::of::<hp::PktCount>(), signal_type::<hp::PktCount>("PktCount"));
+    m.insert(
+        TypeId::of::<hp::CreditCount>(),
+        signal_type::<hp::CreditCount>("CreditCount"),
+    );
 }

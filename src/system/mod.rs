@@ -17,6 +17,7 @@ use hwsim_hw::Netlist;
 use hwsim_ports::MCAST_BIT;
 use serde::Deserialize;
 
+use crate::budget::{over_budget, txn_memory};
 use crate::registry;
 use crate::testbench::{elab_error, Loaded};
 use crate::yaml::{self, InputError, Value};
@@ -49,29 +50,7 @@ fn eight() -> u8 {
     8
 }
 
-/// One traffic flow: a (source chip, destination chip, CDMA) stream of transactions.
-#[derive(Debug, Clone)]
-pub struct FlowInfo {
-    /// Label.
-    pub name: String,
-    /// Source chip.
-    pub src: u16,
-    /// Flow index within the source chip's PAXI.
-    pub local: u16,
-}
-
-/// What the runner needs besides the netlist.
-#[derive(Debug, Clone, Default)]
-pub struct SystemInfo {
-    /// Chips.
-    pub chips: u16,
-    /// Link groups per chip.
-    pub num_lg: u8,
-    /// Flows, in definition order.
-    pub flows: Vec<FlowInfo>,
-    /// Whether faults are injected (then NAKs and duplicates are expected).
-    pub lossy: bool,
-}
+pub use crate::testbench::{FlowInfo, SystemInfo};
 
 fn set(v: &Value, key: &str, x: impl Into<Value>) -> Value {
     let mut m = match v {
@@ -95,28 +74,6 @@ use assembly::make;
 use faults::fault_rules;
 use topology::{edges, mcast_trees, node_name, parse_node, routes};
 use traffic::expand_traffic;
-
-/// Memory a transaction costs at elaboration and in the PAXI (its parameters, its record and
-/// completion state), and each of its frames (a queued segment), bytes: measured on this build
-/// as about 2.4 KiB per one-frame transaction (10^7 transactions took 24 GB).
-// The traffic estimate (check_traffic_budget) counts what elaboration materialises and what a run
-// can hold at once for each transaction and each of its frames; it is an upper bound because
-// every term is charged as if it were alive at the same time, at its largest size:
-//
-// TXN_COST, per transaction: its YAML mapping in the cdma's `txns` (6 keys and values, an
-// IndexMap entry each, about 1 KiB with the key strings), the TxnSpec copies in the cdma's
-// params and sorted list (48 B each), the Txn in flight, and the PAXI's TxnState in its BTreeMap
-// (node share, done_bits vector header). Charged 2 KiB: about twice the sum, for allocator
-// rounding and the Vec/IndexMap growth slack (capacity up to 2× the length).
-//
-// FRAME_COST, per frame: the PAXI segments every transaction into frames the cycle it issues,
-// so in the worst case (all transactions start together, nothing drained yet) every frame of
-// the traffic sits in an LG queue at once: a (ready, seq, Segment) entry of 40 B in a VecDeque
-// whose capacity may be up to twice its length (80 B), plus one done bit. Charged 96 B. Frames
-// past the PAXI (TX slots, MAC, PhyLink) are bounded by the blocks' own capacities, already in
-// the netlist estimate (LG_COST, PHYLINK_COST), not by the traffic.
-const TXN_COST: u64 = 2048;
-const FRAME_COST: u64 = 96;
 
 // The netlist estimate (check_netlist_budget) charges each part of a system what its blocks,
 // nets, counters and state take once elaborated, measured on this build from the peak RSS of
@@ -154,30 +111,10 @@ fn check_netlist_budget(l: &Loaded, chips: u16, nlg: u8, edges: usize, switch_po
 
 /// Refuses `need` bytes over the budget, at `key`, saying what needs them.
 fn within_budget(l: &Loaded, key: &str, need: u64, what: &str) -> Result<(), InputError> {
-    match over_budget(l, need, what) {
+    match over_budget(l.max_memory, need, what) {
         Some(msg) => Err(l.error_at(key, msg)),
         None => Ok(()),
     }
-}
-
-/// The message for `need` bytes over the budget (`what`: what needs them), if they are.
-pub(crate) fn over_budget(l: &Loaded, need: u64, what: &str) -> Option<String> {
-    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    (need > l.max_memory).then(|| {
-        format!(
-            "{what}: about {:.2} GiB, over the {:.2} GiB budget (--max-memory)",
-            gib(need),
-            gib(l.max_memory)
-        )
-    })
-}
-
-/// Memory for `count` transactions of `bytes` each once a PAXI of `mps` segments them (see
-/// TXN_COST, FRAME_COST), saturating.
-pub(crate) fn txn_memory(bytes: u64, mps: u64, count: u64) -> u64 {
-    let frames = bytes.div_ceil(mps.max(1));
-    let each = frames.saturating_mul(FRAME_COST).saturating_add(TXN_COST);
-    each.saturating_mul(count)
 }
 
 /// Refuses traffic whose transactions and frames would need more memory than the budget: an
