@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use crate::budget::{over_budget, txn_memory};
 use crate::registry;
-use crate::testbench::{elab_error, Loaded};
+use crate::testbench::Loaded;
 use crate::yaml::{self, InputError, Value};
 
 /// The chip configuration (configs/sg2262.yaml `system.chip`, with testbench overrides).
@@ -66,13 +66,12 @@ fn get_u64(v: &Value, key: &str) -> Option<u64> {
 }
 
 mod assembly;
+mod build;
 mod faults;
 mod topology;
 mod traffic;
 
-use assembly::make;
-use faults::fault_rules;
-use topology::{edges, mcast_trees, node_name, parse_node, routes};
+use topology::{edges, mcast_trees, routes};
 use traffic::expand_traffic;
 
 // The netlist estimate (check_netlist_budget) charges each part of a system what its blocks,
@@ -129,18 +128,73 @@ fn check_traffic_budget(l: &Loaded, pairs: &[(u16, u16, &crate::schema::Flow)], 
     within_budget(l, "traffic", total, "traffic: its transactions and frames")
 }
 
-/// Builds the netlist of a system-form testbench.
+/// Builds the netlist of a system-form testbench: the chip configuration, the topology and
+/// its routes, the traffic, then the chips, the switches and the links, in that order (the order
+/// of the instances is the netlist's, so it stays the same), and the fault rules checked.
 pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputError> {
     let s = l.tb.system.as_ref().expect("system form");
-    let defaults = &l.system_defaults;
-    let chip_v = yaml::merge(defaults.get("chip").unwrap_or(&Value::Null), &s.chip);
+    let chip = chip_config(l)?;
+    let nlg = chip.num_link_groups;
+    let (n, nsw, edge_list) = edges(l, s)?;
+    let switch_ports = edge_list
+        .iter()
+        .map(|&(a, b)| (a >= n) as usize + (b >= n) as usize)
+        .sum();
+    check_netlist_budget(l, n, nlg, edge_list.len(), switch_ports)?;
+    let fabric = Fabric::new(n, nsw, edge_list);
+    // Traffic → per chip transactions and flows.
+    let (pairs, groups) = expand_traffic(l, s, n, seed)?;
+    check_reachable(l, s, &pairs, &groups, &fabric.route)?;
+    // Multicast: every group's tree, per node. Nothing is added to a system without multicast.
+    let trees = mcast_trees(&groups, &fabric.route, &fabric.per_chip);
+    check_traffic_budget(l, &pairs, get_u64(&chip.paxi, "mps").unwrap_or(1344))?;
+    let load = Load::new(l, s, n, pairs)?;
+    let cfg = ChipParams::new(l, &chip, n, &groups)?;
+    let switch_cfg = switch_config(l, s)?;
+    // PFC mode (the switches run PFC): the chips send PFC from their PAXI RX watermarks rather
+    // than holding CBFC credits (the seed's TX_PFC_REQ_O serves one mode or the other).
+    let pfc_mode = nsw > 0 && switch_cfg.get("pfc").and_then(Value::as_bool).unwrap_or(false);
+    let blocks = registry::blocks();
+    let mut b = build::Builder {
+        l,
+        blocks: &blocks,
+        nl: Netlist::new(),
+        fabric: &fabric,
+        trees: &trees,
+        multicast: !groups.is_empty(),
+        pfc_mode,
+        switch_cfg: &switch_cfg,
+    };
+    for c in 0..n {
+        b.chip(c, &chip, &cfg, &load)?;
+    }
+    for j in 0..nsw {
+        b.switch(j)?;
+    }
+    let link = yaml::merge(l.system_defaults.get("link").unwrap_or(&Value::Null), &s.link);
+    b.links(s, &link)?;
+    build::check_faults(l, s, &fabric, nlg)?;
+    Ok((
+        b.nl,
+        SystemInfo {
+            chips: n,
+            num_lg: nlg,
+            flows: load.flows,
+            lossy: !s.faults.is_empty(),
+        },
+    ))
+}
+
+/// The chip configuration: the defaults (configs/) under the testbench's `system.chip`.
+fn chip_config(l: &Loaded) -> Result<ChipConfig, InputError> {
+    let s = l.tb.system.as_ref().expect("system form");
+    let chip_v = yaml::merge(l.system_defaults.get("chip").unwrap_or(&Value::Null), &s.chip);
     let chip: ChipConfig = yaml::from_value(if chip_v.is_null() {
         Value::Mapping(Default::default())
     } else {
         chip_v
     })
     .map_err(|e| l.error_at_param("chip", format!("system.chip: {e}")))?;
-    let link = yaml::merge(defaults.get("link").unwrap_or(&Value::Null), &s.link);
     if l.tb.metrics_from.is_some() && chip.paxi.get("metrics_from").is_some() {
         return Err(l.error_at(
             "metrics_from",
@@ -151,29 +205,51 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
     if nlg == 0 || nlg > 8 {
         return Err(l.error_at_param("chip", format!("num_link_groups {nlg} out of range 1..=8")));
     }
-    let (n, nsw, edge_list) = edges(l, s)?;
-    let switch_ports = edge_list
-        .iter()
-        .map(|&(a, b)| (a >= n) as usize + (b >= n) as usize)
-        .sum();
-    check_netlist_budget(l, n, nlg, edge_list.len(), switch_ports)?;
-    let total = n + nsw;
-    let blocks = registry::blocks();
-    let mut nl = Netlist::new();
+    Ok(chip)
+}
 
-    // Per node (chips, then switches): its edges (neighbour, edge list index) in edge order.
-    let mut per_chip: Vec<Vec<(u16, usize)>> = vec![Vec::new(); total as usize];
-    for (i, &(a, b)) in edge_list.iter().enumerate() {
-        per_chip[a as usize].push((b, i));
-        per_chip[b as usize].push((a, i));
+/// The nodes (chips, then switches), their edges and the routes between them.
+pub(super) struct Fabric {
+    /// Chips and switches.
+    pub(super) n: u16,
+    pub(super) nsw: u16,
+    /// The edges as node pairs, each once.
+    pub(super) edges: Vec<(u16, u16)>,
+    /// Per node: its edges (neighbour, edge list index) in edge order.
+    pub(super) per_chip: Vec<Vec<(u16, usize)>>,
+    /// Per node and destination: the next-hop edges (equal cost).
+    pub(super) route: Vec<Vec<Vec<u32>>>,
+}
+
+impl Fabric {
+    fn new(n: u16, nsw: u16, edges: Vec<(u16, u16)>) -> Fabric {
+        let total = n + nsw;
+        let mut per_chip: Vec<Vec<(u16, usize)>> = vec![Vec::new(); total as usize];
+        for (i, &(a, b)) in edges.iter().enumerate() {
+            per_chip[a as usize].push((b, i));
+            per_chip[b as usize].push((a, i));
+        }
+        let route = routes(total, n, &edges, &per_chip);
+        Fabric {
+            n,
+            nsw,
+            edges,
+            per_chip,
+            route,
+        }
     }
-    let route = routes(total, n, &edge_list, &per_chip);
+}
 
-    // Traffic → per chip transactions and flows.
-    let (pairs, groups) = expand_traffic(l, s, n, seed)?;
-    // Traffic between chips the topology does not connect would wait for a route forever: say
-    // so here, with the flow, rather than as a violation in the run.
-    // A multicast pair names its group: every member must be reachable from the source.
+/// Traffic between chips the topology does not connect would wait for a route forever: say so
+/// here, with the flow, rather than as a violation in the run. A multicast pair names its
+/// group: every member must be reachable from the source.
+fn check_reachable(
+    l: &Loaded,
+    s: &crate::schema::System,
+    pairs: &[(u16, u16, &crate::schema::Flow)],
+    groups: &[(u16, Vec<u16>)],
+    route: &[Vec<Vec<u32>>],
+) -> Result<(), InputError> {
     let unreachable = pairs.iter().find_map(|&(a, b, f)| {
         let one = [b];
         let dsts: &[u16] = if b & MCAST_BIT != 0 {
@@ -194,108 +270,163 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             format!("traffic: chip {b} cannot be reached from chip {a} (no path between them in the topology)"),
         ));
     }
-    // Multicast: every group's tree, per node; and the member lists the sources' PAXI and TX
-    // need (their B count and CBFC ledgers). Nothing is added to a system without multicast.
-    let trees = mcast_trees(&groups, &route, &per_chip);
-    let members_v = Value::Sequence(
-        groups
-            .iter()
-            .map(|(_, m)| Value::Sequence(m.iter().map(|&c| Value::from(c as u64)).collect()))
-            .collect(),
-    );
-    let with_groups = |v: &Value| {
-        if groups.is_empty() {
-            v.clone()
-        } else {
-            set(v, "groups", members_v.clone())
-        }
-    };
-    check_traffic_budget(l, &pairs, get_u64(&chip.paxi, "mps").unwrap_or(1344))?;
-    let mut txns: Vec<Vec<Value>> = vec![Vec::new(); n as usize];
-    let mut local_flows = vec![0u16; n as usize];
-    let mut flows = Vec::new();
-    for (src, dst, f) in pairs {
-        for e in 0..f.engines.max(1) {
-            let cdma = f.cdma + e;
-            let local = local_flows[src as usize];
-            // The PAXI's flow index is 16 bits: a 65 536th flow from one chip would wrap to 0.
-            local_flows[src as usize] = local.checked_add(1).ok_or_else(|| {
-                let i = s.traffic.iter().position(|x| std::ptr::eq(x, f)).unwrap_or(0);
-                l.item_error(
-                    "traffic",
-                    i,
-                    "engines",
-                    format!(
-                        "traffic: chip {src} sends more than {} flows (the PAXI's flow index is 16 bits)",
-                        u16::MAX
-                    ),
-                )
-            })?;
-            let multicast = hwsim_ports::mcast_group(dst);
-            flows.push(FlowInfo {
-                name: match multicast {
-                    Some(g) => format!("chip{src}->group{g} cdma{cdma}"),
-                    None => format!("chip{src}->chip{dst} cdma{cdma}"),
-                },
-                src,
-                local,
-            });
-            for i in 0..f.transactions {
-                let mut m = yaml::Mapping::new();
-                if multicast.is_some() {
-                    m.insert("op".into(), "multicast".into());
-                } else if f.is_read(i) {
-                    m.insert("op".into(), "read".into());
+    Ok(())
+}
+
+/// The traffic as each chip's CDMA takes it: its transactions, its flow count (the PAXI's
+/// flow indices), and the flows in definition order.
+pub(super) struct Load {
+    pub(super) txns: Vec<Vec<Value>>,
+    pub(super) local_flows: Vec<u16>,
+    pub(super) flows: Vec<FlowInfo>,
+}
+
+impl Load {
+    fn new(
+        l: &Loaded,
+        s: &crate::schema::System,
+        n: u16,
+        pairs: Vec<(u16, u16, &crate::schema::Flow)>,
+    ) -> Result<Load, InputError> {
+        let mut txns: Vec<Vec<Value>> = vec![Vec::new(); n as usize];
+        let mut local_flows = vec![0u16; n as usize];
+        let mut flows = Vec::new();
+        for (src, dst, f) in pairs {
+            for e in 0..f.engines.max(1) {
+                let cdma = f.cdma + e;
+                let local = local_flows[src as usize];
+                // The PAXI's flow index is 16 bits: a 65 536th flow from one chip would wrap to 0.
+                local_flows[src as usize] = local.checked_add(1).ok_or_else(|| {
+                    let i = s.traffic.iter().position(|x| std::ptr::eq(x, f)).unwrap_or(0);
+                    l.item_error(
+                        "traffic",
+                        i,
+                        "engines",
+                        format!(
+                            "traffic: chip {src} sends more than {} flows (the PAXI's flow index is 16 bits)",
+                            u16::MAX
+                        ),
+                    )
+                })?;
+                let multicast = hwsim_ports::mcast_group(dst);
+                flows.push(FlowInfo {
+                    name: match multicast {
+                        Some(g) => format!("chip{src}->group{g} cdma{cdma}"),
+                        None => format!("chip{src}->chip{dst} cdma{cdma}"),
+                    },
+                    src,
+                    local,
+                });
+                for i in 0..f.transactions {
+                    let mut m = yaml::Mapping::new();
+                    if multicast.is_some() {
+                        m.insert("op".into(), "multicast".into());
+                    } else if f.is_read(i) {
+                        m.insert("op".into(), "read".into());
+                    }
+                    m.insert("at".into(), f.start.into());
+                    m.insert("dst".into(), (dst as u64).into());
+                    m.insert("bytes".into(), f.bytes.into());
+                    m.insert("cdma".into(), (cdma as u64).into());
+                    m.insert("flow".into(), (local as u64).into());
+                    m.insert("bandwidth".into(), f.bandwidth.unwrap_or(0.0).into());
+                    txns[src as usize].push(Value::Mapping(m));
                 }
-                m.insert("at".into(), f.start.into());
-                m.insert("dst".into(), (dst as u64).into());
-                m.insert("bytes".into(), f.bytes.into());
-                m.insert("cdma".into(), (cdma as u64).into());
-                m.insert("flow".into(), (local as u64).into());
-                m.insert("bandwidth".into(), f.bandwidth.unwrap_or(0.0).into());
-                txns[src as usize].push(Value::Mapping(m));
             }
         }
+        Ok(Load {
+            txns,
+            local_flows,
+            flows,
+        })
     }
+}
 
-    // The TX's packet format decides the RX's credit arithmetic: one source of truth.
-    let pkt_ovhd = get_u64(&chip.tx, "pkt_ovhd").unwrap_or(50);
-    let credit_size = get_u64(&chip.tx, "credit_size").unwrap_or(256);
-    // The MAC's input holds as many frames as the TX has MAC credits: one value for both ends of
-    // the MAC2TX credit loop.
-    let mac_credits = get_u64(&chip.tx, "mac_credits").unwrap_or(1);
-    let mac = set(&chip.mac, "credits", mac_credits);
-    // CBFC on the ACK + CNP VC: the RXs send on it and hold the ledgers, the TXs return the
-    // credits, the routers carry the returns back; the RX takes the TX's CBFC switches (the
-    // seed's are per chip, not per direction).
-    let ack_cbfc = get_u64(&chip.rx, "ack_credits").unwrap_or(0) > 0;
-    let mut rx_cfg = chip.rx.clone();
-    for key in ["uf_limit", "cbfc_vc_enable", "stop_cbfc"] {
-        if let Some(v) = chip.tx.get(key) {
-            rx_cfg = set(&rx_cfg, key, v.clone());
-        }
-    }
-    // A flow named for its own counters must be able to exist: its destination a chip here.
-    if let Some(Value::Sequence(fl)) = chip.tx.get("report_flows") {
-        for f in fl {
-            if let Some(d) = f.get("dst").and_then(Value::as_u64).filter(|&d| d >= n as u64) {
-                return Err(l.error_at(
-                    "report_flows",
-                    format!("system.chip.tx.report_flows: dst chip {d} out of range 0..{n} (the topology's chips)"),
-                ));
+/// The LG blocks' parameters as every chip shares them, with the values one block takes from
+/// another computed once.
+pub(super) struct ChipParams {
+    /// The TX's (with `ack_cbfc` when the RXs hold ACK-VC credits).
+    pub(super) tx: Value,
+    /// The RX's, with the TX's CBFC switches.
+    pub(super) rx: Value,
+    /// The MAC's, its input as deep as the TX's MAC credits.
+    pub(super) mac: Value,
+    /// The TX's packet format, which decides the RX's credit arithmetic.
+    pub(super) pkt_ovhd: u64,
+    pub(super) credit_size: u64,
+    /// CBFC on the ACK + CNP VC.
+    pub(super) ack_cbfc: bool,
+    /// The multicast groups' member lists (the sources' PAXI and TX need them), if any.
+    members: Option<Value>,
+}
+
+impl ChipParams {
+    fn new(l: &Loaded, chip: &ChipConfig, n: u16, groups: &[(u16, Vec<u16>)]) -> Result<ChipParams, InputError> {
+        let members = (!groups.is_empty()).then(|| {
+            Value::Sequence(
+                groups
+                    .iter()
+                    .map(|(_, m)| Value::Sequence(m.iter().map(|&c| Value::from(c as u64)).collect()))
+                    .collect(),
+            )
+        });
+        // The TX's packet format decides the RX's credit arithmetic: one source of truth.
+        let pkt_ovhd = get_u64(&chip.tx, "pkt_ovhd").unwrap_or(50);
+        let credit_size = get_u64(&chip.tx, "credit_size").unwrap_or(256);
+        // The MAC's input holds as many frames as the TX has MAC credits: one value for both
+        // ends of the MAC2TX credit loop.
+        let mac_credits = get_u64(&chip.tx, "mac_credits").unwrap_or(1);
+        let mac = set(&chip.mac, "credits", mac_credits);
+        // CBFC on the ACK + CNP VC: the RXs send on it and hold the ledgers, the TXs return the
+        // credits, the routers carry the returns back; the RX takes the TX's CBFC switches (the
+        // seed's are per chip, not per direction).
+        let ack_cbfc = get_u64(&chip.rx, "ack_credits").unwrap_or(0) > 0;
+        let mut rx = chip.rx.clone();
+        for key in ["uf_limit", "cbfc_vc_enable", "stop_cbfc"] {
+            if let Some(v) = chip.tx.get(key) {
+                rx = set(&rx, key, v.clone());
             }
         }
+        // A flow named for its own counters must be able to exist: its destination a chip here.
+        if let Some(Value::Sequence(fl)) = chip.tx.get("report_flows") {
+            for f in fl {
+                if let Some(d) = f.get("dst").and_then(Value::as_u64).filter(|&d| d >= n as u64) {
+                    return Err(l.error_at(
+                        "report_flows",
+                        format!("system.chip.tx.report_flows: dst chip {d} out of range 0..{n} (the topology's chips)"),
+                    ));
+                }
+            }
+        }
+        let tx = if ack_cbfc {
+            set(&chip.tx, "ack_cbfc", true)
+        } else {
+            chip.tx.clone()
+        };
+        Ok(ChipParams {
+            tx,
+            rx,
+            mac,
+            pkt_ovhd,
+            credit_size,
+            ack_cbfc,
+            members,
+        })
     }
-    let tx_cfg = if ack_cbfc {
-        set(&chip.tx, "ack_cbfc", true)
-    } else {
-        chip.tx.clone()
-    };
 
-    // PFC mode (the switches run PFC): the chips send PFC from their PAXI RX watermarks rather
-    // than holding CBFC credits (the seed's TX_PFC_REQ_O serves one mode or the other).
-    // The builder sets a switch's ports, routes, ECMP salt and multicast table from the
-    // topology and the traffic: a value written for one would be dropped without a word.
+    /// `v` with the multicast groups' member lists, when there are groups.
+    pub(super) fn with_groups(&self, v: &Value) -> Value {
+        match &self.members {
+            None => v.clone(),
+            Some(m) => set(v, "groups", m.clone()),
+        }
+    }
+}
+
+/// The switches' parameters: the defaults under `system.switch`. The builder sets a switch's
+/// ports, routes, ECMP salt and multicast table from the topology and the traffic: a value
+/// written for one would be dropped without a word, so it is refused.
+fn switch_config(l: &Loaded, s: &crate::schema::System) -> Result<Value, InputError> {
     match &s.switch {
         Value::Null | Value::Mapping(_) => {}
         other => {
@@ -318,278 +449,8 @@ pub fn elaborate(l: &Loaded, seed: u64) -> Result<(Netlist, SystemInfo), InputEr
             ));
         }
     }
-    let switch_cfg = yaml::merge(defaults.get("switch").unwrap_or(&Value::Null), &s.switch);
-    let pfc_mode = nsw > 0 && switch_cfg.get("pfc").and_then(Value::as_bool).unwrap_or(false);
-    for c in 0..n {
-        let p = format!("chip{c}");
-        let mut cdma = yaml::Mapping::new();
-        cdma.insert("txns".into(), Value::Sequence(txns[c as usize].clone()));
-        make(&blocks, l, &mut nl, &format!("{p}.cdma"), "cdma", &Value::Mapping(cdma))?;
-        let mut paxi = with_groups(&set(
-            &set(&set(&chip.paxi, "chip", c as u64), "num_lg", nlg as u64),
-            "flows",
-            local_flows[c as usize].max(1) as u64,
-        ));
-        if let Some(w) = l.tb.metrics_from {
-            paxi = set(&paxi, "metrics_from", w);
-        }
-        make(&blocks, l, &mut nl, &format!("{p}.paxi"), "paxi", &paxi)?;
-        let mut router = yaml::Mapping::new();
-        router.insert("chip".into(), (c as u64).into());
-        router.insert("num_lg".into(), (nlg as u64).into());
-        router.insert("edges".into(), (per_chip[c as usize].len() as u64).into());
-        router.insert(
-            "routes".into(),
-            Value::Sequence(
-                route[c as usize]
-                    .iter()
-                    .map(|r| r.first().map_or(Value::Null, |&e| Value::from(e as u64)))
-                    .collect(),
-            ),
-        );
-        if !groups.is_empty() {
-            let table = trees[c as usize]
-                .iter()
-                .map(|h| {
-                    let mut m = yaml::Mapping::new();
-                    m.insert("local".into(), h.local.into());
-                    m.insert(
-                        "edges".into(),
-                        Value::Sequence(h.edges.iter().map(|&e| Value::from(e as u64)).collect()),
-                    );
-                    Value::Mapping(m)
-                })
-                .collect();
-            router.insert("mcast".into(), Value::Sequence(table));
-        }
-        if pfc_mode {
-            router.insert("pfc".into(), true.into());
-            // The router pauses a data frame by the priority the switches give it, and names
-            // the switches' lossless priorities in its own XOFF / XON.
-            for key in ["pfc_priorities", "trust", "default_priority"] {
-                if let Some(v) = switch_cfg.get(key) {
-                    router.insert(key.into(), v.clone());
-                }
-            }
-        }
-        if ack_cbfc {
-            router.insert("ack_cbfc".into(), true.into());
-        }
-        make(
-            &blocks,
-            l,
-            &mut nl,
-            &format!("{p}.router"),
-            "router",
-            &Value::Mapping(router),
-        )?;
-        let mut mon = yaml::Mapping::new();
-        // The MACs' and RX caps' byte counts as ramps (sent once per frame, not every cycle).
-        mon.insert("inputs".into(), 0u64.into());
-        mon.insert("ramps".into(), (nlg as u64).into());
-        mon.insert("window".into(), 1000u64.into());
-        make(
-            &blocks,
-            l,
-            &mut nl,
-            &format!("{p}.tx_monitor"),
-            "rate_monitor",
-            &Value::Mapping(mon.clone()),
-        )?;
-        make(
-            &blocks,
-            l,
-            &mut nl,
-            &format!("{p}.rx_monitor"),
-            "rate_monitor",
-            &Value::Mapping(mon),
-        )?;
-        nl.connect(&format!("{p}.cdma.txn"), &format!("{p}.paxi.txn"), None)
-            .map_err(|e| elab_error(l, e))?;
-        for k in 0..nlg {
-            let g = format!("{p}.lg{k}");
-            // Credits per destination on the waves: every chip's, up to 64 (a signal each per
-            // LG; a larger fabric would spend more on them than on the model).
-            let tx = with_groups(&set(
-                &set(&set(&tx_cfg, "chip", c as u64), "lg", k as u64),
-                "view_dsts",
-                (n as u64).min(64),
-            ));
-            make(&blocks, l, &mut nl, &format!("{g}.tx"), "rclink_tx", &tx)?;
-            make(&blocks, l, &mut nl, &format!("{g}.mac"), "mac_tx", &mac)?;
-            make(&blocks, l, &mut nl, &format!("{g}.rxcap"), "rx_cap", &chip.rx_cap)?;
-            let rx = set(
-                &set(
-                    &set(
-                        &set(&set(&rx_cfg, "chip", c as u64), "lg", k as u64),
-                        "pkt_ovhd",
-                        pkt_ovhd,
-                    ),
-                    "credit_size",
-                    credit_size,
-                ),
-                "deliver",
-                true,
-            );
-            make(&blocks, l, &mut nl, &format!("{g}.rx"), "rclink_rx", &rx)?;
-            let conns = [
-                (format!("{p}.paxi.seg{k}"), format!("{g}.tx.seg")),
-                (format!("{g}.tx.done"), format!("{p}.paxi.done{k}")),
-                (format!("{g}.tx.frame"), format!("{g}.mac.in")),
-                (format!("{g}.mac.credit"), format!("{g}.tx.mac_credit")),
-                (format!("{g}.mac.out"), format!("{p}.router.lg{k}_tx")),
-                (format!("{p}.router.lg{k}_rx"), format!("{g}.rxcap.in")),
-                (format!("{g}.rxcap.out"), format!("{g}.rx.data")),
-                (format!("{g}.rx.deliver"), format!("{p}.paxi.rx{k}")),
-                // The PAXI RX watermark signal: CBFC mode holds every LG's credit returns, PFC
-                // mode has the router send PFC (one connection, at LG 0's turn).
-                if pfc_mode {
-                    (format!("{p}.paxi.rx_pause"), format!("{p}.router.pause"))
-                } else {
-                    (format!("{p}.paxi.rx_pause"), format!("{g}.rx.pause"))
-                },
-                (format!("{g}.rx.ctrl"), format!("{p}.router.lg{k}_ctrl")),
-                (format!("{g}.rx.credit"), format!("{p}.router.lg{k}_cr")),
-                (format!("{p}.router.lg{k}_ack"), format!("{g}.tx.ctrl")),
-                (format!("{p}.router.lg{k}_credit"), format!("{g}.tx.credit")),
-                (format!("{g}.mac.wire_ramp"), format!("{p}.tx_monitor.r{k}")),
-                (format!("{g}.rxcap.wire_ramp"), format!("{p}.rx_monitor.r{k}")),
-            ];
-            let ack_conns = [
-                (format!("{g}.tx.ack_cr"), format!("{p}.router.lg{k}_tcr")),
-                (format!("{p}.router.lg{k}_rcr"), format!("{g}.rx.ack_credit")),
-            ];
-            let ack_conns = if ack_cbfc { &ack_conns[..] } else { &[] };
-            for (a, b) in conns.iter().chain(ack_conns) {
-                if k > 0 && b.ends_with(".router.pause") {
-                    continue;
-                }
-                nl.connect(a, b, None).map_err(|e| elab_error(l, e))?;
-            }
-        }
-    }
-    // Edges: two PhyLinks each, wired to the routers' edge ports.
-    // Switches: one `l2_switch` each, a port per edge, routes by destination chip: one port, or
-    // the equal-cost ports the switch spreads flows over (ECMP, hashed with the switch's index
-    // as salt so that two levels do not pick alike).
-    for j in 0..nsw {
-        let node = (n + j) as usize;
-        let routes_v = Value::Sequence(
-            route[node]
-                .iter()
-                .map(|r| match r.as_slice() {
-                    [] => Value::Null,
-                    [e] => Value::from(*e as u64),
-                    many => Value::Sequence(many.iter().map(|&e| Value::from(e as u64)).collect()),
-                })
-                .collect(),
-        );
-        let mut params = set(
-            &set(
-                &set(&switch_cfg, "ports", per_chip[node].len() as u64),
-                "routes",
-                routes_v,
-            ),
-            "ecmp_salt",
-            j as u64,
-        );
-        if !groups.is_empty() {
-            let table = trees[node]
-                .iter()
-                .map(|h| Value::Sequence(h.edges.iter().map(|&e| Value::from(e as u64)).collect()))
-                .collect();
-            params = set(&params, "mcast", Value::Sequence(table));
-        }
-        make(&blocks, l, &mut nl, &format!("sw{j}"), "l2_switch", &params)?;
-    }
-    // A node's ports: a chip's router edges, a switch's ports.
-    let port = |x: u16, e: usize, cls: &str| {
-        if x < n {
-            format!("chip{x}.router.e{e}_{cls}")
-        } else {
-            format!("sw{}.e{e}_{cls}", x - n)
-        }
-    };
-    let short = |x: u16| if x < n { x.to_string() } else { format!("sw{}", x - n) };
-    // Edges: two PhyLinks each, wired to the nodes' edge ports.
-    for &(a, b) in &edge_list {
-        for (x, y) in [(a, b), (b, a)] {
-            let path = format!("link{}_{}", short(x), short(y));
-            let rules = fault_rules(l, s, &node_name(n, x), &node_name(n, y))?;
-            let mut params = if rules.is_empty() {
-                link.clone()
-            } else {
-                set(&link, "faults", Value::Sequence(rules))
-            };
-            if pfc_mode {
-                params = set(&params, "pfc", true);
-            }
-            make(&blocks, l, &mut nl, &path, "phylink", &params)?;
-            let ex = per_chip[x as usize]
-                .iter()
-                .position(|&(nb, _)| nb == y)
-                .expect("edge listed");
-            let ey = per_chip[y as usize]
-                .iter()
-                .position(|&(nb, _)| nb == x)
-                .expect("edge listed");
-            for (cls_out, cls_in, port_in, port_out) in [
-                ("req_out", "req_in", "req_in", "req_out"),
-                ("rsp_out", "rsp_in", "rsp_in", "rsp_out"),
-                ("cr_out", "cr_in", "cr_in", "cr_out"),
-            ] {
-                nl.connect(&port(x, ex, cls_out), &format!("{path}.{port_in}"), None)
-                    .map_err(|e| elab_error(l, e))?;
-                nl.connect(&format!("{path}.{port_out}"), &port(y, ey, cls_in), None)
-                    .map_err(|e| elab_error(l, e))?;
-            }
-            // PFC mode: PAUSE frames cross the same edge; chips and switches both send them
-            // (a chip from its PAXI RX watermarks) and both honour them.
-            if pfc_mode {
-                nl.connect(&port(x, ex, "pfc_out"), &format!("{path}.pfc_in"), None)
-                    .map_err(|e| elab_error(l, e))?;
-                nl.connect(&format!("{path}.pfc_out"), &port(y, ey, "pfc_in"), None)
-                    .map_err(|e| elab_error(l, e))?;
-            }
-        }
-    }
-    for (i, f) in s.faults.iter().enumerate() {
-        let ends = [&f.link[0], &f.link[1]].map(|e| parse_node(e, n, nsw));
-        let ok = match ends {
-            [Some(a), Some(b)] => edge_list.contains(&(a.min(b), a.max(b))),
-            _ => false,
-        };
-        let bad = if let Some(lg) = f.lg.filter(|&g| g >= nlg as u32) {
-            Some(("lg", format!("fault: lg {lg} out of range 0..{nlg}")))
-        } else if f.times == 0 {
-            Some(("times", "fault: times 0 never fires (give ≥ 1)".to_string()))
-        } else if let (Some(a), Some(b)) = (f.from, f.to) {
-            (a >= b).then(|| ("from", format!("fault: window from {a} to {b} is empty")))
-        } else {
-            None
-        };
-        if let Some((key, msg)) = bad {
-            return Err(l.item_error("faults", i, key, msg));
-        }
-        if !ok {
-            return Err(l.item_error(
-                "faults",
-                i,
-                "link",
-                format!(
-                    "fault on link [{}, {}]: no such edge in the topology",
-                    f.link[0], f.link[1]
-                ),
-            ));
-        }
-    }
-    Ok((
-        nl,
-        SystemInfo {
-            chips: n,
-            num_lg: nlg,
-            flows,
-            lossy: !s.faults.is_empty(),
-        },
+    Ok(yaml::merge(
+        l.system_defaults.get("switch").unwrap_or(&Value::Null),
+        &s.switch,
     ))
 }
