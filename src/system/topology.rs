@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use petgraph::graph::{NodeIndex, UnGraph};
 
-use crate::schema::System;
+use crate::schema::{System, Topology};
 use crate::testbench::Loaded;
 use crate::yaml::InputError;
 
@@ -36,7 +36,6 @@ pub(super) fn parse_node(name: &str, n: u16, sw: u16) -> Option<u16> {
 /// A topology: (chips, switches, edges as node pairs).
 pub(super) type Graph = (u16, u16, Vec<(u16, u16)>);
 
-/// Edges of the topology as node pairs, each once, in a deterministic order.
 /// An error at `key` if the testbench sets it, else (a field left out, so 0) at the topology.
 fn at_or(l: &Loaded, key: &str, msg: String) -> InputError {
     let e = l.error_at(key, msg.clone());
@@ -46,6 +45,7 @@ fn at_or(l: &Loaded, key: &str, msg: String) -> InputError {
     l.error_at("topology", format!("{msg} (`{key}` is required)"))
 }
 
+/// Edges of the topology as node pairs, each once, in a deterministic order.
 pub(super) fn edges(l: &Loaded, s: &System) -> Result<Graph, InputError> {
     let t = &s.topology;
     let n = t.chips;
@@ -58,7 +58,49 @@ pub(super) fn edges(l: &Loaded, s: &System) -> Result<Graph, InputError> {
             "leaves and spines go with the `leaf_spine` topology",
         ));
     }
-    let sw = match t.kind.as_str() {
+    let sw = switches(l, t)?;
+    if sw > 0 && n > 64 && t.kind != "leaf_spine" {
+        return Err(l.error_at("chips", format!("a switch has at most 64 ports: {n} chips")));
+    }
+    let n16 = n as u16;
+    let e = match t.kind.as_str() {
+        "p2p" => {
+            if n != 2 {
+                return Err(l.error_at("p2p", format!("topology p2p has exactly 2 chips, not {n}")));
+            }
+            vec![(0, 1)]
+        }
+        "mesh" => (0..n16).flat_map(|a| (a + 1..n16).map(move |b| (a, b))).collect(),
+        "ring" => {
+            let mut e = Vec::new();
+            for a in 0..n16 {
+                let b = (a + 1) % n16;
+                if n == 2 && a == 1 {
+                    break;
+                }
+                e.push((a.min(b), a.max(b)));
+            }
+            e
+        }
+        "torus" => torus(l, t)?,
+        "star" => (0..n16).map(|c| (c, n16)).collect(),
+        "leaf_spine" => leaf_spine(t),
+        "custom" => custom(l, t, sw)?,
+        other => {
+            return Err(l.error_at(
+                other,
+                format!("unknown topology `{other}` (p2p, mesh, ring, torus, star, leaf_spine, custom)"),
+            ));
+        }
+    };
+    Ok((n16, sw, e))
+}
+
+/// The switches a topology has: a star's one, a leaf/spine's leaves and spines (checked
+/// against the chips and the 64 ports of a switch), a custom topology's `switches`.
+fn switches(l: &Loaded, t: &Topology) -> Result<u16, InputError> {
+    let n = t.chips;
+    Ok(match t.kind.as_str() {
         // A star has one switch in the middle (`switches` may say so or be left out).
         "star" if t.switches <= 1 => 1u16,
         "star" => return Err(l.error_at("switches", format!("star: one switch, not {}", t.switches))),
@@ -108,103 +150,75 @@ pub(super) fn edges(l: &Loaded, s: &System) -> Result<Graph, InputError> {
             return Err(l.error_at("switches", "switches go with `star` or `custom` topologies"));
         }
         _ => 0,
-    };
-    if sw > 0 && n > 64 && t.kind != "leaf_spine" {
-        return Err(l.error_at("chips", format!("a switch has at most 64 ports: {n} chips")));
+    })
+}
+
+/// A 2-D torus of `dims` [x, y]: each chip to its right and lower neighbour, wrapping.
+fn torus(l: &Loaded, t: &Topology) -> Result<Vec<(u16, u16)>, InputError> {
+    let (n, dims) = (t.chips, &t.dims);
+    if dims.len() != 2 || dims[0].checked_mul(dims[1]) != Some(n) || dims.iter().any(|&d| d < 2) {
+        return Err(l.error_at(
+            if t.dims.is_empty() { "torus" } else { "dims" },
+            format!("torus: dims {dims:?} must be [x, y] with x·y = chips ({n}), each ≥ 2"),
+        ));
     }
-    let n16 = n as u16;
-    let mut e: Vec<(u16, u16)> = Vec::new();
-    match t.kind.as_str() {
-        "p2p" => {
-            if n != 2 {
-                return Err(l.error_at("p2p", format!("topology p2p has exactly 2 chips, not {n}")));
-            }
-            e.push((0, 1));
-        }
-        "mesh" => {
-            for a in 0..n16 {
-                for b in a + 1..n16 {
-                    e.push((a, b));
+    let (x, y) = (dims[0] as u16, dims[1] as u16);
+    let mut set = BTreeSet::new();
+    for j in 0..y {
+        for i in 0..x {
+            let c = j * x + i;
+            for d in [j * x + (i + 1) % x, ((j + 1) % y) * x + i] {
+                if d != c {
+                    set.insert((c.min(d), c.max(d)));
                 }
             }
-        }
-        "ring" => {
-            for a in 0..n16 {
-                let b = (a + 1) % n16;
-                if n == 2 && a == 1 {
-                    break;
-                }
-                e.push((a.min(b), a.max(b)));
-            }
-        }
-        "torus" => {
-            let dims = &t.dims;
-            if dims.len() != 2 || dims[0].checked_mul(dims[1]) != Some(n) || dims.iter().any(|&d| d < 2) {
-                return Err(l.error_at(
-                    if t.dims.is_empty() { "torus" } else { "dims" },
-                    format!("torus: dims {dims:?} must be [x, y] with x·y = chips ({n}), each ≥ 2"),
-                ));
-            }
-            let (x, y) = (dims[0] as u16, dims[1] as u16);
-            let mut set = BTreeSet::new();
-            for j in 0..y {
-                for i in 0..x {
-                    let c = j * x + i;
-                    for d in [j * x + (i + 1) % x, ((j + 1) % y) * x + i] {
-                        if d != c {
-                            set.insert((c.min(d), c.max(d)));
-                        }
-                    }
-                }
-            }
-            e.extend(set);
-        }
-        "star" => {
-            for c in 0..n16 {
-                e.push((c, n16));
-            }
-        }
-        "leaf_spine" => {
-            let (nl, ns) = (t.leaves as u16, t.spines as u16);
-            for c in 0..n16 {
-                e.push((c, n16 + (c as u32 * nl as u32 / n) as u16));
-            }
-            for lf in 0..nl {
-                for sp in 0..ns {
-                    e.push((n16 + lf, n16 + nl + sp));
-                }
-            }
-        }
-        "custom" => {
-            if t.links.is_empty() {
-                return Err(l.error_at("custom", "topology custom: give its `links: [[chip0, chip1], …]`"));
-            }
-            for [a, b] in &t.links {
-                let parse = |s: &str| -> Result<u16, InputError> {
-                    parse_node(s, n16, sw).ok_or_else(|| {
-                        l.error_at(
-                            s,
-                            format!("link endpoint `{s}`: expected chip0..chip{} or a switch sw0..", n - 1),
-                        )
-                    })
-                };
-                let (a, b) = (parse(a)?, parse(b)?);
-                if a == b {
-                    return Err(l.error_at("links", format!("link {} loops back", node_name(n16, a))));
-                }
-                e.push((a.min(b), a.max(b)));
-            }
-            e.sort_unstable();
-            e.dedup();
-        }
-        other => {
-            return Err(l.error_at(
-                other,
-                format!("unknown topology `{other}` (p2p, mesh, ring, torus, star, leaf_spine, custom)"),
-            ));
         }
     }
-    Ok((n16, sw, e))
+    Ok(set.into_iter().collect())
+}
+
+/// Leaf/spine: each chip to its leaf (chips spread evenly over the leaves), every leaf to every
+/// spine.
+fn leaf_spine(t: &Topology) -> Vec<(u16, u16)> {
+    let (n, n16) = (t.chips, t.chips as u16);
+    let (nl, ns) = (t.leaves as u16, t.spines as u16);
+    let mut e = Vec::new();
+    for c in 0..n16 {
+        e.push((c, n16 + (c as u32 * nl as u32 / n) as u16));
+    }
+    for lf in 0..nl {
+        for sp in 0..ns {
+            e.push((n16 + lf, n16 + nl + sp));
+        }
+    }
+    e
+}
+
+/// A custom topology: its `links` between chips and switches, each once, sorted.
+fn custom(l: &Loaded, t: &Topology, sw: u16) -> Result<Vec<(u16, u16)>, InputError> {
+    let (n, n16) = (t.chips, t.chips as u16);
+    if t.links.is_empty() {
+        return Err(l.error_at("custom", "topology custom: give its `links: [[chip0, chip1], …]`"));
+    }
+    let mut e = Vec::new();
+    for [a, b] in &t.links {
+        let parse = |s: &str| -> Result<u16, InputError> {
+            parse_node(s, n16, sw).ok_or_else(|| {
+                l.error_at(
+                    s,
+                    format!("link endpoint `{s}`: expected chip0..chip{} or a switch sw0..", n - 1),
+                )
+            })
+        };
+        let (a, b) = (parse(a)?, parse(b)?);
+        if a == b {
+            return Err(l.error_at("links", format!("link {} loops back", node_name(n16, a))));
+        }
+        e.push((a.min(b), a.max(b)));
+    }
+    e.sort_unstable();
+    e.dedup();
+    Ok(e)
 }
 
 /// Next hops per (node, destination chip): the node's edge indices (in its edge order) to every
