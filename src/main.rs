@@ -217,16 +217,17 @@ fn emit_then(text: &str, code: ExitCode) -> ExitCode {
     emit(text).err().unwrap_or(code)
 }
 
-fn main() -> ExitCode {
+/// The command line, with `hwsim TB.yaml ...` read as `hwsim run TB.yaml ...`; an error is one
+/// line (exit 2), `--help` and `--version` print and exit 0.
+fn parse_cli() -> Result<Cli, ExitCode> {
     let mut argv: Vec<String> = std::env::args().collect();
-    // `hwsim TB.yaml ...` means `hwsim run TB.yaml ...`.
     if let Some(first) = argv.get(1) {
         if !first.starts_with('-') && !SUBCOMMANDS.contains(&first.as_str()) {
             argv.insert(1, "run".into());
         }
     }
-    let cli = match Cli::try_parse_from(&argv) {
-        Ok(c) => c,
+    match Cli::try_parse_from(&argv) {
+        Ok(c) => Ok(c),
         Err(e) if e.use_stderr() => {
             // One line, like every other input error; `--help` has the details.
             // clap puts what is missing on the lines after the first (`--dot <DOT>`).
@@ -239,12 +240,19 @@ fn main() -> ExitCode {
                 .collect::<Vec<_>>()
                 .join(" ");
             let first = first.trim_start_matches("error: ");
-            return bad(format!("{first} (see `hwsim --help`)"));
+            Err(bad(format!("{first} (see `hwsim --help`)")))
         }
         Err(e) => {
             let _ = e.print();
-            return ExitCode::SUCCESS;
+            Err(ExitCode::SUCCESS)
         }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match parse_cli() {
+        Ok(c) => c,
+        Err(code) => return code,
     };
     match cli.cmd {
         Cmd::Run(a) => run(a),
@@ -292,66 +300,70 @@ fn main() -> ExitCode {
             testbench,
             out,
             instance,
-        } => {
-            let interrupt = match on_interrupt() {
-                Ok(f) => f,
-                Err(e) => return e,
-            };
-            match vectors::run(&testbench, &out, &instance, Some(&interrupt)) {
-                Ok(text) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
-                    emit_then(&text, ExitCode::from(130))
-                }
-                Ok(text) => emit_then(&text, ExitCode::SUCCESS),
-                Err(e) => bad(e),
-            }
-        }
+        } => vectors_cmd(&testbench, &out, &instance),
         Cmd::Netlist {
             testbench,
             dot,
             depth,
             scope,
             max_memory,
-        } => {
-            let l = match load(&testbench, max_memory, &[]) {
-                Ok(l) => l,
-                Err(e) => return e,
-            };
-            if let Err(e) = output::check_outputs(&l.files, &[("--dot", &dot)]) {
-                return bad(e);
-            }
-            // Both forms: a system testbench draws its whole topology.
-            let netlist = if l.tb.system.is_some() {
-                match hwsim::system::elaborate(&l, l.tb.seed) {
-                    Ok((nl, _)) => nl,
-                    Err(e) => return bad(e),
-                }
-            } else {
-                match testbench::elaborate(&l) {
-                    Ok(el) => el.netlist,
-                    Err(e) => return bad(e),
-                }
-            };
-            if let Some(sc) = &scope {
-                let known = netlist.has_instance(sc)
-                    || netlist.is_composite(sc)
-                    || netlist.instance_paths().any(|p| p.starts_with(&format!("{sc}.")));
-                if !known {
-                    return bad(yaml::InputError::new(
-                        &testbench,
-                        format!("--scope {sc}: no instance or composite at or under that path"),
-                    ));
-                }
-            }
-            let opts = hwsim_hw::DotOptions { depth, scope };
-            if let Err(e) = output::write_file(&dot, netlist.to_dot_with(&opts).as_bytes()) {
-                return bad(e);
-            }
-            emit_then(
-                &format!("wrote {} ({} instances)\n", dot.display(), netlist.instance_count()),
-                ExitCode::SUCCESS,
-            )
+        } => netlist_cmd(&testbench, &dot, depth, scope, max_memory),
+    }
+}
+
+/// `hwsim vectors`: an interrupt ends it with what it wrote so far, and 130.
+fn vectors_cmd(testbench: &Path, out: &Path, instance: &[String]) -> ExitCode {
+    let interrupt = match on_interrupt() {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
+    match vectors::run(testbench, out, instance, Some(&interrupt)) {
+        Ok(text) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => emit_then(&text, ExitCode::from(130)),
+        Ok(text) => emit_then(&text, ExitCode::SUCCESS),
+        Err(e) => bad(e),
+    }
+}
+
+/// `hwsim netlist`: the netlist as a Graphviz file, whole or one scope, to a depth.
+fn netlist_cmd(testbench: &Path, dot: &Path, depth: Option<usize>, scope: Option<String>, max_memory: u64) -> ExitCode {
+    let l = match load(testbench, max_memory, &[]) {
+        Ok(l) => l,
+        Err(e) => return e,
+    };
+    if let Err(e) = output::check_outputs(&l.files, &[("--dot", dot)]) {
+        return bad(e);
+    }
+    // Both forms: a system testbench draws its whole topology.
+    let netlist = if l.tb.system.is_some() {
+        match hwsim::system::elaborate(&l, l.tb.seed) {
+            Ok((nl, _)) => nl,
+            Err(e) => return bad(e),
+        }
+    } else {
+        match testbench::elaborate(&l) {
+            Ok(el) => el.netlist,
+            Err(e) => return bad(e),
+        }
+    };
+    if let Some(sc) = &scope {
+        let known = netlist.has_instance(sc)
+            || netlist.is_composite(sc)
+            || netlist.instance_paths().any(|p| p.starts_with(&format!("{sc}.")));
+        if !known {
+            return bad(yaml::InputError::new(
+                testbench,
+                format!("--scope {sc}: no instance or composite at or under that path"),
+            ));
         }
     }
+    let opts = hwsim_hw::DotOptions { depth, scope };
+    if let Err(e) = output::write_file(dot, netlist.to_dot_with(&opts).as_bytes()) {
+        return bad(e);
+    }
+    emit_then(
+        &format!("wrote {} ({} instances)\n", dot.display(), netlist.instance_count()),
+        ExitCode::SUCCESS,
+    )
 }
 
 fn run(a: RunArgs) -> ExitCode {
