@@ -171,38 +171,55 @@ pub struct Expected {
     pub mul_timeout: bool,
 }
 
-/// The monitors' verdicts at the end of a system run (none for a module testbench).
-/// `lossy`: the system injects faults (then NAKs and duplicates are expected).
-pub fn monitors(sim: &Sim, m: &MonitorCounters, lossy: bool, quiescent: bool, expected: Expected) -> Vec<CheckResult> {
-    let expects_fatal = expected.fatal;
-    let mut v = Vec::new();
-    let mut check = |name: &str, passed: bool, expected: String, actual: String| {
-        v.push(CheckResult {
+/// The monitors' verdicts, in the order they are made.
+struct Verdicts(Vec<CheckResult>);
+
+impl Verdicts {
+    fn check(&mut self, name: &str, passed: bool, expected: String, actual: String) {
+        self.0.push(CheckResult {
             first_difference: None,
             name: format!("monitor: {name}"),
             passed,
             expected,
             actual,
         });
-    };
+    }
+}
+
+/// The monitors' verdicts at the end of a system run (none for a module testbench).
+/// `lossy`: the system injects faults (then NAKs and duplicates are expected).
+pub fn monitors(sim: &Sim, m: &MonitorCounters, lossy: bool, quiescent: bool, expected: Expected) -> Vec<CheckResult> {
+    let mut v = Verdicts(Vec::new());
     let q = if quiescent {
         "quiescent"
     } else {
         "work pending at the end"
     };
-    check("work finished before `until`", quiescent, "quiescent".into(), q.into());
+    v.check("work finished before `until`", quiescent, "quiescent".into(), q.into());
     let (issued, done, dup) = (
         m.sum(sim, C::CdmaTxns),
         m.sum(sim, C::PaxiDone),
         m.sum(sim, C::PaxiDuplicate),
     );
     let failed = m.sum(sim, C::PaxiFailed);
-    check(
+    v.check(
         "every transaction completed exactly once",
         issued == done.saturating_add(failed) && dup == 0,
         format!("{issued} completed (done or lost), 0 duplicates"),
         format!("{done} done + {failed} lost, {dup} duplicates"),
     );
+    losses(&mut v, sim, m, expected);
+    if quiescent {
+        conservation(&mut v, sim, m, lossy);
+    }
+    scoreboard(&mut v, sim, m);
+    psn_order(&mut v, sim, m, lossy);
+    v.0
+}
+
+/// QP fatal events and multicast timeouts: each fails the run unless the testbench expects it.
+fn losses(v: &mut Verdicts, sim: &Sim, m: &MonitorCounters, expected: Expected) {
+    let expects_fatal = expected.fatal;
     // QP fatal (MAX_RETRY exceeded): the run goes on for the other QPs, and the verdict says
     // where and which transactions died. It fails the run unless the testbench expects it (an
     // `expect` on a `diag_max_retry_hit` counter).
@@ -224,7 +241,7 @@ pub fn monitors(sim: &Sim, m: &MonitorCounters, lossy: bool, quiescent: bool, ex
         .filter(|(_, n)| value(n) > 0)
         .map(|(p, n)| format!("{p}: {} transaction(s) lost", value(n)))
         .collect();
-    check(
+    v.check(
         "QP fatal events (MAX_RETRY exceeded)",
         fatal.is_empty() || expects_fatal,
         if expects_fatal {
@@ -247,7 +264,7 @@ pub fn monitors(sim: &Sim, m: &MonitorCounters, lossy: bool, quiescent: bool, ex
         .map(|(p, n)| format!("{p}: {} multicast burst(s) timed out", value(n)))
         .collect();
     if !timeouts.is_empty() || m.sum(sim, C::CdmaMulticasts) > 0 {
-        check(
+        v.check(
             "multicast timeouts (a group member never answered)",
             timeouts.is_empty() || expected.mul_timeout,
             if expected.mul_timeout {
@@ -262,38 +279,43 @@ pub fn monitors(sim: &Sim, m: &MonitorCounters, lossy: bool, quiescent: bool, ex
             },
         );
     }
-    if quiescent {
-        let slots = m.sum(sim, C::TxSlots);
-        check(
-            "no slot leaked",
-            slots == 0,
-            "0 slots in use".into(),
-            format!("{slots}"),
-        );
-        let credits = m.sum(sim, C::TxCredits);
-        check(
-            "CBFC credits conserved (all home)",
-            credits == 0,
+}
+
+/// At quiescence: no slot leaked, every CBFC credit home (the ACK VC's too, when lossless).
+fn conservation(v: &mut Verdicts, sim: &Sim, m: &MonitorCounters, lossy: bool) {
+    let slots = m.sum(sim, C::TxSlots);
+    v.check(
+        "no slot leaked",
+        slots == 0,
+        "0 slots in use".into(),
+        format!("{slots}"),
+    );
+    let credits = m.sum(sim, C::TxCredits);
+    v.check(
+        "CBFC credits conserved (all home)",
+        credits == 0,
+        "0 outstanding".into(),
+        format!("{credits}"),
+    );
+    // The ACK + CNP VC: every control message the RXs sent was taken in and its credit came
+    // back. A control message lost to a fault takes its credit with it (finding 12), so only
+    // lossless runs can be held to this. (The TXs return ACK-VC credit only when the RXs hold
+    // it: `rx.ack_credits` > 0.)
+    let ack = m.sum(sim, C::RxAckOutstanding);
+    if !lossy && !m.at(C::TxAckReturned).is_empty() {
+        v.check(
+            "ACK-VC CBFC credits conserved (all home)",
+            ack == 0,
             "0 outstanding".into(),
-            format!("{credits}"),
+            format!("{ack}"),
         );
-        // The ACK + CNP VC: every control message the RXs sent was taken in and its credit came
-        // back. A control message lost to a fault takes its credit with it (finding 12), so
-        // only lossless runs can be held to this. (The TXs return ACK-VC credit only when the
-        // RXs hold it: `rx.ack_credits` > 0.)
-        let ack = m.sum(sim, C::RxAckOutstanding);
-        if !lossy && !m.at(C::TxAckReturned).is_empty() {
-            check(
-                "ACK-VC CBFC credits conserved (all home)",
-                ack == 0,
-                "0 outstanding".into(),
-                format!("{ack}"),
-            );
-        }
     }
-    // Delivered at the AXI side: write data at the completers' slaves, read data back at the
-    // requesters (PAXI counts whole frames the RX accepted in PSN order); a multicast write's
-    // bytes once per group member.
+}
+
+/// Delivered at the AXI side: write data at the completers' slaves, read data back at the
+/// requesters (PAXI counts whole frames the RX accepted in PSN order); a multicast write's
+/// bytes once per group member.
+fn scoreboard(v: &mut Verdicts, sim: &Sim, m: &MonitorCounters) {
     let (sent, delivered) = (
         m.sum(sim, C::CdmaBytes)
             .saturating_sub(m.sum(sim, C::CdmaMulticastBytes))
@@ -303,7 +325,7 @@ pub fn monitors(sim: &Sim, m: &MonitorCounters, lossy: bool, quiescent: bool, ex
     let lost = m
         .sum(sim, C::PaxiBytesFailed)
         .saturating_add(m.sum(sim, C::PaxiMulCopyFailed));
-    check(
+    v.check(
         "scoreboard: every byte delivered exactly once, in PSN order",
         if lost == 0 {
             sent == delivered
@@ -317,29 +339,32 @@ pub fn monitors(sim: &Sim, m: &MonitorCounters, lossy: bool, quiescent: bool, ex
         },
         format!("{delivered} bytes"),
     );
-    // Without faults and switch drops nothing is lost: no NAK. Duplicates then come only from
-    // retry timeouts that fired on frames still in flight (a slow queue), so they are allowed
-    // exactly when a timeout fired.
+}
+
+/// Without faults and switch drops nothing is lost: no NAK. Duplicates then come only from
+/// retry timeouts that fired on frames still in flight (a slow queue), so they are allowed
+/// exactly when a timeout fired.
+fn psn_order(v: &mut Verdicts, sim: &Sim, m: &MonitorCounters, lossy: bool) {
     let drops = m.sum(sim, C::SwDrops);
-    if !lossy && drops == 0 {
-        let (naks, dups) = (m.sum(sim, C::RxNaks), m.sum(sim, C::RxDups));
-        let timeouts = m.sum(sim, C::TxTimeouts);
-        let (name, ok, expected) = if timeouts == 0 {
-            (
-                "PSN order on the wire (lossless: no NAK, no duplicate)",
-                naks == 0 && dups == 0,
-                "0 NAK, 0 duplicates".to_string(),
-            )
-        } else {
-            (
-                "PSN order on the wire (lossless: no NAK; duplicates only from retry timeouts)",
-                naks == 0,
-                format!("0 NAK ({timeouts} timeouts)"),
-            )
-        };
-        check(name, ok, expected, format!("{naks} NAK, {dups} duplicates"));
+    if lossy || drops != 0 {
+        return;
     }
-    v
+    let (naks, dups) = (m.sum(sim, C::RxNaks), m.sum(sim, C::RxDups));
+    let timeouts = m.sum(sim, C::TxTimeouts);
+    let (name, ok, expected) = if timeouts == 0 {
+        (
+            "PSN order on the wire (lossless: no NAK, no duplicate)",
+            naks == 0 && dups == 0,
+            "0 NAK, 0 duplicates".to_string(),
+        )
+    } else {
+        (
+            "PSN order on the wire (lossless: no NAK; duplicates only from retry timeouts)",
+            naks == 0,
+            format!("0 NAK ({timeouts} timeouts)"),
+        )
+    };
+    v.check(name, ok, expected, format!("{naks} NAK, {dups} duplicates"));
 }
 
 #[cfg(test)]
