@@ -86,6 +86,35 @@ impl Report {
         if let Some(e) = &self.error {
             let _ = writeln!(s, "  {} {e}", paint(v.color, "1;31", "ERROR"));
         }
+        self.render_checks(&mut s, v);
+        for d in &self.dropped {
+            let _ = writeln!(s, "  {}  {}", paint(v.color, "33", "DROP"), d.note());
+        }
+        if self.checks_off {
+            let _ = writeln!(s, "  checks off: no `expect:` check or monitor evaluated");
+        }
+        self.render_flows(&mut s, v);
+        let figures: Vec<String> = self
+            .metrics
+            .iter()
+            .map(|(k, x)| format!("{k} {}", number(*x)))
+            .collect();
+        if !figures.is_empty() {
+            let _ = writeln!(s, "metrics: {}", figures.join(", "));
+        }
+        self.render_counters(&mut s, v);
+        if v.stats {
+            self.render_stats(&mut s);
+        }
+        if self.interrupted {
+            let _ = writeln!(s, "interrupted at cycle {}", self.cycles);
+        }
+        s.push_str(&self.verdict_line(v.color));
+        s
+    }
+
+    /// The checks, PASS or FAIL, names aligned; long values cut unless verbose.
+    fn render_checks(&self, s: &mut String, v: &View) {
         let w = self.checks.iter().map(|c| c.name.chars().count()).max().unwrap_or(0);
         let cut = |t: &str| {
             if v.verbose {
@@ -120,12 +149,10 @@ impl Report {
                 }
             }
         }
-        for d in &self.dropped {
-            let _ = writeln!(s, "  {}  {}", paint(v.color, "33", "DROP"), d.note());
-        }
-        if self.checks_off {
-            let _ = writeln!(s, "  checks off: no `expect:` check or monitor evaluated");
-        }
+    }
+
+    /// The flows' table (the first few unless verbose), after the `metrics_from` note.
+    fn render_flows(&self, s: &mut String, v: &View) {
         if !self.flows.is_empty() {
             if let Some(w) = self.metrics_from {
                 let late = if w >= self.cycles {
@@ -164,14 +191,10 @@ impl Report {
                 let _ = writeln!(s, "  … {} more flows (-v or --json)", self.flows.len() - shown);
             }
         }
-        let figures: Vec<String> = self
-            .metrics
-            .iter()
-            .map(|(k, x)| format!("{k} {}", number(*x)))
-            .collect();
-        if !figures.is_empty() {
-            let _ = writeln!(s, "metrics: {}", figures.join(", "));
-        }
+    }
+
+    /// The counters: those `--counters GLOB` picks, all when few or verbose, else their count.
+    fn render_counters(&self, s: &mut String, v: &View) {
         let glob = match (&v.counters, v.verbose || self.counters.len() <= SHORT_COUNTERS) {
             (Some(g), _) => Some(g.as_str()),
             (None, true) => Some("*"),
@@ -202,44 +225,41 @@ impl Report {
                 );
             }
         }
-        if v.stats {
-            let st = &self.stats;
+    }
+
+    /// `--stats`: the run's figures, then the runs per kind and process.
+    fn render_stats(&self, s: &mut String) {
+        let st = &self.stats;
+        let _ = writeln!(
+            s,
+            "stats: wall {:.3} s, {} cycles ({:.3e} cycles/s), {} activations ({:.3e}/s), {} process runs, {} executed, {} skipped, peak RSS {:.1} MiB",
+            st.wall_s,
+            st.cycles,
+            st.cycles_per_s,
+            st.activations,
+            st.activations_per_s,
+            st.process_runs,
+            st.executed_cycles,
+            st.skipped_cycles,
+            st.peak_rss_bytes as f64 / (1 << 20) as f64
+        );
+        // Per kind and process: which blocks the kernel runs, and how often per executed
+        // cycle (a profile's first question).
+        let per = |n: u64| n as f64 / st.executed_cycles.max(1) as f64;
+        for k in st.by_kind.iter().filter(|k| k.activations > 0) {
+            let name = if k.process == 0 {
+                k.kind.clone()
+            } else {
+                format!("{} (process {})", k.kind, k.process)
+            };
             let _ = writeln!(
                 s,
-                "stats: wall {:.3} s, {} cycles ({:.3e} cycles/s), {} activations ({:.3e}/s), {} process runs, {} executed, {} skipped, peak RSS {:.1} MiB",
-                st.wall_s,
-                st.cycles,
-                st.cycles_per_s,
-                st.activations,
-                st.activations_per_s,
-                st.process_runs,
-                st.executed_cycles,
-                st.skipped_cycles,
-                st.peak_rss_bytes as f64 / (1 << 20) as f64
+                "  {name}: {} runs ({:.2} per executed cycle) over {} instance(s)",
+                k.activations,
+                per(k.activations),
+                k.instances
             );
-            // Per kind and process: which blocks the kernel runs, and how often per executed
-            // cycle (a profile's first question).
-            let per = |n: u64| n as f64 / st.executed_cycles.max(1) as f64;
-            for k in st.by_kind.iter().filter(|k| k.activations > 0) {
-                let name = if k.process == 0 {
-                    k.kind.clone()
-                } else {
-                    format!("{} (process {})", k.kind, k.process)
-                };
-                let _ = writeln!(
-                    s,
-                    "  {name}: {} runs ({:.2} per executed cycle) over {} instance(s)",
-                    k.activations,
-                    per(k.activations),
-                    k.instances
-                );
-            }
         }
-        if self.interrupted {
-            let _ = writeln!(s, "interrupted at cycle {}", self.cycles);
-        }
-        s.push_str(&self.verdict_line(v.color));
-        s
     }
 
     /// The last line: the verdict (`PASS`, `FAIL`, `INTERRUPTED`, `-` when nothing was checked),
