@@ -209,28 +209,15 @@ fn precheck(path: &Path) -> Result<(), InputError> {
         column: Some(column),
         message: format!("cannot read the wave: {msg}"),
     };
-    let show = |t: &[u8]| {
-        String::from_utf8_lossy(&t[..t.len().min(40)])
-            .escape_debug()
-            .to_string()
-    };
-    // The header: `$var <type> <width> <id> <name> … $end` declarations up to `$enddefinitions`.
     // Tokens are read one at a time (a declaration may span lines); lines are bounded so a file
     // of one endless line cannot fill memory here either.
     let mut line: Vec<u8> = Vec::new();
     let mut n = 0usize;
     let mut byte = 0u64;
-    let mut pending: Vec<Vec<u8>> = Vec::new();
-    let mut pending_at = (0, 0);
-    let mut ids: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
-    let mut in_header = true;
-    // The body: a vector or real value waits for its id (where it started); a comment for `$end`.
-    let mut value_at: Option<(usize, usize)> = None;
-    let mut comment_at: Option<(usize, usize)> = None;
-    let mut last_time: Option<(u64, usize)> = None;
+    let mut st = VcdCheck::default();
     loop {
         line.clear();
-        let limit = if in_header { MAX_HEADER_LINE } else { MAX_BODY_LINE };
+        let limit = if st.in_header { MAX_HEADER_LINE } else { MAX_BODY_LINE };
         let got = std::io::Read::take(&mut r, limit + 1)
             .read_until(b'\n', &mut line)
             .map_err(|e| InputError::new(path, format!("cannot read: {e}")))?;
@@ -240,7 +227,7 @@ fn precheck(path: &Path) -> Result<(), InputError> {
         n += 1;
         byte += got as u64;
         if got as u64 > limit {
-            let part = if in_header { "header" } else { "body" };
+            let part = if st.in_header { "header" } else { "body" };
             return Err(at(n, 1, format!("a line of the {part} longer than {limit} bytes")));
         }
         let line_end = line.last() == Some(&b'\n');
@@ -255,108 +242,15 @@ fn precheck(path: &Path) -> Result<(), InputError> {
             ));
         }
         for (col, tok) in tokens(&line) {
-            if in_header {
-                if tok == b"$enddefinitions" {
-                    in_header = false;
-                    continue;
-                }
-                if tok == b"$var" {
-                    pending.clear();
-                    pending_at = (n, col);
-                }
-                pending.push(tok.to_vec());
-                if tok == b"$end" && pending.first().is_some_and(|t| t == b"$var") {
-                    let width = std::str::from_utf8(pending.get(2).map_or(&[][..], |w| w))
-                        .ok()
-                        .and_then(|w| w.parse::<u64>().ok());
-                    let name = pending.get(4).map_or("?".to_string(), |t| show(t));
-                    match width {
-                        Some(w) if w <= MAX_WAVE_WIDTH => {}
-                        Some(w) => {
-                            return Err(at(
-                                pending_at.0,
-                                pending_at.1,
-                                format!("variable `{name}` is {w} bits wide; at most {MAX_WAVE_WIDTH} are read"),
-                            ))
-                        }
-                        None => return Err(at(pending_at.0, pending_at.1, "a $var without a width".into())),
-                    }
-                    if let Some(id) = pending.get(3) {
-                        ids.insert(id.clone());
-                    }
-                    pending.clear();
-                }
-                continue;
-            }
-            if comment_at.is_some() {
-                if tok == b"$end" {
-                    comment_at = None;
-                }
-                continue;
-            }
-            if value_at.take().is_some() {
-                if !ids.contains(tok) {
-                    return Err(at(
-                        n,
-                        col,
-                        format!("`{}` is not the id of a declared variable", show(tok)),
-                    ));
-                }
-                continue;
-            }
-            match tok[0] {
-                b'#' => {
-                    let text = std::str::from_utf8(&tok[1..]).unwrap_or("");
-                    let t = text.parse::<u64>().ok().or_else(|| {
-                        text.parse::<f64>()
-                            .ok()
-                            .filter(|v| v.is_finite() && *v >= 0.0 && v.fract() == 0.0 && *v < 1.8e19)
-                            .map(|v| v as u64)
-                    });
-                    let Some(t) = t else {
-                        return Err(at(n, col, format!("`{}` is not a time", show(tok))));
-                    };
-                    if let Some((prev, prev_line)) = last_time {
-                        if t < prev {
-                            return Err(at(
-                                n,
-                                col,
-                                format!(
-                                    "time #{t} goes back (line {prev_line} is at #{prev}): times must not decrease"
-                                ),
-                            ));
-                        }
-                    }
-                    last_time = Some((t, n));
-                }
-                b'0' | b'1' | b'z' | b'Z' | b'x' | b'X' | b'h' | b'H' | b'u' | b'U' | b'w' | b'W' | b'l' | b'L'
-                | b'-' => {
-                    let id = &tok[1..];
-                    if id.is_empty() {
-                        return Err(at(
-                            n,
-                            col,
-                            format!("the value change `{}` has no variable id", show(tok)),
-                        ));
-                    }
-                    if !ids.contains(id) {
-                        return Err(at(
-                            n,
-                            col + 1,
-                            format!("`{}` is not the id of a declared variable", show(id)),
-                        ));
-                    }
-                }
-                b'b' | b'B' | b'r' | b'R' | b's' | b'S' => value_at = Some((n, col)),
-                _ => match tok {
-                    b"$comment" => comment_at = Some((n, col)),
-                    b"$dumpvars" | b"$end" | b"$dumpoff" | b"$dumpon" | b"$dumpall" => {}
-                    _ => return Err(at(n, col, format!("unexpected `{}` in the value changes", show(tok)))),
-                },
-            }
+            let r = if st.in_header {
+                st.header(n, col, tok)
+            } else {
+                st.body(n, col, tok)
+            };
+            r.map_err(|(l, c, msg)| at(l, c, msg))?;
         }
     }
-    if in_header {
+    if st.in_header {
         return Err(at(
             n.max(1),
             1,
@@ -364,13 +258,161 @@ fn precheck(path: &Path) -> Result<(), InputError> {
         ));
     }
     let cut = |what: &str| format!("the file ends {what} at byte {byte}: a truncated file?");
-    if let Some((l, c)) = value_at {
+    if let Some((l, c)) = st.value_at {
         return Err(at(l, c, cut("in a value change without its variable id")));
     }
-    if let Some((l, c)) = comment_at {
+    if let Some((l, c)) = st.comment_at {
         return Err(at(l, c, cut("inside a $comment")));
     }
     Ok(())
+}
+
+/// A refusal at (line, column).
+type At = (usize, usize, String);
+
+/// A token, at most 40 bytes of it, as a message shows it.
+fn show(t: &[u8]) -> String {
+    String::from_utf8_lossy(&t[..t.len().min(40)])
+        .escape_debug()
+        .to_string()
+}
+
+/// What [`precheck`] knows of a VCD as it reads it token by token.
+struct VcdCheck {
+    in_header: bool,
+    /// The header: the `$var … $end` declaration being read, where it started, the ids declared.
+    pending: Vec<Vec<u8>>,
+    pending_at: (usize, usize),
+    ids: std::collections::HashSet<Vec<u8>>,
+    /// The body: a vector or real value waits for its id (where it started); a comment for
+    /// `$end`; the last time and its line.
+    value_at: Option<(usize, usize)>,
+    comment_at: Option<(usize, usize)>,
+    last_time: Option<(u64, usize)>,
+}
+
+impl Default for VcdCheck {
+    fn default() -> Self {
+        VcdCheck {
+            in_header: true,
+            pending: Vec::new(),
+            pending_at: (0, 0),
+            ids: std::collections::HashSet::new(),
+            value_at: None,
+            comment_at: None,
+            last_time: None,
+        }
+    }
+}
+
+impl VcdCheck {
+    /// A header token: `$var <type> <width> <id> <name> … $end` declarations up to
+    /// `$enddefinitions`, each no wider than [`MAX_WAVE_WIDTH`].
+    fn header(&mut self, n: usize, col: usize, tok: &[u8]) -> Result<(), At> {
+        if tok == b"$enddefinitions" {
+            self.in_header = false;
+            return Ok(());
+        }
+        if tok == b"$var" {
+            self.pending.clear();
+            self.pending_at = (n, col);
+        }
+        self.pending.push(tok.to_vec());
+        if tok == b"$end" && self.pending.first().is_some_and(|t| t == b"$var") {
+            let (l, c) = self.pending_at;
+            let width = std::str::from_utf8(self.pending.get(2).map_or(&[][..], |w| w))
+                .ok()
+                .and_then(|w| w.parse::<u64>().ok());
+            let name = self.pending.get(4).map_or("?".to_string(), |t| show(t));
+            match width {
+                Some(w) if w <= MAX_WAVE_WIDTH => {}
+                Some(w) => {
+                    return Err((
+                        l,
+                        c,
+                        format!("variable `{name}` is {w} bits wide; at most {MAX_WAVE_WIDTH} are read"),
+                    ))
+                }
+                None => return Err((l, c, "a $var without a width".into())),
+            }
+            if let Some(id) = self.pending.get(3) {
+                self.ids.insert(id.clone());
+            }
+            self.pending.clear();
+        }
+        Ok(())
+    }
+
+    /// A body token: times that parse and never go back, value changes with a declared id,
+    /// comments closed, nothing else.
+    fn body(&mut self, n: usize, col: usize, tok: &[u8]) -> Result<(), At> {
+        if self.comment_at.is_some() {
+            if tok == b"$end" {
+                self.comment_at = None;
+            }
+            return Ok(());
+        }
+        if self.value_at.take().is_some() {
+            if !self.ids.contains(tok) {
+                return Err((n, col, format!("`{}` is not the id of a declared variable", show(tok))));
+            }
+            return Ok(());
+        }
+        match tok[0] {
+            b'#' => self.time(n, col, tok),
+            b'0' | b'1' | b'z' | b'Z' | b'x' | b'X' | b'h' | b'H' | b'u' | b'U' | b'w' | b'W' | b'l' | b'L' | b'-' => {
+                let id = &tok[1..];
+                if id.is_empty() {
+                    return Err((n, col, format!("the value change `{}` has no variable id", show(tok))));
+                }
+                if !self.ids.contains(id) {
+                    return Err((
+                        n,
+                        col + 1,
+                        format!("`{}` is not the id of a declared variable", show(id)),
+                    ));
+                }
+                Ok(())
+            }
+            b'b' | b'B' | b'r' | b'R' | b's' | b'S' => {
+                self.value_at = Some((n, col));
+                Ok(())
+            }
+            _ => match tok {
+                b"$comment" => {
+                    self.comment_at = Some((n, col));
+                    Ok(())
+                }
+                b"$dumpvars" | b"$end" | b"$dumpoff" | b"$dumpon" | b"$dumpall" => Ok(()),
+                _ => Err((n, col, format!("unexpected `{}` in the value changes", show(tok)))),
+            },
+        }
+    }
+
+    /// A `#time`: a number (an integral real too) not below the last.
+    fn time(&mut self, n: usize, col: usize, tok: &[u8]) -> Result<(), At> {
+        let text = std::str::from_utf8(&tok[1..]).unwrap_or("");
+        let t = text.parse::<u64>().ok().or_else(|| {
+            text.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0 && v.fract() == 0.0 && *v < 1.8e19)
+                .map(|v| v as u64)
+        });
+        let Some(t) = t else {
+            return Err((n, col, format!("`{}` is not a time", show(tok))));
+        };
+        if let Some((prev, prev_line)) = self.last_time {
+            if t < prev {
+                return Err((
+                    n,
+                    col,
+                    format!("time #{t} goes back (line {prev_line} is at #{prev}): times must not decrease"),
+                ));
+            }
+        }
+        self.last_time = Some((t, n));
+        Ok(())
+    }
 }
 
 fn single_thread() -> wellen::LoadOptions {
