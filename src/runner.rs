@@ -421,40 +421,10 @@ fn metric_value(m: &str, sim: &Sim, end: Cycle, flows: &[FlowReport]) -> Option<
 /// Evaluates one check against the finished simulation.
 fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowReport]) -> CheckResult {
     if let Some(c) = &e.counter {
-        let vals = sim
-            .counters()
-            .filter(|(n, _)| hwsim_hw::glob_match(c, n))
-            .map(|(_, v)| v);
-        let (x, how) = match e.reduce.as_deref() {
-            Some("max") => (vals.max().unwrap_or(0), "max of "),
-            Some("min") => (vals.min().unwrap_or(0), "min of "),
-            _ => (vals.fold(0, u64::saturating_add), ""),
-        };
-        return CheckResult {
-            first_difference: None,
-            name: e.name.clone().unwrap_or_else(|| format!("{how}{c} {}", bounds_text(e))),
-            passed: within_bounds(e, x as f64),
-            expected: bounds_text(e),
-            actual: x.to_string(),
-        };
+        return counter_check(e, c, sim);
     }
     if let Some(m) = &e.metric {
-        // A metric the run does not have reads 0 (a switch metric on a chip-only run).
-        let x = metric_value(m, sim, end, flows).unwrap_or(0.0);
-        let _ = el;
-        return CheckResult {
-            first_difference: None,
-            name: e.name.clone().unwrap_or_else(|| format!("{m} {}", bounds_text(e))),
-            passed: within_bounds(e, x),
-            expected: bounds_text(e),
-            actual: if x.fract() == 0.0 && x.abs() < 1e16 {
-                format!("{x}")
-            } else if (1e-4..1e16).contains(&x.abs()) {
-                format!("{x:.3}")
-            } else {
-                crate::schema::exact(x)
-            },
-        };
+        return metric_check(e, m, sim, end, flows);
     }
     let ep = e.port.as_deref().expect("validated");
     let w = &el.watches[ep];
@@ -519,43 +489,7 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
         };
     }
     if let Some(seq) = &e.sequence {
-        let items = &seen.items;
-        let passed = seq.len() == seen.count && seq.iter().zip(items).all(|(x, (_, y))| yaml::matches(x, y));
-        let differ = seq.iter().zip(items).position(|(x, (_, y))| !yaml::matches(x, y));
-        let first_difference = match differ {
-            _ if passed => None,
-            Some(i) => Some(format!(
-                "item {i}: expected {}, actual {} @ {}",
-                yaml::show(&seq[i]),
-                yaml::show(&items[i].1),
-                items[i].0
-            )),
-            None if seen.count > seq.len() => Some(format!(
-                "{} more than expected from item {}: {} @ {}",
-                seen.count - seq.len(),
-                seq.len(),
-                yaml::show(&items[seq.len()].1),
-                items[seq.len()].0
-            )),
-            None => Some(format!(
-                "{} fewer than expected: item {} ({}) never came",
-                seq.len() - seen.count,
-                seen.count,
-                yaml::show(&seq[seen.count])
-            )),
-        };
-        let shown: Vec<String> = items
-            .iter()
-            .take(24)
-            .map(|(c, v)| format!("{}@{c}", yaml::show(v)))
-            .collect();
-        return CheckResult {
-            first_difference,
-            name: e.name.clone().unwrap_or_else(|| format!("{ep} sequence{window}")),
-            passed,
-            expected: format!("[{}]", seq.iter().map(yaml::show).collect::<Vec<_>>().join(", ")),
-            actual: format!("[{}{}]", shown.join(", "), if seen.count > 24 { ", …" } else { "" }),
-        };
+        return sequence_check(e, ep, &window, seq, &seen);
     }
     let want = e.value.as_ref().expect("validated");
     let hit = seen.hit.as_ref();
@@ -585,6 +519,87 @@ fn evaluate(e: &Expect, sim: &Sim, el: &Elaborated, end: Cycle, flows: &[FlowRep
         passed: hit.is_some(),
         expected: yaml::show(want),
         actual,
+    }
+}
+
+/// A counter check: the counters `c` matches, summed (or their max or min), within bounds.
+fn counter_check(e: &Expect, c: &str, sim: &Sim) -> CheckResult {
+    let vals = sim
+        .counters()
+        .filter(|(n, _)| hwsim_hw::glob_match(c, n))
+        .map(|(_, v)| v);
+    let (x, how) = match e.reduce.as_deref() {
+        Some("max") => (vals.max().unwrap_or(0), "max of "),
+        Some("min") => (vals.min().unwrap_or(0), "min of "),
+        _ => (vals.fold(0, u64::saturating_add), ""),
+    };
+    CheckResult {
+        first_difference: None,
+        name: e.name.clone().unwrap_or_else(|| format!("{how}{c} {}", bounds_text(e))),
+        passed: within_bounds(e, x as f64),
+        expected: bounds_text(e),
+        actual: x.to_string(),
+    }
+}
+
+/// A metric check: the run's figure within bounds (a metric the run lacks reads 0).
+fn metric_check(e: &Expect, m: &str, sim: &Sim, end: Cycle, flows: &[FlowReport]) -> CheckResult {
+    // A metric the run does not have reads 0 (a switch metric on a chip-only run).
+    let x = metric_value(m, sim, end, flows).unwrap_or(0.0);
+    CheckResult {
+        first_difference: None,
+        name: e.name.clone().unwrap_or_else(|| format!("{m} {}", bounds_text(e))),
+        passed: within_bounds(e, x),
+        expected: bounds_text(e),
+        actual: if x.fract() == 0.0 && x.abs() < 1e16 {
+            format!("{x}")
+        } else if (1e-4..1e16).contains(&x.abs()) {
+            format!("{x:.3}")
+        } else {
+            crate::schema::exact(x)
+        },
+    }
+}
+
+/// A sequence check: the values in the window, in order, match the expected list exactly; the
+/// first difference says where they part.
+fn sequence_check(e: &Expect, ep: &str, window: &str, seq: &[Value], seen: &crate::values::Seen) -> CheckResult {
+    let items = &seen.items;
+    let passed = seq.len() == seen.count && seq.iter().zip(items).all(|(x, (_, y))| yaml::matches(x, y));
+    let differ = seq.iter().zip(items).position(|(x, (_, y))| !yaml::matches(x, y));
+    let first_difference = match differ {
+        _ if passed => None,
+        Some(i) => Some(format!(
+            "item {i}: expected {}, actual {} @ {}",
+            yaml::show(&seq[i]),
+            yaml::show(&items[i].1),
+            items[i].0
+        )),
+        None if seen.count > seq.len() => Some(format!(
+            "{} more than expected from item {}: {} @ {}",
+            seen.count - seq.len(),
+            seq.len(),
+            yaml::show(&items[seq.len()].1),
+            items[seq.len()].0
+        )),
+        None => Some(format!(
+            "{} fewer than expected: item {} ({}) never came",
+            seq.len() - seen.count,
+            seen.count,
+            yaml::show(&seq[seen.count])
+        )),
+    };
+    let shown: Vec<String> = items
+        .iter()
+        .take(24)
+        .map(|(c, v)| format!("{}@{c}", yaml::show(v)))
+        .collect();
+    CheckResult {
+        first_difference,
+        name: e.name.clone().unwrap_or_else(|| format!("{ep} sequence{window}")),
+        passed,
+        expected: format!("[{}]", seq.iter().map(yaml::show).collect::<Vec<_>>().join(", ")),
+        actual: format!("[{}{}]", shown.join(", "), if seen.count > 24 { ", …" } else { "" }),
     }
 }
 
