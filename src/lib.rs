@@ -34,6 +34,7 @@ pub mod testbench;
 pub mod values;
 pub mod vectors;
 pub mod verdict;
+pub mod wave_check;
 pub mod wave_outputs;
 pub mod waves;
 pub mod yaml;
