@@ -546,15 +546,37 @@ fn sanitize(endpoint: &str) -> String {
     endpoint.replace('.', "_")
 }
 
-/// Builds the netlist of a module-form testbench.
+/// Builds the netlist of a module-form testbench: the instances, the connections, a driver per
+/// driven input, sinks for the streams nothing consumes; then the budget and the watches.
 pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
     let blocks = registry::blocks();
     let values = values::registry();
     let mut nl = Netlist::new();
-    let mut counts: HashMap<String, u32> = HashMap::new();
+    let counts = add_instances(l, &blocks, &mut nl)?;
+    let bound_outputs = add_connections(l, &mut nl, &counts)?;
+    add_stimulus(l, &mut nl, &values)?;
+    add_sinks(l, &mut nl, &values, &bound_outputs)?;
+    check_txn_budget(l, &blocks, &nl)?;
+    let watches = watches(l, &nl, &values)?;
+    Ok(Elaborated {
+        netlist: nl,
+        watches,
+        values,
+        system: None,
+        kinds: BTreeMap::new(),
+        monitor_counters: None,
+        levels: Vec::new(),
+        rtl_ports: BTreeMap::new(),
+        rtl_replaced: Vec::new(),
+    })
+}
 
+/// The testbench's instances (an array of `count` as `name0`, `name1`, …); returns the arrays'
+/// sizes by name.
+fn add_instances(l: &Loaded, blocks: &[BlockKind], nl: &mut Netlist) -> Result<HashMap<String, u32>, InputError> {
+    let mut counts: HashMap<String, u32> = HashMap::new();
     for (name, spec) in &l.tb.instances {
-        let Some(kind) = registry::find(&blocks, &spec.kind) else {
+        let Some(kind) = registry::find(blocks, &spec.kind) else {
             let known = blocks.iter().map(|b| b.name).collect::<Vec<_>>().join(", ");
             return Err(elab_error(
                 l,
@@ -587,10 +609,20 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
                 .map_err(|m| l.error_at(name, format!("instance `{name}` ({}): params: {m}", spec.kind)))?;
             l.record_params(&path, kind, &params)
                 .map_err(|m| l.error_at(name, format!("instance `{name}` ({}): params: {m}", spec.kind)))?;
-            registry::add_instance(&mut nl, &path, kind.name, ports, build).map_err(|e| elab_error(l, e))?;
+            registry::add_instance(nl, &path, kind.name, ports, build).map_err(|e| elab_error(l, e))?;
         }
     }
 
+    Ok(counts)
+}
+
+/// The `connect:` entries (one, a pattern, or a chain along an array); returns the outputs
+/// bound.
+fn add_connections(
+    l: &Loaded,
+    nl: &mut Netlist,
+    counts: &HashMap<String, u32>,
+) -> Result<BTreeSet<String>, InputError> {
     let mut bound_outputs: BTreeSet<String> = BTreeSet::new();
     for c in &l.tb.connect {
         // A stream preallocates its capacity: `capacity: 4294967295` would ask for tens of GiB.
@@ -605,7 +637,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
         }
         match &c.chain {
             None if c.from.contains('*') || c.to.contains('*') => {
-                for (from, to) in crate::connect_pattern::expand(&|n, m| l.error_at(n, m), &nl, &c.from, &c.to)? {
+                for (from, to) in crate::connect_pattern::expand(&|n, m| l.error_at(n, m), nl, &c.from, &c.to)? {
                     nl.connect(&from, &to, c.capacity).map_err(|e| elab_error(l, e))?;
                     bound_outputs.insert(from);
                 }
@@ -631,7 +663,11 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
         }
     }
 
-    // Stimulus drivers, one per driven input.
+    Ok(bound_outputs)
+}
+
+/// Stimulus drivers, one per driven input.
+fn add_stimulus(l: &Loaded, nl: &mut Netlist, values: &HashMap<TypeId, ValueOps>) -> Result<(), InputError> {
     let mut rows: BTreeMap<String, Rows> = BTreeMap::new();
     for s in &l.tb.stimulus {
         rows.entry(s.port.clone()).or_default().push((s.at, s.value.clone()));
@@ -663,8 +699,17 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
             .map_err(|e| elab_error(l, e))?;
     }
 
-    // Sinks for stream outputs nothing consumes (a module under test needs someone to take its
-    // messages; the checks read them from the stream's log).
+    Ok(())
+}
+
+/// Sinks for stream outputs nothing consumes (a module under test needs someone to take its
+/// messages; the checks read them from the stream's log).
+fn add_sinks(
+    l: &Loaded,
+    nl: &mut Netlist,
+    values: &HashMap<TypeId, ValueOps>,
+    bound_outputs: &BTreeSet<String>,
+) -> Result<(), InputError> {
     let mut sinks = Vec::new();
     for (name, spec) in &l.tb.instances {
         let names: Vec<String> = match spec.count {
@@ -717,19 +762,7 @@ pub fn elaborate(l: &Loaded) -> Result<Elaborated, InputError> {
         }
     }
 
-    check_txn_budget(l, &blocks, &nl)?;
-    let watches = watches(l, &nl, &values)?;
-    Ok(Elaborated {
-        netlist: nl,
-        watches,
-        values,
-        system: None,
-        kinds: BTreeMap::new(),
-        monitor_counters: None,
-        levels: Vec::new(),
-        rtl_ports: BTreeMap::new(),
-        rtl_replaced: Vec::new(),
-    })
+    Ok(())
 }
 
 /// Refuses module-form transactions (a stimulus on a `Txn` port, a `cdma`'s `txns`) whose
