@@ -57,7 +57,9 @@
 //! NORMAL at once; here RECOVERED shows on the waves until the flow's next send (the rate, the
 //! pacing and the timer are the same either way). Pacing spaces sends by the wire
 //! bytes actually sent (a frame of up to four packets) where the seed's formula assumes one full
-//! packet, (50 + 1344) / R_C; for full packets the two agree. The flow table is unbounded (the
+//! packet, (50 + 1344) / R_C; for full packets the two agree. In a cycle with both a CNP and a
+//! due recovery timer of one flow the CNP is taken first, then the timer (the seed gives no order;
+//! the fused TX did the same). The flow table is unbounded (the
 //! hardware's is per QP); a CNP for a flow that never sent is the core's to drop (it has no
 //! rate to cut).
 

@@ -2,14 +2,16 @@
 //! the timing — slots an ACK frees at n take a segment at n, a segment taken at n may be granted
 //! at n, one grant and one `FrameDone` per cycle.
 //!
-//! Process 0 (`tick`) takes the cycle's inputs in: ACKs, NAKs and CNPs, credit returns, due
-//! timeouts and rate timers, segments, and pushes one `FrameDone`. The MAC credit counter
-//! (`mac_credit`, its own node) takes the MAC's returns and shows its counts in the same cycle;
-//! process 1 reads them and, for a TYPE1 round, asks the arbiter (`arbiter`, its own node) with
-//! the VCs that have an eligible head; process 2 reads the arbiter's grant, grants at most one
-//! frame, pushes its take back to the counter, and shows the state. The kernel orders them
-//! core 0 → counter 0 → core 1 → arbiter → core 2 → counter 1, and runs processes 1 and 2
-//! whenever process 0 ran.
+//! Process 0 (`tick`) takes the cycle's inputs in: ACKs, NAKs and CNPs (a CNP that passed CNP
+//! MERGE on to the rate gate, `dcqcn`), credit returns, due timeouts, a paced flow's ready cycle
+//! reached, segments, and pushes one `FrameDone`. The rate gate cuts in the same cycle and tells
+//! the cut flow's pacing and its timer steps; the MAC credit counter (`mac_credit`, its own
+//! node) takes the MAC's returns and shows its counts in the same cycle; process 1 reads them
+//! and, for a TYPE1 round, asks the arbiter (`arbiter`, its own node) with the VCs that have an
+//! eligible head; process 2 reads the arbiter's grant, grants at most one frame, pushes its take
+//! back to the counter and its flow and bytes to the rate gate, and shows the state. The kernel
+//! orders them core 0 → (dcqcn 0, counter 0) → core 1 → arbiter → core 2 → (counter 1, dcqcn 1);
+//! process 1 runs when process 0 ran or the rate gate's answers changed, process 2 after it.
 
 use hwsim_hw::{Component, Ctx, Wake};
 
