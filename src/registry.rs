@@ -405,7 +405,7 @@ fn all_blocks() -> Vec<BlockKind> {
         ),
         checked_kind(
             "cbfc",
-            "RC Link TX CBFC controller: ledgers per (dst, vc), per-packet send rule (seed 000 «CBFC 流控»)",
+            "RC Link TX CBFC controller (tx.cbfc in every TX): ledgers per (dst, vc) and TYPE2 member, returns and charges, counts to the TX's send rule (seed 000 «CBFC 流控»)",
             rc::cbfc::ports,
             rc::cbfc::build,
             rc::cbfc::check_params,

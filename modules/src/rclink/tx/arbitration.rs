@@ -13,7 +13,7 @@
 //! looked at (`grant.visited`).
 
 use hwsim_hw::{Ctx, Cycle};
-use hwsim_ports::{MacCreditTake, RateSent, UInt, VcGrant, VcReq};
+use hwsim_ports::{CreditMsg, MacCreditTake, RateSent, UInt, VcGrant, VcReq};
 
 use super::RcLinkTx;
 use crate::rclink::bank_arbiter::NUM_VC;
@@ -211,8 +211,9 @@ impl RcLinkTx {
         let (k, cost) = self.cbfc.run(ledger, self.slots.unsent_payloads(id));
         let frame = self.slots.grant(vc, pos, k as u8, now);
         if cost > 0 {
-            self.cbfc.charge(ledger, cost);
-            self.show_credit(ledger);
+            // The controller charges it in this cycle; its count comes back for the next round.
+            let (dst, vc) = self.cbfc.key(ledger);
+            self.charge_cbfc(dst, vc, cost);
         }
         self.take_mac_credit(false);
         if self.p.rate_control {
@@ -230,6 +231,20 @@ impl RcLinkTx {
         ctx.count(self.c.payload_bytes_sent, frame.payload() as u64);
         ctx.count(self.c.wire_bytes_sent, frame.wire_bytes() as u64);
         self.frame_out.push(frame);
+    }
+
+    /// A grant's CBFC charge, to the controller (`cbfc_charge`, combinational: it charges in
+    /// this cycle). For a TYPE2 frame `dst` is the group's address and `vc` [`TYPE2_VC`].
+    pub(super) fn charge_cbfc(&mut self, dst: hwsim_ports::ChipId, vc: u8, cost: u32) {
+        // One grant per cycle and a stream of one place, popped in the cycle: always room.
+        self.cbfc_charge.push(CreditMsg {
+            src: self.p.chip,
+            dst,
+            lg: self.p.lg,
+            vc,
+            credits: cost as u16,
+            sent_at: 0,
+        });
     }
 
     /// A grant takes its MAC credit: one from this cycle's count, and the take pushed to the

@@ -9,7 +9,7 @@
 use hwsim_hw::{ElabError, Netlist, PortDecl};
 
 use super::{build, core_ports, Params};
-use crate::rclink::{ack_cbfc, cnp_merge, dcqcn, mac_credit, vc_arbiter};
+use crate::rclink::{ack_cbfc, cbfc, cnp_merge, dcqcn, mac_credit, vc_arbiter};
 use crate::split;
 
 /// The MAC credit counter's parameters, from the TX's.
@@ -35,8 +35,11 @@ fn cnp_merge_params(p: &Params) -> cnp_merge::Params {
 
 /// The core's ports wired to CNP MERGE, the arbiter, the MAC credit counter and the ACK-VC
 /// return inside the composite (not exported).
-const CORE_INNER: [&str; 12] = [
+const CORE_INNER: [&str; 15] = [
     "ctrl",
+    "cbfc_counts",
+    "cbfc_charged",
+    "cbfc_charge",
     "rate_cnp",
     "rate_pace",
     "rate_steps",
@@ -67,6 +70,13 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         .find(|d| d.name == "ctrl")
         .expect("cnp_merge has `ctrl`");
     v.insert(1, ctrl);
+    // The CBFC controller's returns and view, where the core had them (after `ctrl`, after
+    // `done`); its `credits_d{d}` are its own ports at `cbfc.credits_d{d}`.
+    let cb = cbfc::ports(&p.cbfc_params());
+    let cb_port = |n: &str| cb.iter().find(|d| d.name == n).expect("a cbfc port").clone();
+    v.insert(2, cb_port("credit"));
+    let after_done = v.iter().position(|d| d.name == "done").map_or(v.len(), |i| i + 1);
+    v.insert(after_done, cb_port("credit_view"));
     for (outer, port) in MAC_CREDIT_EXPORTS {
         let mut d = mc.iter().find(|d| d.name == port).expect("a mac_credit port").clone();
         d.name = outer.to_string();
@@ -140,6 +150,22 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     ] {
         nl.connect(&node(from), &node(to), None)?;
     }
+    // The CBFC controller beside the core: the returns in, the counts out to the round, the
+    // grant's charge in; counting in the composite's scope (`tx.credits_outstanding`,
+    // `tx.credit_latency_max`, as the core did), its waves at `tx.cbfc.*` (where the core had
+    // them) and `tx.credit_view`.
+    let cp = p.cbfc_params();
+    let c_ports = cbfc::ports(&cp);
+    split::add_counting_in_scope(nl, path, "cbfc", "cbfc", c_ports, cp, cbfc::build)?;
+    for (from, to) in [
+        ("cbfc.counts", "core.cbfc_counts"),
+        ("cbfc.charged", "core.cbfc_charged"),
+        ("core.cbfc_charge", "cbfc.charge"),
+    ] {
+        nl.connect(&node(from), &node(to), None)?;
+    }
+    nl.export(&node("credit"), &node("cbfc.credit"))?;
+    nl.export(&node("credit_view"), &node("cbfc.credit_view"))?;
     let mp = mac_credit_params(p);
     let mc_ports = mac_credit::ports(&mp);
     nl.add(

@@ -6,8 +6,8 @@ use hwsim_hw::CounterDecl;
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
 /// and the system monitors read this table; the registry refuses a counter missing from it.
 /// The ones it shares with its modules' blocks (`diag_arb_calls`, `diag_credit_block`,
-/// `credits_outstanding`) and the slot FIFO's, ACK-VC return's and rate gate's (`dcqcn`) are in
-/// those modules' tables.
+/// `credits_outstanding`) and the slot FIFO's, CBFC controller's (`cbfc`: `credits_outstanding`,
+/// `credit_latency_max`), ACK-VC return's and rate gate's (`dcqcn`) are in those modules' tables.
 pub const COUNTERS: &[CounterDecl] = &[
     CounterDecl::new(
         "diag_arb_tx_busy",
@@ -46,11 +46,6 @@ pub const COUNTERS: &[CounterDecl] = &[
         "ctrl_latency_max",
         "ns",
         "longest control-path latency: pop from `ctrl` − the RX's `Ctrl::sent_at`",
-    ),
-    CounterDecl::new(
-        "credit_latency_max",
-        "ns",
-        "longest credit-return latency: pop from `credit` − `CreditMsg::sent_at`",
     ),
     CounterDecl::new(
         "rtt_max",

@@ -25,7 +25,6 @@ impl Component for RcLinkTx {
         // a timer that is due.
         // ACKs first: slots they free can take a waiting segment in the same cycle.
         self.take_ctrl(ctx, now);
-        self.take_credits(ctx, now);
         self.slots.expire_timeouts(ctx, &self.sc, now);
         self.pace_reached(now);
         self.take_segments(ctx);
@@ -52,6 +51,7 @@ impl Component for RcLinkTx {
             if self.mac_free > self.mac_seen {
                 self.arb_pending = true;
             }
+            self.take_cbfc_counts();
             self.take_pacing();
             self.slots_changed = self.plan_round(ctx, now);
             // Process 2 follows in this cycle and says what comes next.
@@ -116,6 +116,26 @@ impl RcLinkTx {
         if steps != self.steps_seen {
             self.steps_seen = steps;
             self.arb_pending = true;
+        }
+    }
+
+    /// What the CBFC controller says (`tx.cbfc`): the counts after the last grant's charge
+    /// (last cycle's), then after this cycle's returns; a return runs a round.
+    fn take_cbfc_counts(&mut self) {
+        while let Some(m) = self.cbfc_charged.pop() {
+            self.set_credits(m);
+        }
+        while let Some(m) = self.cbfc_counts.pop() {
+            self.set_credits(m);
+            self.arb_pending = true;
+        }
+    }
+
+    fn set_credits(&mut self, m: hwsim_ports::CreditMsg) {
+        if m.vc == hwsim_ports::TYPE2_VC {
+            self.t2.cbfc.set_remaining(m.dst, m.vc, m.credits as u32);
+        } else {
+            self.cbfc.set_remaining(m.dst, m.vc, m.credits as u32);
         }
     }
 

@@ -4,10 +4,9 @@
 //! the TYPE2 queue.
 
 use hwsim_hw::{Ctx, Cycle};
-use hwsim_ports::{CreditMsg, Ctrl, FlitKind, Opcode, RateCnp, Segment, TxCtrl};
+use hwsim_ports::{Ctrl, FlitKind, Opcode, RateCnp, Segment, TxCtrl};
 
-use super::{Params, RcLinkTx, TYPE2_VC};
-use crate::rclink::bank_arbiter::NUM_VC;
+use super::{Params, RcLinkTx};
 use crate::rclink::cbfc::Cbfc;
 use crate::rclink::slot_fifo;
 
@@ -135,45 +134,6 @@ impl RcLinkTx {
                 ctx.violation(format!("data opcode on the ctrl path: {msg:?}"));
             }
         }
-    }
-
-    /// Credit returns on `credit`, all of them.
-    pub(super) fn take_credits(&mut self, ctx: &mut Ctx<'_>, now: Cycle) {
-        while let Some(msg) = self.credit_in.pop() {
-            if msg.sent_at != 0 {
-                let lat = now.saturating_sub(msg.sent_at);
-                if lat > ctx.counter(self.c.credit_latency_max) {
-                    ctx.set_counter(self.c.credit_latency_max, lat);
-                }
-            }
-            self.on_credit(ctx, &msg);
-        }
-    }
-
-    fn on_credit(&mut self, ctx: &mut Ctx<'_>, msg: &CreditMsg) {
-        if msg.dst == self.p.chip && msg.lg == self.p.lg && msg.vc == TYPE2_VC {
-            if let Err((_, why)) = self.t2.cbfc.give_back(msg.src, TYPE2_VC, msg.credits as u32) {
-                ctx.violation(format!("TYPE2: {why}"));
-            }
-            self.arb_pending = true;
-            return;
-        }
-        if msg.dst != self.p.chip || msg.lg != self.p.lg || msg.vc as usize >= NUM_VC - 1 {
-            ctx.violation(format!(
-                "credit return for chip {} LG {} VC {} arrived at chip {} LG {}: {msg:?}",
-                msg.dst, msg.lg, msg.vc, self.p.chip, self.p.lg
-            ));
-            return;
-        }
-        let l = match self.cbfc.give_back(msg.src, msg.vc, msg.credits as u32) {
-            Ok(l) => l,
-            Err((l, why)) => {
-                ctx.violation(why);
-                l
-            }
-        };
-        self.show_credit(l);
-        self.arb_pending = true;
     }
 
     /// Segments in order: TYPE2 ones into the TYPE2 queue, TYPE1 ones into the slot FIFO,

@@ -9,14 +9,16 @@
 //! MAC Credit», «Go-Back-N 重传»), appendix C «诊断计数器» and «TX 参数»; seed 002 §5.4 (gate
 //! order). Every piece of state here belongs to this one LG (seed: «作用域说明»).
 //!
-//! `rclink_tx` is a composite of five nodes ([`expand`]), six with `ack_cbfc`: `cnp_merge` (CNP
+//! `rclink_tx` is a composite of six nodes ([`expand`]), seven with `ack_cbfc`: `cnp_merge` (CNP
 //! MERGE, the control input: every ACK, NAK and CNP through it, a repeated CNP marked filtered),
-//! `core` (this file's block, `rclink_tx_core`: the slot FIFO and the VC queues, CBFC, TYPE2),
-//! `dcqcn` (the DCQCN rate gate of every flow: the CNPs that pass the merge cut their rates, the
-//! grants pace them; it tells the core each flow's ready cycle), `arbiter` (`vc_arbiter`: the
-//! bank arbiter's round robin over the VCs) and `mac_credit` (the MAC2TX and multicast MAC TX
-//! credit counters), wired combinationally in front of the core and around its processes
-//! (docs/kernel.md, «Blocks with several processes»):
+//! `core` (this file's block, `rclink_tx_core`: the slot FIFO and the VC queues with the CBFC
+//! send rule, TYPE2), `cbfc` (the CBFC controller, [`cbfc`](super::cbfc): the credit ledgers,
+//! their returns and charges; it tells the core each ledger's count), `dcqcn` (the DCQCN rate
+//! gate of every flow: the CNPs that pass the merge cut their rates, the grants pace them; it
+//! tells the core each flow's ready cycle), `arbiter` (`vc_arbiter`: the bank arbiter's round
+//! robin over the VCs) and `mac_credit` (the MAC2TX and multicast MAC TX credit counters), wired
+//! combinationally in front of the core and around its processes (docs/kernel.md, «Blocks with
+//! several processes»):
 //!
 //! ```text
 //!                     +-- rclink_tx ------------------------------------------------------------+
@@ -25,13 +27,16 @@
 //!                     |  process 0: ACK/NAK/CNP (to dcqcn if not filtered), credit returns,      | ==> done  : stream<FrameDone> (to PAXI)
 //!                     |             timeouts, segments, FrameDone           ─ rate_cnp (comb) ─┐ |
 //!                     |  dcqcn process 0: on_cnp, timers ─ ready, steps (comb: pacing) ─┐  <┘ |
-//!  credit   ==(8)==>  |  process 1: per VC the first head its pacing and CBFC pass <────┘ arb_req ─┐| --> slots_used, credit_view, slot_fifo.*,
+//!  credit   ==(8)==>  | cbfc process 0: returns ─ counts (comb) ─┐                               |
+//!                     |  process 1: per VC the first head its pacing and CBFC pass <────┘ arb_req ─┐| --> slots_used, credit_view, slot_fifo.*,
 //!                     |               ▲ mac_available, mul_mac_available      (comb) VcReq      │|     cbfc.*, dcqcn.*, type2.queue,
 //!                     |                                                                         │|     cnp_merge.{entries, last_qp}
 //!                     |  arbiter (vc_arbiter): from ptr, the first eligible VC; ptr, counter  <┘| --> arbiter.ptr, arbiter.counter
 //!                     |  process 2: <─ arb_grant (comb, VcGrant) ─ grant: slots, CBFC, frame    | ==> ack_cr : stream<CreditMsg> (vc 5)
 //!                     |               │ mac_take (comb), rate_sent (comb) ─> dcqcn process 1:     |
 //!                     |               │   pacing, byte counter; `paced` (next cycle) to process 1 |
+//!                     |               │ cbfc_charge (comb) ─> cbfc process 1: ledger −= cost;     |
+//!                     |               │   `charged` (next cycle) to process 1                     |
 //!  mac_credit =(8)==> | mac_credit: process 0 + returns, shows counts; process 1 − the take      | --> mac_credit.available, type2.mac_credit
 //!  (MacCreditRet)     +--------------------------------------------------------------------------+
 //! ```
@@ -40,14 +45,20 @@
 //! the core's process-0 CNPs (`rate_cnp`) and tells process 1 the cut flows' pacing (`ready`,
 //! `rate_pace`) and its timer steps (`steps`) in the same cycle; its process 1 takes process 2's
 //! grant (`rate_sent`) and tells the next round the flow's new ready cycle (`paced`, registered).
-//! The core's own modules (slot FIFO, CBFC) are plain state machines called in order
-//! inside its processes, so they add no register at an internal boundary, and neither do the cuts
-//! to the rate gate, the arbiter and the MAC credit node (request, grant and take all in the same
-//! cycle): the timing is the modules' own. The slot FIFO and CBFC also exist as blocks of their own
-//! (`slot_fifo`, `cbfc` in `hwsim list`) for module-form testbenches; here their state shows on
-//! the waves as nested scopes (`….tx.slot_fifo.slots`, `….tx.cbfc.credits_d1`). `arbiter` and
-//! `mac_credit` are nodes: `chip0.lg3.tx.arbiter.ptr`, `….tx.arbiter.grant.vc`, and the
-//! request's `….tx.core.arb_req.eligible` (bit v: VC v has a frame the gates let go).
+//! The CBFC controller (`cbfc`) is the same kind of neighbour: its process 0 takes the credit
+//! returns and tells process 1 each changed ledger's count (`counts`) in the same cycle; its
+//! process 1 takes process 2's charge (`cbfc_charge`) and tells the next round the charged
+//! ledgers (`charged`, registered); the core keeps the counts it was told and applies the
+//! per-packet rule to its flow heads ([`Cbfc::run`](super::cbfc::Cbfc::run)).
+//! The core's own module (the slot FIFO) is a plain state machine called in order inside its
+//! processes, so it adds no register at an internal boundary, and neither do the cuts to the
+//! rate gate, the CBFC controller, the arbiter and the MAC credit node (returns, request, grant,
+//! charge and take all in the same cycle): the timing is the modules' own. The slot FIFO also
+//! exists as a block of its own (`slot_fifo` in `hwsim list`) for module-form testbenches; here
+//! its state shows on the waves as a nested scope (`….tx.slot_fifo.slots`). `cbfc`, `arbiter`
+//! and `mac_credit` are nodes: `chip0.lg3.tx.cbfc.credits_d1`, `….tx.cbfc.credit_view`,
+//! `chip0.lg3.tx.arbiter.ptr`, `….tx.arbiter.grant.vc`, and the request's
+//! `….tx.core.arb_req.eligible` (bit v: VC v has a frame the gates let go).
 //!
 //! **One cycle** n (process 0, then the MAC credit counter, then processes 1 and 2 with the
 //! arbiter between them): ACK/NAK/CNP in
@@ -99,7 +110,8 @@
 //! `diag_timeout_retransmit_total`, `segments_accepted`, `frames_sent`, `pkts_sent`,
 //! `payload_bytes_sent`, `wire_bytes_sent` (the four count resends too), `acks_received`,
 //! `acks_ignored`, `cnp_received`, `ctrl_latency_max` and `credit_latency_max` (ns from the
-//! receiver's send, `Ctrl::sent_at` and `CreditMsg::sent_at`), `rtt_max` (ns from our grant of a
+//! receiver's send, `Ctrl::sent_at` and `CreditMsg::sent_at`; the second counted by the `cbfc`
+//! node in this scope, like `credits_outstanding`), `rtt_max` (ns from our grant of a
 //! packet to the ACK or NAK that echoes its RH timestamp), `frames_done`,
 //! `frames_failed`, `slots_peak`; end-of-run gauges `slots_in_use` and `credits_outstanding`
 //! (both 0 when every frame was ACKed and every credit returned), `fatal_qp`, `fatal_at`;
@@ -148,7 +160,7 @@
 //! - The retry timeout («超时重传») is implemented, with its own counters; MAX_RETRY makes the QP
 //!   fatal (seed 002 L3).
 
-use hwsim_hw::{Binder, BuildResult, CounterDecl, Cycle, In, Out, PortDecl, StreamIn, StreamOut};
+use hwsim_hw::{Binder, BuildResult, CounterDecl, Cycle, In, PortDecl, StreamIn, StreamOut};
 use hwsim_ports::{
     ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, FrameFormat, LgId, MacCreditTake, RateCnp, RatePace, RateSent,
     Segment, TxCtrl, UInt, VcGrant, VcReq,
@@ -156,7 +168,7 @@ use hwsim_ports::{
 use serde::{Deserialize, Serialize};
 
 use super::ack_cbfc::TAKEN_PER_CYCLE;
-use super::cbfc::{Cbfc, CbfcMode, CbfcView};
+use super::cbfc::{self, Cbfc, CbfcMode};
 use super::cnp_merge;
 use super::dcqcn;
 use super::slot_fifo::{SlotCounters, SlotFifo, SlotView};
@@ -333,7 +345,15 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
             .doc("segments (frames) from the PAXI core; left queued while slots are short"),
         PortDecl::comb_stream_in::<TxCtrl>("ctrl", cnp_merge::CTRL_DEPTH)
             .doc("ACK / NAK / CNP back from the receiver (src = our dst), through CNP MERGE in the same cycle"),
-        PortDecl::stream_in::<CreditMsg>("credit", 8).doc("CBFC credit returns (src = our dst, vc, credits)"),
+        PortDecl::comb_stream_in::<CreditMsg>("cbfc_counts", cbfc::RETURNS_PER_CYCLE)
+            .process(1)
+            .doc("the CBFC ledgers' counts after this cycle's returns, for this cycle's round (cbfc.counts)"),
+        PortDecl::stream_in::<CreditMsg>("cbfc_charged", cbfc::charged_depth(&p.cbfc_params()))
+            .process(1)
+            .doc("the CBFC ledgers' counts after the last grant's charge, for the next round (cbfc.charged)"),
+        PortDecl::comb_stream_out::<CreditMsg>("cbfc_charge")
+            .process(2)
+            .doc("the grant's CBFC charge, to the controller in the same cycle (cbfc.charge)"),
         PortDecl::comb_input::<UInt<4>>("mac_available")
             .process(1)
             .doc("MAC2TX credits this cycle's round may use (mac_credit.available)"),
@@ -355,15 +375,12 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
             .process(1)
             .doc("granted frames (or runs of their packets) to the MAC, at most one per cycle"),
         PortDecl::stream_out::<FrameDone>("done").doc("to PAXI: every packet of the frame was ACKed"),
-        PortDecl::output::<CreditMsg>("credit_view")
-            .doc("after each ledger change: remaining credits of the (dst, vc) that changed"),
         PortDecl::output::<u16>("type2.queue")
             .level()
             .doc("TYPE2 (multicast) frames waiting for their gates"),
     ];
     v.extend(SlotView::ports("slot_fifo.", "slots_used"));
     v.extend(rate_ports());
-    v.extend(CbfcView::ports("cbfc.", p.view_dsts));
     if p.ack_cbfc {
         v.push(
             PortDecl::comb_stream_out::<Ctrl>("ctrl_taken")
@@ -400,7 +417,11 @@ pub struct RcLinkTx {
     p: Params,
     seg_in: StreamIn<Segment>,
     ctrl_in: StreamIn<TxCtrl>,
-    credit_in: StreamIn<CreditMsg>,
+    /// The CBFC controller's ports (`tx.cbfc`): the counts after returns and after charges in,
+    /// the grant's charge out.
+    cbfc_counts: StreamIn<CreditMsg>,
+    cbfc_charged: StreamIn<CreditMsg>,
+    cbfc_charge: StreamOut<CreditMsg>,
     mac_available: In<UInt<4>>,
     mul_mac_available: In<u8>,
     mac_take: StreamOut<MacCreditTake>,
@@ -408,7 +429,6 @@ pub struct RcLinkTx {
     arb_grant: StreamIn<VcGrant>,
     frame_out: StreamOut<DataFrame>,
     done_out: StreamOut<FrameDone>,
-    credit_view_out: Out<CreditMsg>,
     c: Counters,
     sc: SlotCounters,
     /// The DCQCN rate gate's ports: CNPs out, pacing in (after a cut, after a send), timer
@@ -436,8 +456,9 @@ pub struct RcLinkTx {
     round_no: u64,
     /// The slot FIFO changed before this cycle's round (process 1 to process 2).
     slots_changed: bool,
+    /// The CBFC ledgers' counts as the controller (`tx.cbfc`) last told them: the send rule
+    /// reads them ([`Cbfc::run`]); only the controller's messages change them.
     cbfc: Cbfc,
-    cbfc_view: CbfcView,
     /// MAC2TX and multicast MAC TX credits this cycle's round may still use: the counter's
     /// counts, less this cycle's grant.
     mac_free: u32,
@@ -456,8 +477,6 @@ pub struct RcLinkTx {
     mac_space_seen: u32,
     /// The segment at the head of `seg` was already counted as slot-blocked.
     seg_block_counted: bool,
-    /// Value last written to the `credits_outstanding` gauge.
-    credits_shown: u64,
     t2: Type2,
     /// The control messages taken in, to the ACK-VC credit return (with `ack_cbfc`).
     ctrl_taken: Option<StreamOut<Ctrl>>,
@@ -503,7 +522,9 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         p: p.clone(),
         seg_in: b.stream_in("seg")?,
         ctrl_in: b.stream_in("ctrl")?,
-        credit_in: b.stream_in("credit")?,
+        cbfc_counts: b.stream_in("cbfc_counts")?,
+        cbfc_charged: b.stream_in("cbfc_charged")?,
+        cbfc_charge: b.stream_out("cbfc_charge")?,
         mac_available: b.input("mac_available")?,
         mul_mac_available: b.input("mul_mac_available")?,
         mac_take: b.stream_out("mac_take")?,
@@ -511,7 +532,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         arb_grant: b.stream_in("arb_grant")?,
         frame_out: b.stream_out("frame")?,
         done_out: b.stream_out("done")?,
-        credit_view_out: b.output("credit_view")?,
         c: Counters::declare(b),
         sc: SlotCounters::declare(b),
         rate_cnp: b.stream_out("rate_cnp")?,
@@ -528,7 +548,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         flow_round: Vec::new(),
         round_no: 0,
         slots_changed: false,
-        cbfc_view: CbfcView::bind("cbfc.", p.view_dsts, b, &cbfc)?,
         slots,
         cbfc,
         mac_free: 0,
@@ -538,7 +557,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         arb_pending: false,
         mac_space_seen: 0,
         seg_block_counted: false,
-        credits_shown: 0,
         t2,
         ctrl_taken: if p.ack_cbfc {
             Some(b.stream_out("ctrl_taken")?)

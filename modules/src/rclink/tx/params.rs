@@ -4,7 +4,7 @@
 use hwsim_ports::{FrameLayout, HeaderTags};
 
 use super::super::bank_arbiter::BankArbiter;
-use super::super::cbfc::{Cbfc, MAX_VIEW_DSTS};
+use super::super::cbfc::{Cbfc, Params as CbfcParams, MAX_VIEW_DSTS};
 use super::super::dcqcn::GateParams;
 use super::super::mac_credit::{MacCredit, MAX_MAC_CREDITS, MAX_MUL_CREDITS};
 use super::super::slot_fifo::SlotFifo;
@@ -44,6 +44,25 @@ impl Params {
         GateParams {
             dcqcn: self.dcqcn.clone(),
             report_flows: self.report_flows.clone(),
+        }
+    }
+
+    /// The parameters of this TX's CBFC controller (the `cbfc` node).
+    pub fn cbfc_params(&self) -> CbfcParams {
+        CbfcParams {
+            chip: self.chip,
+            lg: self.lg,
+            credit_size: self.credit_size,
+            pkt_ovhd: self.pkt_ovhd,
+            uf_limit: self.uf_limit,
+            initial_credits: self.initial_credits,
+            view_dsts: self.view_dsts,
+            dyn_uf_limit: self.dyn_uf_limit,
+            vc_enable: self.cbfc_vc_enable,
+            stop_cbfc: self.stop_cbfc,
+            max_payload: self.max_payload,
+            type2_credits: self.type2_credits,
+            groups: self.groups.clone(),
         }
     }
 

@@ -2,7 +2,6 @@
 //! after a ledger change, and the end-of-cycle waves and gauges of its modules.
 
 use hwsim_hw::{Binder, CounterId, Ctx};
-use hwsim_ports::CreditMsg;
 
 use super::RcLinkTx;
 
@@ -20,9 +19,7 @@ pub(super) struct Counters {
     pub(super) acks_ignored: CounterId,
     pub(super) cnp_received: CounterId,
     pub(super) ctrl_latency_max: CounterId,
-    pub(super) credit_latency_max: CounterId,
     pub(super) rtt_max: CounterId,
-    pub(super) credits_outstanding: CounterId,
     pub(super) type2_frames: CounterId,
     pub(super) type2_bytes: CounterId,
     pub(super) type2_credit_block: CounterId,
@@ -45,9 +42,7 @@ impl Counters {
             acks_ignored: b.counter("acks_ignored"),
             cnp_received: b.counter("cnp_received"),
             ctrl_latency_max: b.counter("ctrl_latency_max"),
-            credit_latency_max: b.counter("credit_latency_max"),
             rtt_max: b.counter("rtt_max"),
-            credits_outstanding: b.counter("credits_outstanding"),
             type2_frames: b.counter("type2_frames_sent"),
             type2_bytes: b.counter("type2_payload_bytes_sent"),
             type2_credit_block: b.counter("type2_credit_block"),
@@ -58,20 +53,6 @@ impl Counters {
 }
 
 impl RcLinkTx {
-    /// After a change of CBFC ledger `ledger`: `credit_view` and the `cbfc.*` waves.
-    pub(super) fn show_credit(&mut self, ledger: usize) {
-        let (dst, vc) = self.cbfc.key(ledger);
-        self.credit_view_out.set(CreditMsg {
-            src: self.p.chip,
-            dst,
-            lg: self.p.lg,
-            vc,
-            credits: self.cbfc.remaining(ledger) as u16,
-            sent_at: 0,
-        });
-        self.cbfc_view.show(&self.cbfc, dst);
-    }
-
     /// End of the cycle: the TYPE2 queue and slot FIFO waves, the slot gauges and
     /// `credits_outstanding`; `changed` says the slot FIFO changed before the round.
     pub(super) fn show_state(&mut self, ctx: &mut Ctx<'_>, changed: bool) {
@@ -81,10 +62,5 @@ impl RcLinkTx {
             self.slot_view.show(&self.slots);
         }
         self.slots.update_gauges(ctx, &self.sc);
-        let outstanding = self.cbfc.outstanding() + self.t2.cbfc.outstanding();
-        if outstanding != self.credits_shown {
-            self.credits_shown = outstanding;
-            ctx.set_counter(self.c.credits_outstanding, self.credits_shown);
-        }
     }
 }

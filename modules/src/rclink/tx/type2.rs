@@ -3,7 +3,7 @@
 //! TYPE2 CBFC ledger and a multicast MAC TX credit admit it.
 
 use hwsim_hw::{Ctx, Out};
-use hwsim_ports::{mcast_group, FlitKind, HeaderTags, Psn, Segment};
+use hwsim_ports::{mcast_group, FlitKind, HeaderTags, Psn, Segment, TYPE2_VC};
 
 use super::RcLinkTx;
 use crate::rclink::cbfc::Cbfc;
@@ -97,12 +97,10 @@ impl RcLinkTx {
     pub(super) fn grant_type2(&mut self, ctx: &mut Ctx<'_>, now: u64, cost: u32) {
         let seg = self.t2.q.front().copied().expect("gates passed");
         let npkts = seg.bytes.div_ceil(self.p.max_payload).max(1);
-        let g = mcast_group(seg.dst).expect("checked at intake") as usize;
         self.t2.q.pop_front();
         if cost > 0 {
-            for &l in &self.t2.ledgers[g] {
-                self.t2.cbfc.charge(l as usize, cost);
-            }
+            // The controller charges every member's ledger in this cycle.
+            self.charge_cbfc(seg.dst, TYPE2_VC, cost);
         }
         self.take_mac_credit(true);
         // TYPE2 has its own rate control (SET_TYPE2_RATE), not DCQCN: never ECN-capable.

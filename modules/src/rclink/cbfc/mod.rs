@@ -1,15 +1,28 @@
-//! CBFC controller of one RC Link TX (one LG): the credit ledgers per (dst, vc) and the send rule,
-//! checked per packet.
+//! CBFC controller of one RC Link TX (one LG): the credit ledgers per (dst, vc) and per TYPE2
+//! member, and the send rule, checked per packet.
 //!
 //! Seed 000 «CBFC 流控» (and «TX 侧设计» › «VC 仲裁», where CBFC is the arbiter's gate); appendix C
-//! «TX 参数» (CREDIT_SIZE, CREDIT_UF_LIMIT, INITIAL_CREDIT, HEADER_OVERHEAD); SPEC.md «TX side».
+//! «TX 参数» (CREDIT_SIZE, CREDIT_UF_LIMIT, INITIAL_CREDIT, HEADER_OVERHEAD); seed 002 «CBFC 详细行为»
+//! and «多播双重流控» (the TYPE2 ledgers, 2048 each); SPEC.md «TX side».
+//!
+//! The controller is a netlist node of `rclink_tx` (`chip.lgK.tx.cbfc`, kind `cbfc`, the
+//! [`node`] module), and the same node is the kind module testbenches drive. It keeps the
+//! ledgers: it takes the credit returns, charges each grant, and tells the TX core every
+//! ledger's count when it changes; the core's VC-queue side applies the send rule
+//! ([`Cbfc::run`], this file) to the counts it was told, where the seed puts the gate (at VC
+//! arbitration, packet by packet, many flow heads a round):
 //!
 //! ```text
-//!                       +-------------------------------------+
-//!  req    ==(cap 4)==>  | cost = ceil((payload+ovhd)/size)     | ==> grant : stream<CbfcReq> (cost filled in)
-//!  stream<CbfcReq>      | send iff remaining ≥ cost + uf_limit |
-//!  credit ==(cap 8)==>  | ledger per (dst, vc), 15-bit         | --> credits_d{d} : signal<VcCredits>
-//!  stream<CreditMsg>    +-------------------------------------+     (one per destination 0..view_dsts)
+//!                        +-- cbfc ----------------------------------------+
+//!  credit ==(8)=======>  | process 0: returns: ledger += credits           | ==(comb ×8)==> counts : stream<CreditMsg>
+//!  stream<CreditMsg>     |   (over-return, misrouted: protocol violations) |   the ledger's remaining credits,
+//!  (MAC control path)    |                                                 |   in the cycle (TX core, process 1)
+//!  charge ==(comb 1)===> | process 1: the grant's charge: ledger −= cost   | ==> charged : stream<CreditMsg>
+//!  stream<CreditMsg>     |   (vc 4: every member of the TYPE2 group)       |   each charged ledger's remaining
+//!  (TX core, process 2)  |                                                 |   credits, for the next round
+//!                        |                                                 | --> credit_view : signal<CreditMsg>
+//!                        |                                                 | --> credits_d{d} : signal<VcCredits>
+//!                        +-------------------------------------------------+
 //! ```
 //!
 //! **Rule** (`eq:rc-cbfc-credit-consume`): a packet of `payload` bytes costs
@@ -19,19 +32,26 @@
 //! whose whole cost exceeds the credits still sends the packets that fit (4 KiB = 6+6+6+1 with 16
 //! credits: the first two go, the third waits). Zero-byte packets cost nothing and are never
 //! blocked (they consume and return no credit). Credit returns add back; a return that would lift
-//! a ledger above `initial_credits` is a protocol violation.
+//! a ledger above `initial_credits` is a protocol violation, and so is a charge above what a
+//! ledger holds.
 //!
-//! **Standalone block** (`cbfc`): the head request is checked when something changed (a request
-//! arrived, credit came back, or the last check granted), and granted (popped, charged, pushed to
-//! `grant` with its cost) if it passes; otherwise it waits and `diag_credit_block` counts the
-//! check. One grant per cycle. Latency: a request visible at n is granted at n (on `grant` at
-//! n+1); a credit return visible at n can let the waiting request go at n.
+//! **Messages** (all `CreditMsg`, `src` = this chip, `lg` = this LG): a return `{src: the
+//! receiver, dst: this chip, lg, vc, credits}` (vc 0..3 a TYPE1 bank, 4 TYPE2); a charge `{dst,
+//! vc, credits: cost}` (for vc 4 `dst` is the TYPE2 group's address and every member's ledger
+//! is charged); `counts` and `charged` `{dst: the ledger's, vc, credits: remaining}`, one per
+//! ledger that changed, so `counts` carries one message per return (a return to a stopped CBFC
+//! too).
 //!
-//! **In `rclink_tx`** the controller is the arbiter's credit gate ([`Cbfc::run`]), called inside
-//! the TX's tick; its ledgers show as `tx.cbfc.credits_d{d}`.
+//! **Latency**: a return visible at n is counted at n and its ledger's count reaches the TX core's
+//! round of n (`counts` is combinational); a grant's charge at n (the core's process 2) is counted
+//! at n and its count reaches the next round (`charged`, visible at n + 1: the core grants once
+//! a cycle, so no round sits between).
 //!
-//! Counters (standalone): `diag_credit_block`, `credits_granted`, `credits_returned`, and the
-//! gauge `credits_outstanding` (Σ initial − remaining; 0 when every credit came home).
+//! **Counters** (counted in the TX's scope): `credits_outstanding` (gauge: Σ initial − remaining
+//! over the TYPE1 and TYPE2 ledgers; 0 when every credit came home) and `credit_latency_max` (ns
+//! from the receiver's send, `CreditMsg::sent_at`). **Waves**: `credit_view` (the last ledger
+//! change of a cycle: a charge after a return), `credits_d{d}` (TYPE1 banks of destination d
+//! below `view_dsts`), and the messages on `charge`, `counts`, `charged`.
 //!
 //! **Advanced switches** (seed 002 «CBFC 详细行为» › «高级特性»), each a parameter: `dyn_uf_limit`
 //! (dyn_uf_limit_cbfc_en, off): a packet may also go when `remaining < cost + uf_limit` but
@@ -40,50 +60,37 @@
 //! (software_ctrl_cbfc_vc_status, 0xFF): bit v = 0 stops VC v outright, zero-byte packets
 //! included; `stop_cbfc` (stop_cbfc_en, off): the highest priority, CBFC off — nothing checked,
 //! nothing charged, returns ignored. The seed says only «禁用所有 CBFC» for the last; hwsim
-//! reads it as flow control off, not as traffic stopped.
+//! reads it as flow control off, not as traffic stopped. The rule reads them; the node's
+//! ledgers follow `stop_cbfc` (no charge, returns ignored).
 //!
-//! Deviations: `pkt_ovhd` is unsigned (the hardware PktOvhd register is 10-bit signed). The waves
-//! show destinations below `view_dsts` only (a signal per destination; the ledgers themselves are
-//! unbounded).
+//! **Deviations**: `pkt_ovhd` is unsigned (the hardware PktOvhd register is 10-bit signed). The
+//! rule is evaluated by the TX core against the counts this node reports, not inside the node:
+//! the round asks it for many flow heads, each depending on the last, in one cycle (see
+//! docs/modules.md). The waves show destinations below `view_dsts` only (a signal per
+//! destination; the ledgers themselves are unbounded).
 
-use hwsim_hw::{
-    fast_map, Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, FastMap, Out, PortDecl, StreamIn, StreamOut,
-    Wake,
-};
-use hwsim_ports::{cbfc_cost, CbfcReq, ChipId, CreditMsg, CreditSize, VcCredits};
+use hwsim_hw::{fast_map, Binder, CounterDecl, FastMap, Out, PortDecl};
+use hwsim_ports::{cbfc_cost, ChipId, CreditSize, LgId, VcCredits};
 use serde::{Deserialize, Serialize};
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
-/// and the system monitors read this table; the registry refuses a counter missing from it.
-/// This is the ledgers' gauge, which `rclink_tx` keeps too (same name, same meaning); the
-/// standalone block's own counters are in [`BLOCK_COUNTERS`].
-pub const COUNTERS: &[CounterDecl] = &[CounterDecl::new(
-    "credits_outstanding",
-    "credits",
-    "gauge: Σ (initial − remaining) over the CBFC ledgers (rclink_tx: TYPE2's too); 0 = all home",
-)];
-
-/// The counters only the standalone `cbfc` block registers.
-pub const BLOCK_COUNTERS: &[CounterDecl] = &[
+/// and the system monitors read this table; the registry refuses a counter missing from it. In
+/// `rclink_tx` the node counts in the TX's scope (the names the fused TX had).
+pub const COUNTERS: &[CounterDecl] = &[
     CounterDecl::new(
-        "diag_credit_block",
-        "events",
-        "checks that found the head request short of credit (it waits)",
+        "credits_outstanding",
+        "credits",
+        "gauge: Σ (initial − remaining) over the CBFC ledgers, TYPE2's too; 0 = all home",
     ),
     CounterDecl::new(
-        "credits_granted",
-        "credits",
-        "credits charged to the ledgers by granted requests",
-    ),
-    CounterDecl::new(
-        "credits_returned",
-        "credits",
-        "credits given back by the returns taken in on `credit`",
+        "credit_latency_max",
+        "ns",
+        "longest credit-return latency: pop from `credit` − `CreditMsg::sent_at`",
     ),
 ];
 
-/// The tables that make up this kind's counters (its own and those of the modules it runs).
-pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, BLOCK_COUNTERS];
+/// The tables that make up this kind's counters.
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Largest CBFC credit count: the hardware counter is 15 bits.
 pub const MAX_CREDITS: u32 = (1 << 15) - 1;
@@ -95,6 +102,11 @@ pub const MAX_VIEW_DSTS: u32 = 1024;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
+    /// This chip's id: returns must be addressed to it (`CreditMsg.dst`), and it is the `src` of
+    /// the node's messages.
+    pub chip: ChipId,
+    /// This link group's index, 0..=7 (`CreditMsg.lg` of every return).
+    pub lg: LgId,
     /// Bytes per credit CREDIT_SIZE: 32, 64, 128, 256, 1024 or 2048.
     pub credit_size: u32,
     /// Per-packet header bytes in the cost (HEADER_OVERHEAD), 0..=511.
@@ -113,11 +125,18 @@ pub struct Params {
     pub stop_cbfc: bool,
     /// MAX_PAYLOAD, bytes: the largest packet, for `dyn_uf_limit` (default 1344).
     pub max_payload: u32,
+    /// Initial TYPE2 CBFC credits per member, uf_limit+1..=32767 (seed 002 «RC Link 资源»: 2048).
+    pub type2_credits: u32,
+    /// Multicast groups (TYPE2) by group id: the member chips, each with a TYPE2 ledger; a
+    /// TYPE2 charge names its group's address.
+    pub groups: Vec<Vec<ChipId>>,
 }
 
 impl Default for Params {
     fn default() -> Self {
         Params {
+            chip: 0,
+            lg: 0,
             credit_size: 256,
             pkt_ovhd: 50,
             uf_limit: 1,
@@ -127,6 +146,8 @@ impl Default for Params {
             vc_enable: 0xFF,
             stop_cbfc: false,
             max_payload: 1344,
+            type2_credits: 2048,
+            groups: Vec::new(),
         }
     }
 }
@@ -299,6 +320,29 @@ impl Cbfc {
         self.outstanding += cost as u64;
     }
 
+    /// A charge the ledger may not hold (more than `remaining`) is refused with a description,
+    /// the ledger left as it was; otherwise as [`Cbfc::charge`].
+    pub fn try_charge(&mut self, ledger: usize, cost: u32) -> Result<(), String> {
+        let l = &self.ledgers[ledger];
+        if !self.mode.stop && cost > l.remaining {
+            return Err(format!(
+                "charge of {cost} credits to dst {} VC {} holding {}",
+                l.dst, l.vc, l.remaining
+            ));
+        }
+        self.charge(ledger, cost);
+        Ok(())
+    }
+
+    /// Sets the count of (dst, vc) to what the controller reported (the TX core's view of the
+    /// `cbfc` node's ledgers, which only the node changes).
+    pub fn set_remaining(&mut self, dst: ChipId, vc: u8, remaining: u32) {
+        let l = self.ledger(dst, vc);
+        let before = self.ledgers[l].remaining;
+        self.ledgers[l].remaining = remaining;
+        self.outstanding = self.outstanding + before as u64 - remaining as u64;
+    }
+
     /// A credit return for (dst, vc). Returns the ledger, or a description of an over-return
     /// (the ledger is then clamped to `initial_credits`).
     pub fn give_back(&mut self, dst: ChipId, vc: u8, credits: u32) -> Result<usize, (usize, String)> {
@@ -393,136 +437,42 @@ fn credits_name(prefix: &str, d: u32) -> String {
     hwsim_hw::joined(&[prefix, "credits_d", &digits])
 }
 
+mod node;
+pub use node::{build, charged_depth, ports, CbfcNode, RETURNS_PER_CYCLE};
+
 /// Refuses out-of-range parameters naming the parameter (before the ports are declared: the
 /// destinations shown shape them).
 pub fn check_params(p: &Params) -> Result<(), String> {
     check(p).map(|_| ())
 }
 
-/// Validates the block's parameters.
-fn check(p: &Params) -> Result<Cbfc, String> {
+/// Validates the block's parameters; returns the TYPE1 and the TYPE2 ledgers, empty.
+fn check(p: &Params) -> Result<(Cbfc, Cbfc), String> {
     if p.view_dsts > MAX_VIEW_DSTS {
         return Err(format!("view_dsts = {}: must be in 0..={MAX_VIEW_DSTS}", p.view_dsts));
+    }
+    if p.lg > 7 {
+        return Err(format!("lg = {}: must be in 0..=7", p.lg));
     }
     let mut c = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.initial_credits)?;
     if p.max_payload == 0 || p.max_payload > 65535 {
         return Err(format!("max_payload = {}: must be in 1..=65535", p.max_payload));
     }
-    c.set_mode(CbfcMode {
+    let mode = CbfcMode {
         dyn_uf_limit: p.dyn_uf_limit,
         vc_enable: p.vc_enable,
         stop: p.stop_cbfc,
         max_payload: p.max_payload,
+    };
+    c.set_mode(mode);
+    let mut t2 =
+        Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.type2_credits).map_err(|e| format!("type2_credits: {e}"))?;
+    // TYPE2 is not a TYPE1 REQ bank: no dynamic lower limit (as the TX's gate).
+    t2.set_mode(CbfcMode {
+        dyn_uf_limit: false,
+        ..mode
     });
-    Ok(c)
-}
-
-/// Port list of the standalone block.
-pub fn ports(p: &Params) -> Vec<PortDecl> {
-    let mut v = vec![
-        PortDecl::stream_in::<CbfcReq>("req", 4).doc("one packet asking for credit (dst, vc, payload)"),
-        PortDecl::stream_in::<CreditMsg>("credit", 8)
-            .doc("credit returns (src = the ledger's dst, vc, credits); unbound: none come back")
-            .optional(),
-        PortDecl::stream_out::<CbfcReq>("grant").doc("granted packets, with the credits charged"),
-    ];
-    v.extend(CbfcView::ports("", p.view_dsts));
-    v
-}
-
-/// The standalone `cbfc` block.
-pub struct CbfcBlock {
-    cbfc: Cbfc,
-    view: CbfcView,
-    req: StreamIn<CbfcReq>,
-    credit: StreamIn<CreditMsg>,
-    grant: StreamOut<CbfcReq>,
-    /// Something changed since the last check of the head request.
-    pending: bool,
-    c_block: CounterId,
-    c_granted: CounterId,
-    c_returned: CounterId,
-    c_outstanding: CounterId,
-    /// Requests in `req` already seen (more is an arrival, a change).
-    seen: usize,
-}
-
-/// Binds ports; refuses out-of-range parameters naming the parameter.
-pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
-    let cbfc = check(p)?;
-    let view = CbfcView::bind("", p.view_dsts, b, &cbfc)?;
-    Ok(Box::new(CbfcBlock {
-        cbfc,
-        view,
-        req: b.stream_in("req")?,
-        credit: b.stream_in("credit")?,
-        grant: b.stream_out("grant")?,
-        pending: false,
-        c_block: b.counter("diag_credit_block"),
-        c_granted: b.counter("credits_granted"),
-        c_returned: b.counter("credits_returned"),
-        c_outstanding: b.counter("credits_outstanding"),
-        seen: 0,
-    }))
-}
-
-impl Component for CbfcBlock {
-    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
-        while let Some(m) = self.credit.pop() {
-            if m.vc > 3 {
-                ctx.violation(format!("credit return for VC {} (banks are 0..=3): {m:?}", m.vc));
-                continue;
-            }
-            match self.cbfc.give_back(m.src, m.vc, m.credits as u32) {
-                Ok(_) => {}
-                Err((_, why)) => ctx.violation(why),
-            }
-            ctx.count(self.c_returned, m.credits as u64);
-            self.view.show(&self.cbfc, m.src);
-            self.pending = true;
-        }
-        // A request that arrived since the last tick is a change (the queue grew).
-        if self.req.len() > self.seen {
-            self.seen = self.req.len();
-            self.pending = true;
-        }
-        let mut granted = false;
-        if self.pending && self.grant.can_push() {
-            self.pending = false;
-            if let Some(r) = self.req.peek().map(|r| *r) {
-                if r.vc > 3 {
-                    self.req.pop();
-                    self.seen -= 1;
-                    ctx.violation(format!("CBFC request for VC {} (banks are 0..=3): {r:?}", r.vc));
-                    return Wake::OnInput;
-                }
-                let l = self.cbfc.ledger(r.dst, r.vc);
-                let cost = if self.cbfc.stopped() {
-                    0
-                } else {
-                    self.cbfc.cost(r.payload as u32)
-                };
-                if cost > self.cbfc.max_packet_cost() {
-                    ctx.violation(format!("{r:?} costs {cost} credits: never sendable"));
-                }
-                if self.cbfc.admits(l, cost) {
-                    self.req.pop();
-                    self.seen -= 1;
-                    self.cbfc.charge(l, cost);
-                    self.grant.push(CbfcReq { cost: cost as u16, ..r });
-                    self.view.show(&self.cbfc, r.dst);
-                    ctx.count(self.c_granted, cost as u64);
-                    granted = true;
-                } else {
-                    ctx.count(self.c_block, 1);
-                }
-            }
-        }
-        ctx.set_counter(self.c_outstanding, self.cbfc.outstanding());
-        // After a grant the next request is checked next cycle; otherwise an input wakes us.
-        self.pending |= granted && !self.req.is_empty();
-        Wake::next_cycle_if(self.pending)
-    }
+    Ok((c, t2))
 }
 
 #[cfg(test)]
@@ -592,5 +542,10 @@ mod tests {
             ..Default::default()
         };
         assert!(check(&p).unwrap_err().contains("view_dsts = 5000"));
+        let p = Params {
+            type2_credits: 1,
+            ..Default::default()
+        };
+        assert!(check(&p).unwrap_err().contains("type2_credits: initial_credits = 1"));
     }
 }
