@@ -388,7 +388,6 @@ fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
         signal_type::<hp::MacCreditTake>("MacCreditTake"),
     );
     m.insert(TypeId::of::<hp::WireRamp>(), signal_type::<hp::WireRamp>("WireRamp"));
-    m.insert(TypeId::of::<hp::CbfcReq>(), signal_type::<hp::CbfcReq>("CbfcReq"));
     m.insert(TypeId::of::<hp::VcReq>(), signal_type::<hp::VcReq>("VcReq"));
     m.insert(TypeId::of::<hp::VcGrant>(), signal_type::<hp::VcGrant>("VcGrant"));
     m.insert(TypeId::of::<hp::VcCredits>(), signal_type::<hp::VcCredits>("VcCredits"));

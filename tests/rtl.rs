@@ -4,7 +4,9 @@
 //! located. In replace mode the RTL drives the arbiter: the Go-Back-N system runs to the
 //! model's every counter, the planted bug breaks the module testbench's grant order, an RTL
 //! breaking the protocol or moving on its own while asleep stops the run. A node of two
-//! processes (mac_credit, examples/rtl/mac_credit.sv) is replaced and shadowed the same way. The tests that need Verilator say so and pass without it (CI installs it first).
+//! processes (mac_credit, examples/rtl/mac_credit.sv) is replaced and shadowed the same way, and
+//! examples/rtl/cbfc.sv shadows `chip0.lg7.tx.cbfc` (returns and charges, the ledgers). The
+//! tests that need Verilator say so and pass without it (CI installs it first).
 
 mod common;
 
@@ -97,6 +99,40 @@ fn the_rtl_shadows_the_arbiter_through_go_back_n_and_a_planted_bug_stops_the_run
     assert_eq!(lines[0], "cycle,req.valid:1:in,req.eligible:5:in");
     assert_eq!(lines.len(), 23, "{csv}");
     assert_eq!(*lines.last().unwrap(), "21,1,1");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+const CBFC: &str = "tb/rtl/gbn_cbfc_shadow.yaml";
+
+#[test]
+fn the_rtl_shadows_the_cbfc_controller_through_go_back_n_and_a_planted_bug_stops_the_run() {
+    if !verilator() {
+        return;
+    }
+    let (code, out, err) = hwsim_rtl(&[CBFC], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("PASS  rtl cbfc: chip0.lg7.tx.cbfc shadowed by cbfc") && out.contains("equal over 50835 cycles"),
+        "{out}"
+    );
+    // The RTL's count without the return's bypass: exit 1 at the first return (the MAC's push
+    // of cycle 388, the node's at 389), the ledger's register where the model has the sum.
+    let d = temp_dir("cbfc-bug");
+    let (code, out, err) = hwsim_rtl(
+        &[CBFC, "--set", "rtl.cbfc.parameters.PLANT_BUG=1", "-v"],
+        &[("HWSIM_RTL_DIR", d.to_str().unwrap())],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(
+            "expected chip0.lg7.tx.cbfc.counts.credits = 935 (model) at cycle 389, actual cbfc.counts_credits = 929"
+        ),
+        "{out}"
+    );
+    let csv = std::fs::read_to_string(d.join("cbfc.diverged.csv")).unwrap();
+    // The return as the RTL got it, in the node's cycle: valid, VC 0, from chip 1, 6 credits;
+    // the grant's charge of 19 credits on the wave since cycle 364.
+    assert_eq!(csv.lines().last().unwrap(), "389,1,0,0,0,1,6,1,19", "{csv}");
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -785,3 +785,56 @@ fn vectors_of_the_rate_gate_show_the_cut_and_the_pacing() {
     assert_eq!(next, vec!["89", "145", "201"]);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The TX's CBFC controller is a node (`tx.cbfc`): its vectors out of the Go-Back-N story are
+/// what an RTL CBFC controller would be driven with and must answer — the grants' charges and
+/// the receiver's returns in, each changed ledger's count out.
+#[test]
+fn vectors_of_the_cbfc_controller_balance_charges_and_returns() {
+    let d = temp_dir("vectors-cbfc");
+    let (code, out, err) = hwsim_parts(&[
+        "vectors",
+        "tb/go_back_n.yaml",
+        "--instance",
+        "chip0.lg7.tx.cbfc",
+        "--out",
+        s(&d),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let csv = std::fs::read_to_string(d.join("chip0.lg7.tx.cbfc.csv")).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| h.starts_with(&format!("{name}:"))).unwrap();
+    let rows: Vec<Vec<u64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    let on = |c: &str| -> Vec<&Vec<u64>> { rows.iter().filter(|r| r[col(c)] == 1).collect() };
+    // One charge per frame the MAC sent (21, the resends among them), all to destination 1;
+    // every credit charged came back.
+    let charges = on("charge.valid");
+    assert_eq!(charges.len(), 21);
+    assert!(charges.iter().all(|r| r[col("charge.dst")] == 1));
+    let charged: u64 = charges.iter().map(|r| r[col("charge.credits")]).sum();
+    let returned: u64 = on("credit.valid").iter().map(|r| r[col("credit.credits")]).sum();
+    assert_eq!(charged, returned);
+    // The first frame (4 KiB: packets of 6 + 6 + 6 + 1 credits) charged at its grant, 21; its
+    // count goes out on `charged` in that cycle, for the next round.
+    assert_eq!((charges[0][0], charges[0][col("charge.credits")]), (21, 19));
+    let first = on("charged.valid")[0];
+    assert_eq!((first[0], first[col("charged.credits")]), (21, 1024 - 19));
+    // Each return is taken the cycle after the MAC's push and its count goes out then, one
+    // message per return (go_back_n's returns come one a cycle).
+    let returns = on("credit.valid");
+    let counts = on("counts[0].valid");
+    assert_eq!(counts.len(), returns.len());
+    assert!(on("counts[1].valid").is_empty());
+    for (r, c) in returns.iter().zip(&counts) {
+        assert_eq!(c[0], r[0] + 1, "return pushed at {}, counted at {}", r[0], c[0]);
+    }
+    // At the end every ledger of destination 1 is full again.
+    let last = rows.last().unwrap();
+    for v in 0..4 {
+        assert_eq!(last[col(&format!("credits_d1.vc{v}"))], 1024);
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -5,7 +5,6 @@
 //! | value | where |
 //! |---|---|
 //! | [`ArbReq`] | a frame entering a VC queue of the bank arbiter, and its grant |
-//! | [`CbfcReq`] | one packet asking the CBFC controller for credit, and its grant |
 //! | [`MacCreditRet`] | MAC → TX: the MAC2TX credit of one frame it took, TYPE1 or TYPE2 |
 //! | [`MacCreditTake`] | TX → its MAC credit counter: the credit a grant takes, TYPE1 or TYPE2 |
 //! | [`TxCtrl`] | CNP MERGE → TX core: a control message and whether CNP MERGE filtered it |
@@ -281,39 +280,6 @@ impl Trace for VcGrant {
             vc: UInt::load(v.get(1..2)?)?,
             visited: UInt::load(v.get(2..3)?)?,
         })
-    }
-}
-
-/// One packet asking for CBFC credit on ledger (dst, vc): `payload` bytes (the cost is
-/// `ceil((payload + pkt_ovhd) / credit_size)`, 0 for a zero-byte packet).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct CbfcReq {
-    /// Destination chip.
-    pub dst: ChipId,
-    /// VC bank 0..=3.
-    pub vc: u8,
-    /// Packet payload bytes.
-    pub payload: u16,
-    /// Credits charged (filled in on the grant; ignored on a request).
-    pub cost: u16,
-}
-
-impl Trace for CbfcReq {
-    fn fields() -> &'static [TraceField] {
-        const F: [TraceField; 4] = [
-            TraceField::bits("dst", 16),
-            TraceField::bits("vc", 2),
-            TraceField::bits("payload", 16),
-            TraceField::bits("cost", 15),
-        ];
-        &F
-    }
-    fn sample(&self, out: &mut [TraceValue]) {
-        out[0] = TraceValue::Bits(self.dst as u64);
-        out[1] = TraceValue::Bits(self.vc as u64 & 3);
-        out[2] = TraceValue::Bits(self.payload as u64);
-        out[3] = TraceValue::Bits(self.cost as u64 & 0x7FFF);
     }
 }
 
