@@ -382,15 +382,15 @@ fn all_blocks() -> Vec<BlockKind> {
         ),
         composite_kind(
             "bank_arbiter",
-            "RC Link TX bank arbiter for module testbenches (composite: bank_arbiter_core ⇄ vc_arbiter): weighted RR pointer/counter, per-flow rule, CBFC gate (seed 000 «VC 仲裁»)",
+            "RC Link TX bank arbiter for module testbenches (composite: bank_arbiter_core ⇄ vc_arbiter, ⇄ cbfc): weighted RR pointer/counter, per-flow rule, CBFC gate on the TX's CBFC controller (seed 000 «VC 仲裁»)",
             rc::bank_arbiter_block::ports,
             rc::bank_arbiter_block::expand,
             |p| p.check(),
-            rc::bank_arbiter::COUNTER_TABLES,
+            rc::bank_arbiter_block::COUNTER_TABLES,
         ),
         checked_kind(
             "bank_arbiter_core",
-            "the standalone bank arbiter's VC queues: per-flow rule, CBFC gate with its own ledgers, the request to its vc_arbiter and the grant",
+            "the standalone bank arbiter's VC queues: per-flow rule, CBFC gate on the counts of its cbfc node, the request to its vc_arbiter and the grant",
             rc::bank_arbiter_block::core_ports,
             rc::bank_arbiter_block::build,
             |p| p.check(),

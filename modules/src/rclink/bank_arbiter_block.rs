@@ -1,27 +1,38 @@
 //! The standalone bank arbiter (kind `bank_arbiter`) for module testbenches and the RTL example:
 //! a composite of its VC queues (`core`, kind `bank_arbiter_core`: five queues, the per-flow
-//! rule, a CBFC gate with its own ledgers) and the same round robin node every RC Link TX runs
-//! (`arbiter`, kind [`vc_arbiter`](super::vc_arbiter)), wired as the TX wires them: so a module
-//! testbench of the bank arbiter runs the pointer code the system runs.
+//! rule, the CBFC gate), the same round robin node every RC Link TX runs (`arbiter`, kind
+//! [`vc_arbiter`](super::vc_arbiter)) and the same CBFC controller (`cbfc`, kind
+//! [`cbfc`](super::cbfc): the ledgers, their returns and charges), wired as the TX wires them:
+//! so a module testbench of the bank arbiter runs the pointer and ledger code the system runs.
 //!
 //! Seed 000 «VC 仲裁» (the RR pointer rule of v1.5.1, «流内 PSN 顺序保证»); the rules are in
 //! [`bank_arbiter`](super::bank_arbiter).
 //!
 //! ```text
-//!                      +-- bank_arbiter ------------------------------------------------+
-//!  req    ==(cap 4)==> | core: process 0: requests join queue qp & 3; per VC the first   | ==> grant : stream<ArbReq>
-//!  stream<ArbReq>      |   flow head CBFC admits ── arb_req (comb) ──> arbiter (vc_arbiter)| --> ptr, counter (the arbiter's)
-//!  credit ==(cap 8)==> |   process 1: <── arb_grant (comb): charge, push the grant        | --> depth_vc0..4, cbfc.credits_d{d}
-//!                      +----------------------------------------------------------------+
+//!                      +-- bank_arbiter -------------------------------------------------+
+//!  credit ==(cap 8)==> | cbfc process 0: returns ─ counts (comb) ─┐                        | --> cbfc.credits_d{d},
+//!  stream<CreditMsg>   |                                          v                        |     cbfc.credit_view
+//!  req    ==(cap 4)==> | core: process 0: requests join queue qp & 3; per VC the first    | ==> grant : stream<ArbReq>
+//!  stream<ArbReq>      |   flow head CBFC admits ── arb_req (comb) ──> arbiter (vc_arbiter) | --> ptr, counter (the arbiter's)
+//!                      |   process 1: <── arb_grant (comb): push the grant;               | --> depth_vc0..4
+//!                      |     cbfc_charge (comb) ─> cbfc process 1: ledger −= cost;         |
+//!                      |     `charged` (next cycle) to core process 0                      |
+//!                      +-----------------------------------------------------------------+
 //! ```
 //!
-//! **Timing** (unchanged from the fused block it replaces: every module golden identical): a
-//! request or credit visible at n is taken at n and a round runs at n if something changed (a
-//! request, a credit return, or the last round granted) and `grant` has room; the grant is on
-//! `grant` at n+1; pointer, counter, depths and credits show the state after the round at n.
+//! **Timing** (unchanged from the fused block it replaces: every module golden identical but
+//! for the controller's two counters): a request or credit visible at n is taken at n and a
+//! round runs at n if something changed (a request, a credit return, or the last round granted)
+//! and `grant` has room; the grant is on `grant` at n+1; pointer, counter, depths and credits
+//! show the state after the round at n. The CBFC gate reads the counts the controller told the
+//! core: a return's in its cycle (`counts`), the last grant's charge in the next (`charged`,
+//! taken before the round: the core grants once a cycle).
 //!
 //! Counters (in the composite's scope): `diag_arb_calls` (rounds), `diag_credit_block`
-//! (blocked flow heads in the VCs the round looked at), `grants`.
+//! (blocked flow heads in the VCs the round looked at), `grants`; the controller's
+//! `credits_outstanding` and `credit_latency_max`. The controller runs with chip 0 and LG 0
+//! (a return must carry `dst: 0`, `lg: 0`, the defaults) and cost per request as given
+//! (`ArbReq.cost`, no overhead).
 
 use std::collections::VecDeque;
 
@@ -32,7 +43,7 @@ use hwsim_ports::{ArbReq, ChipId, CreditMsg, QpId, UInt, VcGrant, VcReq};
 use serde::{Deserialize, Serialize};
 
 use super::bank_arbiter::{BankArbiter, NUM_VC};
-use super::cbfc::{Cbfc, CbfcView, MAX_VIEW_DSTS};
+use super::cbfc::{self, Cbfc, MAX_VIEW_DSTS};
 use super::vc_arbiter;
 
 /// Parameters.
@@ -77,10 +88,31 @@ impl Params {
     fn cbfc(&self) -> Result<Cbfc, String> {
         Cbfc::new(256, 0, self.uf_limit, self.initial_credits)
     }
+
+    /// The CBFC controller's parameters (`arb.cbfc`, the node every RC Link TX runs): chip 0,
+    /// LG 0 (the returns a module testbench sends carry those defaults), no TYPE2 group.
+    fn cbfc_params(&self) -> cbfc::Params {
+        cbfc::Params {
+            pkt_ovhd: 0,
+            uf_limit: self.uf_limit,
+            initial_credits: self.initial_credits,
+            view_dsts: self.view_dsts,
+            ..cbfc::Params::default()
+        }
+    }
 }
 
-/// The core's ports inside the composite, wired to the arbiter (not exported).
-const INNER: [&str; 2] = ["arb_req", "arb_grant"];
+/// The counter tables of the composite: the bank arbiter's and those the CBFC controller
+/// counts in its scope.
+pub const COUNTER_TABLES: &[&[hwsim_hw::CounterDecl]] = &[
+    super::bank_arbiter::COUNTERS,
+    super::bank_arbiter::BLOCK_COUNTERS,
+    cbfc::COUNTERS,
+];
+
+/// The core's ports inside the composite, wired to the arbiter and the CBFC controller (not
+/// exported).
+const INNER: [&str; 5] = ["arb_req", "arb_grant", "cbfc_counts", "cbfc_charged", "cbfc_charge"];
 
 /// The composite's ports that are the arbiter's (outer name = the arbiter's port name).
 const ARBITER_EXPORTS: [&str; 2] = ["ptr", "counter"];
@@ -89,7 +121,10 @@ const ARBITER_EXPORTS: [&str; 2] = ["ptr", "counter"];
 pub fn core_ports(p: &Params) -> Vec<PortDecl> {
     let mut v = vec![
         PortDecl::stream_in::<ArbReq>("req", 4).doc("a frame joining the queue of VC qp & 3"),
-        PortDecl::stream_in::<CreditMsg>("credit", 8).doc("CBFC credit returns (src = the ledger's dst)"),
+        PortDecl::comb_stream_in::<CreditMsg>("cbfc_counts", cbfc::RETURNS_PER_CYCLE)
+            .doc("the CBFC ledgers' counts after this cycle's returns, for this cycle's round (cbfc.counts)"),
+        PortDecl::stream_in::<CreditMsg>("cbfc_charged", cbfc::charged_depth(&p.cbfc_params()))
+            .doc("the CBFC ledgers' counts after the last grant's charge, for the next round (cbfc.charged)"),
         // Process 0's: the round needs its room (a pop frees it and wakes the round); process
         // 1, which follows in every cycle, pushes the grant.
         PortDecl::stream_out::<ArbReq>("grant").doc("granted frames, one per cycle at most"),
@@ -98,6 +133,9 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
         PortDecl::comb_stream_in::<VcGrant>("arb_grant", 1)
             .process(1)
             .doc("the arbiter's answer in the same cycle (arbiter.grant)"),
+        PortDecl::comb_stream_out::<CreditMsg>("cbfc_charge")
+            .process(1)
+            .doc("the grant's CBFC charge, to the controller in the same cycle (cbfc.charge)"),
     ];
     for vc in 0..NUM_VC {
         v.push(
@@ -107,18 +145,20 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
                 .doc("entries waiting in the VC queue (4 = MUL)"),
         );
     }
-    v.extend(CbfcView::ports("cbfc.", p.view_dsts));
     v
 }
 
-/// Port list of `bank_arbiter` (the composite): the core's outer ports with the arbiter's
-/// pointer and counter after `grant`, where the fused block had them.
+/// Port list of `bank_arbiter` (the composite): the core's outer ports with the CBFC
+/// controller's `credit` after `req` and the arbiter's pointer and counter after `grant`, where
+/// the fused block had them.
 pub fn ports(p: &Params) -> Vec<PortDecl> {
     let mut v: Vec<PortDecl> = core_ports(p)
         .into_iter()
         .filter(|d| !INNER.contains(&d.name.as_str()))
         .map(|d| d.process(0))
         .collect();
+    let credit = cbfc::ports(&p.cbfc_params()).into_iter().find(|d| d.name == "credit");
+    v.insert(1, credit.expect("the cbfc node's port").process(0));
     let ap = arbiter_params(p);
     let arb = vc_arbiter::ports(&ap);
     for (k, name) in ARBITER_EXPORTS.iter().enumerate() {
@@ -136,8 +176,9 @@ fn arbiter_params(p: &Params) -> vc_arbiter::Params {
     }
 }
 
-/// Creates the children at `path`: `path.core` (counting in the composite's scope) and
-/// `path.arbiter`, wired both ways in the cycle, and exports the composite's ports.
+/// Creates the children at `path`: `path.core` (counting in the composite's scope),
+/// `path.cbfc` (the CBFC controller, likewise) and `path.arbiter`, each wired to the core both
+/// ways in the cycle, and exports the composite's ports.
 pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError> {
     crate::split::refuse_at(path, p.check())?;
     let node = |n: &str| format!("{path}.{n}");
@@ -159,6 +200,17 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     for name in ARBITER_EXPORTS {
         nl.export(&node(name), &node(&format!("arbiter.{name}")))?;
     }
+    let cp = p.cbfc_params();
+    let c_ports = cbfc::ports(&cp);
+    crate::split::add_counting_in_scope(nl, path, "cbfc", "cbfc", c_ports, cp, cbfc::build)?;
+    for (from, to) in [
+        ("cbfc.counts", "core.cbfc_counts"),
+        ("cbfc.charged", "core.cbfc_charged"),
+        ("core.cbfc_charge", "cbfc.charge"),
+    ] {
+        nl.connect(&node(from), &node(to), None)?;
+    }
+    nl.export(&node("credit"), &node("cbfc.credit"))?;
     Ok(())
 }
 
@@ -172,11 +224,14 @@ struct Head {
 
 /// The VC queues with their CBFC gate (kind `bank_arbiter_core`).
 pub struct BankArbiterCore {
+    /// The CBFC ledgers' counts as the controller (`arb.cbfc`) last told them: the gate reads
+    /// these.
     cbfc: Cbfc,
-    cbfc_view: CbfcView,
     depth: [Out<UInt<11>>; NUM_VC],
     req: StreamIn<ArbReq>,
-    credit: StreamIn<CreditMsg>,
+    cbfc_counts: StreamIn<CreditMsg>,
+    cbfc_charged: StreamIn<CreditMsg>,
+    cbfc_charge: StreamOut<CreditMsg>,
     grant: StreamOut<ArbReq>,
     arb_req: StreamOut<VcReq>,
     arb_grant: StreamIn<VcGrant>,
@@ -201,14 +256,14 @@ pub struct BankArbiterCore {
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     p.check()?;
     let cbfc = p.cbfc()?;
-    let cbfc_view = CbfcView::bind("cbfc.", p.view_dsts, b, &cbfc)?;
     let d = |vc: usize| b.output::<UInt<11>>(&format!("depth_vc{vc}"));
     Ok(Box::new(BankArbiterCore {
         cbfc,
-        cbfc_view,
         depth: [d(0)?, d(1)?, d(2)?, d(3)?, d(4)?],
         req: b.stream_in("req")?,
-        credit: b.stream_in("credit")?,
+        cbfc_counts: b.stream_in("cbfc_counts")?,
+        cbfc_charged: b.stream_in("cbfc_charged")?,
+        cbfc_charge: b.stream_out("cbfc_charge")?,
         grant: b.stream_out("grant")?,
         arb_req: b.stream_out("arb_req")?,
         arb_grant: b.stream_in("arb_grant")?,
@@ -228,17 +283,14 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
 }
 
 impl BankArbiterCore {
-    /// Credit returns and requests in.
+    /// The ledgers' counts (the last grant's charge, then this cycle's returns, as the
+    /// controller applied them) and the requests in. A return runs a round.
     fn take_inputs(&mut self, ctx: &mut Ctx<'_>) {
-        while let Some(m) = self.credit.pop() {
-            if m.vc > 3 {
-                ctx.violation(format!("credit return for VC {} (banks are 0..=3): {m:?}", m.vc));
-                continue;
-            }
-            if let Err((_, why)) = self.cbfc.give_back(m.src, m.vc, m.credits as u32) {
-                ctx.violation(why);
-            }
-            self.cbfc_view.show(&self.cbfc, m.src);
+        while let Some(m) = self.cbfc_charged.pop() {
+            self.cbfc.set_remaining(m.dst, m.vc, m.credits as u32);
+        }
+        while let Some(m) = self.cbfc_counts.pop() {
+            self.cbfc.set_remaining(m.dst, m.vc, m.credits as u32);
             self.pending = true;
         }
         while let Some(r) = self.req.pop() {
@@ -339,9 +391,18 @@ impl Component for BankArbiterCore {
                 let id = self.queues[vc].remove(pos).expect("found");
                 let r = self.entries[id as usize].0;
                 self.free.push(id);
-                let l = self.cbfc.ledger(r.dst, r.qp.vc_bank().value());
-                self.cbfc.charge(l, r.cost as u32);
-                self.cbfc_view.show(&self.cbfc, r.dst);
+                // The controller charges it in this cycle; its count comes back for the next
+                // round. One grant a cycle on a stream of one place popped in the cycle.
+                if r.cost > 0 {
+                    self.cbfc_charge.push(CreditMsg {
+                        src: 0,
+                        dst: r.dst,
+                        lg: 0,
+                        vc: r.qp.vc_bank().value(),
+                        credits: r.cost,
+                        sent_at: 0,
+                    });
+                }
                 self.grant.push(r);
                 ctx.count(self.c_grants, 1);
                 granted = true;
