@@ -200,18 +200,7 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     for name in ARBITER_EXPORTS {
         nl.export(&node(name), &node(&format!("arbiter.{name}")))?;
     }
-    let cp = p.cbfc_params();
-    let c_ports = cbfc::ports(&cp);
-    crate::split::add_counting_in_scope(nl, path, "cbfc", "cbfc", c_ports, cp, cbfc::build)?;
-    for (from, to) in [
-        ("cbfc.counts", "core.cbfc_counts"),
-        ("cbfc.charged", "core.cbfc_charged"),
-        ("core.cbfc_charge", "cbfc.charge"),
-    ] {
-        nl.connect(&node(from), &node(to), None)?;
-    }
-    nl.export(&node("credit"), &node("cbfc.credit"))?;
-    Ok(())
+    cbfc::add_wired(nl, path, p.cbfc_params())
 }
 
 /// What the round found in one VC: the first flow head CBFC admits, and the heads before it

@@ -438,7 +438,7 @@ fn credits_name(prefix: &str, d: u32) -> String {
 }
 
 mod node;
-pub use node::{build, charged_depth, ports, CbfcNode, RETURNS_PER_CYCLE};
+pub use node::{add_wired, build, charged_depth, ports, CbfcNode, RETURNS_PER_CYCLE};
 
 /// Refuses out-of-range parameters naming the parameter (before the ports are declared: the
 /// destinations shown shape them).

@@ -41,6 +41,25 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     v
 }
 
+/// Adds the controller as `PATH.cbfc` beside the core `PATH.core` of the composite at `path`,
+/// counting in the composite's scope, wired as every user wires it: `counts` to the core's
+/// `cbfc_counts`, `charged` to its `cbfc_charged`, its `cbfc_charge` back to `charge`; the
+/// composite's `credit` is the node's. One place for the wiring of `rclink_tx` and the
+/// standalone `bank_arbiter`.
+pub fn add_wired(nl: &mut hwsim_hw::Netlist, path: &str, p: Params) -> Result<(), hwsim_hw::ElabError> {
+    let node = |n: &str| hwsim_hw::dotted(path, n);
+    let c_ports = ports(&p);
+    crate::split::add_counting_in_scope(nl, path, "cbfc", "cbfc", c_ports, p, build)?;
+    for (from, to) in [
+        ("cbfc.counts", "core.cbfc_counts"),
+        ("cbfc.charged", "core.cbfc_charged"),
+        ("core.cbfc_charge", "cbfc.charge"),
+    ] {
+        nl.connect(&node(from), &node(to), None)?;
+    }
+    nl.export(&node("credit"), &node("cbfc.credit"))
+}
+
 /// Places the TX core gives `charged` (its `cbfc_charged`): one charge a cycle, taken by the
 /// core's round in the next (a pop frees its place for the producer one cycle later).
 pub fn charged_depth(p: &Params) -> u32 {

@@ -154,17 +154,7 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     // grant's charge in; counting in the composite's scope (`tx.credits_outstanding`,
     // `tx.credit_latency_max`, as the core did), its waves at `tx.cbfc.*` (where the core had
     // them) and `tx.credit_view`.
-    let cp = p.cbfc_params();
-    let c_ports = cbfc::ports(&cp);
-    split::add_counting_in_scope(nl, path, "cbfc", "cbfc", c_ports, cp, cbfc::build)?;
-    for (from, to) in [
-        ("cbfc.counts", "core.cbfc_counts"),
-        ("cbfc.charged", "core.cbfc_charged"),
-        ("core.cbfc_charge", "cbfc.charge"),
-    ] {
-        nl.connect(&node(from), &node(to), None)?;
-    }
-    nl.export(&node("credit"), &node("cbfc.credit"))?;
+    cbfc::add_wired(nl, path, p.cbfc_params())?;
     nl.export(&node("credit_view"), &node("cbfc.credit_view"))?;
     let mp = mac_credit_params(p);
     let mc_ports = mac_credit::ports(&mp);
