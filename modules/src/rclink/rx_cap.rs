@@ -42,7 +42,8 @@
 //! `in` on arrival whatever the backlog (a receiver cannot refuse bits on the wire), so the
 //! internal queue has no fixed bound: CBFC bounds it, because the RX returns a frame's credit only
 //! after this block has received it (seed: the RX cap delays CreditReturn, an indirect back-pressure
-//! on the TX).
+//! on the TX). The input stream's capacity `depth` (8 frames) is hwsim's: the seeds size no RX
+//! cap buffer.
 //!
 //! Counters (counted when a packet leaves on `out`): `pkts` (data packets), `frames` (data
 //! frames whose last packet left), `payload_bytes`, `wire_bytes`, `bypassed` (zero-payload
@@ -106,7 +107,8 @@ pub struct Params {
     /// Receive line rate of the LG (`LINE_RATE_PER_LG_BYTES_PER_NS`), default 50 B/ns. YAML: `50`
     /// or `{bytes: 25, ns: 2}`.
     pub line_rate: ByteRate,
-    /// Input buffer in frames (1..=[`MAX_DEPTH`]), default 8.
+    /// Input buffer in frames (1..=[`MAX_DEPTH`]), default 8: hwsim's figure (the seeds size
+    /// no RX cap buffer; it only has to cover the frames in flight between MAC and PAXI).
     pub depth: u32,
 }
 

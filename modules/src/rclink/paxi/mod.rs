@@ -104,9 +104,11 @@
 //! (`txns_done`, `latency_sum`, …) still count every transaction.
 //!
 //! **Deviations**: the AXI slave is a latency and a bandwidth (no memory model); a write's B
-//! leaves `slave_latency` after its data arrives. The AR and B entry sizes (16 B, 8 B) are
-//! hwsim's (the seed gives none). An R or B flit lost to a fatal QP leaves its transaction
-//! waiting (the run ends with work pending and the QP fatal reported). In CBFC mode the
+//! leaves `slave_latency` after its data arrives; its figures (`slave_latency` 0,
+//! `slave_bytes_per_cycle` 512, `beat_bytes` 64) are hwsim's, the seeds model no slave. The AR
+//! and B entry sizes (16 B, 8 B) are hwsim's (the seed gives none). An R or B flit lost to a
+//! fatal QP leaves its transaction waiting (the run ends with work pending and the QP fatal
+//! reported). In CBFC mode the
 //! back-pressure holds all of an LG's credit returns (see `rclink_rx`); in PFC mode the system
 //! wires `rx_pause` to the chip's router instead, which sends XOFF / XON for the switches'
 //! lossless priorities to its neighbours (see `router`), whichever buffer crossed its
@@ -199,11 +201,14 @@ pub struct Params {
     /// R buffers of the completer: ARs being answered at once, 1..=4096 (default 256).
     pub r_bufs: u32,
     /// The AXI slave's latency, ns: from a W burst's arrival to its B, from an AR's arrival to
-    /// its first data beat (default 0).
+    /// its first data beat (default 0). The slave's three figures are hwsim's: the seeds model
+    /// no AXI slave (it stands for the memory behind PAXI), so the defaults keep it out of the
+    /// way of the interconnect being measured.
     pub slave_latency: u64,
-    /// Read data the slave returns per cycle, bytes, ≥ 1 (default 512: eight 64 B beats).
+    /// Read data the slave returns per cycle, bytes, ≥ 1 (default 512: eight 64 B beats;
+    /// hwsim's, see `slave_latency`).
     pub slave_bytes_per_cycle: u32,
-    /// One read data beat, bytes, 1..=4096 (default 64).
+    /// One read data beat, bytes, 1..=4096 (default 64; hwsim's, see `slave_latency`).
     pub beat_bytes: u32,
     /// PAXI RX VC buffers (seed 002 «PAXI RX 方向» «VC Buffer»): REQ MEM frames N (32).
     pub rx_req_frames: u32,

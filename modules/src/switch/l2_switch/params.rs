@@ -52,13 +52,19 @@ pub struct Params {
     /// configs/seed002_pfc.yaml).
     pub pfc_xon_threshold: f64,
     /// PFC watchdog, ns (0 = off): a port paused longer than this ignores the pause until the
-    /// XON (deadlock / storm recovery, seed 003 «PFC 风险»).
+    /// XON (deadlock / storm recovery, seed 003 «PFC 风险»). Off by default: hwsim's choice, the
+    /// seed names the watchdog («PFC Watchdog 超时恢复») but gives no timeout.
     pub pfc_watchdog: u64,
     /// Ingress pipeline (parse, classify, lookup), ns: seed 003 gives 50–200.
     pub latency: u64,
-    /// Port rate, bytes/ns (400 = the chip edges' bandwidth).
+    /// Port rate, bytes/ns. 400 is hwsim's default, not a seed figure: a chip's edge bandwidth
+    /// (8 LGs × 50 B/ns), so a switch port never limits one chip; seed 003's parameter table has
+    /// `port_bandwidth_gbps` 100 / 200 / 400 (12.5 / 25 / 50 B/ns).
     pub rate: ByteRate,
-    /// Data buffer per output port, bytes.
+    /// Data buffer per output port, bytes. 4 MiB is hwsim's default, not a seed figure (seed 003
+    /// «缓冲需求估算» sizes one egress port at 1.75 MB for 8 → 1 at 200 Gb/s over 10 µs and the
+    /// whole switch at 16–64 MB); it is also the scale of the ECN and PFC fractions (`ecn_kmin`,
+    /// `pfc_threshold`).
     pub port_buffer: u64,
     /// ECN marking on (Standard format).
     pub ecn: bool,
@@ -81,7 +87,8 @@ pub struct Params {
     /// Dynamic Threshold α (`voq`): a VOQ may grow while its bytes < α × the free buffer
     /// (seed 003: 0.5, 1, 2; 4–8 for all-reduce bursts), 1/64..=64.
     pub dt_alpha: f64,
-    /// Bytes each VOQ may always hold (static reserve, inside the buffer).
+    /// Bytes each VOQ may always hold (static reserve, inside the buffer). 0 by default: hwsim's
+    /// choice, seed 003's DT («共享缓冲池与 DT 算法») gives no static reserve.
     pub reserve: u64,
     /// Which header field classifies a data frame (seed 003 «优先级分类»): `pcp` (the VLAN
     /// tag's PCP) or `dscp` (the IP DSCP's class selector, DSCP >> 3; Standard only). A frame
