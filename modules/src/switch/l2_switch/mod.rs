@@ -152,9 +152,10 @@
 //! A multicast frame's copies are separate frames in the fabric: they cross from their input
 //! one at a time (no fan-out in one crossing), so a group of n spends n − 1 more port
 //! serializations at the switch's input.
-//! Defaults that are hwsim's, not a seed's (each parameter's text says why): `rate` 400 B/ns
-//! (seed 003: 100 / 200 / 400 Gb/s ports), `port_buffer` 4 MiB (seed 003 estimates 1.75 MB per
-//! egress port), `reserve` 0, `pfc_watchdog` 0 (off; the seed gives no timeout).
+//! Defaults that are hwsim's, not a seed's (each parameter's text says why): `port_buffer`
+//! 4 MiB (seed 003 estimates 1.75 MB per egress port), `reserve` 0, `pfc_watchdog` 0 (off; the
+//! seed gives no timeout). `rate` 400 B/ns is seed 000's edge bandwidth, not seed 003's
+//! 100 / 200 / 400 Gb/s ports (docs/spec-findings.md, the table of conflicts).
 
 use hwsim_hw::{Binder, BuildResult, CombOut, Component, CounterDecl, CounterId, Ctx, Cycle, PortDecl, Wake};
 use hwsim_ports::{CreditMsg, Ctrl, DataFrame, UInt, XbarGrant, XbarOutputs, XbarRequest};

@@ -57,9 +57,9 @@ pub struct Params {
     pub pfc_watchdog: u64,
     /// Ingress pipeline (parse, classify, lookup), ns: seed 003 gives 50–200.
     pub latency: u64,
-    /// Port rate, bytes/ns. 400 is hwsim's default, not a seed figure: a chip's edge bandwidth
-    /// (8 LGs × 50 B/ns), so a switch port never limits one chip; seed 003's parameter table has
-    /// `port_bandwidth_gbps` 100 / 200 / 400 (12.5 / 25 / 50 B/ns).
+    /// Port rate, bytes/ns. 400 is seed 000's edge bandwidth (every edge, inside a switch too; a
+    /// chip's 8 LGs × 50 B/ns, so a switch port never limits one chip), not seed 003's: its
+    /// parameter table has `port_bandwidth_gbps` 100 / 200 / 400 (12.5 / 25 / 50 B/ns).
     pub rate: ByteRate,
     /// Data buffer per output port, bytes. 4 MiB is hwsim's default, not a seed figure (seed 003
     /// «缓冲需求估算» sizes one egress port at 1.75 MB for 8 → 1 at 200 Gb/s over 10 µs and the
