@@ -25,14 +25,19 @@
 //! reaches the line rate the flow is RECOVERED and the timer stops; NORMAL again at its next
 //! send at line rate (a flow that never saw a CNP is NORMAL).
 //!
-//! **Pacing** («TX 速率限制»): a flow may send when now ≥ last_send + bytes / R_C, the bytes
-//! being what the last send put on the wire; [`Dcqcn::ready_at`] is that cycle (ceil). The node
+//! **Pacing** («TX 速率限制»): by default (`pacing: sent`) a flow may send when now ≥
+//! last_send + bytes / R_C, the bytes being what the last send put on the wire and R_C the rate
+//! of that send; [`Dcqcn::ready_at`] is that cycle (ceil). With `pacing: seed` it is the seed's
+//! eq:rc-dcqcn-pacing, now ≥ last_send + (header_overhead + max_payload) / R_C with R_C the rate
+//! now ([`Dcqcn::ready_by`]; the TX passes `pkt_ovhd` + `max_payload`), so a cut lengthens and
+//! an increase shortens the wait at once. The node
 //! tells the TX core each flow's ready cycle when it changes ([`RatePace`](hwsim_ports::RatePace)):
 //! on `ready` in the cycle a CNP cuts the flow (so that cycle's round sees the cut), on `paced`
 //! the cycle after a send moved it; the core's round passes or blocks each flow head on it and
 //! wakes exactly at the earliest ready cycle, no polling. A recovery timer's increase moves no
-//! ready cycle, but the rate rose: `steps` counts them, and its change makes the core run a
-//! round in that cycle.
+//! ready cycle under `sent`, but the rate rose: `steps` counts them, and its change makes the
+//! core run a round in that cycle; under `seed` it moves the flow's ready cycle, told on `ready`
+//! in that cycle (after the cycle's CNPs; a flow that finds the lanes full is told the next).
 //!
 //! **Timing.** Process 0 runs after the core's process 0 (which pushes the CNPs it takes from
 //! CNP MERGE) and before its round (process 1); process 1 after the core's grant (process 2).
@@ -55,9 +60,13 @@
 //! call after a CNP), so `fast_recovery_stages` = 5 gives six halvings — the seed's unit
 //! scenarios (stage 1 fast, stage 6 additive) hold either way. The seed passes RECOVERED on to
 //! NORMAL at once; here RECOVERED shows on the waves until the flow's next send (the rate, the
-//! pacing and the timer are the same either way). Pacing spaces sends by the wire
-//! bytes actually sent (a frame of up to four packets) where the seed's formula assumes one full
-//! packet, (50 + 1344) / R_C; for full packets the two agree. In a cycle with both a CNP and a
+//! pacing and the timer are the same either way). The default pacing (`sent`) departs from the
+//! seed twice (docs/spec-findings.md, finding 18): the wait is fixed at the send, at the rate of
+//! the send (the first frame after a cut leaves at the old spacing, 28 ns early for a full
+//! packet at 50 → 25 B/ns; after an increase a flow waits out the older interval), and it
+//! spaces sends by the wire bytes actually sent (a frame of up to four packets) where the
+//! seed's formula assumes one full packet, (50 + 1344) / R_C. `pacing: seed` follows the seed
+//! in both. In a cycle with both a CNP and a
 //! due recovery timer of one flow the CNP is taken first, then the timer (the seed gives no order;
 //! the fused TX did the same). The flow table is unbounded (the
 //! hardware's is per QP); a CNP for a flow that never sent is the core's to drop (it has no
@@ -140,7 +149,7 @@ pub struct FlowKey {
 }
 
 /// Parameters of the node (kind `dcqcn`): the DCQCN parameters and the flows to report.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GateParams {
     /// DCQCN parameters (seed 000 appendix C «DCQCN 参数»), as the TX's `dcqcn`.
@@ -148,6 +157,19 @@ pub struct GateParams {
     /// Flows (dst, qp) whose DCQCN state gets counters of their own,
     /// `flow_d{dst}_q{qp}_{rate_milli, rate_min_milli, state, cuts, recovered_at}`; at most 64.
     pub report_flows: Vec<FlowKey>,
+    /// The bytes of the seed's pacing interval, header_overhead + max_payload (1394), for
+    /// `dcqcn.pacing: seed`; `rclink_tx` sets it from its `pkt_ovhd` and `max_payload`.
+    pub interval_bytes: u64,
+}
+
+impl Default for GateParams {
+    fn default() -> Self {
+        GateParams {
+            dcqcn: Params::default(),
+            report_flows: Vec::new(),
+            interval_bytes: 50 + 1344,
+        }
+    }
 }
 
 impl GateParams {
@@ -159,6 +181,9 @@ impl GateParams {
                 "report_flows: {} flows, at most {MAX_REPORT_FLOWS}",
                 self.report_flows.len()
             ));
+        }
+        if self.interval_bytes == 0 {
+            return Err("interval_bytes = 0: must be ≥ 1".into());
         }
         for (k, f) in self.report_flows.iter().enumerate() {
             hwsim_ports::QpId::new(f.qp).map_err(|e| format!("report_flows.{k}.qp: {e}"))?;
@@ -190,6 +215,22 @@ pub struct Params {
     pub fast_recovery_stages: u32,
     /// Additive increase: R_line / this per step (200).
     pub additive_increase_factor: f64,
+    /// When a flow below line rate may send again: `sent` (hwsim's default: at each send, the
+    /// next one waits for that frame's wire bytes at the rate of the send) or `seed` (seed 000
+    /// «TX 速率限制», eq:rc-dcqcn-pacing: at arbitration, now ≥ last send + (header_overhead +
+    /// max_payload) / the rate now, so a cut or an increase moves the wait at once).
+    pub pacing: Pacing,
+}
+
+/// When a paced flow may send again (see [`Params::pacing`]; docs/spec-findings.md, finding 18).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pacing {
+    /// At the send: next ≥ now + the frame's wire bytes / R_C at the send.
+    #[default]
+    Sent,
+    /// At arbitration: now ≥ last send + (header_overhead + max_payload) / R_C now.
+    Seed,
 }
 
 impl Default for Params {
@@ -203,6 +244,7 @@ impl Default for Params {
             line_rate: 50.0,
             fast_recovery_stages: 5,
             additive_increase_factor: 200.0,
+            pacing: Pacing::Sent,
         }
     }
 }
@@ -260,8 +302,10 @@ pub struct Dcqcn {
     byte_counter: u64,
     /// Next TimeTimer expiry, if armed.
     pub timer_at: Option<Cycle>,
-    /// When the last send's bytes have left at the current rate (pacing), ns, if any.
+    /// When the last send's bytes have left at the rate of the send (pacing `sent`), ns.
     next_ok: Option<f64>,
+    /// The cycle of the last send (pacing `seed`).
+    last_send: Option<Cycle>,
 }
 
 impl Dcqcn {
@@ -276,6 +320,7 @@ impl Dcqcn {
             byte_counter: 0,
             timer_at: None,
             next_ok: None,
+            last_send: None,
         }
     }
 
@@ -310,6 +355,7 @@ impl Dcqcn {
     /// `bytes` were sent at `now`: pacing and the byte counter. Returns whether the rate rose.
     pub fn on_sent(&mut self, p: &Params, bytes: u64, now: Cycle) -> bool {
         self.next_ok = Some(now as f64 + bytes as f64 / self.rate);
+        self.last_send = Some(now);
         if self.state == State::Recovered {
             self.state = State::Normal;
         }
@@ -343,10 +389,21 @@ impl Dcqcn {
     /// rounded up; `None` when it is not paced (never sent, or NORMAL: at line rate the MAC
     /// credit paces it).
     pub fn ready_at(&self) -> Option<Cycle> {
+        self.ready_by(Pacing::Sent, 0)
+    }
+
+    /// The first cycle the flow may send again under `pacing`: for `seed`, the last send +
+    /// `interval_bytes` / R_C now, rounded up. `None` as for [`Dcqcn::ready_at`].
+    pub fn ready_by(&self, pacing: Pacing, interval_bytes: u64) -> Option<Cycle> {
         if self.state == State::Normal {
             return None;
         }
-        self.next_ok.map(|t| t.ceil() as Cycle)
+        match pacing {
+            Pacing::Sent => self.next_ok.map(|t| t.ceil() as Cycle),
+            Pacing::Seed => self
+                .last_send
+                .map(|s| (s as f64 + interval_bytes as f64 / self.rate).ceil() as Cycle),
+        }
     }
 
     /// The state as shown on the waves: 0 NORMAL, 1 CONGESTED, 2 RECOVERED.
@@ -429,5 +486,25 @@ mod tests {
             d.on_cnp(&p, 40 + t);
         }
         assert_eq!(d.rate, 1.0);
+    }
+
+    #[test]
+    fn the_seeds_pacing_follows_the_rate_now_not_the_rate_of_the_send() {
+        let p = Params::default();
+        let mut d = Dcqcn::new(&p);
+        d.on_cnp(&p, 0);
+        d.on_sent(&p, 700, 10);
+        // At the send (25 B/ns): 700 B → 38; the seed's: 1394 B → 10 + 55.76.
+        assert_eq!(d.ready_by(Pacing::Sent, 1394), Some(38));
+        assert_eq!(d.ready_by(Pacing::Seed, 1394), Some(66));
+        // A cut after the send: the seed's wait grows (1394 / 12.5 = 111.52), hwsim's stays.
+        d.on_cnp(&p, 20);
+        assert_eq!(d.rate, 12.5);
+        assert_eq!(d.ready_by(Pacing::Sent, 1394), Some(38));
+        assert_eq!(d.ready_by(Pacing::Seed, 1394), Some(122));
+        // An increase shortens it: 12.5 → 18.75 (half-way back to R_T 25): 10 + 74.35.
+        d.rate_increase(&p);
+        assert_eq!(d.rate, 18.75);
+        assert_eq!(d.ready_by(Pacing::Seed, 1394), Some(85));
     }
 }

@@ -10,7 +10,7 @@ use hwsim_ports::{ChipId, QpId, RateCnp, RatePace, RateSent, UInt};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{Dcqcn, FlowKey, GateParams, Params, State};
+use super::{Dcqcn, FlowKey, GateParams, Pacing, Params, State};
 
 /// CNPs the core may hand over in one cycle: every control message it takes in a cycle
 /// (CNP MERGE's output, [`crate::rclink::cnp_merge::CTRL_DEPTH`]).
@@ -30,7 +30,7 @@ pub fn ports(_p: &GateParams) -> Vec<PortDecl> {
             .doc("the TX core's grant in its cycle: flow (dst, qp) sent `bytes` on the wire"),
         PortDecl::comb_stream_out::<RatePace>("ready")
             .width(CNPS_PER_CYCLE)
-            .doc("a cut flow's pacing, in the cycle of the cut (the TX core's round of that cycle sees it)"),
+            .doc("a cut flow's pacing, in the cycle of the cut (the TX core's round of that cycle sees it); with `pacing: seed` also a timer's increase"),
         PortDecl::comb_output::<u64>("steps")
             .doc("rate increases by the recovery timers so far; a change makes the TX core run a round"),
         PortDecl::stream_out::<RatePace>("paced")
@@ -82,6 +82,11 @@ struct FlowReport {
 /// The DCQCN rate gate of one LG.
 pub struct RateGate {
     p: Params,
+    /// The seed's pacing interval in bytes (`pacing: seed`).
+    interval_bytes: u64,
+    /// Flows whose timer moved their ready cycle (`pacing: seed`) and found `ready` full: told
+    /// next cycle.
+    retell: Vec<u32>,
     cnp: StreamIn<RateCnp>,
     sent: StreamIn<RateSent>,
     ready: StreamOut<RatePace>,
@@ -122,6 +127,8 @@ pub fn build(p: &GateParams, b: &mut Binder) -> BuildResult {
     p.check()?;
     let gate = RateGate {
         p: p.dcqcn.clone(),
+        interval_bytes: p.interval_bytes,
+        retell: Vec::new(),
         cnp: b.stream_in("cnp")?,
         sent: b.stream_in("sent")?,
         ready: b.stream_out("ready")?,
@@ -227,6 +234,10 @@ impl RateGate {
             if let Some(next) = d.timer_at {
                 self.timers.push(Reverse((next, f)));
             }
+            if self.p.pacing == Pacing::Seed && !self.retell.contains(&f) {
+                // The rate rose, so the seed's wait is shorter now: the core must know.
+                self.retell.push(f);
+            }
             self.shown = Some(f);
             self.note_recovery(f as usize, now);
             fired += 1;
@@ -246,7 +257,7 @@ impl RateGate {
     /// Flow `flow`'s pacing as the core is to see it.
     fn pace(&self, flow: usize) -> RatePace {
         let (dst, qp) = self.keys[flow];
-        let at = self.flows[flow].ready_at();
+        let at = self.flows[flow].ready_by(self.p.pacing, self.interval_bytes);
         RatePace {
             dst,
             qp,
@@ -301,6 +312,25 @@ impl RateGate {
     }
 }
 
+impl RateGate {
+    /// `pacing: seed`: the flows whose timers raised their rate this cycle (or found `ready`
+    /// full last cycle) tell the core their new ready cycle, after the CNPs' (which take the
+    /// lanes first).
+    fn retell_paces(&mut self) {
+        while let Some(&f) = self.retell.last() {
+            let pace = self.pace(f as usize);
+            if pace.ready_at() != self.told[f as usize] {
+                if !self.ready.can_push() {
+                    return;
+                }
+                self.told[f as usize] = pace.ready_at();
+                self.ready.push(pace);
+            }
+            self.retell.pop();
+        }
+    }
+}
+
 impl Component for RateGate {
     /// Process 0: the CNPs of this cycle, then the recovery timers due.
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
@@ -332,11 +362,17 @@ impl Component for RateGate {
             self.steps.set(self.timer_steps);
             changed = true;
         }
+        self.retell_paces();
         if changed {
             self.to_show = true;
             ctx.run_process(1);
         }
-        Wake::earliest(self.timers.peek().map(|Reverse((t, _))| *t))
+        let next = self.timers.peek().map(|Reverse((t, _))| *t);
+        if self.retell.is_empty() {
+            Wake::earliest(next)
+        } else {
+            Wake::earliest(Some(next.map_or(now + 1, |t| t.min(now + 1))))
+        }
     }
 
     /// Process 1: the grant of this cycle (pacing, byte counter), then what the node shows.

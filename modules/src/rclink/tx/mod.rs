@@ -136,9 +136,10 @@
 //!   MERGE ([`cnp_merge`](super::cnp_merge), a node in front of the core that decides in the
 //!   cycle the CNP arrives; `cnp_passed` and `cnp_filtered` are its counters): a CNP that passes the merge cuts its flow's rate; a
 //!   flow below line rate is paced (its next frame waits until the last one's wire bytes have
-//!   left at the current rate); the round that finds it blocked counts `diag_rate_block` and
-//!   the block wakes exactly at its ready time. CNP MERGE keys on the QP id per LG (see its
-//!   header). `rate_control: false` turns the gate off.
+//!   left at the rate of that send; `dcqcn.pacing: seed` is seed 000's rule, one full packet at
+//!   the rate now: docs/spec-findings.md, finding 18); the round that finds it blocked counts
+//!   `diag_rate_block` and the block wakes exactly at its ready time. CNP MERGE keys on the QP
+//!   id per LG (see its header). `rate_control: false` turns the gate off.
 //! - `DataFrame.hdr` says what a switch parses (seed 003 «报文格式»): `frame_format` (Standard
 //!   by default), a VLAN tag if `vlan` with PCP `data_priority` (2, REQ data), and on Standard
 //!   the DSCP class selector `data_priority << 3`; PAXI responses (R, B) carry `rsp_priority`
@@ -399,7 +400,7 @@ fn rate_ports() -> Vec<PortDecl> {
             .doc("the CNPs that passed CNP MERGE, per flow, to the rate gate in the same cycle (dcqcn.cnp)"),
         PortDecl::comb_stream_in::<RatePace>("rate_pace", cnp_merge::CTRL_DEPTH)
             .process(1)
-            .doc("a flow's pacing after a CNP cut it, for this cycle's round (dcqcn.ready)"),
+            .doc("a flow's pacing after a CNP cut it (with `pacing: seed` also a timer's increase), for this cycle's round (dcqcn.ready)"),
         PortDecl::comb_input::<u64>("rate_steps")
             .process(1)
             .doc("the rate gate's timer increases so far: a change runs a round (dcqcn.steps)"),

@@ -44,6 +44,7 @@ impl Params {
         GateParams {
             dcqcn: self.dcqcn.clone(),
             report_flows: self.report_flows.clone(),
+            interval_bytes: self.pkt_ovhd as u64 + self.max_payload as u64,
         }
     }
 
