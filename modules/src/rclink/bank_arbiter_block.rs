@@ -383,14 +383,8 @@ impl Component for BankArbiterCore {
                 // The controller charges it in this cycle; its count comes back for the next
                 // round. One grant a cycle on a stream of one place popped in the cycle.
                 if r.cost > 0 {
-                    self.cbfc_charge.push(CreditMsg {
-                        src: 0,
-                        dst: r.dst,
-                        lg: 0,
-                        vc: r.qp.vc_bank().value(),
-                        credits: r.cost,
-                        sent_at: 0,
-                    });
+                    let vc = r.qp.vc_bank().value();
+                    self.cbfc_charge.push(cbfc::ledger_msg(0, 0, r.dst, vc, r.cost as u32));
                 }
                 self.grant.push(r);
                 ctx.count(self.c_grants, 1);

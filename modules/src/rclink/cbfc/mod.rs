@@ -437,6 +437,21 @@ fn credits_name(prefix: &str, d: u32) -> String {
     hwsim_hw::joined(&[prefix, "credits_d", &digits])
 }
 
+/// A message about ledger (`dst`, `vc`) of the CBFC controller of `chip`'s LG `lg`: a charge
+/// (`credits` = the cost) to the controller, or a count (`credits` = remaining) from it. One
+/// shape for the TX core, the standalone bank arbiter and the node (see the header's
+/// «Messages»); `credits` fits the 15-bit field (a cost or a ledger ≤ 32767).
+pub fn ledger_msg(chip: ChipId, lg: LgId, dst: ChipId, vc: u8, credits: u32) -> hwsim_ports::CreditMsg {
+    hwsim_ports::CreditMsg {
+        src: chip,
+        dst,
+        lg,
+        vc,
+        credits: credits as u16,
+        sent_at: 0,
+    }
+}
+
 mod node;
 pub use node::{add_wired, build, charged_depth, ports, CbfcNode, RETURNS_PER_CYCLE};
 

@@ -5,7 +5,7 @@
 use hwsim_hw::{Binder, BuildResult, Component, CounterId, Ctx, Cycle, Out, PortDecl, StreamIn, StreamOut, Wake};
 use hwsim_ports::{mcast_group, ChipId, CreditMsg, LgId, TYPE2_VC};
 
-use super::{check, Cbfc, CbfcView, Params};
+use super::{check, ledger_msg, Cbfc, CbfcView, Params};
 use crate::rclink::bank_arbiter::NUM_VC;
 
 /// Returns taken per cycle: the places of `credit` (the node takes them all in their cycle).
@@ -109,14 +109,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
 impl CbfcNode {
     /// A ledger's count as a message (`credits` = remaining).
     fn count_msg(&self, dst: ChipId, vc: u8, remaining: u32) -> CreditMsg {
-        CreditMsg {
-            src: self.chip,
-            dst,
-            lg: self.lg,
-            vc,
-            credits: remaining as u16,
-            sent_at: 0,
-        }
+        ledger_msg(self.chip, self.lg, dst, vc, remaining)
     }
 
     /// One return: the ledger it names gets its credits back; its count goes to `counts`.

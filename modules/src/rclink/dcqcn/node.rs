@@ -367,12 +367,12 @@ impl Component for RateGate {
             self.to_show = true;
             ctx.run_process(1);
         }
-        let next = self.timers.peek().map(|Reverse((t, _))| *t);
-        if self.retell.is_empty() {
-            Wake::earliest(next)
-        } else {
-            Wake::earliest(Some(next.map_or(now + 1, |t| t.min(now + 1))))
+        let mut next = self.timers.peek().map(|Reverse((t, _))| *t);
+        if !self.retell.is_empty() {
+            // Flows still to tell the core: the next cycle.
+            next = Some(next.map_or(now + 1, |t| t.min(now + 1)));
         }
+        Wake::earliest(next)
     }
 
     /// Process 1: the grant of this cycle (pacing, byte counter), then what the node shows.

@@ -13,10 +13,11 @@
 //! looked at (`grant.visited`).
 
 use hwsim_hw::{Ctx, Cycle};
-use hwsim_ports::{CreditMsg, MacCreditTake, RateSent, UInt, VcGrant, VcReq};
+use hwsim_ports::{MacCreditTake, RateSent, UInt, VcGrant, VcReq};
 
 use super::RcLinkTx;
 use crate::rclink::bank_arbiter::NUM_VC;
+use crate::rclink::cbfc;
 
 /// What this cycle's round does after the arbiter's answer (decided in process 1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -237,14 +238,8 @@ impl RcLinkTx {
     /// this cycle). For a TYPE2 frame `dst` is the group's address and `vc` [`TYPE2_VC`].
     pub(super) fn charge_cbfc(&mut self, dst: hwsim_ports::ChipId, vc: u8, cost: u32) {
         // One grant per cycle and a stream of one place, popped in the cycle: always room.
-        self.cbfc_charge.push(CreditMsg {
-            src: self.p.chip,
-            dst,
-            lg: self.p.lg,
-            vc,
-            credits: cost as u16,
-            sent_at: 0,
-        });
+        self.cbfc_charge
+            .push(cbfc::ledger_msg(self.p.chip, self.p.lg, dst, vc, cost));
     }
 
     /// A grant takes its MAC credit: one from this cycle's count, and the take pushed to the
