@@ -23,6 +23,8 @@ fn source_of(kind: &str) -> (String, &'static str) {
         "bank_arbiter" | "bank_arbiter_core" => "rclink/bank_arbiter",
         "ack_return" => "rclink/ack_cbfc",
         "dcqcn" => "rclink/dcqcn",
+        // Not the TX's unit tests of the same name (rclink/tx/tests/type2.rs).
+        "type2" => "rclink/type2",
         "l2_switch" | "l2_switch_core" => "switch/l2_switch",
         "switch_ingress" => "switch/l2_switch/ingress",
         "switch_pfc" => "switch/l2_switch/pfc",

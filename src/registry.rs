@@ -411,6 +411,14 @@ fn all_blocks() -> Vec<BlockKind> {
             rc::cbfc::check_params,
             rc::cbfc::COUNTER_TABLES,
         ),
+        checked_kind(
+            "type2",
+            "RC Link TX TYPE2 (multicast) queue (tx.type2 in every TX): the Mul segments, the head's two gates (every member's TYPE2 CBFC ledger, a multicast MAC TX credit) offered to the TX core's round, the grant's take (seed 002 «多播双重流控»)",
+            rc::type2::ports,
+            rc::type2::build,
+            |p| p.check(),
+            rc::type2::COUNTER_TABLES,
+        ),
         kind(
             "mac_credit",
             "RC Link TX MAC2TX and multicast MAC TX credit counters: returns in, the grant's take out, counts to the arbiter in the same cycle (seed 000 «打包延迟与 MAC Credit», 002 «多播双重流控»)",

@@ -417,6 +417,12 @@ fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
     m.insert(TypeId::of::<hp::TxCtrl>(), signal_type::<hp::TxCtrl>("TxCtrl"));
     // The TX core ⇄ DCQCN rate gate messages (the `dcqcn` node's module testbench drives them).
     m.insert(TypeId::of::<hp::RateCnp>(), signal_type::<hp::RateCnp>("RateCnp"));
+    // The TX core ⇄ TYPE2 queue messages (the `type2` node's module testbench).
+    m.insert(
+        TypeId::of::<hp::Type2Offer>(),
+        signal_type::<hp::Type2Offer>("Type2Offer"),
+    );
+    m.insert(TypeId::of::<hp::Type2Take>(), signal_type::<hp::Type2Take>("Type2Take"));
     m.insert(TypeId::of::<hp::RateSent>(), signal_type::<hp::RateSent>("RateSent"));
     m.insert(TypeId::of::<hp::RatePace>(), signal_type::<hp::RatePace>("RatePace"));
     m.insert(TypeId::of::<hp::CtrlKind>(), signal_type::<hp::CtrlKind>("CtrlKind"));

@@ -52,8 +52,8 @@ pub use switch_msg::{
     XbarGrant, XbarOutputs, XbarRequest, MAX_SWITCH_PORTS,
 };
 pub use tx_msg::{
-    ArbReq, MacCreditRet, MacCreditTake, RateCnp, RatePace, RateSent, SlotMap, TxCtrl, UInt, VcCredits, VcGrant, VcReq,
-    SLOT_MAP_WORDS,
+    ArbReq, MacCreditRet, MacCreditTake, RateCnp, RatePace, RateSent, SlotMap, TxCtrl, Type2Block, Type2Offer,
+    Type2Take, UInt, VcCredits, VcGrant, VcReq, SLOT_MAP_WORDS,
 };
 pub use wire::{
     cbfc_cost, ctrl_cost, frame_wire_bytes, packet_count, split_packets, ByteRate, CreditSize, Packets,

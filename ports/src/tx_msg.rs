@@ -13,10 +13,14 @@
 //! | [`RateSent`] | TX core → its DCQCN rate gate: a frame of one flow granted, its wire bytes |
 //! | [`RatePace`] | DCQCN rate gate → TX core: when one flow may send again (pacing) |
 //! | [`VcGrant`] | bank arbiter → TX core: the VC granted this round, and the VCs it looked at |
+//! | [`Type2Offer`] | TYPE2 queue → TX core: the head frame and its two gates (CBFC, multicast MAC credit) |
+//! | [`Type2Take`] | TX core → TYPE2 queue: the head frame was granted |
 //! | [`VcCredits`] | remaining CBFC credits of one destination, per VC bank (waves) |
 //! | [`SlotMap`] | the slot states of the first 512 slots as bitmaps (waves) |
 
 use hwsim_hw::{Trace, TraceField, TraceValue};
+
+use crate::msg::Segment;
 use serde::{Deserialize, Serialize};
 
 use crate::msg::{ChipId, Ctrl};
@@ -406,5 +410,85 @@ mod load_tests {
             })
         );
         assert_eq!(VcReq::load(&[]), None);
+    }
+}
+
+/// Why the TYPE2 head may not go this round ([`Type2Offer::block`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Type2Block {
+    /// Both gates pass (or the queue is empty: nothing to block).
+    #[default]
+    None,
+    /// No multicast MAC TX credit is free (checked first).
+    Mac,
+    /// A member's TYPE2 CBFC ledger does not admit every packet of the frame.
+    Credit,
+}
+
+/// TYPE2 queue (`tx.type2`) → TX core, combinationally, after the queue took its segments and
+/// the ledgers' counts of the cycle (seed 002 «多播双重流控»: «两者均通过才允许发送»): the head
+/// frame, whether both gates pass, and what it costs each member's ledger.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Type2Offer {
+    /// Frames waiting in the queue (0: `head` means nothing).
+    pub queued: u16,
+    /// The frame at the head of the queue.
+    pub head: Segment,
+    /// Why it may not go now (`None`: it may).
+    pub block: Type2Block,
+    /// Credits its packets cost each member's ledger when it goes (0 with CBFC stopped).
+    pub cost: u32,
+    /// TYPE2 ledger returns taken so far, wrapping: a change means a return (the TX's round
+    /// runs again, as after a TYPE1 return).
+    pub returns: u8,
+}
+
+impl Trace for Type2Offer {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 8] = [
+            TraceField::bits("queued", 9),
+            TraceField::bits("txn", 32),
+            TraceField::bits("frame_seq", 16),
+            TraceField::bits("dst", 16),
+            TraceField::bits("bytes", 13),
+            TraceField::bits("block", 2),
+            TraceField::bits("cost", 16),
+            TraceField::bits("returns", 8),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.queued as u64 & 0x1FF);
+        out[1] = TraceValue::Bits(self.head.txn & 0xFFFF_FFFF);
+        out[2] = TraceValue::Bits(self.head.frame_seq as u64 & 0xFFFF);
+        out[3] = TraceValue::Bits(self.head.dst as u64);
+        out[4] = TraceValue::Bits(self.head.bytes as u64 & 0x1FFF);
+        out[5] = TraceValue::Bits(self.block as u64);
+        out[6] = TraceValue::Bits(self.cost as u64 & 0xFFFF);
+        out[7] = TraceValue::Bits(self.returns as u64);
+    }
+}
+
+/// TX core → TYPE2 queue (`tx.type2`), combinationally, in the cycle of the grant: the head
+/// frame it offered was sent (its transaction and frame number, checked against the head).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Type2Take {
+    /// The granted frame's transaction.
+    pub txn: u64,
+    /// Its index in the transaction.
+    pub frame_seq: u32,
+}
+
+impl Trace for Type2Take {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 2] = [TraceField::bits("txn", 32), TraceField::bits("frame_seq", 16)];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.txn & 0xFFFF_FFFF);
+        out[1] = TraceValue::Bits(self.frame_seq as u64 & 0xFFFF);
     }
 }

@@ -30,4 +30,5 @@ pub mod rx_ctrl;
 mod rx_test;
 pub mod slot_fifo;
 pub mod tx;
+pub mod type2;
 pub mod vc_arbiter;

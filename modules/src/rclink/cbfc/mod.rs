@@ -20,6 +20,8 @@
 //!  charge ==(comb 1)===> | process 1: the grant's charge: ledger −= cost   | ==> charged : stream<CreditMsg>
 //!  stream<CreditMsg>     |   (vc 4: every member of the TYPE2 group)       |   each charged ledger's remaining
 //!  (TX core, process 2)  |                                                 |   credits, for the next round
+//!                        |   (with groups: a TYPE2 member's counts go on   | ==(comb)==> t2_counts, ==> t2_charged
+//!                        |    t2_counts / t2_charged, to `tx.type2`)       |   (the TYPE2 queue's gates)
 //!                        |                                                 | --> credit_view : signal<CreditMsg>
 //!                        |                                                 | --> credits_d{d} : signal<VcCredits>
 //!                        +-------------------------------------------------+
@@ -459,6 +461,12 @@ pub use node::{add_wired, build, charged_depth, ports, CbfcNode, RETURNS_PER_CYC
 /// destinations shown shape them).
 pub fn check_params(p: &Params) -> Result<(), String> {
     check(p).map(|_| ())
+}
+
+/// The TYPE2 send rule and ledgers of these parameters (the TYPE2 queue's, `type2`), checked
+/// as the controller checks them.
+pub fn type2_rule(p: &Params) -> Result<Cbfc, String> {
+    check(p).map(|(_, t2)| t2)
 }
 
 /// Validates the block's parameters; returns the TYPE1 and the TYPE2 ledgers, empty.

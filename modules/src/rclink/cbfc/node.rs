@@ -37,6 +37,20 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         PortDecl::output::<CreditMsg>("credit_view")
             .doc("after each ledger change: remaining credits of the (dst, vc) that changed"),
     ];
+    if !p.groups.is_empty() {
+        // The TYPE2 ledgers' counts go to the TYPE2 queue (`type2`), which gates its head on them.
+        v.push(
+            PortDecl::comb_stream_out::<CreditMsg>("t2_counts")
+                .width(RETURNS_PER_CYCLE)
+                .doc("after each TYPE2 return, in its cycle: the member's dst, vc 4 and remaining `credits`"),
+        );
+        v.push(
+            PortDecl::stream_out::<CreditMsg>("t2_charged")
+                .process(1)
+                .width(w)
+                .doc("after a TYPE2 charge: each member ledger's remaining `credits`, for the next round"),
+        );
+    }
     v.extend(CbfcView::ports("", p.view_dsts));
     v
 }
@@ -78,6 +92,9 @@ pub struct CbfcNode {
     charge: StreamIn<CreditMsg>,
     counts: StreamOut<CreditMsg>,
     charged: StreamOut<CreditMsg>,
+    /// The TYPE2 ledgers' counts, to the TYPE2 queue (with groups only).
+    t2_counts: Option<StreamOut<CreditMsg>>,
+    t2_charged: Option<StreamOut<CreditMsg>>,
     credit_view: Out<CreditMsg>,
     c_outstanding: CounterId,
     c_latency: CounterId,
@@ -99,6 +116,16 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         charge: b.stream_in("charge")?,
         counts: b.stream_out("counts")?,
         charged: b.stream_out("charged")?,
+        t2_counts: if p.groups.is_empty() {
+            None
+        } else {
+            Some(b.stream_out("t2_counts")?)
+        },
+        t2_charged: if p.groups.is_empty() {
+            None
+        } else {
+            Some(b.stream_out("t2_charged")?)
+        },
         credit_view: b.output("credit_view")?,
         c_outstanding: b.counter("credits_outstanding"),
         c_latency: b.counter("credit_latency_max"),
@@ -123,7 +150,10 @@ impl CbfcNode {
                 }
             };
             let msg = self.count_msg(m.src, TYPE2_VC, self.t2.remaining(l));
-            self.counts.push(msg);
+            // A TYPE2 ledger exists only with groups, and so does the port.
+            if let Some(o) = &self.t2_counts {
+                o.push(msg);
+            }
             return;
         }
         if m.dst != self.chip || m.lg != self.lg || m.vc as usize >= NUM_VC - 1 {
@@ -162,7 +192,9 @@ impl CbfcNode {
                     ctx.violation(format!("TYPE2: {why}"));
                 }
                 let msg = self.count_msg(member, TYPE2_VC, self.t2.remaining(l));
-                self.charged.push(msg);
+                if let Some(o) = &self.t2_charged {
+                    o.push(msg);
+                }
             }
             return;
         }

@@ -52,7 +52,7 @@ impl RcLinkTx {
         let changed = self.slots.take_changed();
         self.arb_pending |= changed;
         self.plan = Plan::Idle;
-        if self.arb_pending && (self.slots.queued() > 0 || !self.t2.q.is_empty()) {
+        if self.arb_pending && (self.slots.queued() > 0 || self.t2.queued > 0) {
             self.plan = self.plan(ctx, now);
         }
         changed
@@ -61,7 +61,7 @@ impl RcLinkTx {
     /// TYPE2 is the MUL VC (the arbiter's fifth, weight `vc_weights[4]`): it goes first for up
     /// to that many frames in a row while TYPE1 has frames queued, then TYPE1 gets the next turn.
     fn plan(&mut self, ctx: &mut Ctx<'_>, now: u64) -> Plan {
-        if self.t2.q.is_empty() {
+        if self.t2.queued == 0 {
             return self.request(ctx, now, false);
         }
         if self.mac_free == 0 || !self.frame_out.can_push() {
@@ -180,10 +180,8 @@ impl RcLinkTx {
         self.mac_space_seen = self.frame_out.space() - granted as u32;
         // After a grant the next one can go next cycle if a MAC credit and room remain (the
         // room only grows); otherwise the MAC's credit or pop wakes us.
-        self.arb_pending = granted
-            && self.mac_space_seen > 0
-            && self.mac_free > 0
-            && (self.slots.queued() > 0 || !self.t2.q.is_empty());
+        self.arb_pending =
+            granted && self.mac_space_seen > 0 && self.mac_free > 0 && (self.slots.queued() > 0 || self.t2.queued > 0);
     }
 
     /// The blocked flow heads of the VCs the round looked at, and the earliest ready time of
@@ -244,13 +242,10 @@ impl RcLinkTx {
 
     /// A grant takes its MAC credit: one from this cycle's count, and the take pushed to the
     /// MAC credit counter (`mac_take`, combinational: it counts it in this cycle). `mul`: a
-    /// TYPE2 frame, which takes a multicast MAC TX credit too.
+    /// TYPE2 frame, which takes a multicast MAC TX credit too (the TYPE2 queue gated on it).
     pub(super) fn take_mac_credit(&mut self, mul: bool) {
-        debug_assert!(self.mac_free > 0 && (!mul || self.mul_free > 0));
+        debug_assert!(self.mac_free > 0);
         self.mac_free -= 1;
-        if mul {
-            self.mul_free -= 1;
-        }
         // One grant per cycle and a take stream of one place, popped in the cycle: always room.
         self.mac_take.push(MacCreditTake { mul });
     }

@@ -9,7 +9,7 @@
 use hwsim_hw::{ElabError, Netlist, PortDecl};
 
 use super::{build, core_ports, Params};
-use crate::rclink::{ack_cbfc, cbfc, cnp_merge, dcqcn, mac_credit, vc_arbiter};
+use crate::rclink::{ack_cbfc, cbfc, cnp_merge, dcqcn, mac_credit, type2, vc_arbiter};
 use crate::split;
 
 /// The MAC credit counter's parameters, from the TX's.
@@ -35,7 +35,7 @@ fn cnp_merge_params(p: &Params) -> cnp_merge::Params {
 
 /// The core's ports wired to CNP MERGE, the arbiter, the MAC credit counter and the ACK-VC
 /// return inside the composite (not exported).
-const CORE_INNER: [&str; 15] = [
+const CORE_INNER: [&str; 17] = [
     "ctrl",
     "cbfc_counts",
     "cbfc_charged",
@@ -46,8 +46,10 @@ const CORE_INNER: [&str; 15] = [
     "rate_paced",
     "rate_sent",
     "mac_available",
-    "mul_mac_available",
     "mac_take",
+    "t2_seg",
+    "t2_offer",
+    "t2_take",
     "ctrl_taken",
     "arb_req",
     "arb_grant",
@@ -86,7 +88,7 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
             3
         } else {
             v.iter()
-                .position(|d| d.name == "type2.queue")
+                .position(|d| d.name == "credit_view")
                 .map_or(v.len(), |i| i + 1)
         };
         v.insert(at, d);
@@ -99,6 +101,30 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         );
     }
     v
+}
+
+/// The TYPE2 queue beside the core (`path.type2`, counting in the composite's scope:
+/// `tx.type2_queue_peak`): the core's TYPE2 segments in, its offer to the core's round, the
+/// grant's take back, all in the cycle; the multicast MAC credits from the counter and, with
+/// groups, the TYPE2 ledgers' counts from the CBFC controller.
+fn add_type2(nl: &mut Netlist, path: &str, p: &Params) -> Result<(), ElabError> {
+    let node = |n: &str| hwsim_hw::dotted(path, n);
+    let tp = p.type2_params();
+    let t_ports = type2::ports(&tp);
+    split::add_counting_in_scope(nl, path, "type2", "type2", t_ports, tp, type2::build)?;
+    for (from, to) in [
+        ("core.t2_seg", "type2.seg"),
+        ("type2.offer", "core.t2_offer"),
+        ("core.t2_take", "type2.take"),
+        ("mac_credit.mul_available", "type2.mul_available"),
+    ] {
+        nl.connect(&node(from), &node(to), None)?;
+    }
+    if !p.groups.is_empty() {
+        nl.connect(&node("cbfc.t2_counts"), &node("type2.counts"), None)?;
+        nl.connect(&node("cbfc.t2_charged"), &node("type2.charged"), None)?;
+    }
+    Ok(())
 }
 
 /// The ACK-VC credit return's parameters, from the TX's.
@@ -171,7 +197,7 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     };
     vc_arbiter::add_wired(nl, &node("arbiter"), ap, &node("core.arb_req"), &node("core.arb_grant"))?;
     nl.connect(&node("mac_credit.available"), &node("core.mac_available"), None)?;
-    nl.connect(&node("mac_credit.mul_available"), &node("core.mul_mac_available"), None)?;
+    add_type2(nl, path, p)?;
     for (outer, port) in MAC_CREDIT_EXPORTS {
         nl.export(&node(outer), &node(&format!("mac_credit.{port}")))?;
     }

@@ -72,9 +72,4 @@ pub const COUNTERS: &[CounterDecl] = &[
         "events",
         "TYPE2 grant attempts refused: no multicast MAC TX credit free",
     ),
-    CounterDecl::new(
-        "type2_queue_peak",
-        "frames",
-        "the most TYPE2 segments waiting in the TYPE2 queue at once",
-    ),
 ];

@@ -47,12 +47,12 @@ impl Component for RcLinkTx {
                 self.arb_pending = true;
             }
             self.mac_free = self.mac_available.get().0 as u32;
-            self.mul_free = self.mul_mac_available.get() as u32;
             if self.mac_free > self.mac_seen {
                 self.arb_pending = true;
             }
             self.take_cbfc_counts();
             self.take_pacing();
+            self.read_type2();
             self.slots_changed = self.plan_round(ctx, now);
             // Process 2 follows in this cycle and says what comes next.
             ctx.run_process(2);
@@ -132,11 +132,8 @@ impl RcLinkTx {
     }
 
     fn set_credits(&mut self, m: hwsim_ports::CreditMsg) {
-        if m.vc == hwsim_ports::TYPE2_VC {
-            self.t2.cbfc.set_remaining(m.dst, m.vc, m.credits as u32);
-        } else {
-            self.cbfc.set_remaining(m.dst, m.vc, m.credits as u32);
-        }
+        // TYPE1 ledgers only: the TYPE2 ones' counts go to the TYPE2 queue (`tx.type2`).
+        self.cbfc.set_remaining(m.dst, m.vc, m.credits as u32);
     }
 
     fn set_pace(&mut self, m: hwsim_ports::RatePace) {

@@ -140,7 +140,7 @@ impl RcLinkTx {
     /// each intake stopping at the other's segment.
     pub(super) fn take_segments(&mut self, ctx: &mut Ctx<'_>) {
         loop {
-            if self.accept_type2(ctx) {
+            if self.accept_type2() {
                 self.arb_pending = true;
             }
             let (p, cbfc) = (&self.p, &self.cbfc);
@@ -155,7 +155,7 @@ impl RcLinkTx {
             let more = self
                 .seg_in
                 .peek()
-                .is_some_and(|s| s.paxi.kind == FlitKind::Mul && self.t2.q.len() < self.t2.cap);
+                .is_some_and(|s| s.paxi.kind == FlitKind::Mul && self.t2.queued < self.t2.cap);
             if !more {
                 break;
             }

@@ -9,11 +9,13 @@
 //! MAC Credit», «Go-Back-N 重传»), appendix C «诊断计数器» and «TX 参数»; seed 002 §5.4 (gate
 //! order). Every piece of state here belongs to this one LG (seed: «作用域说明»).
 //!
-//! `rclink_tx` is a composite of six nodes ([`expand`]), seven with `ack_cbfc`: `cnp_merge` (CNP
-//! MERGE, the control input: every ACK, NAK and CNP through it, a repeated CNP marked filtered),
-//! `core` (this file's block, `rclink_tx_core`: the slot FIFO and the VC queues with the CBFC
-//! send rule, TYPE2), `cbfc` (the CBFC controller, [`cbfc`](super::cbfc): the credit ledgers,
-//! their returns and charges; it tells the core each ledger's count), `dcqcn` (the DCQCN rate
+//! `rclink_tx` is a composite of seven nodes ([`expand`]), eight with `ack_cbfc`: `cnp_merge`
+//! (CNP MERGE, the control input: every ACK, NAK and CNP through it, a repeated CNP marked
+//! filtered), `core` (this file's block, `rclink_tx_core`: the slot FIFO and the VC queues with
+//! the CBFC send rule, the MUL VC's turn), `cbfc` (the CBFC controller, [`cbfc`](super::cbfc):
+//! the credit ledgers, their returns and charges; it tells the core each TYPE1 ledger's count),
+//! `type2` (the TYPE2 queue, [`type2`](super::type2): the multicast frames and their two gates,
+//! the head offered to the core's round), `dcqcn` (the DCQCN rate
 //! gate of every flow: the CNPs that pass the merge cut their rates, the grants pace them; it
 //! tells the core each flow's ready cycle), `arbiter` (`vc_arbiter`: the bank arbiter's round
 //! robin over the VCs) and `mac_credit` (the MAC2TX and multicast MAC TX credit counters), wired
@@ -27,16 +29,18 @@
 //!                     |  process 0: ACK/NAK/CNP (to dcqcn if not filtered), credit returns,      | ==> done  : stream<FrameDone> (to PAXI)
 //!                     |             timeouts, segments, FrameDone           ─ rate_cnp (comb) ─┐ |
 //!                     |  dcqcn process 0: on_cnp, timers ─ ready, steps (comb: pacing) ─┐  <┘ |
-//!  credit   ==(8)==>  | cbfc process 0: returns ─ counts (comb) ─┐                               |
+//!  credit   ==(8)==>  | cbfc process 0: returns ─ counts (comb) ─┐  (TYPE2's: t2_counts ─> type2)  |
+//!                     | type2 process 0: <─ t2_seg (core 0, comb); its head's gates ─ offer ─┐   |
 //!                     |  process 1: per VC the first head its pacing and CBFC pass <────┘ arb_req ─┐| --> slots_used, credit_view, slot_fifo.*,
-//!                     |               ▲ mac_available, mul_mac_available      (comb) VcReq      │|     cbfc.*, dcqcn.*, type2.queue,
+//!                     |               ▲ mac_available, t2_offer (comb)        (comb) VcReq      │|     cbfc.*, dcqcn.*, type2.queue,
 //!                     |                                                                         │|     cnp_merge.{entries, last_qp}
 //!                     |  arbiter (vc_arbiter): from ptr, the first eligible VC; ptr, counter  <┘| --> arbiter.ptr, arbiter.counter
 //!                     |  process 2: <─ arb_grant (comb, VcGrant) ─ grant: slots, CBFC, frame    | ==> ack_cr : stream<CreditMsg> (vc 5)
 //!                     |               │ mac_take (comb), rate_sent (comb) ─> dcqcn process 1:     |
 //!                     |               │   pacing, byte counter; `paced` (next cycle) to process 1 |
 //!                     |               │ cbfc_charge (comb) ─> cbfc process 1: ledger −= cost;     |
-//!                     |               │   `charged` (next cycle) to process 1                     |
+//!                     |               │   `charged` (next cycle) to process 1 (TYPE2: to type2)   |
+//!                     |               │ t2_take (comb) ─> type2 process 1: the head leaves        |
 //!  mac_credit =(8)==> | mac_credit: process 0 + returns, shows counts; process 1 − the take      | --> mac_credit.available, type2.mac_credit
 //!  (MacCreditRet)     +--------------------------------------------------------------------------+
 //! ```
@@ -82,8 +86,9 @@
 //!
 //! **TYPE2 (multicast)** (seed 002 «多播双重流控», «RC Link 资源» TYPE2 column): a segment whose
 //! PAXI kind is `Mul` takes no slot and gets no PSN (no Go-Back-N: reliability is FEC's). It
-//! waits in the TYPE2 queue (`type2_queue`, 16) and is sent whole, as one frame to its group
-//! address, when both gates pass: every member's TYPE2 CBFC ledger (`type2_credits` 2048 each,
+//! waits in the TYPE2 queue (the `type2` node, `type2_queue`, 16: process 0 pushes it there in
+//! the cycle it takes it, and counts the queue's room) and is sent whole, as one frame to its
+//! group address, when both gates pass (the node checks them and offers its head): every member's TYPE2 CBFC ledger (`type2_credits` 2048 each,
 //! the same per-packet rule and credit size as TYPE1, returns on `CreditMsg.vc` 4) admits all
 //! its packets, and a multicast MAC TX credit is free (`mul_mac_credits`: TYPE2 frames in the
 //! MAC's replication buffer; back when the MAC returns that frame's MAC2TX credit, a
@@ -93,7 +98,7 @@
 //! are never ECN-capable (TYPE2 has its own rate limit, SET_TYPE2_RATE, not DCQCN; not
 //! modelled), and report no `FrameDone` (nothing ACKs them: PAXI completes them by B).
 //! Counters `type2_frames_sent`, `type2_payload_bytes_sent`, `type2_credit_block`,
-//! `type2_mac_block`, `type2_queue_peak` (the frames also count in `frames_sent` and the byte
+//! `type2_mac_block`, `type2_queue_peak` (the node's; the frames also count in `frames_sent` and the byte
 //! counters; `credits_outstanding` includes the TYPE2 ledgers); waves `type2.queue`,
 //! `type2.mac_credit`.
 //!
@@ -164,7 +169,7 @@
 use hwsim_hw::{Binder, BuildResult, CounterDecl, Cycle, In, PortDecl, StreamIn, StreamOut};
 use hwsim_ports::{
     ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, FrameFormat, LgId, MacCreditTake, RateCnp, RatePace, RateSent,
-    Segment, TxCtrl, UInt, VcGrant, VcReq,
+    Segment, TxCtrl, Type2Offer, Type2Take, UInt, VcGrant, VcReq,
 };
 use serde::{Deserialize, Serialize};
 
@@ -214,6 +219,7 @@ pub const COUNTER_TABLES: &[&[CounterDecl]] = &[
     super::ack_cbfc::RETURN_COUNTERS,
     super::cnp_merge::COUNTERS,
     super::dcqcn::COUNTERS,
+    super::type2::COUNTERS,
 ];
 
 /// Parameters (seed 000 appendix C «TX 参数»).
@@ -358,9 +364,6 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
         PortDecl::comb_input::<UInt<4>>("mac_available")
             .process(1)
             .doc("MAC2TX credits this cycle's round may use (mac_credit.available)"),
-        PortDecl::comb_input::<u8>("mul_mac_available")
-            .process(1)
-            .doc("multicast MAC TX credits this cycle's TYPE2 grant may use (mac_credit.mul_available)"),
         PortDecl::comb_stream_out::<VcReq>("arb_req").process(1).doc(
             "this cycle's TYPE1 round: the VCs with a flow head that passes the rate gate and CBFC (to arbiter.req)",
         ),
@@ -376,9 +379,14 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
             .process(1)
             .doc("granted frames (or runs of their packets) to the MAC, at most one per cycle"),
         PortDecl::stream_out::<FrameDone>("done").doc("to PAXI: every packet of the frame was ACKed"),
-        PortDecl::output::<u16>("type2.queue")
-            .level()
-            .doc("TYPE2 (multicast) frames waiting for their gates"),
+        PortDecl::comb_stream_out::<Segment>("t2_seg")
+            .doc("TYPE2 segments taken from `seg`, to the TYPE2 queue in the same cycle (type2.seg)"),
+        PortDecl::comb_input::<Type2Offer>("t2_offer")
+            .process(1)
+            .doc("the TYPE2 queue's head and its gates, for this cycle's round (type2.offer)"),
+        PortDecl::comb_stream_out::<Type2Take>("t2_take")
+            .process(2)
+            .doc("the TYPE2 head granted, to the TYPE2 queue in the same cycle (type2.take)"),
     ];
     v.extend(SlotView::ports("slot_fifo.", "slots_used"));
     v.extend(rate_ports());
@@ -424,7 +432,6 @@ pub struct RcLinkTx {
     cbfc_charged: StreamIn<CreditMsg>,
     cbfc_charge: StreamOut<CreditMsg>,
     mac_available: In<UInt<4>>,
-    mul_mac_available: In<u8>,
     mac_take: StreamOut<MacCreditTake>,
     arb_req: StreamOut<VcReq>,
     arb_grant: StreamIn<VcGrant>,
@@ -460,10 +467,9 @@ pub struct RcLinkTx {
     /// The CBFC ledgers' counts as the controller (`tx.cbfc`) last told them: the send rule
     /// reads them ([`Cbfc::run`]); only the controller's messages change them.
     cbfc: Cbfc,
-    /// MAC2TX and multicast MAC TX credits this cycle's round may still use: the counter's
-    /// counts, less this cycle's grant.
+    /// MAC2TX credits this cycle's round may still use: the counter's count, less this
+    /// cycle's grant.
     mac_free: u32,
-    mul_free: u32,
     /// `mac_free` after the last round: a larger count next time means the MAC gave a credit
     /// back (only a return raises it).
     mac_seen: u32,
@@ -478,6 +484,7 @@ pub struct RcLinkTx {
     mac_space_seen: u32,
     /// The segment at the head of `seg` was already counted as slot-blocked.
     seg_block_counted: bool,
+    /// The TYPE2 queue's side of the round (`tx.type2` holds the queue and its gates).
     t2: Type2,
     /// The control messages taken in, to the ACK-VC credit return (with `ack_cbfc`).
     ctrl_taken: Option<StreamOut<Ctrl>>,
@@ -497,27 +504,17 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         stop: p.stop_cbfc,
         max_payload: p.max_payload,
     });
-    let mut t2_cbfc = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.type2_credits)?;
-    t2_cbfc.set_mode(CbfcMode {
-        dyn_uf_limit: false,
-        vc_enable: p.cbfc_vc_enable,
-        stop: p.stop_cbfc,
-        max_payload: p.max_payload,
-    });
-    let ledgers = p
-        .groups
-        .iter()
-        .map(|g| g.iter().map(|&m| t2_cbfc.ledger(m, TYPE2_VC) as u32).collect())
-        .collect();
     let t2 = Type2 {
-        q: std::collections::VecDeque::with_capacity(p.type2_queue as usize),
-        cap: p.type2_queue as usize,
-        cbfc: t2_cbfc,
-        ledgers,
+        seg: b.stream_out("t2_seg")?,
+        offer_in: b.input("t2_offer")?,
+        take: b.stream_out("t2_take")?,
+        offer: Default::default(),
+        queued: 0,
+        cap: p.type2_queue,
+        returns_seen: 0,
         hdr: p.type2_header()?,
         run: 0,
         weight: p.vc_weights[NUM_VC - 1],
-        queue_out: b.output("type2.queue")?,
     };
     Ok(Box::new(RcLinkTx {
         p: p.clone(),
@@ -527,7 +524,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         cbfc_charged: b.stream_in("cbfc_charged")?,
         cbfc_charge: b.stream_out("cbfc_charge")?,
         mac_available: b.input("mac_available")?,
-        mul_mac_available: b.input("mul_mac_available")?,
         mac_take: b.stream_out("mac_take")?,
         arb_req: b.stream_out("arb_req")?,
         arb_grant: b.stream_in("arb_grant")?,
@@ -552,7 +548,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         slots,
         cbfc,
         mac_free: 0,
-        mul_free: 0,
         mac_seen: p.mac_credits,
         flow_ledger: Vec::new(),
         arb_pending: false,

@@ -67,6 +67,23 @@ impl Params {
         }
     }
 
+    /// The parameters of this TX's TYPE2 queue (the `type2` node).
+    pub fn type2_params(&self) -> crate::rclink::type2::Params {
+        crate::rclink::type2::Params {
+            chip: self.chip,
+            lg: self.lg,
+            max_payload: self.max_payload,
+            credit_size: self.credit_size,
+            pkt_ovhd: self.pkt_ovhd,
+            uf_limit: self.uf_limit,
+            type2_credits: self.type2_credits,
+            vc_enable: self.cbfc_vc_enable,
+            stop_cbfc: self.stop_cbfc,
+            groups: self.groups.clone(),
+            queue: self.type2_queue,
+        }
+    }
+
     /// Checks every parameter; the error names the offending one.
     pub fn check(&self) -> Result<(), String> {
         if self.lg > 7 {

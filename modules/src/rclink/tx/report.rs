@@ -24,7 +24,6 @@ pub(super) struct Counters {
     pub(super) type2_bytes: CounterId,
     pub(super) type2_credit_block: CounterId,
     pub(super) type2_mac_block: CounterId,
-    pub(super) type2_queue_peak: CounterId,
 }
 
 impl Counters {
@@ -47,17 +46,14 @@ impl Counters {
             type2_bytes: b.counter("type2_payload_bytes_sent"),
             type2_credit_block: b.counter("type2_credit_block"),
             type2_mac_block: b.counter("type2_mac_block"),
-            type2_queue_peak: b.counter("type2_queue_peak"),
         }
     }
 }
 
 impl RcLinkTx {
-    /// End of the cycle: the TYPE2 queue and slot FIFO waves, the slot gauges and
+    /// End of the cycle: the slot FIFO waves, the slot gauges and
     /// `credits_outstanding`; `changed` says the slot FIFO changed before the round.
     pub(super) fn show_state(&mut self, ctx: &mut Ctx<'_>, changed: bool) {
-        // A TYPE2 frame popped from `seg` leaves room there: the PAXI pushes the next.
-        self.t2.queue_out.update(self.t2.q.len() as u16);
         if self.slots.take_changed() || changed {
             self.slot_view.show(&self.slots);
         }

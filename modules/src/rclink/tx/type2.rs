@@ -1,103 +1,92 @@
-//! The TX's TYPE2 (multicast) path (seed 002 «多播双重流控», «RC Link 资源» TYPE2 column): the
-//! TYPE2 queue it takes `Mul` segments into, and the grant of its head frame when every member's
-//! TYPE2 CBFC ledger and a multicast MAC TX credit admit it.
+//! The TX core's side of TYPE2 (multicast; seed 002 «多播双重流控»): `Mul` segments from `seg`
+//! to the TYPE2 queue (`tx.type2`, [`type2`](crate::rclink::type2): the queue and its two
+//! gates), its offer read by the round, and the grant of the offered head — the MUL VC of the
+//! bank arbiter, framed here like every frame.
 
-use hwsim_hw::{Ctx, Out};
-use hwsim_ports::{mcast_group, FlitKind, HeaderTags, Psn, Segment, TYPE2_VC};
+use hwsim_hw::{Ctx, In, StreamOut};
+use hwsim_ports::{FlitKind, HeaderTags, Psn, Segment, Type2Block, Type2Offer, Type2Take, TYPE2_VC};
 
 use super::RcLinkTx;
-use crate::rclink::cbfc::Cbfc;
 use crate::rclink::framing::Granted;
 
-/// The TYPE2 (multicast) side of the TX (seed 002 «多播双重流控», «RC Link 资源»): no slot, no
-/// PSN, no retransmission; a frame goes when every member's TYPE2 CBFC ledger admits it and a
-/// multicast MAC TX credit is free.
+/// The core's TYPE2 side: the ports to the TYPE2 queue, the queue's room, the MUL VC's turn.
 pub(super) struct Type2 {
-    pub(super) q: std::collections::VecDeque<Segment>,
-    pub(super) cap: usize,
-    pub(super) cbfc: Cbfc,
-    /// Per group, the ledger of each member.
-    pub(super) ledgers: Vec<Vec<u32>>,
+    pub(super) seg: StreamOut<Segment>,
+    pub(super) offer_in: In<Type2Offer>,
+    pub(super) take: StreamOut<Type2Take>,
+    /// The offer as this cycle's round read it (process 1; process 2 grants from it).
+    pub(super) offer: Type2Offer,
+    /// Frames in the queue: those pushed less those granted (the producer's count of the
+    /// queue's room, so a push never meets a full queue).
+    pub(super) queued: u32,
+    pub(super) cap: u32,
+    /// `offer.returns` as the last round read it: a change is a TYPE2 return.
+    pub(super) returns_seen: u8,
     pub(super) hdr: HeaderTags,
     /// TYPE2 grants in a row while TYPE1 had frames queued (the MUL VC's weighted turn).
     pub(super) run: u32,
     pub(super) weight: u32,
-    pub(super) queue_out: Out<u16>,
 }
 
 impl RcLinkTx {
-    /// Takes TYPE2 segments at the head of `seg` while the TYPE2 queue has room.
-    pub(super) fn accept_type2(&mut self, ctx: &mut Ctx<'_>) -> bool {
+    /// Takes TYPE2 segments at the head of `seg` while the TYPE2 queue has room, and pushes
+    /// them to it (checked there).
+    pub(super) fn accept_type2(&mut self) -> bool {
         let mut took = false;
         while let Some(seg) = self.seg_in.peek().map(|s| *s) {
-            if seg.paxi.kind != FlitKind::Mul || self.t2.q.len() >= self.t2.cap {
+            if seg.paxi.kind != FlitKind::Mul || self.t2.queued >= self.t2.cap {
                 break;
             }
             self.seg_in.pop();
-            let group = mcast_group(seg.dst).map(usize::from);
-            let cost = self.t2.cbfc.cost(seg.bytes.min(self.p.max_payload));
-            let bad = if seg.lg != self.p.lg {
-                Some(format!("for LG {}, this is LG {}", seg.lg, self.p.lg))
-            } else if group.is_none_or(|g| g >= self.t2.ledgers.len()) {
-                Some(format!(
-                    "a TYPE2 segment to {:#06x}, not a group in `groups` ({} groups)",
-                    seg.dst,
-                    self.t2.ledgers.len()
-                ))
-            } else if seg.bytes.div_ceil(self.p.max_payload) > u8::MAX as u32 {
-                Some(format!("{} bytes: more than 255 packets", seg.bytes))
-            } else if cost > self.t2.cbfc.max_packet_cost() {
-                Some(format!(
-                    "a packet costs {cost} credits, never sendable with type2_credits = {}",
-                    self.p.type2_credits
-                ))
-            } else {
-                None
-            };
-            if let Some(why) = bad {
-                ctx.violation(format!("segment {seg:?}: {why}"));
-                continue;
-            }
-            self.t2.q.push_back(seg);
+            // The stream holds the whole queue and the queue takes it all in the cycle.
+            self.t2.seg.push(seg);
+            self.t2.queued += 1;
             took = true;
-            if self.t2.q.len() as u64 > ctx.counter(self.c.type2_queue_peak) {
-                ctx.set_counter(self.c.type2_queue_peak, self.t2.q.len() as u64);
-            }
         }
         took
     }
 
-    /// The TYPE2 head's gates: every member's TYPE2 ledger admits all its packets and a
-    /// multicast MAC TX credit is free (both, «两者均通过才允许发送»). Returns the cost per member
-    /// ledger if it may go; a blocked head is counted. The caller has checked the MAC credit
-    /// and the stream's room.
+    /// The TYPE2 queue's word for this cycle's round (process 1): its offer, and whether a
+    /// return moved a member's ledger (that runs the round, as a TYPE1 return does).
+    pub(super) fn read_type2(&mut self) {
+        self.t2.offer = self.t2.offer_in.get();
+        if self.t2.offer.returns != self.t2.returns_seen {
+            self.t2.returns_seen = self.t2.offer.returns;
+            self.arb_pending = true;
+        }
+    }
+
+    /// The TYPE2 head's gates as the queue offers them: a multicast MAC TX credit, then every
+    /// member's ledger (both, «两者均通过才允许发送»). Returns the cost per member ledger if it
+    /// may go; a blocked head is counted. The caller has checked the MAC credit and the room.
     pub(super) fn type2_gates(&self, ctx: &mut Ctx<'_>) -> Option<u32> {
-        let seg = self.t2.q.front()?;
-        if self.mul_free == 0 {
-            ctx.count(self.c.type2_mac_block, 1);
+        let o = &self.t2.offer;
+        if o.queued == 0 {
             return None;
         }
-        let mp = self.p.max_payload;
-        let npkts = seg.bytes.div_ceil(mp).max(1);
-        let payloads = |i: u32| (seg.bytes - i * mp).min(mp);
-        let g = mcast_group(seg.dst).expect("checked at intake") as usize;
-        let mut cost = 0;
-        for &l in &self.t2.ledgers[g] {
-            let (k, c) = self.t2.cbfc.run(l as usize, (0..npkts).map(payloads));
-            if k < npkts {
-                ctx.count(self.c.type2_credit_block, 1);
-                return None;
+        match o.block {
+            Type2Block::Mac => {
+                ctx.count(self.c.type2_mac_block, 1);
+                None
             }
-            cost = c;
+            Type2Block::Credit => {
+                ctx.count(self.c.type2_credit_block, 1);
+                None
+            }
+            Type2Block::None => Some(o.cost),
         }
-        Some(cost)
     }
 
     /// The grant of the TYPE2 head, whose gates passed this cycle with `cost` per member ledger.
     pub(super) fn grant_type2(&mut self, ctx: &mut Ctx<'_>, now: u64, cost: u32) {
-        let seg = self.t2.q.front().copied().expect("gates passed");
+        let seg = self.t2.offer.head;
         let npkts = seg.bytes.div_ceil(self.p.max_payload).max(1);
-        self.t2.q.pop_front();
+        // Out of the queue in this cycle; the queue offers the next head next cycle.
+        self.t2.take.push(Type2Take {
+            txn: seg.txn,
+            frame_seq: seg.frame_seq,
+        });
+        self.t2.queued -= 1;
         if cost > 0 {
             // The controller charges every member's ledger in this cycle.
             self.charge_cbfc(seg.dst, TYPE2_VC, cost);
