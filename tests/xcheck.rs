@@ -720,6 +720,53 @@ fn vectors_of_the_bank_arbiters_cbfc_node() {
     let _ = std::fs::remove_dir_all(&dc);
 }
 
+/// The TYPE2 queue's vectors out of a multicast system (tb/paxi/multicast_group.yaml): each
+/// multicast frame offered in the cycle its segment comes, both gates passing with the cost of
+/// 4 KiB per member (6 + 6 + 6 + 1 credits), taken in that cycle, the queue empty after it; the
+/// controller's TYPE2 counts arrive on the node's own ports.
+#[test]
+fn vectors_of_the_type2_queue_in_a_multicast_system() {
+    let d = temp_dir("vectors-type2");
+    let (code, out, err) = hwsim_parts(&[
+        "vectors",
+        "tb/paxi/multicast_group.yaml",
+        "--instance",
+        "chip0.lg7.tx.type2",
+        "--out",
+        s(&d),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let csv = std::fs::read_to_string(d.join("chip0.lg7.tx.type2.csv")).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let rows: Vec<Vec<u64>> = lines
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    let col = |name: &str| head.iter().position(|h| h.starts_with(&format!("{name}:"))).unwrap();
+    let segs: Vec<u64> = rows.iter().filter(|r| r[col("seg.valid")] == 1).map(|r| r[0]).collect();
+    let takes: Vec<u64> = rows
+        .iter()
+        .filter(|r| r[col("take.valid")] == 1)
+        .map(|r| r[0])
+        .collect();
+    assert!(!segs.is_empty(), "no TYPE2 segment on LG 7");
+    assert_eq!(segs, takes, "each frame granted in the cycle it came");
+    for &c in &segs {
+        let r = &rows[c as usize];
+        assert_eq!(r[col("offer.queued")], 1, "cycle {c}");
+        assert_eq!(r[col("offer.block")], 0, "cycle {c}: both gates pass");
+        assert_eq!(r[col("offer.cost")], 19, "cycle {c}");
+        assert_eq!(r[col("offer.txn")], r[col("seg.txn")], "cycle {c}");
+        assert_eq!(r[col("queue")], 0, "cycle {c}: out in the cycle of the take");
+        assert_eq!(r[col("charged.valid")], 1, "cycle {c}: the members charged");
+    }
+    // Every member returns its credits: the TYPE2 counts come to this node.
+    assert!(rows
+        .iter()
+        .any(|r| r[col("counts.valid")] == 1 && r[col("counts.vc")] == 4));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// A node's vectors out of a system scenario: the TX's MAC credit counter through the Go-Back-N
 /// story, the stimulus an RTL implementation of it would be driven with.
 #[test]
