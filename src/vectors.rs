@@ -67,6 +67,12 @@ struct Column {
     header: String,
 }
 
+/// An instance to write: its path and its ports.
+type Instance = (String, Vec<Port>);
+
+/// The pushes of the ports with slots, per net: (cycle, sampled fields) each.
+type Pushes = Vec<(u64, Vec<hwsim_hw::TraceValue>)>;
+
 /// Runs the testbench and writes the CSV files; returns the summary text.
 pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<AtomicBool>>) -> Result<String, InputError> {
     let stopped = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
@@ -77,96 +83,14 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
             "vectors: a system-form testbench needs `--instance PATH` (a node of the system, e.g. chip0.lg7.tx.mac_credit; `hwsim netlist TB` lists them)",
         ));
     }
-    // The declared ports (the build below hands its netlist to the kernel).
-    let netlist = if l.tb.system.is_some() {
-        crate::system::elaborate(&l, l.tb.seed)?.0
-    } else {
-        testbench::elaborate(&l)?.netlist
-    };
-    let names = instance_names(&l, &netlist, only)?;
-    let (sim, _) = runner::build(&l, l.tb.seed)?;
-    // Instance ports → the net path each is bound to.
-    let mut insts: Vec<(String, Vec<Port>)> = Vec::new();
-    let paths = sim.net_paths();
-    // Each net's first path (its own name, before any alias), by the net's address: one pass,
-    // not a scan of every path per port (quadratic in the instances).
-    let mut first_path: std::collections::HashMap<*const (), &String> = std::collections::HashMap::new();
-    for p in paths {
-        if let Some(n) = sim.net(p) {
-            first_path.entry(std::rc::Rc::as_ptr(n) as *const ()).or_insert(p);
-        }
-    }
-    {
-        for inst in names {
-            let mut ports = Vec::new();
-            for d in netlist.ports_of(&inst).unwrap_or(&[]) {
-                let ep = format!("{inst}.{}", d.name);
-                let slots = if d.shape == hwsim_hw::Shape::Stream && d.width > 1 {
-                    d.width
-                } else {
-                    0
-                };
-                let Some(net) = sim.net(&ep) else { continue };
-                let Some(&p) = first_path.get(&(std::rc::Rc::as_ptr(net) as *const ())) else {
-                    continue;
-                };
-                let fields = net
-                    .trace_layout()
-                    .into_iter()
-                    .filter(|(n, _)| n != "valid" && n != "occupancy")
-                    .collect();
-                ports.push(Port {
-                    name: d.name.clone(),
-                    dir: d.dir,
-                    net: p.clone(),
-                    stream: net.is_stream(),
-                    slots,
-                    fields,
-                });
-            }
-            insts.push((inst, ports));
-        }
-    }
-    drop(sim);
+    let insts = instances(&l, only)?;
     let files: Vec<std::path::PathBuf> = insts.iter().map(|(i, _)| out.join(format!("{i}.csv"))).collect();
     let outs: Vec<(&str, &Path)> = files.iter().map(|f| ("--out", f.as_path())).collect();
     crate::output::check_outputs(&l.files, &outs).map_err(|m| InputError::new(out, m))?;
 
     let buf = SharedBuffer::default();
-    let globs: Vec<String> = insts
-        .iter()
-        .flat_map(|(_, ps)| ps.iter().map(|p| p.net.clone()))
-        .collect();
-    // The ports with slots: their pushes, logged by the kernel, read when the run ends.
-    let logged: Vec<String> = insts
-        .iter()
-        .flat_map(|(_, ps)| ps.iter().filter(|p| p.slots > 0).map(|p| p.net.clone()))
-        .collect();
-    type Pushes = Vec<(u64, Vec<hwsim_hw::TraceValue>)>;
     let pushes: std::rc::Rc<std::cell::RefCell<BTreeMap<String, Pushes>>> = Default::default();
-    let on_end = {
-        let (pushes, logged) = (pushes.clone(), logged.clone());
-        move |sim: &hwsim_hw::Sim| {
-            for n in &logged {
-                if let Some(v) = sim.net(n).and_then(|net| net.logged_pushes()) {
-                    pushes.borrow_mut().insert(n.clone(), v);
-                }
-            }
-        }
-    };
-    let report = runner::run_loaded(
-        &l,
-        runner::Options {
-            vcd_writer: Some(Box::new(buf.clone())),
-            trace: globs,
-            // Stimulus and outputs are what vectors writes; the checks are not needed.
-            checks_optional: true,
-            interrupt: interrupt.cloned(),
-            log_nets: logged,
-            on_end: Some(Box::new(on_end)),
-            ..Default::default()
-        },
-    )?;
+    let report = record(&l, &insts, &buf, &pushes, interrupt)?;
     let end = report.cycles;
     if report.interrupted {
         return Ok(format!("interrupted at cycle {end}: no vectors written\n"));
@@ -188,47 +112,201 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
         wave.vars.iter().enumerate().map(|(i, v)| (v.name.clone(), i)).collect();
     let mut summary = String::new();
     for ((_, ports), file) in insts.iter().zip(&files) {
-        let mut cols: Vec<Column> = Vec::new();
-        for (pi, p) in ports.iter().enumerate() {
-            let Port {
-                name: port,
-                dir,
-                net,
-                stream,
-                ..
-            } = p;
-            let d = if *dir == Dir::In { "in" } else { "out" };
-            if p.slots > 0 {
-                slot_columns(&mut cols, pi, p, d);
+        let cols = columns(ports, &by_name, &wave);
+        let csv = Csv {
+            file,
+            ports,
+            cols: &cols,
+            pushes: &pushes_ref,
+            end,
+        };
+        if !csv.write(&mut wave, &stopped)? {
+            // The file being written is dropped with its temporary name; those before it
+            // are whole.
+            let written = files.iter().position(|f| f == file).unwrap_or(0);
+            summary.push_str(&format!(
+                "interrupted while writing {}: {written} of {} files written\n",
+                file.display(),
+                files.len()
+            ));
+            return Ok(summary);
+        }
+        let _ = writeln!(
+            summary,
+            "wrote {} ({} cycles, {} columns)",
+            file.display(),
+            end + 1,
+            cols.len()
+        );
+    }
+    if report.checks.is_empty() {
+        // No checks, no verdict (a PASS of nothing checked is no pass).
+        let _ = writeln!(summary, "run: no checks, ended at cycle {end}");
+    } else {
+        let _ = writeln!(
+            summary,
+            "run: {}",
+            report.render(false, false).lines().last().unwrap_or("")
+        );
+    }
+    Ok(summary)
+}
+
+/// The instances to write and their ports, each bound to the net path it shows on the wave.
+fn instances(l: &testbench::Loaded, only: &[String]) -> Result<Vec<Instance>, InputError> {
+    // The declared ports (the build below hands its netlist to the kernel).
+    let netlist = if l.tb.system.is_some() {
+        crate::system::elaborate(l, l.tb.seed)?.0
+    } else {
+        testbench::elaborate(l)?.netlist
+    };
+    let names = instance_names(l, &netlist, only)?;
+    let (sim, _) = runner::build(l, l.tb.seed)?;
+    let paths = sim.net_paths();
+    // Each net's first path (its own name, before any alias), by the net's address: one pass,
+    // not a scan of every path per port (quadratic in the instances).
+    let mut first_path: std::collections::HashMap<*const (), &String> = std::collections::HashMap::new();
+    for p in paths {
+        if let Some(n) = sim.net(p) {
+            first_path.entry(std::rc::Rc::as_ptr(n) as *const ()).or_insert(p);
+        }
+    }
+    let mut insts: Vec<Instance> = Vec::new();
+    for inst in names {
+        let mut ports = Vec::new();
+        for d in netlist.ports_of(&inst).unwrap_or(&[]) {
+            let ep = format!("{inst}.{}", d.name);
+            let slots = if d.shape == hwsim_hw::Shape::Stream && d.width > 1 {
+                d.width
+            } else {
+                0
+            };
+            let Some(net) = sim.net(&ep) else { continue };
+            let Some(&p) = first_path.get(&(std::rc::Rc::as_ptr(net) as *const ())) else {
                 continue;
-            }
-            let prefix = format!("{net}.");
-            let hits = by_name
-                .get(net)
-                .map(|&i| (i, String::new()))
+            };
+            let fields = net
+                .trace_layout()
                 .into_iter()
-                .chain(
-                    by_name
-                        .range(prefix.clone()..)
-                        .take_while(|(n, _)| n.starts_with(prefix.as_str()))
-                        .filter_map(|(n, &i)| {
-                            let f = &n[prefix.len()..];
-                            (!(*stream && f == "occupancy")).then(|| (i, format!(".{f}")))
-                        }),
-                )
-                .collect::<Vec<_>>();
-            // A port's vars in file order, as the scan gave them.
-            let mut hits = hits;
-            hits.sort_by_key(|h| h.0);
-            for (i, field) in hits {
-                let v = &wave.vars[i];
-                let width = v.width.map_or("real".to_string(), |w| w.to_string());
-                cols.push(Column {
-                    src: Source::Wave(i),
-                    header: format!("{port}{field}:{width}:{d}"),
-                });
+                .filter(|(n, _)| n != "valid" && n != "occupancy")
+                .collect();
+            ports.push(Port {
+                name: d.name.clone(),
+                dir: d.dir,
+                net: p.clone(),
+                stream: net.is_stream(),
+                slots,
+                fields,
+            });
+        }
+        insts.push((inst, ports));
+    }
+    Ok(insts)
+}
+
+/// The run, tracing the instances' nets into `buf` and, at its end, the pushes of the ports
+/// with slots into `pushes`.
+fn record(
+    l: &testbench::Loaded,
+    insts: &[Instance],
+    buf: &SharedBuffer,
+    pushes: &std::rc::Rc<std::cell::RefCell<BTreeMap<String, Pushes>>>,
+    interrupt: Option<&Arc<AtomicBool>>,
+) -> Result<crate::report::Report, InputError> {
+    let globs: Vec<String> = insts
+        .iter()
+        .flat_map(|(_, ps)| ps.iter().map(|p| p.net.clone()))
+        .collect();
+    // The ports with slots: their pushes, logged by the kernel, read when the run ends.
+    let logged: Vec<String> = insts
+        .iter()
+        .flat_map(|(_, ps)| ps.iter().filter(|p| p.slots > 0).map(|p| p.net.clone()))
+        .collect();
+    let on_end = {
+        let (pushes, logged) = (pushes.clone(), logged.clone());
+        move |sim: &hwsim_hw::Sim| {
+            for n in &logged {
+                if let Some(v) = sim.net(n).and_then(|net| net.logged_pushes()) {
+                    pushes.borrow_mut().insert(n.clone(), v);
+                }
             }
         }
+    };
+    runner::run_loaded(
+        l,
+        runner::Options {
+            vcd_writer: Some(Box::new(buf.clone())),
+            trace: globs,
+            // Stimulus and outputs are what vectors writes; the checks are not needed.
+            checks_optional: true,
+            interrupt: interrupt.cloned(),
+            log_nets: logged,
+            on_end: Some(Box::new(on_end)),
+            ..Default::default()
+        },
+    )
+}
+
+/// An instance's columns: per port, its wave variables in file order (a stream's without its
+/// occupancy), or its slots' columns.
+fn columns(ports: &[Port], by_name: &BTreeMap<String, usize>, wave: &Wave) -> Vec<Column> {
+    let mut cols: Vec<Column> = Vec::new();
+    for (pi, p) in ports.iter().enumerate() {
+        let Port {
+            name: port,
+            dir,
+            net,
+            stream,
+            ..
+        } = p;
+        let d = if *dir == Dir::In { "in" } else { "out" };
+        if p.slots > 0 {
+            slot_columns(&mut cols, pi, p, d);
+            continue;
+        }
+        let prefix = format!("{net}.");
+        let mut hits = by_name
+            .get(net)
+            .map(|&i| (i, String::new()))
+            .into_iter()
+            .chain(
+                by_name
+                    .range(prefix.clone()..)
+                    .take_while(|(n, _)| n.starts_with(prefix.as_str()))
+                    .filter_map(|(n, &i)| {
+                        let f = &n[prefix.len()..];
+                        (!(*stream && f == "occupancy")).then(|| (i, format!(".{f}")))
+                    }),
+            )
+            .collect::<Vec<_>>();
+        // A port's vars in file order, as the scan gave them.
+        hits.sort_by_key(|h| h.0);
+        for (i, field) in hits {
+            let v = &wave.vars[i];
+            let width = v.width.map_or("real".to_string(), |w| w.to_string());
+            cols.push(Column {
+                src: Source::Wave(i),
+                header: format!("{port}{field}:{width}:{d}"),
+            });
+        }
+    }
+    cols
+}
+
+/// One instance's CSV: its columns over cycles 0..=end.
+struct Csv<'a> {
+    file: &'a Path,
+    ports: &'a [Port],
+    cols: &'a [Column],
+    pushes: &'a BTreeMap<String, Pushes>,
+    end: u64,
+}
+
+impl Csv<'_> {
+    /// Writes the file, row by row (through a temporary name), not into memory; false if
+    /// `stopped` said so first (the temporary is dropped).
+    fn write(&self, wave: &mut Wave, stopped: &dyn Fn() -> bool) -> Result<bool, InputError> {
+        let (file, cols) = (self.file, self.cols);
         let idx: Vec<usize> = cols
             .iter()
             .filter_map(|c| match c.src {
@@ -238,23 +316,23 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
             .collect();
         let changes = wave.changes(&idx);
         // Per port with slots: its pushes, and a cursor to the first of the current cycle.
-        let logs: Vec<&[(u64, Vec<hwsim_hw::TraceValue>)]> = ports
+        let logs: Vec<&[(u64, Vec<hwsim_hw::TraceValue>)]> = self
+            .ports
             .iter()
             .map(|p| {
                 if p.slots == 0 {
                     return &[][..];
                 }
-                pushes_ref.get(&p.net).map_or(&[][..], |v| v.as_slice())
+                self.pushes.get(&p.net).map_or(&[][..], |v| v.as_slice())
             })
             .collect();
-        let mut at = vec![0usize; ports.len()];
-        // Rows go to the file as they are made (through a temporary name), not into memory.
+        let mut at = vec![0usize; self.ports.len()];
         let (f, staged) = crate::output::stage(file)?;
         use std::io::Write as _;
         let mut w = std::io::BufWriter::new(f);
         let io = |e: std::io::Error| InputError::new(file, format!("cannot write: {e}"));
         let mut head = String::from("cycle");
-        for c in &cols {
+        for c in cols {
             head.push(',');
             head.push_str(&c.header);
         }
@@ -262,17 +340,9 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
         let mut pos = vec![0usize; idx.len()];
         let mut cur: Vec<String> = vec![String::new(); cols.len()];
         let mut row = String::new();
-        for cycle in 0..=end {
+        for cycle in 0..=self.end {
             if cycle % 65536 == 0 && stopped() {
-                // The file being written is dropped with its temporary name; those before it
-                // are whole.
-                let written = files.iter().position(|f| f == file).unwrap_or(0);
-                summary.push_str(&format!(
-                    "interrupted while writing {}: {written} of {} files written\n",
-                    file.display(),
-                    files.len()
-                ));
-                return Ok(summary);
+                return Ok(false);
             }
             row.clear();
             let _ = std::fmt::Write::write_fmt(&mut row, format_args!("{cycle}"));
@@ -311,25 +381,8 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
         w.flush().map_err(io)?;
         drop(w);
         staged.commit()?;
-        let _ = writeln!(
-            summary,
-            "wrote {} ({} cycles, {} columns)",
-            file.display(),
-            end + 1,
-            cols.len()
-        );
+        Ok(true)
     }
-    if report.checks.is_empty() {
-        // No checks, no verdict (a PASS of nothing checked is no pass).
-        let _ = writeln!(summary, "run: no checks, ended at cycle {end}");
-    } else {
-        let _ = writeln!(
-            summary,
-            "run: {}",
-            report.render(false, false).lines().last().unwrap_or("")
-        );
-    }
-    Ok(summary)
 }
 
 /// The instances to write: those `only` names (each an instance or composite of the netlist),
