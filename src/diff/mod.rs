@@ -183,7 +183,6 @@ fn resolve(spec: &str, wave: &Wave) -> Result<Sel, String> {
 /// reader printed warnings (for stderr: never part of the report). Bad input is an
 /// [`InputError`].
 pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
-    let arg_err = |opt: &str, m: String| InputError::new(Path::new(opt), m);
     if let Some(c) = args.clock_ns {
         if !(c.is_finite() && c > 0.0) {
             return Err(arg_err("--clock-ns", format!("{c}: must be a period > 0 ns")));
@@ -199,153 +198,16 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
     }
     let mut a = Wave::open(&args.a)?;
     let mut b = Wave::open(&args.b)?;
-    let warnings: Vec<String> = [&a, &b]
-        .iter()
-        .filter_map(|w| {
-            let first = w.warnings.first()?;
-            let more = match w.warnings.len() - 1 {
-                0 => String::new(),
-                n => format!(" (and {n} more line(s))"),
-            };
-            Some(format!(
-                "{}: warning: the wave reader said: {}{more}",
-                w.path.display(),
-                first.escape_debug()
-            ))
-        })
-        .collect();
+    let warnings = reader_warnings(&a, &b);
     // The map: pairs and B's clock.
     let (pairs, map_clock) = match &args.map {
-        Some(mp) => {
-            let text = yaml::read(mp)?;
-            let m: MapFile = yaml::parse(mp, &text)?;
-            if m.signals.is_empty() {
-                return Err(InputError::at_key(
-                    mp,
-                    &text,
-                    "signals",
-                    "signals: the map names no signal",
-                ));
-            }
-            if let Some(c) = m.clock_ns.filter(|c| !(c.is_finite() && *c > 0.0)) {
-                return Err(InputError::at_key(
-                    mp,
-                    &text,
-                    "clock_ns",
-                    format!("clock_ns {c}: must be > 0"),
-                ));
-            }
-            let mut pairs = Vec::new();
-            for e in &m.signals {
-                let sa = resolve(&e.a, &a).map_err(|msg| InputError::at_key(mp, &text, &e.a, msg))?;
-                let sb = resolve(&e.b, &b).map_err(|msg| InputError::at_key(mp, &text, &e.b, msg))?;
-                if a.vars[sa.var].width.is_none() != b.vars[sb.var].width.is_none()
-                    && (sa.slice.is_some() || sb.slice.is_some())
-                {
-                    return Err(InputError::at_key(
-                        mp,
-                        &text,
-                        &e.b,
-                        format!("`{}` and `{}`: a real against a slice", e.a, e.b),
-                    ));
-                }
-                if e.offset.unsigned_abs() > 1 << 40 {
-                    return Err(InputError::at_key(
-                        mp,
-                        &text,
-                        "offset",
-                        format!("offset {}: out of range", e.offset),
-                    ));
-                }
-                let when = match &e.when {
-                    Some(w) => Some(resolve(w, &a).map_err(|msg| InputError::at_key(mp, &text, w, msg))?),
-                    None => None,
-                };
-                pairs.push(Pair {
-                    a: sa,
-                    b: sb,
-                    off: e.offset,
-                    when,
-                });
-            }
-            (pairs, m.clock_ns)
-        }
-        None => {
-            // A full name declared more than once (two `$var`s of one name in one scope) pairs
-            // its declarations in order: A's k-th with B's k-th, so a wave equals itself.
-            // (Names looked up in an index of B, not by a scan per variable.)
-            let mut in_b: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
-            for (j, v) in b.vars.iter().enumerate() {
-                in_b.entry(v.name.as_str()).or_default().push(j);
-            }
-            let mut pairs = Vec::new();
-            let mut nth_a: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-            for (i, v) in a.vars.iter().enumerate() {
-                let k = nth_a.entry(v.name.as_str()).or_insert(0);
-                *k += 1;
-                if let Some(&j) = in_b.get(v.name.as_str()).and_then(|js| js.get(*k - 1)) {
-                    let label = if *k == 1 {
-                        v.name.clone()
-                    } else {
-                        format!("{} (declaration {k})", v.name)
-                    };
-                    pairs.push(Pair {
-                        a: Sel {
-                            var: i,
-                            slice: None,
-                            label: label.clone(),
-                        },
-                        b: Sel {
-                            var: j,
-                            slice: None,
-                            label,
-                        },
-                        off: 0,
-                        when: None,
-                    });
-                }
-            }
-            if pairs.is_empty() {
-                return Err(InputError::new(
-                    &args.b,
-                    format!(
-                        "no signal has the same full name in {} and here (e.g. `{}`): give --map MAP.yaml",
-                        args.a.display(),
-                        a.vars.first().map_or("", |v| v.name.as_str())
-                    ),
-                ));
-            }
-            (pairs, None)
-        }
+        Some(mp) => map_pairs(mp, &a, &b)?,
+        None => (same_name_pairs(args, &a, &b)?, None),
     };
     let clock = args.clock_ns.or(map_clock).unwrap_or(1.0);
     let period = |w: &Wave| if w.is_hwsim() { 1.0 } else { clock };
     let (pa, pb) = (period(&a), period(&b));
-    let from = args.from.unwrap_or(0).min(i64::MAX as u64 / 2) as i64;
-    let (end_a, end_b) = (last_cycle(&a, pa) as i64, last_cycle(&b, pb) as i64);
-    // Compare only the cycles both waves cover, whatever the offsets.
-    let max_off = pairs.iter().map(|p| p.off).max().unwrap_or(0).max(0);
-    let natural = (end_a + 1).min(end_b + 1 - max_off);
-    let to = match args.to {
-        // Past the end of either wave there is nothing to compare.
-        Some(t) => (t.min(i64::MAX as u64 / 2) as i64).min(natural),
-        None => natural,
-    };
-    if to <= from {
-        return Err(arg_err(
-            "--from",
-            format!("no cycle to compare: A ends at cycle {end_a}, B at {end_b} (B's clock {pb} ns)"),
-        ));
-    }
-    if to - from > MAX_CYCLES {
-        return Err(arg_err(
-            "--to",
-            format!(
-                "{} cycles to compare (more than {MAX_CYCLES}): narrow with --from / --to",
-                to - from
-            ),
-        ));
-    }
+    let (from, to) = span(args, &pairs, (&a, pa), (&b, pb))?;
     let ia: Vec<usize> = pairs.iter().map(|p| p.a.var).collect();
     let ib: Vec<usize> = pairs.iter().map(|p| p.b.var).collect();
     let iw: Vec<usize> = pairs
@@ -382,59 +244,7 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
         args.a.display(),
         args.b.display()
     );
-    let w = pairs.iter().map(|p| p.a.label.len()).max().unwrap_or(0);
-    let mut differ = 0usize;
-    let mut first: Option<(i64, String)> = None;
-    let mut outcomes = Vec::new();
-    for (k, p) in pairs.iter().enumerate() {
-        let o = compare(p, &chg(k), &sides, p.off, from, to);
-        let mut off_txt = if p.off != 0 {
-            format!(" (offset {:+})", p.off)
-        } else {
-            String::new()
-        };
-        if let Some(wh) = &p.when {
-            off_txt.push_str(&format!(" (when {})", wh.label));
-        }
-        let names = format!("{:<w$} = {}{off_txt}", p.a.label, p.b.label);
-        let Some((c0, va, vb)) = &o.first else {
-            if o.compared == 0 {
-                let _ = writeln!(s, "  unused  {names}: never compared (its `when` is never high)");
-            } else {
-                let _ = writeln!(s, "  same    {names}");
-            }
-            outcomes.push(o);
-            continue;
-        };
-        differ += 1;
-        let _ = writeln!(
-            s,
-            "  DIFFER  {names}: first at cycle {c0}: A {va}, B {vb}; {} of {} cycles differ",
-            o.differ, o.compared
-        );
-        // The last CONTEXT cycles before the first divergence, as text (sampled again).
-        let recent = window(p, &chg(k), &sides, (*c0 - CONTEXT as i64).max(from), *c0);
-        if !recent.is_empty() {
-            let list = |a: bool| {
-                recent
-                    .iter()
-                    .map(|(x, y)| if a { x.as_str() } else { y.as_str() })
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            };
-            let _ = writeln!(
-                s,
-                "          before, cycles {}..{c0}: A {}  B {}",
-                c0 - recent.len() as i64,
-                list(true),
-                list(false)
-            );
-        }
-        if first.as_ref().is_none_or(|(c, _)| *c0 < *c) {
-            first = Some((*c0, p.a.label.clone()));
-        }
-        outcomes.push(o);
-    }
+    let (differ, first, outcomes) = report_pairs(&mut s, &pairs, &chg, &sides, from, to);
     if !others.is_empty() {
         let shown: Vec<&str> = others.iter().take(12).map(|&i| a.vars[i].name.as_str()).collect();
         let more = others.len().saturating_sub(shown.len());
@@ -473,6 +283,237 @@ pub fn run(args: &DiffArgs) -> Result<(String, bool, Vec<String>), InputError> {
         }
     }
     Ok((s, first.is_none(), warnings))
+}
+
+/// An error in a command-line option's value, named by the option.
+fn arg_err(opt: &str, m: String) -> InputError {
+    InputError::new(Path::new(opt), m)
+}
+
+/// The cycles to compare, `from..to`: those both waves cover whatever the offsets, within
+/// `--from` / `--to` (refused when none, or more than can be compared).
+fn span(
+    args: &DiffArgs,
+    pairs: &[Pair],
+    (a, pa): (&Wave, f64),
+    (b, pb): (&Wave, f64),
+) -> Result<(i64, i64), InputError> {
+    let from = args.from.unwrap_or(0).min(i64::MAX as u64 / 2) as i64;
+    let (end_a, end_b) = (last_cycle(a, pa) as i64, last_cycle(b, pb) as i64);
+    // Compare only the cycles both waves cover, whatever the offsets.
+    let max_off = pairs.iter().map(|p| p.off).max().unwrap_or(0).max(0);
+    let natural = (end_a + 1).min(end_b + 1 - max_off);
+    let to = match args.to {
+        // Past the end of either wave there is nothing to compare.
+        Some(t) => (t.min(i64::MAX as u64 / 2) as i64).min(natural),
+        None => natural,
+    };
+    if to <= from {
+        return Err(arg_err(
+            "--from",
+            format!("no cycle to compare: A ends at cycle {end_a}, B at {end_b} (B's clock {pb} ns)"),
+        ));
+    }
+    if to - from > MAX_CYCLES {
+        return Err(arg_err(
+            "--to",
+            format!(
+                "{} cycles to compare (more than {MAX_CYCLES}): narrow with --from / --to",
+                to - from
+            ),
+        ));
+    }
+    Ok((from, to))
+}
+
+/// One line per pair (same, unused, or where it first differs with the cycles before it);
+/// returns how many differ, the first divergence (cycle, A's label) and each pair's outcome.
+fn report_pairs<'c>(
+    s: &mut String,
+    pairs: &[Pair],
+    chg: &dyn Fn(usize) -> Changes<'c>,
+    sides: &Sides,
+    from: i64,
+    to: i64,
+) -> (usize, Option<(i64, String)>, Vec<Outcome>) {
+    let w = pairs.iter().map(|p| p.a.label.len()).max().unwrap_or(0);
+    let mut differ = 0usize;
+    let mut first: Option<(i64, String)> = None;
+    let mut outcomes = Vec::new();
+    for (k, p) in pairs.iter().enumerate() {
+        let o = compare(p, &chg(k), sides, p.off, from, to);
+        let mut off_txt = if p.off != 0 {
+            format!(" (offset {:+})", p.off)
+        } else {
+            String::new()
+        };
+        if let Some(wh) = &p.when {
+            off_txt.push_str(&format!(" (when {})", wh.label));
+        }
+        let names = format!("{:<w$} = {}{off_txt}", p.a.label, p.b.label);
+        let Some((c0, va, vb)) = &o.first else {
+            if o.compared == 0 {
+                let _ = writeln!(s, "  unused  {names}: never compared (its `when` is never high)");
+            } else {
+                let _ = writeln!(s, "  same    {names}");
+            }
+            outcomes.push(o);
+            continue;
+        };
+        differ += 1;
+        let _ = writeln!(
+            s,
+            "  DIFFER  {names}: first at cycle {c0}: A {va}, B {vb}; {} of {} cycles differ",
+            o.differ, o.compared
+        );
+        // The last CONTEXT cycles before the first divergence, as text (sampled again).
+        let recent = window(p, &chg(k), sides, (*c0 - CONTEXT as i64).max(from), *c0);
+        if !recent.is_empty() {
+            let list = |a: bool| {
+                recent
+                    .iter()
+                    .map(|(x, y)| if a { x.as_str() } else { y.as_str() })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let _ = writeln!(
+                s,
+                "          before, cycles {}..{c0}: A {}  B {}",
+                c0 - recent.len() as i64,
+                list(true),
+                list(false)
+            );
+        }
+        if first.as_ref().is_none_or(|(c, _)| *c0 < *c) {
+            first = Some((*c0, p.a.label.clone()));
+        }
+        outcomes.push(o);
+    }
+    (differ, first, outcomes)
+}
+
+/// The pairs a map file names, and the clock it gives B (refused at the map's line).
+fn map_pairs(mp: &Path, a: &Wave, b: &Wave) -> Result<(Vec<Pair>, Option<f64>), InputError> {
+    let text = yaml::read(mp)?;
+    let m: MapFile = yaml::parse(mp, &text)?;
+    if m.signals.is_empty() {
+        return Err(InputError::at_key(
+            mp,
+            &text,
+            "signals",
+            "signals: the map names no signal",
+        ));
+    }
+    if let Some(c) = m.clock_ns.filter(|c| !(c.is_finite() && *c > 0.0)) {
+        return Err(InputError::at_key(
+            mp,
+            &text,
+            "clock_ns",
+            format!("clock_ns {c}: must be > 0"),
+        ));
+    }
+    let mut pairs = Vec::new();
+    for e in &m.signals {
+        let sa = resolve(&e.a, a).map_err(|msg| InputError::at_key(mp, &text, &e.a, msg))?;
+        let sb = resolve(&e.b, b).map_err(|msg| InputError::at_key(mp, &text, &e.b, msg))?;
+        if a.vars[sa.var].width.is_none() != b.vars[sb.var].width.is_none()
+            && (sa.slice.is_some() || sb.slice.is_some())
+        {
+            return Err(InputError::at_key(
+                mp,
+                &text,
+                &e.b,
+                format!("`{}` and `{}`: a real against a slice", e.a, e.b),
+            ));
+        }
+        if e.offset.unsigned_abs() > 1 << 40 {
+            return Err(InputError::at_key(
+                mp,
+                &text,
+                "offset",
+                format!("offset {}: out of range", e.offset),
+            ));
+        }
+        let when = match &e.when {
+            Some(w) => Some(resolve(w, a).map_err(|msg| InputError::at_key(mp, &text, w, msg))?),
+            None => None,
+        };
+        pairs.push(Pair {
+            a: sa,
+            b: sb,
+            off: e.offset,
+            when,
+        });
+    }
+    Ok((pairs, m.clock_ns))
+}
+
+/// Without a map: every signal of A paired with B's of the same full name.
+fn same_name_pairs(args: &DiffArgs, a: &Wave, b: &Wave) -> Result<Vec<Pair>, InputError> {
+    // A full name declared more than once (two `$var`s of one name in one scope) pairs
+    // its declarations in order: A's k-th with B's k-th, so a wave equals itself.
+    // (Names looked up in an index of B, not by a scan per variable.)
+    let mut in_b: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+    for (j, v) in b.vars.iter().enumerate() {
+        in_b.entry(v.name.as_str()).or_default().push(j);
+    }
+    let mut pairs = Vec::new();
+    let mut nth_a: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, v) in a.vars.iter().enumerate() {
+        let k = nth_a.entry(v.name.as_str()).or_insert(0);
+        *k += 1;
+        if let Some(&j) = in_b.get(v.name.as_str()).and_then(|js| js.get(*k - 1)) {
+            let label = if *k == 1 {
+                v.name.clone()
+            } else {
+                format!("{} (declaration {k})", v.name)
+            };
+            pairs.push(Pair {
+                a: Sel {
+                    var: i,
+                    slice: None,
+                    label: label.clone(),
+                },
+                b: Sel {
+                    var: j,
+                    slice: None,
+                    label,
+                },
+                off: 0,
+                when: None,
+            });
+        }
+    }
+    if pairs.is_empty() {
+        return Err(InputError::new(
+            &args.b,
+            format!(
+                "no signal has the same full name in {} and here (e.g. `{}`): give --map MAP.yaml",
+                args.a.display(),
+                a.vars.first().map_or("", |v| v.name.as_str())
+            ),
+        ));
+    }
+    Ok(pairs)
+}
+
+/// One line per wave whose reader printed warnings (for stderr: never part of the report).
+fn reader_warnings(a: &Wave, b: &Wave) -> Vec<String> {
+    [a, b]
+        .iter()
+        .filter_map(|w| {
+            let first = w.warnings.first()?;
+            let more = match w.warnings.len() - 1 {
+                0 => String::new(),
+                n => format!(" (and {n} more line(s))"),
+            };
+            Some(format!(
+                "{}: warning: the wave reader said: {}{more}",
+                w.path.display(),
+                first.escape_debug()
+            ))
+        })
+        .collect()
 }
 
 #[cfg(test)]
