@@ -705,12 +705,8 @@ fn vectors_of_the_bank_arbiters_cbfc_node() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     let ccsv = std::fs::read_to_string(dc.join("arb.cbfc.csv")).unwrap();
-    let mut clines = ccsv.lines();
-    let chead: Vec<&str> = clines.next().unwrap().split(',').collect();
-    let crows: Vec<Vec<u64>> = clines
-        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
-        .collect();
-    let ccol = |name: &str| chead.iter().position(|h| h.starts_with(&format!("{name}:"))).unwrap();
+    let (chead, crows) = vectors_table(&ccsv);
+    let ccol = |name: &str| column(&chead, name);
     assert_eq!(crows[15][ccol("credits_d1.vc0")], 5);
     assert_eq!(crows[20][ccol("credit.valid")], 1);
     assert_eq!(
@@ -718,6 +714,21 @@ fn vectors_of_the_bank_arbiters_cbfc_node() {
         (1, 11)
     );
     let _ = std::fs::remove_dir_all(&dc);
+}
+
+/// A vectors CSV as its header and its rows of numbers.
+fn vectors_table(csv: &str) -> (Vec<&str>, Vec<Vec<u64>>) {
+    let mut lines = csv.lines();
+    let head = lines.next().unwrap().split(',').collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    (head, rows)
+}
+
+/// The index of the column of port field `name` (`credits_d1.vc0`, headed `name:width:dir`).
+fn column(head: &[&str], name: &str) -> usize {
+    head.iter().position(|h| h.starts_with(&format!("{name}:"))).unwrap()
 }
 
 /// The TYPE2 queue's vectors out of a multicast system (tb/paxi/multicast_group.yaml): each
@@ -737,12 +748,8 @@ fn vectors_of_the_type2_queue_in_a_multicast_system() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     let csv = std::fs::read_to_string(d.join("chip0.lg7.tx.type2.csv")).unwrap();
-    let mut lines = csv.lines();
-    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let rows: Vec<Vec<u64>> = lines
-        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
-        .collect();
-    let col = |name: &str| head.iter().position(|h| h.starts_with(&format!("{name}:"))).unwrap();
+    let (head, rows) = vectors_table(&csv);
+    let col = |name: &str| column(&head, name);
     let segs: Vec<u64> = rows.iter().filter(|r| r[col("seg.valid")] == 1).map(|r| r[0]).collect();
     let takes: Vec<u64> = rows
         .iter()

@@ -108,23 +108,10 @@ fn composite_kind<P>(
 where
     P: Serialize + DeserializeOwned + Default + Clone + 'static,
 {
-    let defaults = yaml::to_value(&P::default());
-    let default_ports = ports(&P::default());
-    BlockKind {
-        name,
-        doc,
-        defaults,
-        default_ports,
-        counters,
-        make: Box::new(move |v: &Value| {
-            let p: P = params_of(v)?;
-            check(&p)?;
-            let decls = ports(&p);
-            let e: ExpandFn = Box::new(move |path: &str, nl: &mut Netlist| expand(&p, path, nl));
-            Ok((decls, Body::Composite(e)))
-        }),
-        resolve: resolve_as::<P>(),
-    }
+    any_kind(name, doc, ports, check, counters, move |p: P| {
+        let e: ExpandFn = Box::new(move |path: &str, nl: &mut Netlist| expand(&p, path, nl));
+        Body::Composite(e)
+    })
 }
 
 fn kind<P>(
@@ -153,6 +140,25 @@ fn checked_kind<P>(
 where
     P: Serialize + DeserializeOwned + Default + Clone + 'static,
 {
+    any_kind(name, doc, ports, check, counters, move |p: P| {
+        let b: BuildFn = Box::new(move |binder: &mut Binder| build(&p, binder));
+        Body::Leaf(b)
+    })
+}
+
+/// A kind, leaf or composite: its defaults and default ports, and `make`, which reads the
+/// parameters, checks them, declares the ports and hands the parameters to `body`.
+fn any_kind<P>(
+    name: &'static str,
+    doc: &'static str,
+    ports: fn(&P) -> Vec<PortDecl>,
+    check: fn(&P) -> Result<(), String>,
+    counters: &'static [&'static [CounterDecl]],
+    body: impl Fn(P) -> Body + 'static,
+) -> BlockKind
+where
+    P: Serialize + DeserializeOwned + Default + Clone + 'static,
+{
     let defaults = yaml::to_value(&P::default());
     let default_ports = ports(&P::default());
     BlockKind {
@@ -165,8 +171,7 @@ where
             let p: P = params_of(v)?;
             check(&p)?;
             let decls = ports(&p);
-            let b: BuildFn = Box::new(move |binder: &mut Binder| build(&p, binder));
-            Ok((decls, Body::Leaf(b)))
+            Ok((decls, body(p)))
         }),
         resolve: resolve_as::<P>(),
     }
