@@ -366,3 +366,33 @@ fn finding_18_the_seeds_pacing_waits_at_the_rate_now() {
     // The same DCQCN state in both: the timer at 106, 206 and 306.
     assert_eq!((c("at_send.rate_increases"), c("seed.rate_increases")), (3, 3));
 }
+
+/// Finding 19: seed 002/003's per-QP window rate control at the fair share keeps acceptance 2's
+/// incast queue under the ECN threshold, where DCQCN (seed 000) cuts only after the peak; a
+/// threshold under the fair share slows the writes in proportion.
+#[test]
+fn finding_19_the_window_rate_control_at_the_fair_share_keeps_the_incast_queue_unmarked() {
+    let tb = "tb/spec_findings/cc_window_incast.yaml";
+    let window = run(tb, &[]);
+    // Acceptance 2 is the same system with DCQCN (the window's testbench checks counters
+    // only its node has).
+    let a2 = "tb/acceptance/a2_incast_ecn.yaml";
+    let dcqcn = run(a2, &[]);
+    let none = run(a2, &["--set", "system.chip.tx.rate_control=off", "--checks", "off"]);
+    let slower = run(
+        tb,
+        &["--set", "system.chip.tx.window.length_thr=40960", "--checks", "off"],
+    );
+    let c = |r: &serde_json::Value, k: &str| r["counters"][k].as_u64().unwrap();
+    let peak = |r: &serde_json::Value| c(r, "sw0.p0_peak_bytes");
+    assert_eq!((peak(&window), peak(&dcqcn), peak(&none)), (1340352, 3913656, 3913656));
+    assert_eq!((c(&window, "sw0.ecn_marks"), c(&dcqcn, "sw0.ecn_marks")), (0, 16));
+    assert_eq!(sum(&dcqcn, "chip", ".cnp_passed"), 11, "DCQCN cuts, after the peak");
+    assert_eq!(sum(&window, "chip", ".cc_masks"), 324);
+    let last = |r: &serde_json::Value| r["metrics"]["latency_max"].as_f64().unwrap() as u64;
+    assert_eq!((last(&window), last(&dcqcn), last(&slower)), (50329, 50329, 59235));
+    for r in [&window, &dcqcn, &none, &slower] {
+        assert_eq!(c(r, "chip0.paxi.wdata_bytes_in"), 16777216);
+        assert_eq!(c(r, "sw0.drops"), 0);
+    }
+}

@@ -220,6 +220,13 @@ fn rclink_tx_blocks() -> Vec<BlockKind> {
             rc::dcqcn::COUNTER_TABLES,
         ),
         kind(
+            "cc_window",
+            "RC Link TX per-QP window rate control of one LG (tx.cc_window with rate_control: window): bytes per QP per CC_WINDOW, masked (WAIT_CRD) at length_thr to the window's end (seed 002/003 «Per-QP 速率控制»)",
+            rc::cc_window::ports,
+            rc::cc_window::build,
+            rc::cc_window::COUNTER_TABLES,
+        ),
+        kind(
             "cnp_merge",
             "CNP MERGE: QPID buffer of 8 and a timer threshold filter repeated CNPs (seed 002 «CNP MERGE»)",
             rc::cnp_merge::ports,

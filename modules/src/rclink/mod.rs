@@ -9,6 +9,7 @@ pub mod ack_merge;
 pub mod bank_arbiter;
 pub mod bank_arbiter_block;
 pub mod cbfc;
+pub mod cc_window;
 pub mod cdma;
 pub mod cnp_gen;
 pub mod cnp_merge;

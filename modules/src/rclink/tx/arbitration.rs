@@ -215,7 +215,7 @@ impl RcLinkTx {
             self.charge_cbfc(dst, vc, cost);
         }
         self.take_mac_credit(false);
-        if self.p.rate_control {
+        if self.p.rate_control.on() {
             // The rate gate paces the flow from this grant (and counts its byte counter's
             // increase); the next round sees the pacing on `rate_paced`. One grant a cycle.
             let (dst, qp) = self.slots.flow_key(self.slots.flow_of_frame(id));

@@ -8,8 +8,8 @@
 
 use hwsim_hw::{ElabError, Netlist, PortDecl};
 
-use super::{build, core_ports, Params};
-use crate::rclink::{ack_cbfc, cbfc, cnp_merge, dcqcn, mac_credit, type2, vc_arbiter};
+use super::{build, core_ports, Params, RateControl};
+use crate::rclink::{ack_cbfc, cbfc, cc_window, cnp_merge, dcqcn, mac_credit, type2, vc_arbiter};
 use crate::split;
 
 /// The MAC credit counter's parameters, from the TX's.
@@ -28,7 +28,7 @@ const MAC_CREDIT_EXPORTS: [(&str, &str); 2] = [("mac_credit", "credit"), ("type2
 /// its own (`cnp_merge: {enabled: false}`: every CNP cuts its flow's rate).
 fn cnp_merge_params(p: &Params) -> cnp_merge::Params {
     cnp_merge::Params {
-        enabled: p.rate_control && p.cnp_merge.enabled,
+        enabled: p.rate_control.on() && p.cnp_merge.enabled,
         ..p.cnp_merge.clone()
     }
 }
@@ -164,17 +164,34 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     // The DCQCN rate gate beside the core: the CNPs it passes and its grants in, the pacing of
     // each flow out to its round; counting in the composite's scope (`tx.rate_increases`, …,
     // as the core did), its waves at `tx.dcqcn.*` (where the core had them).
-    let gp = p.rate_gate_params();
-    let g_ports = dcqcn::ports(&gp);
-    split::add_counting_in_scope(nl, path, "dcqcn", "dcqcn", g_ports, gp, dcqcn::build)?;
+    // With `rate_control: window` the per-QP window scheme (`tx.cc_window`) takes its place,
+    // through the same ports.
+    let gate = if p.rate_control == RateControl::Window {
+        let wp = p.window.clone();
+        let w_ports = cc_window::ports(&wp);
+        split::add_counting_in_scope(nl, path, "cc_window", "cc_window", w_ports, wp, cc_window::build)?;
+        "cc_window"
+    } else {
+        let gp = p.rate_gate_params();
+        let g_ports = dcqcn::ports(&gp);
+        split::add_counting_in_scope(nl, path, "dcqcn", "dcqcn", g_ports, gp, dcqcn::build)?;
+        "dcqcn"
+    };
     for (from, to) in [
-        ("core.rate_cnp", "dcqcn.cnp"),
-        ("dcqcn.ready", "core.rate_pace"),
-        ("dcqcn.steps", "core.rate_steps"),
-        ("dcqcn.paced", "core.rate_paced"),
-        ("core.rate_sent", "dcqcn.sent"),
+        ("core.rate_cnp", "cnp"),
+        ("ready", "core.rate_pace"),
+        ("steps", "core.rate_steps"),
+        ("paced", "core.rate_paced"),
+        ("core.rate_sent", "sent"),
     ] {
-        nl.connect(&node(from), &node(to), None)?;
+        let at = |n: &str| {
+            if n.starts_with("core.") {
+                node(n)
+            } else {
+                node(&format!("{gate}.{n}"))
+            }
+        };
+        nl.connect(&at(from), &at(to), None)?;
     }
     // The CBFC controller beside the core: the returns in, the counts out to the round, the
     // grant's charge in; counting in the composite's scope (`tx.credits_outstanding`,

@@ -84,7 +84,7 @@ impl RcLinkTx {
                 ctx.count(self.c.cnp_received, 1);
                 // A CNP for a flow that never sent here has no rate to cut.
                 let flow = self.slots.find_flow(msg.src, msg.rh.qp());
-                if let (true, Some(_)) = (self.p.rate_control, flow) {
+                if let (true, Some(_)) = (self.p.rate_control.on(), flow) {
                     // CNP MERGE decided in front of us (and counted `cnp_passed` / `cnp_filtered`);
                     // a passed CNP goes to the rate gate, which cuts the flow's rate in this
                     // cycle and tells this cycle's round its pacing (`rate_pace`).

@@ -144,7 +144,11 @@
 //!   left at the rate of that send; `dcqcn.pacing: seed` is seed 000's rule, one full packet at
 //!   the rate now: docs/spec-findings.md, finding 18); the round that finds it blocked counts
 //!   `diag_rate_block` and the block wakes exactly at its ready time. CNP MERGE keys on the QP
-//!   id per LG (see its header). `rate_control: false` turns the gate off.
+//!   id per LG (see its header). `rate_control: false` turns the gate off; `rate_control:
+//!   window` puts seed 002/003's per-QP window rate control ([`cc_window`](super::cc_window):
+//!   `length_thr` bytes per QP per CC_WINDOW, then the QP is masked to the window's end) in
+//!   the gate's place, through the same ports; its WAIT_CRD slots show on
+//!   `slot_fifo.wait_crd` (a port only then), and the round also runs when a mask ends.
 //! - `DataFrame.hdr` says what a switch parses (seed 003 «报文格式»): `frame_format` (Standard
 //!   by default), a VLAN tag if `vlan` with PCP `data_priority` (2, REQ data), and on Standard
 //!   the DSCP class selector `data_priority << 3`; PAXI responses (R, B) carry `rsp_priority`
@@ -166,7 +170,7 @@
 //! - The retry timeout («超时重传») is implemented, with its own counters; MAX_RETRY makes the QP
 //!   fatal (seed 002 L3).
 
-use hwsim_hw::{Binder, BuildResult, CounterDecl, Cycle, In, PortDecl, StreamIn, StreamOut};
+use hwsim_hw::{Binder, BuildResult, CounterDecl, Cycle, In, Out, PortDecl, StreamIn, StreamOut};
 use hwsim_ports::{
     ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, FrameFormat, LgId, MacCreditTake, RateCnp, RatePace, RateSent,
     Segment, TxCtrl, Type2Offer, Type2Take, UInt, VcGrant, VcReq,
@@ -175,6 +179,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ack_cbfc::TAKEN_PER_CYCLE;
 use super::cbfc::{self, Cbfc, CbfcMode};
+use super::cc_window;
 use super::cnp_merge;
 use super::dcqcn;
 use super::slot_fifo::{SlotCounters, SlotFifo, SlotView};
@@ -201,6 +206,7 @@ mod report;
 mod type2;
 
 pub use composite::{expand, ports};
+pub use params::RateControl;
 use report::Counters;
 use type2::Type2;
 
@@ -219,6 +225,7 @@ pub const COUNTER_TABLES: &[&[CounterDecl]] = &[
     super::ack_cbfc::RETURN_COUNTERS,
     super::cnp_merge::COUNTERS,
     super::dcqcn::COUNTERS,
+    super::cc_window::COUNTERS,
     super::type2::COUNTERS,
 ];
 
@@ -263,10 +270,15 @@ pub struct Params {
     pub mac_credits: u32,
     /// Destinations 0..view_dsts get a `cbfc.credits_d{d}` signal on the waves, 0..=1024.
     pub view_dsts: u32,
-    /// DCQCN rate control on (the seed: on; with no CNP it never blocks).
-    pub rate_control: bool,
+    /// The rate control: `true` / `dcqcn` (DCQCN, the seed 000 default; with no CNP it never
+    /// blocks), `false` / `off`, or `window` (seed 002/003's per-QP time window and byte
+    /// threshold, `window`).
+    pub rate_control: RateControl,
     /// DCQCN parameters (seed 000 appendix C «DCQCN 参数»).
     pub dcqcn: dcqcn::Params,
+    /// The window rate control's CC_WINDOW, length_thr and per-QP thresholds (with
+    /// `rate_control: window`; seed 002 «流控参数»).
+    pub window: cc_window::Params,
     /// CNP MERGE in front of the rate gate (seed 002).
     pub cnp_merge: cnp_merge::Params,
     /// Frame format of this link's data frames (seed 003 «报文格式»): `standard` (the only one
@@ -325,8 +337,9 @@ impl Default for Params {
             retry_timeout: 50_000,
             mac_credits: 1,
             view_dsts: 2,
-            rate_control: true,
+            rate_control: RateControl::Dcqcn,
             dcqcn: dcqcn::Params::default(),
+            window: cc_window::Params::default(),
             cnp_merge: cnp_merge::Params::default(),
             report_flows: Vec::new(),
             frame_format: FrameFormat::Standard,
@@ -389,6 +402,13 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
             .doc("the TYPE2 head granted, to the TYPE2 queue in the same cycle (type2.take)"),
     ];
     v.extend(SlotView::ports("slot_fifo.", "slots_used"));
+    if p.rate_control == RateControl::Window {
+        v.push(
+            PortDecl::output::<UInt<11>>("slot_fifo.wait_crd")
+                .level()
+                .doc("WaitGrant slots of the QPs the window rate control masks now (the seed's WAIT_CRD)"),
+        );
+    }
     v.extend(rate_ports());
     if p.ack_cbfc {
         v.push(
@@ -488,6 +508,8 @@ pub struct RcLinkTx {
     t2: Type2,
     /// The control messages taken in, to the ACK-VC credit return (with `ack_cbfc`).
     ctrl_taken: Option<StreamOut<Ctrl>>,
+    /// With `rate_control: window`: the WAIT_CRD slots on the waves.
+    wait_crd: Option<Out<UInt<11>>>,
 }
 
 /// Binds ports; refuses out-of-range parameters with a message naming the parameter.
@@ -556,6 +578,11 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         t2,
         ctrl_taken: if p.ack_cbfc {
             Some(b.stream_out("ctrl_taken")?)
+        } else {
+            None
+        },
+        wait_crd: if p.rate_control == RateControl::Window {
+            Some(b.output("slot_fifo.wait_crd")?)
         } else {
             None
         },

@@ -2,6 +2,8 @@
 //! The error names the offending parameter (the testbench reader adds file, line and column).
 
 use hwsim_ports::{FrameLayout, HeaderTags};
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::super::bank_arbiter::BankArbiter;
 use super::super::cbfc::{Cbfc, Params as CbfcParams, MAX_VIEW_DSTS};
@@ -9,6 +11,65 @@ use super::super::dcqcn::GateParams;
 use super::super::mac_credit::{MacCredit, MAX_MAC_CREDITS, MAX_MUL_CREDITS};
 use super::super::slot_fifo::SlotFifo;
 use super::Params;
+
+/// The TX's rate control: none, DCQCN (seed 000 «DCQCN 拥塞控制», the default) or the per-QP
+/// window scheme (seed 002 / 003 «Per-QP 速率控制»: CC_WINDOW and length_thr, the `cc_window`
+/// node). Written `false`, `true` (DCQCN, as before there was a choice), or by name: `off`,
+/// `dcqcn`, `window`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RateControl {
+    /// No rate gate: CNPs are counted and dropped, CNP MERGE is off.
+    Off,
+    /// DCQCN per flow behind CNP MERGE (`tx.dcqcn`).
+    #[default]
+    Dcqcn,
+    /// The per-QP time window and byte threshold (`tx.cc_window`); CNPs are reported, not acted on.
+    Window,
+}
+
+impl RateControl {
+    /// A rate gate node sits beside the core (DCQCN or the window).
+    pub fn on(self) -> bool {
+        self != RateControl::Off
+    }
+}
+
+impl Serialize for RateControl {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // The two old settings keep their old spelling (a config written before reads the same).
+        match self {
+            RateControl::Off => s.serialize_bool(false),
+            RateControl::Dcqcn => s.serialize_bool(true),
+            RateControl::Window => s.serialize_str("window"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RateControl {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = RateControl;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("false / off, true / dcqcn, or window")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<RateControl, E> {
+                Ok(if v { RateControl::Dcqcn } else { RateControl::Off })
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RateControl, E> {
+                match v {
+                    "off" | "false" => Ok(RateControl::Off),
+                    "dcqcn" | "true" => Ok(RateControl::Dcqcn),
+                    "window" => Ok(RateControl::Window),
+                    _ => Err(E::custom(format!(
+                        "rate_control = {v}: must be false / off, true / dcqcn, or window"
+                    ))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
 
 impl Params {
     /// The header fields of this link's data frames; refuses `vlan` with `afh_lite` and a
@@ -115,6 +176,7 @@ impl Params {
             return Err(format!("groups[{g}]: a group needs at least one member"));
         }
         self.rate_gate_params().check()?;
+        self.window.check().map_err(|e| format!("window.{e}"))?;
         Ok(())
     }
 }

@@ -2,6 +2,7 @@
 //! after a ledger change, and the end-of-cycle waves and gauges of its modules.
 
 use hwsim_hw::{Binder, CounterId, Ctx};
+use hwsim_ports::UInt;
 
 use super::RcLinkTx;
 
@@ -58,5 +59,31 @@ impl RcLinkTx {
             self.slot_view.show(&self.slots);
         }
         self.slots.update_gauges(ctx, &self.sc);
+        if let Some(out) = &self.wait_crd {
+            let now = ctx.now();
+            let (slots, end) = self.wait_crd_slots(now);
+            out.update(UInt::wrap(slots as u64));
+            // The masks clear at their window's end: the round runs then (and this shows 0),
+            // whether or not the arbiter looked at the masked flow's VC.
+            if let Some(t) = end {
+                self.pace_wake = Some(self.pace_wake.map_or(t, |w| w.min(t)));
+            }
+        }
+    }
+
+    /// With the window rate control: the WaitGrant slots of the flows it masks now (their
+    /// state WAIT_CRD in the seed), and the earliest end of those masks.
+    fn wait_crd_slots(&self, now: u64) -> (u32, Option<u64>) {
+        let mut slots = 0u32;
+        let mut end: Option<u64> = None;
+        for q in self.slots.queues() {
+            for &id in q {
+                if let Some(t) = self.pace[self.slots.flow_of_frame(id)].filter(|&t| t > now) {
+                    slots += self.slots.unsent_payloads(id).count() as u32;
+                    end = Some(end.map_or(t, |e| e.min(t)));
+                }
+            }
+        }
+        (slots, end)
     }
 }
