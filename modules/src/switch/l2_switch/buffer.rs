@@ -29,14 +29,20 @@ impl L2Switch {
     }
 
     /// The ingress node's decisions of this cycle (`fwd*`, combinational): each data frame into
-    /// the pipeline of every output it goes to, ready `latency` ns after its arrival (data
-    /// cut-through: `cut_through_latency`), charged to its input's ingress bytes (PFC's
+    /// the pipeline of every output it goes to, ready `latency` + `crossbar_latency` ns after
+    /// its arrival (data cut-through: `cut_through_latency`), charged to its input's ingress bytes (PFC's
     /// accounting) per copy; each control message and credit return into its output's queue,
     /// ready `latency` ns after.
     pub(super) fn arrivals(&mut self, ctx: &mut Ctx<'_>, now: Cycle) {
         let cut = self.p.forwarding == Forwarding::CutThrough;
         let ready = now + self.p.latency;
-        let data_ready = if cut { now + self.p.cut_through_latency } else { ready };
+        // Store-and-forward adds the crossbar's traversal (T_crossbar) to the data's pipeline;
+        // cut-through's fixed latency is the whole idle path.
+        let data_ready = if cut {
+            now + self.p.cut_through_latency
+        } else {
+            ready + self.p.crossbar_latency
+        };
         for k in 0..self.ports.len() {
             if let Some(r) = self.ports[k].fwd.pop() {
                 let tag = Tag {

@@ -53,6 +53,12 @@ pub fn check(p: &Params) -> Result<(), String> {
             p.pfc_watchdog
         ));
     }
+    if p.crossbar_latency > 1_000_000 {
+        return Err(format!(
+            "crossbar_latency = {}: must be in 0..=1000000 ns",
+            p.crossbar_latency
+        ));
+    }
     if p.cut_through_latency > 1_000_000 {
         return Err(format!(
             "cut_through_latency = {}: must be in 0..=1000000 ns",

@@ -80,7 +80,10 @@
 //! `port_buffer` bytes, as if the crossbar had full speedup.
 //!
 //! **Timing.** A message popped at n (it arrived at n, its last byte in) is ready at n +
-//! `latency`. A data frame is then queued, matched (at once if its input and output are free)
+//! `latency` (a data frame at n + `latency` + `crossbar_latency`: seed 003's T_ingress and
+//! T_crossbar; the latter 0 by default, 30 in the seed-003 presets
+//! configs/seed003_switch_{100g,200g,400g}.yaml; docs/switch-validation.md «An idle switch's
+//! latency» decomposes both modes per frame size). A data frame is then queued, matched (at once if its input and output are free)
 //! and serialized at `rate` bytes/ns (the fractional end carried exactly); it leaves when its last
 //! byte is out (store-and-forward). With `forwarding: cut_through` a frame is ready at n +
 //! `cut_through_latency` (seed 003: a fixed 300–500 ns, whatever the frame's size); if it is
@@ -155,7 +158,11 @@
 //! Defaults that are hwsim's, not a seed's (each parameter's text says why): `port_buffer`
 //! 4 MiB (seed 003 estimates 1.75 MB per egress port), `reserve` 0, `pfc_watchdog` 0 (off; the
 //! seed gives no timeout). `rate` 400 B/ns is seed 000's edge bandwidth, not seed 003's
-//! 100 / 200 / 400 Gb/s ports (docs/spec-findings.md, the table of conflicts).
+//! 100 / 200 / 400 Gb/s ports, and `crossbar_latency` 0 where seed 003 gives T_crossbar
+//! 10–50 ns (docs/spec-findings.md, the table of conflicts; the presets
+//! configs/seed003_switch_{100g,200g,400g}.yaml set the seed's). With seed 003's figures its
+//! own fixed cut-through (300 ns) is slower than its store-and-forward at 400 Gb/s for every
+//! PAXI frame (docs/switch-validation.md «An idle switch's latency»).
 
 use hwsim_hw::{Binder, BuildResult, CombOut, Component, CounterDecl, CounterId, Ctx, Cycle, PortDecl, Wake};
 use hwsim_ports::{CreditMsg, Ctrl, DataFrame, UInt, XbarGrant, XbarOutputs, XbarRequest};

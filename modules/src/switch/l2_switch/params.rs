@@ -57,6 +57,12 @@ pub struct Params {
     pub pfc_watchdog: u64,
     /// Ingress pipeline (parse, classify, lookup), ns: seed 003 gives 50–200.
     pub latency: u64,
+    /// Crossbar traversal of a data frame, ns, added to `latency` in store-and-forward (seed
+    /// 003 «交换机延迟组成» T_crossbar: 10–50 ns). 0 by default (hwsim's: the crossing is the
+    /// egress serialization, as before the term existed); the seed-003 presets
+    /// (configs/seed003_switch_{100g,200g,400g}.yaml) set 30. Cut-through's fixed latency
+    /// covers it.
+    pub crossbar_latency: u64,
     /// Port rate, bytes/ns. 400 is seed 000's edge bandwidth (every edge, inside a switch too; a
     /// chip's 8 LGs × 50 B/ns, so a switch port never limits one chip), not seed 003's: its
     /// parameter table has `port_bandwidth_gbps` 100 / 200 / 400 (12.5 / 25 / 50 B/ns).
@@ -171,6 +177,7 @@ impl Default for Params {
             pfc_xon_threshold: 0.5,
             pfc_watchdog: 0,
             latency: 100,
+            crossbar_latency: 0,
             rate: ByteRate::new(400, 1).expect("400 B/ns"),
             port_buffer: 4 << 20,
             ecn: true,
