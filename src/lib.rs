@@ -1,40 +1,21 @@
-//! hwsim: the application layer. Config and testbench schemas, the registry of block kinds,
-//! elaboration of testbenches into netlists, the runner with its checks and reports, and the
-//! regression runner. The `hwsim` binary (src/main.rs) is a thin clap front end over this.
+//! hwsim: the application layer, in four layers that read top-down (each folder's mod.rs says
+//! what lives there and what it may use):
+//!
+//! - `input/`: the YAML reader with places, the schema, `--set`, connect patterns;
+//! - `build/`: block kinds and values, the module and system forms, budgets, monitors;
+//! - `run/`: the runner, RTL, regressions, sweeps, vectors, the subcommands;
+//! - `report/`: report types and rendering, waves, diff, plots, the output policy, explain.
+//!
+//! The `hwsim` binary (src/main.rs, its subcommands in src/cli/) is a thin clap front end over
+//! this.
 
-pub mod budget;
-pub mod check_policy;
-pub mod commands;
-pub mod connect_pattern;
-pub mod csv;
-pub mod diff;
-pub mod event_log;
-pub mod explain;
-pub mod gtkw;
-pub mod junit;
-pub mod monitors;
-pub mod output;
-pub mod overrides;
-pub mod plot;
-pub mod plot_label;
-pub mod probe;
-pub mod progress;
-pub mod registry;
-pub mod regress;
-pub mod render;
+pub mod build;
+pub mod input;
 pub mod report;
-pub mod rtl;
-pub mod runner;
-pub mod schema;
-pub mod sweep;
-pub mod sweep_jobs;
-pub mod sweep_notes;
-pub mod system;
-pub mod testbench;
-pub mod values;
-pub mod vectors;
-pub mod verdict;
-pub mod wave_check;
-pub mod wave_outputs;
-pub mod waves;
-pub mod yaml;
+pub mod run;
+
+// The flat paths the binary, the tests and the benches name (`hwsim::runner`, …).
+pub use build::{registry, system, testbench, values};
+pub use input::{overrides, yaml};
+pub use report::{diff, explain, output, plot, render, waves};
+pub use run::{commands, event_log, regress, runner, sweep, vectors, wave_outputs};

@@ -1,0 +1,335 @@
+//! The GTKWave save file (`.gtkw`) written beside a VCD or FST, so `gtkwave waves/gbn.gtkw` opens
+//! on the testbench's story instead of an empty signal pane.
+//!
+//! What it shows: the testbench's `view:` groups (a title each, the signals its globs select, in
+//! the order given), or without `view:` one group per `trace:` glob (everything, grouped by top
+//! scope, when there is no `trace:` either). The zoom fits `view.window` (default the whole run)
+//! into the window. Fields that encode an enum (an RH `opcode`, an `ecn`, a DCQCN `state`, a frame
+//! `format`, a PAXI flit's `kind`, an RX control write's `kind`) are shown by name through GTKWave translate filter files written beside the save
+//! file (`<stem>.<enum>.txt`: one `value name` line per encoding).
+//! Signals their block declares levels (`PortDecl::level`: queue bytes, slots in use, credits,
+//! rates) are analog step traces with blank stretch rows below them, so a queue reads as a curve.
+//!
+//! The save file is derived from the wave file itself (read back with `wellen`), so every name in
+//! it is a name GTKWave finds. Paths in it are relative to the save file's folder; GTKWave is
+//! opened from that folder or given the save file's path.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use hwsim_ports::{CtrlKind, Ecn, FlitKind, FrameFormat, Opcode};
+
+use crate::build::testbench::Loaded;
+use crate::input::yaml::InputError;
+use crate::report::waves::Wave;
+
+/// GTKWave trace flags (its `TR_*` bits): right-justified decimal, binary, translated by a file,
+/// group begin / end.
+const F_DEC: u32 = 0x24;
+const F_BIN: u32 = 0x28;
+const F_HEX: u32 = 0x22;
+const F_TRANSLATED: u32 = 0x2000;
+const F_GROUP_BEGIN: u32 = 0x80_0200;
+/// Analog, drawn as steps (`TR_ANALOG_STEP`), and the blank rows that give it height
+/// (`TR_ANALOG_BLANK_STRETCH`).
+const F_ANALOG_STEP: u32 = 0x8000;
+const F_ANALOG_STRETCH: u32 = 0x2_0000;
+/// Rows an analog trace spans (itself and the stretch rows below it).
+const ANALOG_ROWS: usize = 4;
+const F_GROUP_END: u32 = 0x100_0200;
+
+/// Window size the save file asks for, pixels; the wave pane is about this minus the panes.
+const WIDTH: u32 = 1600;
+const HEIGHT: u32 = 1000;
+const WAVE_SPAN_AT_0: f64 = 3.3;
+
+/// An enum field's labels by encoding.
+struct EnumKind {
+    key: &'static str,
+    labels: Vec<String>,
+}
+
+/// The enum a variable encodes, known by its field name and width (and, for a `kind`, by the
+/// fields beside it: `has(path)` says whether the wave holds that variable).
+fn enum_of(name: &str, width: Option<u32>, has: impl Fn(&str) -> bool) -> Option<EnumKind> {
+    let (parent, leaf) = name.rsplit_once('.').unwrap_or(("", name));
+    if leaf == "kind" && width == Some(3) {
+        let show = |v: crate::input::yaml::Value| crate::input::yaml::show(&v);
+        // A PAXI flit's kind sits beside its `ost` (a segment, a frame's PAXI header); an RX
+        // control write's beside its message's `opcode`.
+        if has(&format!("{parent}.ost")) {
+            let labels = [FlitKind::WData, FlitKind::Ar, FlitKind::R, FlitKind::B, FlitKind::Mul]
+                .iter()
+                .map(|k| show(crate::input::yaml::to_value(k)))
+                .collect();
+            return Some(EnumKind {
+                key: "flit_kind",
+                labels,
+            });
+        }
+        if has(&format!("{parent}.opcode")) {
+            let labels = CtrlKind::ALL
+                .iter()
+                .map(|k| show(crate::input::yaml::to_value(k)))
+                .collect();
+            return Some(EnumKind {
+                key: "ctrl_kind",
+                labels,
+            });
+        }
+        return None;
+    }
+    if width != Some(2) {
+        return None;
+    }
+    if leaf == "opcode" {
+        let labels = [Opcode::Data, Opcode::Ack, Opcode::Cnp]
+            .iter()
+            .map(|o| o.to_string())
+            .collect();
+        return Some(EnumKind { key: "opcode", labels });
+    }
+    if leaf == "ecn" {
+        let labels = [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce]
+            .iter()
+            .map(|e| crate::input::yaml::show(&crate::input::yaml::to_value(e)))
+            .collect();
+        return Some(EnumKind { key: "ecn", labels });
+    }
+    if leaf == "state" && parent.ends_with("dcqcn") {
+        // modules/src/rclink/dcqcn.rs: 0 NORMAL, 1 CONGESTED, 2 RECOVERED.
+        let labels = ["NORMAL", "CONGESTED", "RECOVERED"].map(String::from).to_vec();
+        return Some(EnumKind {
+            key: "dcqcn_state",
+            labels,
+        });
+    }
+    if leaf == "format" || leaf.ends_with("_format") {
+        let labels = FrameFormat::ALL.iter().map(|f| f.to_string()).collect();
+        return Some(EnumKind { key: "format", labels });
+    }
+    None
+}
+
+/// One group of the view: a title and the wave's variable indices.
+struct Group {
+    title: String,
+    vars: Vec<usize>,
+}
+
+/// The groups of the view: the testbench's `view:`, else its `trace:`, else by top scope; and
+/// with `--trace` globs on the command line (`cmd_trace`), a group per glob of what it chose
+/// that no `view:` group shows (the wave holds what they chose: a save file showing only the
+/// view's groups left 148 of 150 variables out). A `view:` glob that selects nothing is an
+/// error unless `--trace` narrowed the wave.
+fn groups(l: &Loaded, wave: &Wave, cmd_trace: &[String]) -> Result<Vec<Group>, InputError> {
+    let strict = cmd_trace.is_empty();
+    let select = |g: &str| -> Vec<usize> {
+        let one = [g.to_string()];
+        (0..wave.vars.len())
+            .filter(|&i| hwsim_hw::trace_selected(&one, &wave.vars[i].name))
+            .collect()
+    };
+    let mut out = Vec::new();
+    if let Some(view) = &l.tb.view {
+        for g in &view.groups {
+            let mut vars: Vec<usize> = Vec::new();
+            for glob in &g.signals {
+                let sel = select(glob);
+                if sel.is_empty() && strict {
+                    return Err(l.error_at(
+                        glob,
+                        format!("view: `{glob}` selects no signal of the wave (is it in `trace:`?)"),
+                    ));
+                }
+                for i in sel {
+                    if !vars.contains(&i) {
+                        vars.push(i);
+                    }
+                }
+            }
+            if !vars.is_empty() {
+                out.push(Group {
+                    title: g.title.clone(),
+                    vars,
+                });
+            }
+        }
+    }
+    let globs: &[String] = match (cmd_trace.is_empty(), out.is_empty()) {
+        (false, _) => cmd_trace,
+        (true, true) => &l.tb.trace,
+        (true, false) => &[],
+    };
+    let shown: std::collections::HashSet<usize> = out.iter().flat_map(|g| g.vars.iter().copied()).collect();
+    for glob in globs {
+        let vars: Vec<usize> = select(glob).into_iter().filter(|i| !shown.contains(i)).collect();
+        if !vars.is_empty() {
+            out.push(Group {
+                title: glob.clone(),
+                vars,
+            });
+        }
+    }
+    if out.is_empty() {
+        let mut tops: Vec<String> = Vec::new();
+        for v in &wave.vars {
+            let top = v.name.split('.').next().unwrap_or("").to_string();
+            if !tops.contains(&top) {
+                tops.push(top);
+            }
+        }
+        for top in tops {
+            let vars = (0..wave.vars.len())
+                .filter(|&i| wave.vars[i].name.split('.').next() == Some(top.as_str()))
+                .collect();
+            out.push(Group { title: top, vars });
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a wave variable belongs to a net declared a level: the net's path, or one of its
+/// fields (`chip0.lg3.tx.cbfc.credits_d1.vc0`) — the trace selection's own rule, a path
+/// selecting what lies below it (net paths hold no glob characters). `levels` is the set of
+/// those paths (a table: each variable against every level net was quadratic, 73 s of CPU for
+/// a 16-chip system's save file).
+fn is_level(name: &str, levels: Option<&hwsim_hw::GlobSet>) -> bool {
+    levels.is_some_and(|l| l.selects(name))
+}
+
+/// GTKWave's name of a variable: the dotted name, with `[msb:0]` for a vector.
+fn gtkwave_name(name: &str, width: Option<u32>) -> String {
+    match width {
+        Some(w) if w > 1 => format!("{name}[{}:0]", w - 1),
+        _ => name.to_string(),
+    }
+}
+
+/// A path of `target` relative to the folder `dir` when `target` is inside it (GTKWave resolves
+/// it against the save file's folder), else absolute.
+fn relative(target: &Path, dir: &Path) -> String {
+    let t = std::path::absolute(target).unwrap_or_else(|_| target.to_path_buf());
+    let d = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    match t.strip_prefix(&d) {
+        Ok(r) => r.display().to_string(),
+        Err(_) => t.display().to_string(),
+    }
+}
+
+/// The files to write: the save file at `gtkw` first, then its translate filter files.
+///
+/// `dump` is the wave file the save file opens; `cmd_trace` the command line's `--trace` globs
+/// (see [`groups`]).
+pub fn files(
+    l: &Loaded,
+    wave: &Wave,
+    dump: &Path,
+    gtkw: &Path,
+    cmd_trace: &[String],
+    levels: &[String],
+) -> Result<Vec<(PathBuf, Vec<u8>)>, InputError> {
+    let groups = groups(l, wave, cmd_trace)?;
+    let dir = gtkw
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let stem = gtkw
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "waves".into());
+    let end = wave.end_time();
+    let (from, to) = match l.tb.view.as_ref().and_then(|v| v.window) {
+        Some([a, b]) if b > a => (a, b.min(end.max(a.saturating_add(1)))),
+        Some([a, b]) => {
+            return Err(l.error_at(
+                "window",
+                format!("view.window [{a}, {b}] is empty or reversed: give [from, to] with from < to"),
+            ))
+        }
+        None => (0, end.max(1)),
+    };
+    // GTKWave's zoom z shows about WAVE_SPAN_AT_0 × 2^-z time units across the wave pane (the
+    // pane this file sets up; measured with GTKWave 3.3 under Xvfb). Fit the window, a little
+    // margin on the right.
+    let span = (to - from).max(1) as f64 * 1.05;
+    let zoom = -(span / WAVE_SPAN_AT_0).log2();
+
+    let mut s = String::new();
+    let _ = writeln!(s, "[*] hwsim: {} ({})", l.name(), l.path.display());
+    let _ = writeln!(s, "[dumpfile] \"{}\"", relative(dump, dir));
+    let _ = writeln!(s, "[savefile] \"{}\"", relative(gtkw, dir));
+    let _ = writeln!(s, "[timestart] {from}");
+    let _ = writeln!(s, "[size] {WIDTH} {HEIGHT}");
+    let _ = writeln!(s, "[pos] -1 -1");
+    // Zoom, primary marker (none), then the 26 named markers A..Z (-1: unset).
+    let markers = l.tb.view.as_ref().map_or(&[][..], |v| &v.markers[..]);
+    if markers.len() > 26 {
+        return Err(l.error_at(
+            "markers",
+            format!("view: {} markers; GTKWave has 26 (A..Z)", markers.len()),
+        ));
+    }
+    let named: Vec<String> = (0..26)
+        .map(|i| markers.get(i).map_or("-1".to_string(), |m| m.to_string()))
+        .collect();
+    let _ = writeln!(s, "*{zoom:.6} -1 {}", named.join(" "));
+    let _ = writeln!(s, "[sst_width] 240");
+    let _ = writeln!(s, "[signals_width] 330");
+    let _ = writeln!(s, "[sst_expanded] 0");
+    let _ = writeln!(s, "[sst_vpaned_height] 300");
+    let mut filters: Vec<(String, PathBuf, Vec<u8>)> = Vec::new();
+    let level_set = (!levels.is_empty()).then(|| hwsim_hw::GlobSet::new(levels));
+    let names: std::collections::HashSet<&str> = wave.vars.iter().map(|v| v.name.as_str()).collect();
+    for g in &groups {
+        let _ = writeln!(s, "@{F_GROUP_BEGIN:x}");
+        let _ = writeln!(s, "-{}", g.title);
+        for &i in &g.vars {
+            let v = &wave.vars[i];
+            let flags = if let Some(e) = enum_of(&v.name, v.width, |n| names.contains(n)) {
+                let n = match filters.iter().position(|(k, _, _)| k == e.key) {
+                    Some(n) => n,
+                    None => {
+                        let path = dir.join(format!("{stem}.{}.txt", e.key));
+                        let mut text = format!("# {}: encoding and name (written by hwsim)\n", e.key);
+                        for (code, label) in e.labels.iter().enumerate() {
+                            let _ = writeln!(text, "{code} {label}");
+                        }
+                        filters.push((e.key.to_string(), path, text.into_bytes()));
+                        filters.len() - 1
+                    }
+                };
+                let _ = writeln!(s, "^{} {}", n + 1, relative(&filters[n].1, dir));
+                F_DEC | F_TRANSLATED
+            } else {
+                match v.width {
+                    Some(1) => F_BIN,
+                    Some(w) if w > 64 => F_HEX,
+                    _ => F_DEC,
+                }
+            };
+            let level = is_level(&v.name, level_set.as_ref()) && flags & F_TRANSLATED == 0 && v.width != Some(1);
+            let flags = if level { F_ANALOG_STEP | F_DEC } else { flags };
+            let _ = writeln!(s, "@{flags:x}");
+            let _ = writeln!(s, "{}", gtkwave_name(&v.name, v.width));
+            if level {
+                let _ = writeln!(s, "@{F_ANALOG_STRETCH:x}");
+                for _ in 1..ANALOG_ROWS {
+                    let _ = writeln!(s, "-");
+                }
+            }
+        }
+        let _ = writeln!(s, "@{F_GROUP_END:x}");
+        let _ = writeln!(s, "-{}", g.title);
+    }
+    let _ = writeln!(s, "[pattern_trace] 1");
+    let _ = writeln!(s, "[pattern_trace] 0");
+    let mut out = vec![(gtkw.to_path_buf(), s.into_bytes())];
+    out.extend(filters.into_iter().map(|(_, p, b)| (p, b)));
+    Ok(out)
+}
+
+/// The save file's default path: the wave's, with `.gtkw`.
+pub fn default_path(wave: &Path) -> PathBuf {
+    wave.with_extension("gtkw")
+}
