@@ -447,6 +447,36 @@ fn list_shows_kinds_ports_and_defaults() {
 // ---------------------------------------------------------------------------------------------
 // 5. netlist.
 
+/// One place decides a testbench's form: `netlist`, `vectors` and `run` refuse a testbench
+/// with both forms alike (`netlist` drew the system and ignored the instances before).
+#[test]
+fn every_command_refuses_a_testbench_of_both_forms_alike() {
+    let dir = temp_dir("both_forms");
+    let tb = dir.join("both.yaml");
+    std::fs::write(
+        &tb,
+        "name: both\nuntil: 10\ninstances:\n  a: {kind: counter}\nsystem:\n  topology: {kind: star, chips: 2}\n",
+    )
+    .unwrap();
+    let dot = dir.join("x.dot");
+    let out = dir.join("v");
+    let t = tb.to_str().unwrap();
+    for args in [
+        vec!["netlist", t, "--dot", dot.to_str().unwrap()],
+        vec!["vectors", t, "--out", out.to_str().unwrap()],
+        vec!["run", t],
+    ] {
+        let o = hwsim(&args);
+        assert_code(&o, 2);
+        assert!(
+            stderr(&o).contains("either module form (instances) or system form (system), not both"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    assert!(!dot.exists(), "no DOT for a testbench refused");
+}
+
 #[test]
 fn netlist_writes_dot() {
     let dir = temp_dir("netlist");

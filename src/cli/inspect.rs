@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use hwsim::{explain, output, registry, runner, testbench, values, vectors, yaml};
+use hwsim::{explain, output, registry, runner, values, vectors, yaml};
 
 use super::io::{bad, emit_then, load, on_interrupt};
 
@@ -36,17 +36,11 @@ pub(crate) fn netlist_cmd(
     if let Err(e) = output::check_outputs(&l.files, &[("--dot", dot)]) {
         return bad(e);
     }
-    // Both forms: a system testbench draws its whole topology.
-    let netlist = if l.tb.system.is_some() {
-        match hwsim::system::elaborate(&l, l.tb.seed) {
-            Ok((nl, _)) => nl,
-            Err(e) => return bad(e),
-        }
-    } else {
-        match testbench::elaborate(&l) {
-            Ok(el) => el.netlist,
-            Err(e) => return bad(e),
-        }
+    // Either form, decided where every command decides it: a system testbench draws its
+    // whole topology.
+    let netlist = match hwsim::build::netlist(&l, l.tb.seed) {
+        Ok(nl) => nl,
+        Err(e) => return bad(e),
     };
     if let Some(sc) = &scope {
         let known = netlist.has_instance(sc)

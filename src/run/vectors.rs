@@ -77,7 +77,7 @@ type Pushes = Vec<(u64, Vec<hwsim_hw::TraceValue>)>;
 pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<AtomicBool>>) -> Result<String, InputError> {
     let stopped = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
     let l = testbench::load(tb)?;
-    if l.tb.system.is_some() && only.is_empty() {
+    if crate::build::form(&l)? == crate::build::Form::System && only.is_empty() {
         return Err(l.error_at(
             "system",
             "vectors: a system-form testbench needs `--instance PATH` (a node of the system, e.g. chip0.lg7.tx.mac_credit; `hwsim netlist TB` lists them)",
@@ -155,11 +155,7 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
 /// The instances to write and their ports, each bound to the net path it shows on the wave.
 fn instances(l: &testbench::Loaded, only: &[String]) -> Result<Vec<Instance>, InputError> {
     // The declared ports (the build below hands its netlist to the kernel).
-    let netlist = if l.tb.system.is_some() {
-        crate::build::system::elaborate(l, l.tb.seed)?.0
-    } else {
-        testbench::elaborate(l)?.netlist
-    };
+    let netlist = crate::build::netlist(l, l.tb.seed)?;
     let names = instance_names(l, &netlist, only)?;
     let (sim, _) = runner::build(l, l.tb.seed)?;
     let paths = sim.net_paths();

@@ -127,41 +127,24 @@ pub fn build(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
 }
 
 fn build_inner(l: &Loaded, seed: u64) -> Result<(Sim, Elaborated), InputError> {
-    let mut el = if l.tb.system.is_some() {
-        if !l.tb.instances.is_empty() || !l.tb.stimulus.is_empty() || !l.tb.connect.is_empty() {
-            return Err(l.error_at(
-                "system",
-                "a testbench is either module form (instances) or system form (system), not both",
-            ));
+    let mut el = match crate::build::form(l)? {
+        crate::build::Form::System => {
+            let (nl, info) = crate::build::system::elaborate(l, seed)?;
+            let values = crate::build::values::registry();
+            let watches = testbench::watches(l, &nl, &values)?;
+            Elaborated {
+                netlist: nl,
+                watches,
+                values,
+                system: Some(info),
+                kinds: Default::default(),
+                monitor_counters: None,
+                levels: Vec::new(),
+                rtl_ports: BTreeMap::new(),
+                rtl_replaced: Vec::new(),
+            }
         }
-        let (nl, info) = crate::build::system::elaborate(l, seed)?;
-        let values = crate::build::values::registry();
-        let watches = testbench::watches(l, &nl, &values)?;
-        Elaborated {
-            netlist: nl,
-            watches,
-            values,
-            system: Some(info),
-            kinds: Default::default(),
-            monitor_counters: None,
-            levels: Vec::new(),
-            rtl_ports: BTreeMap::new(),
-            rtl_replaced: Vec::new(),
-        }
-    } else {
-        if l.tb.instances.is_empty() {
-            return Err(InputError::new(
-                &l.path,
-                "no `instances:` (module form) and no `system:` (system form)",
-            ));
-        }
-        if l.tb.metrics_from.is_some() {
-            return Err(l.error_at(
-                "metrics_from",
-                "metrics_from is for system form (its flows); in module form set a paxi's own `metrics_from` parameter, or a voq_switch's `warmup`",
-            ));
-        }
-        testbench::elaborate(l)?
+        crate::build::Form::Module => testbench::elaborate(l)?,
     };
     let mut nl = std::mem::take(&mut el.netlist);
     el.kinds = nl.kind_counts();
