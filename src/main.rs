@@ -4,19 +4,15 @@
 //! run); 2 bad input (a testbench, config or argument error, or an output that cannot be
 //! written), with a one-line message; 130 interrupted by SIGINT / SIGTERM.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
-use hwsim::{commands, diff, explain};
 
 /// The command line's parts.
 mod cli;
 
 use cli::args::{Cli, Cmd};
-use cli::inspect::{check, config, list, netlist_cmd, vectors_cmd};
-use cli::io::{bad, done, emit_then, exit_on_interrupt, on_interrupt};
-use cli::run::run;
+use cli::io::bad;
 
 const SUBCOMMANDS: &[&str] = &[
     "run", "check", "config", "regress", "sweep", "plot", "explain", "list", "netlist", "diff", "vectors", "help",
@@ -60,58 +56,34 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     match cli.cmd {
-        Cmd::Run(a) => run(a),
+        Cmd::Run(a) => cli::run::main(a),
         Cmd::Check {
             testbench,
             max_memory,
             set,
-        } => check(&testbench, max_memory, &set),
+        } => cli::check::main(&testbench, max_memory, &set),
         Cmd::Config {
             testbench,
             max_memory,
             set,
-        } => config(&testbench, max_memory, &set),
-        Cmd::Regress(a) => match on_interrupt() {
-            Ok(f) => done(commands::regress(a, &f)),
-            Err(e) => e,
-        },
-        Cmd::Sweep(a) => match on_interrupt() {
-            Ok(f) => done(commands::sweep(a, Some(&f))),
-            Err(e) => e,
-        },
-        Cmd::Plot(a) => match on_interrupt() {
-            Ok(f) => done(commands::plot(a, Some(&f))),
-            Err(e) => e,
-        },
-        Cmd::Explain { block } => match explain::explain(&block) {
-            Ok(t) => emit_then(&t, ExitCode::SUCCESS),
-            Err(e) => bad(e),
-        },
-        Cmd::List { pattern } => match list(pattern.as_deref()) {
-            Ok(text) => emit_then(&text, ExitCode::SUCCESS),
-            Err(e) => bad(e),
-        },
-        // diff writes no file: an interrupt ends it at once, with 130.
-        Cmd::Diff(a) => match exit_on_interrupt().and_then(|_| diff::run(&a).map_err(bad)) {
-            Ok((text, same, warnings)) => {
-                for w in warnings {
-                    let _ = writeln!(std::io::stderr(), "hwsim: {w}");
-                }
-                emit_then(&text, if same { ExitCode::SUCCESS } else { ExitCode::from(1) })
-            }
-            Err(code) => code,
-        },
+        } => cli::config::main(&testbench, max_memory, &set),
+        Cmd::Regress(a) => cli::regress::main(a),
+        Cmd::Sweep(a) => cli::sweep::main(a),
+        Cmd::Plot(a) => cli::plot::main(a),
+        Cmd::Explain { block } => cli::explain::main(&block),
+        Cmd::List { pattern } => cli::list::main(pattern.as_deref()),
+        Cmd::Diff(a) => cli::diff::main(&a),
         Cmd::Vectors {
             testbench,
             out,
             instance,
-        } => vectors_cmd(&testbench, &out, &instance),
+        } => cli::vectors::main(&testbench, &out, &instance),
         Cmd::Netlist {
             testbench,
             dot,
             depth,
             scope,
             max_memory,
-        } => netlist_cmd(&testbench, &dot, depth, scope, max_memory),
+        } => cli::netlist::main(&testbench, &dot, depth, scope, max_memory),
     }
 }

@@ -10,7 +10,7 @@ use super::io::{bad, emit_then, load, on_interrupt};
 
 /// `hwsim run` (and `hwsim TB.yaml`): the run, its outputs and its report; the exit code is the
 /// verdict (0 pass, 1 fail, 130 interrupted).
-pub(crate) fn run(a: RunArgs) -> ExitCode {
+pub(crate) fn main(a: RunArgs) -> ExitCode {
     if a.log.iter().flat_map(|s| s.split(',')).any(|t| t.trim() == "help") {
         return emit_then(&hwsim::event_log::help(), ExitCode::SUCCESS);
     }
