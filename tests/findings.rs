@@ -8,11 +8,11 @@ use std::process::Command;
 /// Runs `hwsim TB -q --json … args…` and returns the report.
 fn run(tb: &str, args: &[&str]) -> serde_json::Value {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let json = std::env::temp_dir().join(format!(
-        "hwsim-findings-{}-{}.json",
-        std::process::id(),
-        args.join("_").replace(['/', '='], "-")
-    ));
+    // One file per call: the tests run in parallel threads of one process, and two of them
+    // may run the same arguments (the name alone collided: one removed the other's report).
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let json = std::env::temp_dir().join(format!("hwsim-findings-{}-{n}.json", std::process::id()));
     let o = Command::new(env!("CARGO_BIN_EXE_hwsim"))
         .args([tb, "-q", "--json", json.to_str().unwrap()])
         .args(args)
