@@ -19,7 +19,7 @@ pub const COUNTERS: &[CounterDecl] = &[
     CounterDecl::new("sent", "messages", "messages pushed onto `out`"),
     CounterDecl::new(
         "stall_cycles",
-        "cycles",
+        "ns",
         "Σ cycles messages waited past their due cycle (back-pressure)",
     ),
 ];

@@ -65,7 +65,7 @@ pub const COUNTERS: &[CounterDecl] = &[
     CounterDecl::new("pfc_pauses", "events", "PFC XOFFs received that paused an edge's data"),
     CounterDecl::new(
         "pfc_paused_cycles",
-        "cycles",
+        "ns",
         "edge-cycles spent paused by PFC, counted at each XON",
     ),
     CounterDecl::new("data_local", "frames", "data frame copies delivered to this chip's LGs"),

@@ -336,6 +336,24 @@ mod tests {
     }
 
     #[test]
+    fn time_has_one_vocabulary_a_duration_in_ns_a_moment_in_cycle() {
+        // Counters, metrics (runner's checks test them), the JSON's units and the plots' axes
+        // say time one way (docs/testbenches.md): `cycles` or any other spelling is refused.
+        let time_words = ["cycles", "cyc", "nanoseconds", "clk", "clocks"];
+        for b in blocks().iter() {
+            for d in b.counters.iter().flat_map(|t| t.iter()) {
+                assert!(
+                    !time_words.contains(&d.unit),
+                    "{}.{}: unit `{}` (a duration is `ns`, a moment `cycle`)",
+                    b.name,
+                    d.name,
+                    d.unit
+                );
+            }
+        }
+    }
+
+    #[test]
     fn every_declared_counter_is_counted_by_some_testbench() {
         // A table entry no testbench registers is stale (a renamed counter left behind) or a
         // typo; the registry check catches the other direction.

@@ -203,7 +203,9 @@ pub(super) const METRICS: &[&str] = &[
 /// A metric's unit (the plot axes print it).
 pub fn metric_unit(m: &str) -> Option<&'static str> {
     Some(match m {
-        "end_cycle" | "mean_delay" | "p99_delay" => "cycles",
+        // One vocabulary: a duration in ns (a cycle, or a cell slot, is 1 ns), a moment in "cycle".
+        "end_cycle" => "cycle",
+        "mean_delay" | "p99_delay" => "ns",
         "goodput" => "bytes/ns",
         "latency_max" | "latency_mean" => "ns",
         "throughput" => "cells per output per slot",
@@ -431,5 +433,21 @@ fn sequence_check(e: &Expect, ep: &str, window: &str, seq: &[Value], seen: &crat
         passed,
         expected: format!("[{}]", seq.iter().map(yaml::show).collect::<Vec<_>>().join(", ")),
         actual: format!("[{}{}]", shown.join(", "), if seen.count > 24 { ", …" } else { "" }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_say_time_as_the_counters_do() {
+        // A duration in ns, a moment in `cycle` (docs/testbenches.md).
+        for m in METRICS {
+            let u = metric_unit(m).unwrap_or("");
+            assert!(!["cycles", "clocks"].contains(&u), "metric {m}: unit `{u}`");
+        }
+        assert_eq!(metric_unit("end_cycle"), Some("cycle"));
+        assert_eq!(metric_unit("mean_delay"), Some("ns"));
     }
 }

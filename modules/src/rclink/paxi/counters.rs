@@ -30,12 +30,12 @@ pub const COUNTERS: &[CounterDecl] = &[
     CounterDecl::new("bytes_done", "bytes", "bytes of the transactions completed"),
     CounterDecl::new(
         "latency_sum",
-        "cycles",
+        "ns",
         "Σ issue-to-completion latency of the transactions completed",
     ),
     CounterDecl::new(
         "latency_max",
-        "cycles",
+        "ns",
         "gauge: longest issue-to-completion latency of a completed transaction",
     ),
     CounterDecl::new("ost_peak", "entries", "gauge: most W OST entries in use at once"),
@@ -66,22 +66,18 @@ pub const COUNTERS: &[CounterDecl] = &[
         "id + 1 of the last failed transaction (0 = none)",
     ),
     CounterDecl::new("writes_done", "transactions", "write transactions completed"),
-    CounterDecl::new(
-        "write_lat_sum",
-        "cycles",
-        "Σ latency of the write transactions completed",
-    ),
+    CounterDecl::new("write_lat_sum", "ns", "Σ latency of the write transactions completed"),
     CounterDecl::new(
         "write_lat_max",
-        "cycles",
+        "ns",
         "gauge: longest latency of a completed write transaction",
     ),
     CounterDecl::new("reads_done", "transactions", "read transactions completed"),
     CounterDecl::new("read_bytes_done", "bytes", "bytes of the read transactions completed"),
-    CounterDecl::new("read_lat_sum", "cycles", "Σ latency of the read transactions completed"),
+    CounterDecl::new("read_lat_sum", "ns", "Σ latency of the read transactions completed"),
     CounterDecl::new(
         "read_lat_max",
-        "cycles",
+        "ns",
         "gauge: longest latency of a completed read transaction",
     ),
     CounterDecl::new("r_ost_peak", "entries", "gauge: most R OST entries in use at once"),
@@ -148,14 +144,10 @@ pub const COUNTERS: &[CounterDecl] = &[
         "transactions",
         "multicast transactions completed (every member's B in)",
     ),
-    CounterDecl::new(
-        "mul_lat_sum",
-        "cycles",
-        "Σ latency of the multicast transactions completed",
-    ),
+    CounterDecl::new("mul_lat_sum", "ns", "Σ latency of the multicast transactions completed"),
     CounterDecl::new(
         "mul_lat_max",
-        "cycles",
+        "ns",
         "gauge: longest latency of a completed multicast transaction",
     ),
     CounterDecl::new(
@@ -192,12 +184,12 @@ pub const COUNTERS: &[CounterDecl] = &[
     ),
     CounterDecl::new(
         "rx_*_paused_cycles",
-        "cycles",
+        "ns",
         "cycles RX VC buffer * (req, rsp, mul) held its pause up, counted at XON",
     ),
     CounterDecl::new(
         "rx_*_held_back",
-        "cycles",
+        "ns",
         "LG-cycles a frame waited in an RX because VC buffer * (req, rsp, mul) was full",
     ),
     CounterDecl::new(
@@ -208,27 +200,27 @@ pub const COUNTERS: &[CounterDecl] = &[
     CounterDecl::new("flow*_bytes", "bytes", "bytes of the transactions of flow * completed"),
     CounterDecl::new(
         "flow*_lat_sum",
-        "cycles",
+        "ns",
         "Σ latency of the transactions of flow * completed",
     ),
     CounterDecl::new(
         "flow*_lat_max",
-        "cycles",
+        "ns",
         "gauge: longest latency of a completed transaction of flow *",
     ),
     CounterDecl::new(
         "flow*_lat_p50",
-        "cycles",
+        "ns",
         "median latency of the transactions of flow * completed (nearest rank; at the end of the run)",
     ),
     CounterDecl::new(
         "flow*_lat_p99",
-        "cycles",
+        "ns",
         "99th-percentile latency of flow *'s completed transactions (nearest rank; at the end of the run)",
     ),
     CounterDecl::new(
         "flow*_lat_p999",
-        "cycles",
+        "ns",
         "99.9th-percentile latency of flow *'s completed transactions (nearest rank; at the end of the run)",
     ),
     CounterDecl::new(

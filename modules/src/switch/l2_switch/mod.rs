@@ -240,17 +240,17 @@ pub const COUNTERS: &[CounterDecl] = &[
     ),
     CounterDecl::new(
         "residence_min",
-        "cycles",
+        "ns",
         "gauge: shortest arrival-to-departure time of a data frame",
     ),
     CounterDecl::new(
         "residence_max",
-        "cycles",
+        "ns",
         "gauge: longest arrival-to-departure time of a data frame",
     ),
     CounterDecl::new(
         "residence_sum",
-        "cycles",
+        "ns",
         "Σ arrival-to-departure times of the data frames that left",
     ),
     CounterDecl::new(
@@ -260,7 +260,7 @@ pub const COUNTERS: &[CounterDecl] = &[
     ),
     CounterDecl::new(
         "class*_residence_max",
-        "cycles",
+        "ns",
         "gauge: longest residence of a data frame of level * (0–3)",
     ),
     CounterDecl::new(
@@ -297,17 +297,17 @@ pub const COUNTERS: &[CounterDecl] = &[
     CounterDecl::new("p*_cut_through", "frames", "data frames that left port * cut-through"),
     CounterDecl::new(
         "p*_residence_p50",
-        "cycles",
+        "ns",
         "median residence (arrival to departure) of the data frames that left on port * (nearest rank; at the end of the run)",
     ),
     CounterDecl::new(
         "p*_residence_p99",
-        "cycles",
+        "ns",
         "99th-percentile residence of the data frames that left on port * (nearest rank; at the end of the run)",
     ),
     CounterDecl::new(
         "p*_residence_p999",
-        "cycles",
+        "ns",
         "99.9th-percentile residence of the data frames that left on port * (nearest rank; at the end of the run)",
     ),
 ];

@@ -68,7 +68,7 @@ pub const COUNTERS: &[CounterDecl] = &[
     CounterDecl::new("p*_pfc_xoff", "frames", "PFC XOFF frames sent out of port *"),
     CounterDecl::new(
         "p*_pfc_paused_cycles",
-        "cycles",
+        "ns",
         "cycles port * was paused by PFC, counted at each XON",
     ),
 ];

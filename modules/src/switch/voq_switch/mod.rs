@@ -86,15 +86,15 @@ pub const COUNTERS: &[CounterDecl] = &[
         "cells",
         "measured cells (born at or after `warmup`) moved across the crossbar",
     ),
-    CounterDecl::new("delay_sum", "cycles", "Σ birth-to-crossbar delay of the measured cells"),
+    CounterDecl::new("delay_sum", "ns", "Σ birth-to-crossbar delay of the measured cells"),
     CounterDecl::new(
         "delay_max",
-        "cycles",
+        "ns",
         "gauge: largest birth-to-crossbar delay of a measured cell",
     ),
     CounterDecl::new(
         "delay_p99",
-        "cycles",
+        "ns",
         "at the end of the run: 99th percentile delay of the measured cells (1-cycle bins)",
     ),
     CounterDecl::new(
@@ -110,7 +110,7 @@ pub const COUNTERS: &[CounterDecl] = &[
     ),
     CounterDecl::new(
         "delay_max_p*",
-        "cycles",
+        "ns",
         "gauge: largest delay of a measured cell of priority class * (prio & 3)",
     ),
 ];
