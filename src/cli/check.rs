@@ -5,18 +5,14 @@ use std::process::ExitCode;
 
 use hwsim::runner;
 
-use super::io::{bad, emit_then, load};
+use super::io::{bad, emit_then, load_runnable};
 
 /// `hwsim check`: what `run` would build, counted per kind.
 pub(crate) fn main(tb: &Path, max_memory: u64, set: &[String]) -> ExitCode {
-    let l = match load(tb, max_memory, set) {
+    let l = match load_runnable(tb, max_memory, set) {
         Ok(l) => l,
         Err(e) => return e,
     };
-    // What `run` would refuse before building, `check` refuses too.
-    if let Err(e) = runner::validate_run(&l, None) {
-        return bad(e);
-    }
     match runner::build(&l, l.tb.seed).and_then(|(sim, el)| {
         runner::validate_checks(&l, &sim)?;
         runner::require_checks(&l)?;

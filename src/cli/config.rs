@@ -5,20 +5,15 @@ use std::process::ExitCode;
 
 use hwsim::{explain, runner, yaml};
 
-use super::io::{bad, emit_then, load};
+use super::io::{bad, emit_then, load_runnable};
 
 /// `hwsim config`: the testbench elaborated with its instances' parameters recorded, printed as
 /// YAML (a header of what made it, then the instances in creation order).
 pub(crate) fn main(tb: &Path, max_memory: u64, set: &[String]) -> ExitCode {
-    let l = match load(tb, max_memory, set) {
+    let l = match load_runnable(tb, max_memory, set) {
         Ok(l) => l,
         Err(e) => return e,
     };
-    // What `run` and `check` refuse before building (an `until` past 2^62, a flow or a warm-up
-    // window after the end), `config` refuses too: it printed a configuration no run accepts.
-    if let Err(e) = runner::validate_run(&l, None) {
-        return bad(e);
-    }
     *l.resolved.borrow_mut() = Some(Vec::new());
     if let Err(e) = runner::build(&l, l.tb.seed) {
         return bad(e);

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use hwsim::{output, overrides, testbench, yaml};
+use hwsim::{output, overrides, runner, testbench, yaml};
 
 /// Bad input: one line on stderr, exit 2.
 pub(crate) fn bad(msg: impl std::fmt::Display) -> ExitCode {
@@ -85,5 +85,14 @@ pub(crate) fn load(tb: &Path, max_memory_gib: u64, set: &[String]) -> Result<tes
         .map_err(bad)?;
     let mut l = testbench::load_with(tb, &sets).map_err(bad)?;
     l.max_memory = max_memory_gib.saturating_mul(1 << 30);
+    Ok(l)
+}
+
+/// `load`, then what `run` refuses before building (an `until` past 2^62, a flow or a warm-up
+/// window after the end): `check` and `config` refuse it too, so neither accepts a testbench no
+/// run accepts.
+pub(crate) fn load_runnable(tb: &Path, max_memory_gib: u64, set: &[String]) -> Result<testbench::Loaded, ExitCode> {
+    let l = load(tb, max_memory_gib, set)?;
+    runner::validate_run(&l, None).map_err(bad)?;
     Ok(l)
 }
