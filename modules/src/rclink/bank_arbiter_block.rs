@@ -34,8 +34,6 @@
 //! (a return must carry `dst: 0`, `lg: 0`, the defaults) and cost per request as given
 //! (`ArbReq.cost`, no overhead).
 
-use std::collections::VecDeque;
-
 use hwsim_hw::{
     Binder, BuildResult, Component, CounterId, Ctx, ElabError, Netlist, Out, PortDecl, StreamIn, StreamOut, Wake,
 };
@@ -45,6 +43,7 @@ use serde::{Deserialize, Serialize};
 use super::bank_arbiter::{BankArbiter, NUM_VC};
 use super::cbfc::{self, Cbfc, MAX_VIEW_DSTS};
 use super::vc_arbiter;
+use super::vc_queues::{Gate, QueueEntry, VcQueues};
 
 /// Parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -205,10 +204,17 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
 
 /// What the round found in one VC: the first flow head CBFC admits, and the heads before it
 /// (or in the whole queue) it found blocked.
-#[derive(Clone, Copy, Debug, Default)]
-struct Head {
-    pos: Option<usize>,
-    blocked: u64,
+/// A request as its VC queue holds it: its entry and its flow.
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    id: u32,
+    flow: u32,
+}
+
+impl QueueEntry for Queued {
+    fn flow(&self) -> u32 {
+        self.flow
+    }
 }
 
 /// The VC queues with their CBFC gate (kind `bank_arbiter_core`).
@@ -228,11 +234,8 @@ pub struct BankArbiterCore {
     entries: Vec<(ArbReq, u32)>,
     free: Vec<u32>,
     flows: hwsim_hw::FastMap<(ChipId, QpId), u32>,
-    queues: [VecDeque<u32>; NUM_VC],
-    /// The round of each flow that last found its head blocked (the per-flow rule).
-    flow_round: Vec<u64>,
-    round: u64,
-    heads: [Head; NUM_VC],
+    /// The VC queues (the TX's implementation: the per-flow rule, the blocked heads).
+    queues: VcQueues<Queued>,
     /// A request is on `arb_req` this cycle.
     asked: bool,
     pending: bool,
@@ -259,10 +262,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         entries: Vec::new(),
         free: Vec::new(),
         flows: hwsim_hw::fast_map(),
-        queues: Default::default(),
-        flow_round: Vec::new(),
-        round: 0,
-        heads: Default::default(),
+        queues: VcQueues::default(),
         asked: false,
         pending: false,
         c_calls: b.counter("diag_arb_calls"),
@@ -299,7 +299,7 @@ impl BankArbiterCore {
                     self.entries.len() as u32 - 1
                 }
             };
-            self.queues[r.qp.vc_bank().index()].push_back(id);
+            self.queues.push_back(r.qp.vc_bank().index(), Queued { id, flow });
             self.pending = true;
         }
     }
@@ -307,31 +307,16 @@ impl BankArbiterCore {
     /// Per VC, in queue order, the first flow head CBFC admits; a blocked head holds back the
     /// rest of its flow. Returns the eligible VCs.
     fn find_heads(&mut self) -> u8 {
-        self.round += 1;
-        let mut eligible = 0u8;
-        for vc in 0..NUM_VC {
-            let mut h = Head::default();
-            for (pos, &id) in self.queues[vc].iter().enumerate() {
-                let (r, f) = self.entries[id as usize];
-                let f = f as usize;
-                if f >= self.flow_round.len() {
-                    self.flow_round.resize(f + 1, 0);
-                }
-                if self.flow_round[f] == self.round {
-                    continue;
-                }
-                let l = self.cbfc.ledger(r.dst, r.qp.vc_bank().value());
-                if self.cbfc.admits(l, r.cost as u32) {
-                    h.pos = Some(pos);
-                    eligible |= 1 << vc;
-                    break;
-                }
-                h.blocked += 1;
-                self.flow_round[f] = self.round;
+        let (cbfc, entries) = (&mut self.cbfc, &self.entries);
+        self.queues.find_heads(|q| {
+            let r = entries[q.id as usize].0;
+            let l = cbfc.ledger(r.dst, r.qp.vc_bank().value());
+            if cbfc.admits(l, r.cost as u32) {
+                Gate::Pass
+            } else {
+                Gate::Credit
             }
-            self.heads[vc] = h;
-        }
-        eligible
+        })
     }
 }
 
@@ -340,7 +325,7 @@ impl Component for BankArbiterCore {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         self.take_inputs(ctx);
         self.asked = false;
-        if self.pending && self.grant.can_push() && self.queues.iter().any(|q| !q.is_empty()) {
+        if self.pending && self.grant.can_push() && self.queues.queued() > 0 {
             ctx.count(self.c_calls, 1);
             let eligible = self.find_heads();
             self.arb_req.push(VcReq {
@@ -362,22 +347,18 @@ impl Component for BankArbiterCore {
                 return Wake::OnInput;
             };
             // The blocked heads of the VCs the round looked at: a round that stops at its grant.
-            for vc in 0..NUM_VC {
-                if g.visited.0 & (1 << vc) != 0 {
-                    ctx.count(self.c_block, self.heads[vc].blocked);
-                }
-            }
+            ctx.count(self.c_block, self.queues.blocked(g.visited.0 as u8).credit);
             if g.granted {
                 let vc = g.vc.0 as usize;
                 // The arbiter may be an RTL standing in for the node (`rtl` replace mode): a
                 // grant of a VC with no eligible head is its protocol error.
-                let Some(pos) = self.heads.get(vc).and_then(|h| h.pos) else {
+                if self.queues.head(vc).is_none() {
                     ctx.violation(format!(
                         "bank_arbiter: the arbiter node granted VC {vc}, which the request did not name eligible"
                     ));
                     return Wake::OnInput;
-                };
-                let id = self.queues[vc].remove(pos).expect("found");
+                }
+                let id = self.queues.remove_head(vc).id;
                 let r = self.entries[id as usize].0;
                 self.free.push(id);
                 // The controller charges it in this cycle; its count comes back for the next
@@ -391,11 +372,11 @@ impl Component for BankArbiterCore {
                 granted = true;
             }
         }
-        for (o, q) in self.depth.iter().zip(&self.queues) {
-            o.update(UInt::wrap(q.len() as u64));
+        for (vc, o) in self.depth.iter().enumerate() {
+            o.update(UInt::wrap(self.queues.depth(vc) as u64));
         }
         // After a grant the next round is next cycle; otherwise only a change runs one.
-        self.pending = granted && self.queues.iter().any(|q| !q.is_empty());
+        self.pending = granted && self.queues.queued() > 0;
         ctx.run_process_on(0, Wake::next_cycle_if(self.pending));
         Wake::OnInput
     }

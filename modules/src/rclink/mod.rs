@@ -33,3 +33,4 @@ pub mod slot_fifo;
 pub mod tx;
 pub mod type2;
 pub mod vc_arbiter;
+pub mod vc_queues;

@@ -8,6 +8,7 @@ use hwsim_hw::{Ctx, Cycle};
 use hwsim_ports::{ChipId, Ctrl, LgId, Psn, QpId};
 
 use super::{Rewind, SlotCounters, SlotFifo};
+use crate::rclink::vc_queues::QueueOp;
 
 impl SlotFifo {
     /// A control message for this LG: ACK, NAK or (counted by the caller) CNP. Returns the
@@ -74,12 +75,15 @@ impl SlotFifo {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         let mut resent = 0u64;
+        let vc = self.flows[flow].vc as u8;
         for &id in &self.flows[flow].frames {
             let f = &mut self.frames[id as usize];
             if f.sent > f.acked {
                 // A frame still queued (partly sent) keeps its place: it is the flow's last sent
                 // frame, so the ones pushed to the head below all come before it.
-                if !f.queued() {
+                if f.queued() {
+                    self.ops.push(QueueOp::Rewind { vc, id, sent: f.acked });
+                } else {
                     scratch.push((ack_psn.distance(f.first_unacked_psn()), id));
                 }
                 for i in f.acked..f.sent {
@@ -93,12 +97,11 @@ impl SlotFifo {
         }
         // The order of `Psn::sort_from(ack_psn, ..)`: by (psn − ack_psn) mod 4096, stable.
         scratch.sort_by_key(|&(d, _)| d);
-        let vc = self.flows[flow].vc;
         // push_front largest first, so the smallest PSN ends up at the head.
         for &(_, id) in scratch.iter().rev() {
-            self.queues[vc].push_front(id);
+            let frame = self.queued_frame(id);
+            self.ops.push(QueueOp::Front { vc, frame });
         }
-        self.queued += scratch.len();
         let scratch_len = scratch.len();
         self.scratch = scratch;
         self.flows[flow].retry += 1;
@@ -136,11 +139,10 @@ impl SlotFifo {
     /// flow is given up — its slots freed, a queued one taken off its VC queue — and reported to
     /// PAXI as failed; later segments of the QP fail at once. The other QPs keep running.
     fn qp_fatal(&mut self, ctx: &mut Ctx<'_>, c: &SlotCounters, flow: usize) {
-        let vc = self.flows[flow].vc;
+        let vc = self.flows[flow].vc as u8;
         while let Some(id) = self.flows[flow].frames.pop_front() {
             if self.frames[id as usize].queued() {
-                self.queues[vc].retain(|&x| x != id);
-                self.queued -= 1;
+                self.ops.push(QueueOp::Remove { vc, id });
             }
             self.release(id, true);
             ctx.count(c.frames_failed, 1);

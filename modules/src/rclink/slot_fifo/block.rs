@@ -7,6 +7,7 @@ use hwsim_ports::{ChipId, Ctrl, DataFrame, FlitKind, FrameDone, LgId, Opcode, Se
 use serde::{Deserialize, Serialize};
 
 use super::{accept_segments, misrouted, SlotCounters, SlotFifo, SlotView, NUM_VC};
+use crate::rclink::vc_queues::{Gate, QueuedFrame, VcQueues};
 
 /// Parameters of the standalone block (seed 000 appendix C «TX 参数»).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -59,6 +60,8 @@ pub fn ports(_p: &Params) -> Vec<PortDecl> {
 pub struct SlotFifoBlock {
     p: Params,
     s: SlotFifo,
+    /// Its VC queues (the slot FIFO's ops keep them).
+    q: VcQueues<QueuedFrame>,
     c: SlotCounters,
     view: SlotView,
     seg: StreamIn<Segment>,
@@ -85,6 +88,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     Ok(Box::new(SlotFifoBlock {
         p: p.clone(),
         s,
+        q: VcQueues::default(),
         c: SlotCounters::declare(b),
         view: SlotView::bind("", "slots_used", b)?,
         seg: b.stream_in("seg")?,
@@ -139,10 +143,16 @@ impl Component for SlotFifoBlock {
             let vc = vc as usize;
             if vc >= NUM_VC {
                 ctx.violation(format!("grant for VC {vc}: VCs are 0..=4"));
-            } else if let Some(&id) = self.s.queues()[vc].front() {
-                let k = self.s.unsent_payloads(id).count() as u8;
-                let f = self.s.grant(vc, 0, k, now);
-                self.frame.push(f);
+            } else {
+                // The testbench is the arbiter: the VC's first frame goes whole.
+                self.s.take_ops(&mut self.q);
+                if self.q.find_heads(|_| Gate::Pass) & (1 << vc) != 0 {
+                    let head = *self.q.head(vc).expect("eligible");
+                    let k = head.npkts - head.sent;
+                    self.q.grant(vc, k);
+                    let f = self.s.grant(head.id, k, now);
+                    self.frame.push(f);
+                }
             }
         }
         if self.s.done_waiting() > 0 && self.done.can_push() {
@@ -150,7 +160,8 @@ impl Component for SlotFifoBlock {
             self.done.push(d);
         }
         if self.s.take_changed() {
-            self.view.show(&self.s);
+            self.s.take_ops(&mut self.q);
+            self.view.show(&self.s, &self.q);
         }
         self.s.update_gauges(ctx, &self.c);
         let deadline = self.s.next_deadline();

@@ -67,10 +67,11 @@ use std::num::NonZeroU32;
 
 use bitvec::prelude::{BitVec, Lsb0};
 use hwsim_hw::{Binder, CounterDecl, CounterId, Cycle};
-use hwsim_ports::{packet_count, split_packets, ChipId, FrameDone, HeaderTags, LgId, PaxiFlit, Psn, QpId};
+use hwsim_ports::{packet_count, ChipId, FrameDone, HeaderTags, LgId, PaxiFlit, Psn, QpId};
 
 use super::bank_arbiter::NUM_VC;
 use super::framing::Framer;
+use super::vc_queues::{QueueOp, QueuedFrame, VcQueues};
 
 // The slot FIFO's parts, each in its own file; this file keeps the counter table, the state and
 // its accessors.
@@ -266,9 +267,9 @@ pub struct SlotFifo {
     free_frames: Vec<u32>,
     flows: Vec<Flow>,
     flow_index: hwsim_hw::FastMap<(ChipId, QpId), u32>,
-    /// Frames with WaitGrant packets per VC, in send order.
-    queues: [VecDeque<u32>; NUM_VC],
-    queued: usize,
+    /// The changes of the VC queues since [`take_ops`](Self::take_ops), in order: the queues
+    /// themselves are [`VcQueues`](super::vc_queues::VcQueues), which its host keeps.
+    ops: Vec<QueueOp>,
     used: u32,
     peak: u32,
     /// Free slot numbers (a stack).
@@ -316,8 +317,7 @@ impl SlotFifo {
             free_frames: Vec::with_capacity(slots as usize),
             flows: Vec::new(),
             flow_index: hwsim_hw::fast_map(),
-            queues: Default::default(),
-            queued: 0,
+            ops: Vec::new(),
             used: 0,
             peak: 0,
             free_slots: (0..slots as u16).rev().collect(),
@@ -371,13 +371,29 @@ impl SlotFifo {
         packet_count(bytes, self.max_payload)
     }
 
-    /// The VC queues (frame ids), for the arbiter.
-    pub fn queues(&self) -> &[VecDeque<u32>; NUM_VC] {
-        &self.queues
+    /// Moves the VC queues' changes made since the last call into `q`, in order.
+    pub fn take_ops(&mut self, q: &mut VcQueues<QueuedFrame>) {
+        for op in self.ops.drain(..) {
+            q.apply(op);
+        }
     }
-    /// Frames waiting for a grant.
-    pub fn queued(&self) -> usize {
-        self.queued
+    /// A frame as its VC queue holds it.
+    fn queued_frame(&self, id: u32) -> QueuedFrame {
+        let f = &self.frames[id as usize];
+        let fl = &self.flows[f.flow as usize];
+        QueuedFrame {
+            id,
+            flow: f.flow,
+            dst: fl.dst,
+            qp: fl.qp,
+            bytes: f.bytes,
+            npkts: f.npkts,
+            sent: f.sent,
+        }
+    }
+    /// The max payload, for [`unsent_payloads`](super::vc_queues::unsent_payloads).
+    pub fn max_payload(&self) -> NonZeroU32 {
+        self.max_payload
     }
     /// Slots not Empty.
     pub fn used(&self) -> u32 {
@@ -403,12 +419,6 @@ impl SlotFifo {
     /// The flow (dst, qp), if it exists.
     pub fn find_flow(&self, dst: ChipId, qp: QpId) -> Option<usize> {
         self.flow_index.get(&(dst, qp)).map(|&f| f as usize)
-    }
-
-    /// Payloads of the WaitGrant packets of frame `id`, in order.
-    pub fn unsent_payloads(&self, id: u32) -> impl Iterator<Item = u32> {
-        let f = &self.frames[id as usize];
-        split_packets(f.bytes, self.max_payload).skip(f.sent as usize)
     }
 }
 

@@ -11,6 +11,7 @@ use hwsim_ports::{DataFrame, FlitKind, FrameDone, PaxiFlit, Psn, Segment};
 
 use super::{Flow, FrameRec, Refusal, SlotCounters, SlotFifo};
 use crate::rclink::framing::Granted;
+use crate::rclink::vc_queues::QueueOp;
 
 impl SlotFifo {
     /// Tries to take a segment (Empty → WaitGrant).
@@ -86,9 +87,9 @@ impl SlotFifo {
             f.slot_ids.push(s);
         }
         self.flows[flow].frames.push_back(id);
-        let vc = self.flows[flow].vc;
-        self.queues[vc].push_back(id);
-        self.queued += 1;
+        let vc = self.flows[flow].vc as u8;
+        let frame = self.queued_frame(id);
+        self.ops.push(QueueOp::Push { vc, frame });
         self.used += npkts;
         if self.used > self.peak {
             self.peak = self.used;
@@ -104,10 +105,10 @@ impl SlotFifo {
         ctx.count(c.slot_full, 1);
     }
 
-    /// Sends `k` WaitGrant packets of the frame at `pos` in VC `vc`'s queue (WaitGrant →
-    /// WaitAck); the frame leaves the queue when none is left. Returns the frame to transmit.
-    pub fn grant(&mut self, vc: usize, pos: usize, k: u8, now: Cycle) -> DataFrame {
-        let id = self.queues[vc][pos];
+    /// Sends the next `k` WaitGrant packets of frame `id` (WaitGrant → WaitAck; its VC queue
+    /// takes the same grant, [`VcQueues::grant`](crate::rclink::vc_queues::VcQueues::grant)).
+    /// Returns the frame to transmit.
+    pub fn grant(&mut self, id: u32, k: u8, now: Cycle) -> DataFrame {
         let (dst, qp) = self.flow_key(self.frames[id as usize].flow as usize);
         self.grant_seq += 1;
         let f = &mut self.frames[id as usize];
@@ -135,10 +136,6 @@ impl SlotFifo {
             paxi: f.paxi,
         };
         let frame = self.framer.frame(&granted, now);
-        if !f.queued() {
-            self.queues[vc].remove(pos);
-            self.queued -= 1;
-        }
         self.timeouts
             .push(Reverse((now + self.retry_timeout, id, self.grant_seq)));
         self.changed = true;

@@ -5,6 +5,7 @@ use hwsim_hw::{Binder, Ctx, Out, PortDecl};
 use hwsim_ports::{SlotMap, UInt, SLOT_MAP_WORDS};
 
 use super::{SlotCounters, SlotFifo, NUM_VC};
+use crate::rclink::vc_queues::{QueuedFrame, VcQueues};
 
 impl SlotFifo {
     /// Slots 0..512 as bitmaps.
@@ -64,12 +65,12 @@ impl SlotView {
                 .collect::<Result<_, _>>()?,
         })
     }
-    /// Shows the state (call after a change).
-    pub fn show(&self, s: &SlotFifo) {
+    /// Shows the state (call after a change): the slots, and the VC queues' depths.
+    pub fn show(&self, s: &SlotFifo, q: &VcQueues<QueuedFrame>) {
         self.used.update(s.used as u16);
         self.map.update(s.slot_map());
-        for (o, q) in self.depth.iter().zip(&s.queues) {
-            o.update(UInt::wrap(q.len() as u64));
+        for (vc, o) in self.depth.iter().enumerate() {
+            o.update(UInt::wrap(q.depth(vc) as u64));
         }
     }
 }

@@ -12,12 +12,12 @@
 //! counted, and a paced flow's ready time taken for the wake-up, only in the VCs the arbiter
 //! looked at (`grant.visited`).
 
-use hwsim_hw::{Ctx, Cycle};
+use hwsim_hw::Ctx;
 use hwsim_ports::{MacCreditTake, RateSent, UInt, VcGrant, VcReq};
 
 use super::RcLinkTx;
-use crate::rclink::bank_arbiter::NUM_VC;
 use crate::rclink::cbfc;
+use crate::rclink::vc_queues::{unsent_payloads, Gate};
 
 /// What this cycle's round does after the arbiter's answer (decided in process 1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -33,26 +33,15 @@ pub(super) enum Plan {
     Arb { type2_after: bool },
 }
 
-/// What the VC queues' side found in one VC for the round.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct VcHead {
-    /// Queue position of the first flow head that passes both gates.
-    pos: Option<u32>,
-    /// Flow heads before it (or in the whole queue) blocked by the rate gate, by CBFC.
-    rate_blocked: u32,
-    credit_blocked: u32,
-    /// The earliest ready time of those rate-blocked.
-    ready: Option<Cycle>,
-}
-
 impl RcLinkTx {
     /// Process 1: if anything changed since the last round, decide what it tries and, for
     /// TYPE1, push the request. Returns whether the slot FIFO had changed before the round.
     pub(super) fn plan_round(&mut self, ctx: &mut Ctx<'_>, now: u64) -> bool {
         let changed = self.slots.take_changed();
+        self.slots.take_ops(&mut self.vcq);
         self.arb_pending |= changed;
         self.plan = Plan::Idle;
-        if self.arb_pending && (self.slots.queued() > 0 || self.t2.queued > 0) {
+        if self.arb_pending && (self.vcq.queued() > 0 || self.t2.queued > 0) {
             self.plan = self.plan(ctx, now);
         }
         changed
@@ -69,7 +58,7 @@ impl RcLinkTx {
             ctx.count(self.c.arb_tx_busy, 1);
             return Plan::Idle;
         }
-        let t1 = self.slots.queued() > 0;
+        let t1 = self.vcq.queued() > 0;
         if !t1 || self.t2.run < self.t2.weight {
             if let Some(cost) = self.type2_gates(ctx) {
                 return Plan::Type2 { cost, t1 };
@@ -99,38 +88,20 @@ impl RcLinkTx {
     /// per-packet rule (its first WaitGrant packet); a blocked head holds back the rest of its
     /// flow (a flow is one (dst, qp), so all of it is in one VC). Returns the eligible VCs.
     fn find_heads(&mut self, now: u64) -> u8 {
-        self.round_no += 1;
-        let (slots, cbfc, pace, ledgers) = (&self.slots, &self.cbfc, &self.pace, &self.flow_ledger);
-        let (flow_round, round) = (&mut self.flow_round, self.round_no);
-        let mut eligible = 0u8;
-        for (vc, head) in self.heads.iter_mut().enumerate() {
-            *head = VcHead::default();
-            for (pos, &id) in slots.queues()[vc].iter().enumerate() {
-                let f = slots.flow_of_frame(id);
-                if f >= flow_round.len() {
-                    flow_round.resize(f + 1, 0);
-                }
-                if flow_round[f] == round {
-                    continue;
-                }
-                if let Some(t) = pace[f].filter(|&t| t > now) {
-                    head.rate_blocked += 1;
-                    head.ready = Some(head.ready.map_or(t, |r| r.min(t)));
-                    flow_round[f] = round;
-                    continue;
-                }
-                let (n, _) = cbfc.run(ledgers[f] as usize, slots.unsent_payloads(id).take(1));
-                if n == 0 {
-                    head.credit_blocked += 1;
-                    flow_round[f] = round;
-                    continue;
-                }
-                head.pos = Some(pos as u32);
-                eligible |= 1 << vc;
-                break;
+        let (cbfc, pace, ledgers) = (&self.cbfc, &self.pace, &self.flow_ledger);
+        let mp = self.slots.max_payload();
+        self.vcq.find_heads(|e| {
+            let f = e.flow as usize;
+            if let Some(t) = pace[f].filter(|&t| t > now) {
+                return Gate::Rate(t);
             }
-        }
-        eligible
+            let (n, _) = cbfc.run(ledgers[f] as usize, unsent_payloads(e, mp).take(1));
+            if n == 0 {
+                Gate::Credit
+            } else {
+                Gate::Pass
+            }
+        })
     }
 
     /// Process 2: the arbiter's answer, and the grant of this cycle's round (at most one).
@@ -151,7 +122,7 @@ impl RcLinkTx {
                 // The arbiter may be an RTL model standing in for the node (`rtl` replace
                 // mode): a grant of a VC with no eligible head is its protocol error, not ours.
                 let vc = g.vc.0 as usize;
-                if g.granted && (vc >= NUM_VC || self.heads[vc].pos.is_none()) {
+                if g.granted && self.vcq.head(vc).is_none() {
                     ctx.violation(format!(
                         "rclink_tx: the arbiter (tx.arbiter) granted VC {vc}, which the request did not name eligible"
                     ));
@@ -181,34 +152,25 @@ impl RcLinkTx {
         // After a grant the next one can go next cycle if a MAC credit and room remain (the
         // room only grows); otherwise the MAC's credit or pop wakes us.
         self.arb_pending =
-            granted && self.mac_space_seen > 0 && self.mac_free > 0 && (self.slots.queued() > 0 || self.t2.queued > 0);
+            granted && self.mac_space_seen > 0 && self.mac_free > 0 && (self.vcq.queued() > 0 || self.t2.queued > 0);
     }
 
     /// The blocked flow heads of the VCs the round looked at, and the earliest ready time of
     /// the paced ones (the wake-up).
     fn count_heads(&mut self, ctx: &mut Ctx<'_>, g: VcGrant) {
-        let mut ready: Option<Cycle> = None;
-        for vc in 0..NUM_VC {
-            if g.visited.0 & (1 << vc) == 0 {
-                continue;
-            }
-            let h = self.heads[vc];
-            ctx.count(self.c.rate_block, h.rate_blocked as u64);
-            ctx.count(self.c.credit_block, h.credit_blocked as u64);
-            if let Some(t) = h.ready {
-                ready = Some(ready.map_or(t, |r| r.min(t)));
-            }
-        }
-        self.pace_wake = ready;
+        let b = self.vcq.blocked(g.visited.0 as u8);
+        ctx.count(self.c.rate_block, b.rate);
+        ctx.count(self.c.credit_block, b.credit);
+        self.pace_wake = b.ready;
     }
 
     /// The grant of VC `vc`'s eligible head: the run of its WaitGrant packets CBFC admits.
     fn grant_type1(&mut self, ctx: &mut Ctx<'_>, now: u64, vc: usize) {
-        let pos = self.heads[vc].pos.expect("the arbiter grants an eligible VC") as usize;
-        let id = self.slots.queues()[vc][pos];
-        let ledger = self.flow_ledger[self.slots.flow_of_frame(id)] as usize;
-        let (k, cost) = self.cbfc.run(ledger, self.slots.unsent_payloads(id));
-        let frame = self.slots.grant(vc, pos, k as u8, now);
+        let head = *self.vcq.head(vc).expect("the arbiter grants an eligible VC");
+        let ledger = self.flow_ledger[head.flow as usize] as usize;
+        let (k, cost) = self.cbfc.run(ledger, unsent_payloads(&head, self.slots.max_payload()));
+        self.vcq.grant(vc, k as u8);
+        let frame = self.slots.grant(head.id, k as u8, now);
         if cost > 0 {
             // The controller charges it in this cycle; its count comes back for the next round.
             let (dst, vc) = self.cbfc.key(ledger);
@@ -218,10 +180,9 @@ impl RcLinkTx {
         if self.p.rate_control.on() {
             // The rate gate paces the flow from this grant (and counts its byte counter's
             // increase); the next round sees the pacing on `rate_paced`. One grant a cycle.
-            let (dst, qp) = self.slots.flow_key(self.slots.flow_of_frame(id));
             self.rate_sent.push(RateSent {
-                dst,
-                qp,
+                dst: head.dst,
+                qp: head.qp,
                 bytes: frame.wire_bytes(),
             });
         }

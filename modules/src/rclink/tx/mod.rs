@@ -183,6 +183,7 @@ use super::cc_window;
 use super::cnp_merge;
 use super::dcqcn;
 use super::slot_fifo::{SlotCounters, SlotFifo, SlotView};
+use super::vc_queues::{QueuedFrame, VcQueues};
 
 // The TX's parts, each in its own file; this file keeps the ports, the block's state and
 // `build` (the parameters in params.rs, the counter table in counter_table.rs).
@@ -476,12 +477,10 @@ pub struct RcLinkTx {
 
     slots: SlotFifo,
     slot_view: SlotView,
-    /// This cycle's round between processes 1 and 2: what it tries, and per VC the head found.
+    /// The VC queues (the bank arbiter's queue side), kept by the slot FIFO's ops.
+    vcq: VcQueues<QueuedFrame>,
+    /// This cycle's round between processes 1 and 2: what it tries.
     plan: arbitration::Plan,
-    heads: [arbitration::VcHead; NUM_VC],
-    /// Per flow, the number of the last round that found its head blocked (the per-flow rule).
-    flow_round: Vec<u64>,
-    round_no: u64,
     /// The slot FIFO changed before this cycle's round (process 1 to process 2).
     slots_changed: bool,
     /// The CBFC ledgers' counts as the controller (`tx.cbfc`) last told them: the send rule
@@ -562,10 +561,8 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         pace: Vec::new(),
         pace_wake: None,
         slot_view: SlotView::bind("slot_fifo.", "slots_used", b)?,
+        vcq: VcQueues::default(),
         plan: arbitration::Plan::Idle,
-        heads: Default::default(),
-        flow_round: Vec::new(),
-        round_no: 0,
         slots_changed: false,
         slots,
         cbfc,

@@ -56,7 +56,7 @@ impl RcLinkTx {
     /// `credits_outstanding`; `changed` says the slot FIFO changed before the round.
     pub(super) fn show_state(&mut self, ctx: &mut Ctx<'_>, changed: bool) {
         if self.slots.take_changed() || changed {
-            self.slot_view.show(&self.slots);
+            self.slot_view.show(&self.slots, &self.vcq);
         }
         self.slots.update_gauges(ctx, &self.sc);
         if let Some(out) = &self.wait_crd {
@@ -76,12 +76,10 @@ impl RcLinkTx {
     fn wait_crd_slots(&self, now: u64) -> (u32, Option<u64>) {
         let mut slots = 0u32;
         let mut end: Option<u64> = None;
-        for q in self.slots.queues() {
-            for &id in q {
-                if let Some(t) = self.pace[self.slots.flow_of_frame(id)].filter(|&t| t > now) {
-                    slots += self.slots.unsent_payloads(id).count() as u32;
-                    end = Some(end.map_or(t, |e| e.min(t)));
-                }
+        for f in self.vcq.iter() {
+            if let Some(t) = self.pace[f.flow as usize].filter(|&t| t > now) {
+                slots += (f.npkts - f.sent) as u32;
+                end = Some(end.map_or(t, |e| e.min(t)));
             }
         }
         (slots, end)
