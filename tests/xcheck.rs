@@ -84,10 +84,10 @@ fn gtkw_opens_the_go_back_n_story() {
         "chip1.lg7.rx.ctrl.opcode[1:0]",
         "chip1.lg7.rx.ctrl.ack_psn[11:0]",
         "chip0.lg7.tx.slot_fifo.slots.wait_ack[511:0]",
-        "chip0.lg7.tx.core.arb_req.eligible[4:0]",
+        "chip0.lg7.tx.vc_queues.arb_req.eligible[4:0]",
         "chip0.lg7.tx.arbiter.grant.vc[2:0]",
         "chip0.lg7.tx.arbiter.ptr[2:0]",
-        "chip0.lg7.tx.core.mac_take.valid",
+        "chip0.lg7.tx.vc_queues.mac_take.valid",
         "chip0.lg2.tx.frame.psn[11:0]",
     ];
     for w in order.windows(2) {

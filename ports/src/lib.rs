@@ -52,8 +52,8 @@ pub use switch_msg::{
     XbarGrant, XbarOutputs, XbarRequest, MAX_SWITCH_PORTS,
 };
 pub use tx_msg::{
-    ArbReq, MacCreditRet, MacCreditTake, RateCnp, RatePace, RateSent, SlotMap, TxCtrl, Type2Block, Type2Offer,
-    Type2Take, UInt, VcCredits, VcGrant, VcReq, SLOT_MAP_WORDS,
+    ArbReq, MacCreditRet, MacCreditTake, QueueOp, QueueOpKind, RateCnp, RatePace, RateSent, SlotGrant, SlotMap, TxCtrl,
+    Type2Block, Type2Offer, Type2Take, UInt, VcCredits, VcGrant, VcReq, SLOT_MAP_WORDS,
 };
 pub use wire::{
     cbfc_cost, ctrl_cost, frame_wire_bytes, packet_count, split_packets, ByteRate, CreditSize, Packets,
@@ -127,5 +127,24 @@ mod tests {
         });
         signal(PktCount(u32::MAX));
         signal(CreditCount(u32::MAX));
+        signal(QueueOp {
+            op: QueueOpKind::Remove,
+            id: UInt(2046),
+            flow: u32::MAX,
+            seg: Segment {
+                dst: u16::MAX,
+                qp: QpId::MAX,
+                bytes: 4096,
+                ..Segment::default()
+            },
+            first_psn: Psn::MAX,
+            npkts: u8::MAX,
+            sent: u8::MAX,
+        });
+        signal(SlotGrant {
+            id: UInt(2046),
+            k: u8::MAX,
+            type2: true,
+        });
     }
 }

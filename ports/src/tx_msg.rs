@@ -15,6 +15,8 @@
 //! | [`VcGrant`] | bank arbiter → TX core: the VC granted this round, and the VCs it looked at |
 //! | [`Type2Offer`] | TYPE2 queue → TX core: the head frame and its two gates (CBFC, multicast MAC credit) |
 //! | [`Type2Take`] | TX core → TYPE2 queue: the head frame was granted |
+//! | [`QueueOp`] | slot FIFO → VC queues: a frame joins, rejoins, rewinds in or leaves its queue |
+//! | [`SlotGrant`] | VC queues → slot FIFO: packets of a frame granted (or the TYPE2 head) |
 //! | [`VcCredits`] | remaining CBFC credits of one destination, per VC bank (waves) |
 //! | [`SlotMap`] | the slot states of the first 512 slots as bitmaps (waves) |
 
@@ -24,6 +26,7 @@ use crate::msg::Segment;
 use serde::{Deserialize, Serialize};
 
 use crate::msg::{ChipId, Ctrl};
+use crate::psn::Psn;
 use crate::qp::QpId;
 
 /// A control message (ACK, NAK, CNP) as the TX core takes it, behind CNP MERGE (seed 002 «CNP
@@ -490,5 +493,104 @@ impl Trace for Type2Take {
     fn sample(&self, out: &mut [TraceValue]) {
         out[0] = TraceValue::Bits(self.txn & 0xFFFF_FFFF);
         out[1] = TraceValue::Bits(self.frame_seq as u64 & 0xFFFF);
+    }
+}
+
+/// What a [`QueueOp`] does to the VC queues.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueOpKind {
+    /// A segment taken: its frame joins the tail of its VC's queue.
+    #[default]
+    Push,
+    /// A Go-Back-N resend of a frame no longer queued: to the head of its VC's queue (a flow's
+    /// frames come largest PSN first, so the smallest ends at the head).
+    Front,
+    /// A Go-Back-N of a frame still queued (partly sent): it keeps its place; its WaitGrant
+    /// packets start at `sent` again.
+    Rewind,
+    /// Its QP went fatal: the frame leaves its queue.
+    Remove,
+}
+
+/// Slot FIFO (`tx.core`) → VC queues (`tx.vc_queues`), combinationally, in the cycle of the
+/// change (seed 000 «Slot 管理», «Go-Back-N 重传»): a frame joins, rejoins, rewinds in or leaves
+/// its VC's queue (the VC is its QP's bank). The queue holds what the grant frames: the segment,
+/// the PSN of packet 0, how many packets were sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QueueOp {
+    /// What happens to the frame.
+    pub op: QueueOpKind,
+    /// The frame's slot group in the slot FIFO (its id), 0..=2046.
+    pub id: UInt<11>,
+    /// Its flow's context in the slot FIFO: flows numbered in the order they first took a slot.
+    pub flow: u32,
+    /// The frame as PAXI segmented it (destination, QP, bytes, transaction, PAXI content).
+    pub seg: Segment,
+    /// PSN of its packet 0.
+    pub first_psn: Psn,
+    /// Its packets.
+    pub npkts: u8,
+    /// Packets sent so far (`sent..npkts` wait for a grant).
+    pub sent: u8,
+}
+
+impl Trace for QueueOp {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 9] = [
+            TraceField::bits("op", 2),
+            TraceField::bits("id", 11),
+            TraceField::bits("flow", 16),
+            TraceField::bits("dst", 16),
+            TraceField::bits("qp", 10),
+            TraceField::bits("bytes", 13),
+            TraceField::bits("first_psn", 12),
+            TraceField::bits("npkts", 8),
+            TraceField::bits("sent", 8),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.op as u64);
+        out[1] = TraceValue::Bits(self.id.0);
+        out[2] = TraceValue::Bits(self.flow as u64 & 0xFFFF);
+        out[3] = TraceValue::Bits(self.seg.dst as u64);
+        out[4] = TraceValue::Bits(self.seg.qp.value() as u64);
+        out[5] = TraceValue::Bits(self.seg.bytes as u64 & 0x1FFF);
+        out[6] = TraceValue::Bits(self.first_psn.value() as u64);
+        out[7] = TraceValue::Bits(self.npkts as u64);
+        out[8] = TraceValue::Bits(self.sent as u64);
+    }
+}
+
+/// VC queues (`tx.vc_queues`) → slot FIFO (`tx.core`), combinationally, in the cycle of the
+/// grant: the next `k` WaitGrant packets of frame `id` went (WaitGrant → WaitAck, its retry
+/// timer starts); or, with `type2`, the TYPE2 queue's head went (its place in the queue is
+/// free: the slot FIFO's intake counts the queue's room).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SlotGrant {
+    /// The frame's slot group (its id; 0 for TYPE2).
+    pub id: UInt<11>,
+    /// Packets granted.
+    pub k: u8,
+    /// A TYPE2 frame (no slot).
+    pub type2: bool,
+}
+
+impl Trace for SlotGrant {
+    fn fields() -> &'static [TraceField] {
+        const F: [TraceField; 3] = [
+            TraceField::bits("id", 11),
+            TraceField::bits("k", 8),
+            TraceField::bits("type2", 1),
+        ];
+        &F
+    }
+    fn sample(&self, out: &mut [TraceValue]) {
+        out[0] = TraceValue::Bits(self.id.0);
+        out[1] = TraceValue::Bits(self.k as u64);
+        out[2] = TraceValue::Bits(self.type2 as u64);
     }
 }

@@ -423,6 +423,9 @@ fn register_port_values(m: &mut HashMap<TypeId, ValueOps>) {
         signal_type::<hp::Type2Offer>("Type2Offer"),
     );
     m.insert(TypeId::of::<hp::Type2Take>(), signal_type::<hp::Type2Take>("Type2Take"));
+    // The slot FIFO ⇄ VC queues messages.
+    m.insert(TypeId::of::<hp::QueueOp>(), signal_type::<hp::QueueOp>("QueueOp"));
+    m.insert(TypeId::of::<hp::SlotGrant>(), signal_type::<hp::SlotGrant>("SlotGrant"));
     m.insert(TypeId::of::<hp::RateSent>(), signal_type::<hp::RateSent>("RateSent"));
     m.insert(TypeId::of::<hp::RatePace>(), signal_type::<hp::RatePace>("RatePace"));
     m.insert(TypeId::of::<hp::CtrlKind>(), signal_type::<hp::CtrlKind>("CtrlKind"));

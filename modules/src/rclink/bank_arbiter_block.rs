@@ -199,7 +199,7 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     for name in ARBITER_EXPORTS {
         nl.export(&node(name), &node(&format!("arbiter.{name}")))?;
     }
-    cbfc::add_wired(nl, path, p.cbfc_params())
+    cbfc::add_wired(nl, path, p.cbfc_params(), "core")
 }
 
 /// What the round found in one VC: the first flow head CBFC admits, and the heads before it

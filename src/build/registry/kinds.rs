@@ -138,7 +138,7 @@ fn rclink_tx_blocks() -> Vec<BlockKind> {
     vec![
         composite_kind(
             "rclink_tx",
-            "RC Link TX of one LG (composite: cnp_merge → rclink_tx_core ⇄ dcqcn, ⇄ vc_arbiter, ⇄ mac_credit): slot FIFO, PSN, bank arbiter, CBFC, rate gate, MAC credit (seed 000 «TX 侧设计»)",
+            "RC Link TX of one LG (composite: cnp_merge → rclink_tx_core → vc_queues ⇄ cbfc, ⇄ type2, ⇄ dcqcn, ⇄ vc_arbiter, ⇄ mac_credit): slot FIFO, PSN, bank arbiter, CBFC, rate gate, MAC credit (seed 000 «TX 侧设计»)",
             rc::tx::ports,
             rc::tx::expand,
             |p| p.check(),
@@ -146,9 +146,17 @@ fn rclink_tx_blocks() -> Vec<BlockKind> {
         ),
         checked_kind(
             "rclink_tx_core",
-            "RC Link TX of one LG without its CNP MERGE, rate gate, arbiter and MAC credit counter: slot FIFO, PSN, the VC queues' side of the bank arbiter (each flow's pacing from the rate gate), CBFC, TYPE2 (the part of rclink_tx not yet cut into nodes; seed 000 «TX 侧设计»)",
+            "RC Link TX slot FIFO of one LG (tx.core in every TX): slots, PSN, ACK/NAK, Go-Back-N, retry timeout, QP fatal, the control and segment intake; its queue changes to vc_queues (seed 000 «Slot 管理», «Go-Back-N 重传»)",
             rc::tx::core_ports,
             rc::tx::build,
+            |p| p.check(),
+            rc::tx::COUNTER_TABLES,
+        ),
+        checked_kind(
+            "vc_queues",
+            "RC Link TX VC queues (tx.vc_queues in every TX): the bank arbiter's queue side — per VC the first flow head the rate gate and CBFC pass, the per-flow rule, the request to vc_arbiter and its grant, TYPE2's MUL turn, the frames to the MAC (seed 000 «VC 仲裁», «CBFC 流控»)",
+            rc::vc_queues::ports,
+            rc::vc_queues::build,
             |p| p.check(),
             rc::tx::COUNTER_TABLES,
         ),

@@ -55,21 +55,22 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     v
 }
 
-/// Adds the controller as `PATH.cbfc` beside the core `PATH.core` of the composite at `path`,
-/// counting in the composite's scope, wired as every user wires it: `counts` to the core's
+/// Adds the controller as `PATH.cbfc` beside its user `PATH.{user}` (the node whose round
+/// reads the counts: `vc_queues` in a TX, `core` in the standalone bank arbiter),
+/// counting in the composite's scope, wired as every user wires it: `counts` to the user's
 /// `cbfc_counts`, `charged` to its `cbfc_charged`, its `cbfc_charge` back to `charge`; the
 /// composite's `credit` is the node's. One place for the wiring of `rclink_tx` and the
 /// standalone `bank_arbiter`.
-pub fn add_wired(nl: &mut hwsim_hw::Netlist, path: &str, p: Params) -> Result<(), hwsim_hw::ElabError> {
+pub fn add_wired(nl: &mut hwsim_hw::Netlist, path: &str, p: Params, user: &str) -> Result<(), hwsim_hw::ElabError> {
     let node = |n: &str| hwsim_hw::dotted(path, n);
     let c_ports = ports(&p);
     crate::split::add_counting_in_scope(nl, path, "cbfc", "cbfc", c_ports, p, build)?;
     for (from, to) in [
-        ("cbfc.counts", "core.cbfc_counts"),
-        ("cbfc.charged", "core.cbfc_charged"),
-        ("core.cbfc_charge", "cbfc.charge"),
+        ("cbfc.counts".to_string(), format!("{user}.cbfc_counts")),
+        ("cbfc.charged".to_string(), format!("{user}.cbfc_charged")),
+        (format!("{user}.cbfc_charge"), "cbfc.charge".to_string()),
     ] {
-        nl.connect(&node(from), &node(to), None)?;
+        nl.connect(&node(&from), &node(&to), None)?;
     }
     nl.export(&node("credit"), &node("cbfc.credit"))
 }

@@ -5,10 +5,9 @@
 use std::cmp::Reverse;
 
 use hwsim_hw::{Ctx, Cycle};
-use hwsim_ports::{ChipId, Ctrl, LgId, Psn, QpId};
+use hwsim_ports::{ChipId, Ctrl, LgId, Psn, QpId, QueueOpKind};
 
 use super::{Rewind, SlotCounters, SlotFifo};
-use crate::rclink::vc_queues::QueueOp;
 
 impl SlotFifo {
     /// A control message for this LG: ACK, NAK or (counted by the caller) CNP. Returns the
@@ -75,14 +74,14 @@ impl SlotFifo {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         let mut resent = 0u64;
-        let vc = self.flows[flow].vc as u8;
+        let mut rewound = None;
         for &id in &self.flows[flow].frames {
             let f = &mut self.frames[id as usize];
             if f.sent > f.acked {
                 // A frame still queued (partly sent) keeps its place: it is the flow's last sent
                 // frame, so the ones pushed to the head below all come before it.
                 if f.queued() {
-                    self.ops.push(QueueOp::Rewind { vc, id, sent: f.acked });
+                    rewound = Some(id);
                 } else {
                     scratch.push((ack_psn.distance(f.first_unacked_psn()), id));
                 }
@@ -97,10 +96,12 @@ impl SlotFifo {
         }
         // The order of `Psn::sort_from(ack_psn, ..)`: by (psn − ack_psn) mod 4096, stable.
         scratch.sort_by_key(|&(d, _)| d);
+        if let Some(id) = rewound {
+            self.queue_op(id, QueueOpKind::Rewind);
+        }
         // push_front largest first, so the smallest PSN ends up at the head.
         for &(_, id) in scratch.iter().rev() {
-            let frame = self.queued_frame(id);
-            self.ops.push(QueueOp::Front { vc, frame });
+            self.queue_op(id, QueueOpKind::Front);
         }
         let scratch_len = scratch.len();
         self.scratch = scratch;
@@ -139,10 +140,9 @@ impl SlotFifo {
     /// flow is given up — its slots freed, a queued one taken off its VC queue — and reported to
     /// PAXI as failed; later segments of the QP fail at once. The other QPs keep running.
     fn qp_fatal(&mut self, ctx: &mut Ctx<'_>, c: &SlotCounters, flow: usize) {
-        let vc = self.flows[flow].vc as u8;
         while let Some(id) = self.flows[flow].frames.pop_front() {
             if self.frames[id as usize].queued() {
-                self.ops.push(QueueOp::Remove { vc, id });
+                self.queue_op(id, QueueOpKind::Remove);
             }
             self.release(id, true);
             ctx.count(c.frames_failed, 1);

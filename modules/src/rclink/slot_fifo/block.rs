@@ -6,8 +6,9 @@ use hwsim_hw::{Binder, BuildResult, Component, Ctx, PortDecl, StreamIn, StreamOu
 use hwsim_ports::{ChipId, Ctrl, DataFrame, FlitKind, FrameDone, LgId, Opcode, Segment};
 use serde::{Deserialize, Serialize};
 
-use super::{accept_segments, misrouted, SlotCounters, SlotFifo, SlotView, NUM_VC};
-use crate::rclink::vc_queues::{Gate, QueuedFrame, VcQueues};
+use super::{accept_segments, misrouted, DepthView, SlotCounters, SlotFifo, SlotView, NUM_VC};
+use crate::rclink::framing::Framer;
+use crate::rclink::vc_queues::{frame_of, Gate, QueuedFrame, VcQueues};
 
 /// Parameters of the standalone block (seed 000 appendix C «TX 参数»).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -53,6 +54,7 @@ pub fn ports(_p: &Params) -> Vec<PortDecl> {
         PortDecl::stream_out::<FrameDone>("done").doc("to PAXI: every packet of the frame was ACKed"),
     ];
     v.extend(SlotView::ports("", "slots_used"));
+    v.extend(DepthView::ports(""));
     v
 }
 
@@ -64,6 +66,9 @@ pub struct SlotFifoBlock {
     q: VcQueues<QueuedFrame>,
     c: SlotCounters,
     view: SlotView,
+    depth: DepthView,
+    /// The link's part of the frames (no header fields: the defaults).
+    framer: Framer,
     seg: StreamIn<Segment>,
     grant: StreamIn<u8>,
     ctrl: StreamIn<Ctrl>,
@@ -80,17 +85,20 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     if p.pkt_ovhd > 511 {
         return Err(format!("pkt_ovhd = {}: must be in 0..=511 bytes", p.pkt_ovhd));
     }
-    let s = SlotFifo::new(p.slots, p.max_payload, p.max_retry, p.retry_timeout)?.with_origin(
-        p.chip,
-        p.lg,
-        p.pkt_ovhd as u16,
-    );
+    let s = SlotFifo::new(p.slots, p.max_payload, p.max_retry, p.retry_timeout)?;
     Ok(Box::new(SlotFifoBlock {
         p: p.clone(),
         s,
         q: VcQueues::default(),
         c: SlotCounters::declare(b),
         view: SlotView::bind("", "slots_used", b)?,
+        depth: DepthView::bind("", b)?,
+        framer: Framer {
+            src: p.chip,
+            lg: p.lg,
+            pkt_ovhd: p.pkt_ovhd as u16,
+            max_payload: p.max_payload as u16,
+        },
         seg: b.stream_in("seg")?,
         grant: b.stream_in("grant")?,
         ctrl: b.stream_in("ctrl")?,
@@ -150,8 +158,9 @@ impl Component for SlotFifoBlock {
                     let head = *self.q.head(vc).expect("eligible");
                     let k = head.npkts - head.sent;
                     self.q.grant(vc, k);
-                    let f = self.s.grant(head.id, k, now);
-                    self.frame.push(f);
+                    self.s.granted(head.id, k, now);
+                    let hdr = [Default::default(); 2];
+                    self.frame.push(frame_of(&self.framer, &hdr, &head, k, now));
                 }
             }
         }
@@ -161,7 +170,8 @@ impl Component for SlotFifoBlock {
         }
         if self.s.take_changed() {
             self.s.take_ops(&mut self.q);
-            self.view.show(&self.s, &self.q);
+            self.view.show(&self.s);
+            self.depth.show(&self.q);
         }
         self.s.update_gauges(ctx, &self.c);
         let deadline = self.s.next_deadline();

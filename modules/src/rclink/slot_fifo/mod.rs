@@ -67,11 +67,10 @@ use std::num::NonZeroU32;
 
 use bitvec::prelude::{BitVec, Lsb0};
 use hwsim_hw::{Binder, CounterDecl, CounterId, Cycle};
-use hwsim_ports::{packet_count, ChipId, FrameDone, HeaderTags, LgId, PaxiFlit, Psn, QpId};
+use hwsim_ports::{packet_count, ChipId, FrameDone, PaxiFlit, Psn, QpId, QueueOp, QueueOpKind, Segment};
 
 use super::bank_arbiter::NUM_VC;
-use super::framing::Framer;
-use super::vc_queues::{QueueOp, QueuedFrame, VcQueues};
+use super::vc_queues::{QueuedFrame, VcQueues};
 
 // The slot FIFO's parts, each in its own file; this file keeps the counter table, the state and
 // its accessors.
@@ -87,7 +86,7 @@ mod view;
 pub use ack::misrouted;
 pub use block::{build, ports, Params, SlotFifoBlock};
 pub use slots::accept_segments;
-pub use view::SlotView;
+pub use view::{DepthView, SlotView};
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
 /// and the system monitors read this table; the registry refuses a counter missing from it.
@@ -193,7 +192,6 @@ impl FrameRec {
 struct Flow {
     dst: ChipId,
     qp: QpId,
-    vc: usize,
     next_psn: Psn,
     /// NAKs/timeouts taken since the last ACK progress.
     retry: u32,
@@ -285,12 +283,6 @@ pub struct SlotFifo {
     scratch: Vec<(u16, u32)>,
     /// Something changed that a new arbitration round should see.
     changed: bool,
-    /// The link's fields of every frame sent (this chip, this LG, header bytes per packet,
-    /// `max_payload`): see `framing`.
-    framer: Framer,
-    /// The header fields of the frames it sends (format, VLAN PCP, DSCP): [0] for requests
-    /// (REQ data, AR), [1] for PAXI responses (R, B), which a switch queues in their own class.
-    hdr: [HeaderTags; 2],
 }
 
 impl SlotFifo {
@@ -328,42 +320,7 @@ impl SlotFifo {
             grant_seq: 0,
             scratch: Vec::new(),
             changed: false,
-            framer: Framer {
-                max_payload: max_payload as u16,
-                ..Framer::default()
-            },
-            hdr: [HeaderTags::default(); 2],
         })
-    }
-
-    /// Sets the sender fields of the frames it sends: this chip, this LG, `pkt_ovhd`.
-    pub fn with_origin(mut self, src: ChipId, lg: LgId, pkt_ovhd: u16) -> SlotFifo {
-        self.framer = Framer {
-            src,
-            lg,
-            pkt_ovhd,
-            ..self.framer
-        };
-        self
-    }
-
-    /// The link's fields of the frames it sends (the TYPE2 path frames with them too).
-    pub fn framer(&self) -> &Framer {
-        &self.framer
-    }
-
-    /// Sets the header fields of the frames it sends (format, VLAN PCP, DSCP), responses
-    /// included; ECN-capable (ECT(0)) only when the format carries ECN (Standard).
-    pub fn with_header(mut self, hdr: HeaderTags) -> SlotFifo {
-        self.hdr = [hdr; 2];
-        self
-    }
-
-    /// Sets the header fields of the PAXI responses (R data, B), whose priority differs from the
-    /// requests' (seed 003's mapping: REQ data 2, RSP 1). Call after [`with_header`](Self::with_header).
-    pub fn with_rsp_header(mut self, hdr: HeaderTags) -> SlotFifo {
-        self.hdr[1] = hdr;
-        self
     }
 
     /// Packets a segment of `bytes` needs.
@@ -374,8 +331,12 @@ impl SlotFifo {
     /// Moves the VC queues' changes made since the last call into `q`, in order.
     pub fn take_ops(&mut self, q: &mut VcQueues<QueuedFrame>) {
         for op in self.ops.drain(..) {
-            q.apply(op);
+            q.apply(&op);
         }
+    }
+    /// The VC queues' changes made since the last call, in order (emptied).
+    pub fn drain_ops(&mut self) -> std::vec::Drain<'_, QueueOp> {
+        self.ops.drain(..)
     }
     /// A frame as its VC queue holds it.
     fn queued_frame(&self, id: u32) -> QueuedFrame {
@@ -384,12 +345,24 @@ impl SlotFifo {
         QueuedFrame {
             id,
             flow: f.flow,
-            dst: fl.dst,
-            qp: fl.qp,
-            bytes: f.bytes,
+            seg: Segment {
+                txn: f.txn,
+                frame_seq: f.frame_seq,
+                dst: fl.dst,
+                qp: fl.qp,
+                bytes: f.bytes,
+                lg: 0,
+                paxi: f.paxi,
+            },
+            first_psn: f.first_psn,
             npkts: f.npkts,
             sent: f.sent,
         }
+    }
+    /// Records a change of frame `id`'s VC queue (as it is now).
+    fn queue_op(&mut self, id: u32, op: QueueOpKind) {
+        let op = self.queued_frame(id).op(op);
+        self.ops.push(op);
     }
     /// The max payload, for [`unsent_payloads`](super::vc_queues::unsent_payloads).
     pub fn max_payload(&self) -> NonZeroU32 {

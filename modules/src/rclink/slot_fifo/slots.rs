@@ -7,11 +7,9 @@ use std::cmp::Reverse;
 use std::collections::VecDeque;
 
 use hwsim_hw::{Ctx, Cycle, StreamIn};
-use hwsim_ports::{DataFrame, FlitKind, FrameDone, PaxiFlit, Psn, Segment};
+use hwsim_ports::{FlitKind, FrameDone, PaxiFlit, Psn, QueueOpKind, Segment};
 
 use super::{Flow, FrameRec, Refusal, SlotCounters, SlotFifo};
-use crate::rclink::framing::Granted;
-use crate::rclink::vc_queues::QueueOp;
 
 impl SlotFifo {
     /// Tries to take a segment (Empty → WaitGrant).
@@ -38,7 +36,6 @@ impl SlotFifo {
                 self.flows.push(Flow {
                     dst: seg.dst,
                     qp: seg.qp,
-                    vc: seg.qp.vc_bank().index(),
                     next_psn: Psn::ZERO,
                     retry: 0,
                     frames: VecDeque::new(),
@@ -87,9 +84,7 @@ impl SlotFifo {
             f.slot_ids.push(s);
         }
         self.flows[flow].frames.push_back(id);
-        let vc = self.flows[flow].vc as u8;
-        let frame = self.queued_frame(id);
-        self.ops.push(QueueOp::Push { vc, frame });
+        self.queue_op(id, QueueOpKind::Push);
         self.used += npkts;
         if self.used > self.peak {
             self.peak = self.used;
@@ -105,11 +100,10 @@ impl SlotFifo {
         ctx.count(c.slot_full, 1);
     }
 
-    /// Sends the next `k` WaitGrant packets of frame `id` (WaitGrant → WaitAck; its VC queue
-    /// takes the same grant, [`VcQueues::grant`](crate::rclink::vc_queues::VcQueues::grant)).
-    /// Returns the frame to transmit.
-    pub fn grant(&mut self, id: u32, k: u8, now: Cycle) -> DataFrame {
-        let (dst, qp) = self.flow_key(self.frames[id as usize].flow as usize);
+    /// The next `k` WaitGrant packets of frame `id` were granted (its VC queue took the same
+    /// grant, [`VcQueues::grant`](crate::rclink::vc_queues::VcQueues::grant)): WaitGrant →
+    /// WaitAck, and the retry timer of this transmission starts.
+    pub fn granted(&mut self, id: u32, k: u8, now: Cycle) {
         self.grant_seq += 1;
         let f = &mut self.frames[id as usize];
         debug_assert!(k > 0 && f.sent + k <= f.npkts);
@@ -121,25 +115,9 @@ impl SlotFifo {
         }
         f.sent += k;
         f.grant_seq = self.grant_seq;
-        let hdr = self.hdr[f.paxi.kind.is_response() as usize];
-        let granted = Granted {
-            dst,
-            qp,
-            first_psn: f.first_psn.wrapping_add(first as u16),
-            first_idx: first,
-            npkts: k,
-            frame_bytes: f.bytes,
-            txn: f.txn,
-            frame_seq: f.frame_seq,
-            hdr,
-            ecn_capable: true,
-            paxi: f.paxi,
-        };
-        let frame = self.framer.frame(&granted, now);
         self.timeouts
             .push(Reverse((now + self.retry_timeout, id, self.grant_seq)));
         self.changed = true;
-        frame
     }
 
     /// Frees a frame's slot group (→ Empty) and queues its FrameDone.

@@ -5,7 +5,7 @@ use hwsim_hw::{Binder, Ctx, Out, PortDecl};
 use hwsim_ports::{SlotMap, UInt, SLOT_MAP_WORDS};
 
 use super::{SlotCounters, SlotFifo, NUM_VC};
-use crate::rclink::vc_queues::{QueuedFrame, VcQueues};
+use crate::rclink::vc_queues::{QueueEntry, VcQueues};
 
 impl SlotFifo {
     /// Slots 0..512 as bitmaps.
@@ -27,48 +27,65 @@ impl SlotFifo {
     }
 }
 
-/// The slot FIFO's state on the waves: `{prefix}slots_used`, `{prefix}slots`,
-/// `{prefix}depth_vc{v}` are written by [`SlotView::show`]; `slots_used` keeps its historic
-/// name on `rclink_tx` (no prefix).
+/// The slot FIFO's state on the waves: `{prefix}slots_used` and `{prefix}slots`, written by
+/// [`SlotView::show`]; `slots_used` keeps its historic name on `rclink_tx` (no prefix). The VC
+/// queues' depths (`depth_vc{v}`) are [`DepthView`]'s.
 pub struct SlotView {
     used: Out<u16>,
     map: Out<SlotMap>,
-    depth: Vec<Out<UInt<11>>>,
 }
 
 impl SlotView {
     /// Port declarations.
     pub fn ports(prefix: &str, used_name: &str) -> Vec<PortDecl> {
-        let mut v = vec![
+        vec![
             PortDecl::output::<u16>(used_name)
                 .level()
                 .doc("slots not Empty, packets"),
             PortDecl::output::<SlotMap>(&format!("{prefix}slots"))
                 .doc("slot states 0..511: WaitGrant and WaitAck bitmaps (neither = Empty)"),
-        ];
-        for vc in 0..NUM_VC {
-            v.push(
-                PortDecl::output::<UInt<11>>(&format!("{prefix}depth_vc{vc}"))
-                    .level()
-                    .doc("frames with WaitGrant packets queued on the VC (4 = MUL)"),
-            );
-        }
-        v
+        ]
     }
     /// Binds the signals.
     pub fn bind(prefix: &str, used_name: &str, b: &Binder) -> Result<SlotView, String> {
         Ok(SlotView {
             used: b.output(used_name)?,
             map: b.output(&format!("{prefix}slots"))?,
+        })
+    }
+    /// Shows the state (call after a change).
+    pub fn show(&self, s: &SlotFifo) {
+        self.used.update(s.used as u16);
+        self.map.update(s.slot_map());
+    }
+}
+
+/// The VC queues' depths on the waves, `{prefix}depth_vc{v}`.
+pub struct DepthView {
+    depth: Vec<Out<UInt<11>>>,
+}
+
+impl DepthView {
+    /// Port declarations.
+    pub fn ports(prefix: &str) -> Vec<PortDecl> {
+        (0..NUM_VC)
+            .map(|vc| {
+                PortDecl::output::<UInt<11>>(&format!("{prefix}depth_vc{vc}"))
+                    .level()
+                    .doc("frames with WaitGrant packets queued on the VC (4 = MUL)")
+            })
+            .collect()
+    }
+    /// Binds the signals.
+    pub fn bind(prefix: &str, b: &Binder) -> Result<DepthView, String> {
+        Ok(DepthView {
             depth: (0..NUM_VC)
                 .map(|vc| b.output(&format!("{prefix}depth_vc{vc}")))
                 .collect::<Result<_, _>>()?,
         })
     }
-    /// Shows the state (call after a change): the slots, and the VC queues' depths.
-    pub fn show(&self, s: &SlotFifo, q: &VcQueues<QueuedFrame>) {
-        self.used.update(s.used as u16);
-        self.map.update(s.slot_map());
+    /// Shows the depths.
+    pub fn show<E: QueueEntry>(&self, q: &VcQueues<E>) {
         for (vc, o) in self.depth.iter().enumerate() {
             o.update(UInt::wrap(q.depth(vc) as u64));
         }

@@ -9,7 +9,7 @@
 use hwsim_hw::{ElabError, Netlist, PortDecl};
 
 use super::{build, core_ports, Params, RateControl};
-use crate::rclink::{ack_cbfc, cbfc, cc_window, cnp_merge, dcqcn, mac_credit, type2, vc_arbiter};
+use crate::rclink::{ack_cbfc, cbfc, cc_window, cnp_merge, dcqcn, mac_credit, type2, vc_arbiter, vc_queues};
 use crate::split;
 
 /// The MAC credit counter's parameters, from the TX's.
@@ -33,26 +33,27 @@ fn cnp_merge_params(p: &Params) -> cnp_merge::Params {
     }
 }
 
-/// The core's ports wired to CNP MERGE, the arbiter, the MAC credit counter and the ACK-VC
-/// return inside the composite (not exported).
-const CORE_INNER: [&str; 17] = [
+/// The core's ports wired to CNP MERGE, the VC queues, the rate gate, the TYPE2 queue and the
+/// ACK-VC return inside the composite (not exported).
+const CORE_INNER: [&str; 7] = [
     "ctrl",
-    "cbfc_counts",
-    "cbfc_charged",
-    "cbfc_charge",
-    "rate_cnp",
-    "rate_pace",
-    "rate_steps",
-    "rate_paced",
-    "rate_sent",
-    "mac_available",
-    "mac_take",
     "t2_seg",
-    "t2_offer",
-    "t2_take",
+    "q_ops",
+    "q_changes",
+    "q_grant",
+    "rate_cnp",
     "ctrl_taken",
-    "arb_req",
-    "arb_grant",
+];
+
+/// The VC queues' ports the composite exports (the rest are wired inside).
+const VC_QUEUES_OUTER: [&str; 7] = [
+    "frame",
+    "slot_fifo.depth_vc0",
+    "slot_fifo.depth_vc1",
+    "slot_fifo.depth_vc2",
+    "slot_fifo.depth_vc3",
+    "slot_fifo.depth_vc4",
+    "slot_fifo.wait_crd",
 ];
 
 /// Port list of `rclink_tx` (the composite): the core's outer ports and the MAC credit
@@ -61,11 +62,16 @@ const CORE_INNER: [&str; 17] = [
 /// that path.
 pub fn ports(p: &Params) -> Vec<PortDecl> {
     let mc = mac_credit::ports(&mac_credit_params(p));
-    let mut v: Vec<PortDecl> = core_ports(p)
+    let outer = |d: &PortDecl| !CORE_INNER.contains(&d.name.as_str());
+    let mut v: Vec<PortDecl> = core_ports(p).into_iter().filter(outer).map(|d| d.process(0)).collect();
+    // The VC queues' frames after `seg`, their depths and WAIT_CRD after the slots.
+    let vq: Vec<PortDecl> = vc_queues::ports(p)
         .into_iter()
-        .filter(|d| !CORE_INNER.contains(&d.name.as_str()))
+        .filter(|d| VC_QUEUES_OUTER.contains(&d.name.as_str()))
         .map(|d| d.process(0))
         .collect();
+    v.insert(1, vq[0].clone());
+    v.extend(vq[1..].iter().cloned());
     // `ctrl` is CNP MERGE's input, where the core's was (after `seg`).
     let ctrl = cnp_merge::ports(&cnp_merge_params(p))
         .into_iter()
@@ -114,8 +120,8 @@ fn add_type2(nl: &mut Netlist, path: &str, p: &Params) -> Result<(), ElabError> 
     split::add_counting_in_scope(nl, path, "type2", "type2", t_ports, tp, type2::build)?;
     for (from, to) in [
         ("core.t2_seg", "type2.seg"),
-        ("type2.offer", "core.t2_offer"),
-        ("core.t2_take", "type2.take"),
+        ("type2.offer", "vc_queues.t2_offer"),
+        ("vc_queues.t2_take", "type2.take"),
         ("mac_credit.mul_available", "type2.mul_available"),
     ] {
         nl.connect(&node(from), &node(to), None)?;
@@ -154,6 +160,23 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
         draws: false,
     };
     split::add_core(nl, path, core, |n| CORE_INNER.contains(&n))?;
+    // The VC queues beside the core: its ops and change count in, the grants back, all in the
+    // cycle; counting in the composite's scope (`tx.diag_arb_calls`, `tx.frames_sent`, …, as
+    // the core did); its frames, depths and WAIT_CRD are the composite's ports.
+    let vp = p.clone();
+    let vq_ports = vc_queues::ports(&vp);
+    let vq_names: Vec<String> = vq_ports.iter().map(|d| d.name.clone()).collect();
+    split::add_counting_in_scope(nl, path, "vc_queues", "vc_queues", vq_ports, vp, vc_queues::build)?;
+    for (from, to) in [
+        ("core.q_ops", "vc_queues.ops"),
+        ("core.q_changes", "vc_queues.changes"),
+        ("vc_queues.grant", "core.q_grant"),
+    ] {
+        nl.connect(&node(from), &node(to), None)?;
+    }
+    for name in vq_names.iter().filter(|n| VC_QUEUES_OUTER.contains(&n.as_str())) {
+        nl.export(&node(name), &node(&format!("vc_queues.{name}")))?;
+    }
     // CNP MERGE in front of the core: every control message through it, in the same cycle;
     // counting in the composite's scope (`tx.cnp_passed`, `tx.cnp_filtered`, as the core did).
     let cm = cnp_merge_params(p);
@@ -179,13 +202,13 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     };
     for (from, to) in [
         ("core.rate_cnp", "cnp"),
-        ("ready", "core.rate_pace"),
-        ("steps", "core.rate_steps"),
-        ("paced", "core.rate_paced"),
-        ("core.rate_sent", "sent"),
+        ("ready", "vc_queues.rate_pace"),
+        ("steps", "vc_queues.rate_steps"),
+        ("paced", "vc_queues.rate_paced"),
+        ("vc_queues.rate_sent", "sent"),
     ] {
         let at = |n: &str| {
-            if n.starts_with("core.") {
+            if n.contains('.') {
                 node(n)
             } else {
                 node(&format!("{gate}.{n}"))
@@ -197,7 +220,7 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     // grant's charge in; counting in the composite's scope (`tx.credits_outstanding`,
     // `tx.credit_latency_max`, as the core did), its waves at `tx.cbfc.*` (where the core had
     // them) and `tx.credit_view`.
-    cbfc::add_wired(nl, path, p.cbfc_params())?;
+    cbfc::add_wired(nl, path, p.cbfc_params(), "vc_queues")?;
     nl.export(&node("credit_view"), &node("cbfc.credit_view"))?;
     let mp = mac_credit_params(p);
     let mc_ports = mac_credit::ports(&mp);
@@ -207,13 +230,19 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
         mc_ports,
         Box::new(move |b| mac_credit::build(&mp, b)),
     )?;
-    nl.connect(&node("core.mac_take"), &node("mac_credit.take"), None)?;
+    nl.connect(&node("vc_queues.mac_take"), &node("mac_credit.take"), None)?;
     // The bank arbiter's round robin: the core's request in, its grant back, both in the cycle.
     let ap = vc_arbiter::Params {
         vc_weights: p.vc_weights,
     };
-    vc_arbiter::add_wired(nl, &node("arbiter"), ap, &node("core.arb_req"), &node("core.arb_grant"))?;
-    nl.connect(&node("mac_credit.available"), &node("core.mac_available"), None)?;
+    vc_arbiter::add_wired(
+        nl,
+        &node("arbiter"),
+        ap,
+        &node("vc_queues.arb_req"),
+        &node("vc_queues.arb_grant"),
+    )?;
+    nl.connect(&node("mac_credit.available"), &node("vc_queues.mac_available"), None)?;
     add_type2(nl, path, p)?;
     for (outer, port) in MAC_CREDIT_EXPORTS {
         nl.export(&node(outer), &node(&format!("mac_credit.{port}")))?;

@@ -1,19 +1,17 @@
-//! The TX core's cycle (seed 000 «事件粒度»): three processes, and the order of their phases is
-//! the timing — slots an ACK frees at n take a segment at n, a segment taken at n may be granted
-//! at n, one grant and one `FrameDone` per cycle.
+//! The TX core's cycle (seed 000 «事件粒度»): two processes around the VC queues' round, and
+//! the order of their phases is the timing — slots an ACK frees at n take a segment at n, a
+//! segment taken at n may be granted at n, one `FrameDone` per cycle.
 //!
 //! Process 0 (`tick`) takes the cycle's inputs in: ACKs, NAKs and CNPs (a CNP that passed CNP
-//! MERGE on to the rate gate, `dcqcn`), credit returns, due timeouts, a paced flow's ready cycle
-//! reached, segments, and pushes one `FrameDone`. The rate gate cuts in the same cycle and tells
-//! the cut flow's pacing and its timer steps; the MAC credit counter (`mac_credit`, its own
-//! node) takes the MAC's returns and shows its counts in the same cycle; process 1 reads them
-//! and, for a TYPE1 round, asks the arbiter (`arbiter`, its own node) with the VCs that have an
-//! eligible head; process 2 reads the arbiter's grant, grants at most one frame, pushes its take
-//! back to the counter and its flow and bytes to the rate gate, and shows the state. The kernel
-//! orders them core 0 → (dcqcn 0, counter 0) → core 1 → arbiter → core 2 → (counter 1, dcqcn 1);
-//! process 1 runs when process 0 ran or the rate gate's answers changed, process 2 after it.
+//! MERGE on to the rate gate, `dcqcn`), due timeouts, segments (TYPE2 ones to the TYPE2 queue),
+//! and pushes one `FrameDone`; the changes of the VC queues go to `vc_queues` (`q_ops`), and
+//! the count of changes (`q_changes`) runs its round. Process 1 takes the round's grant
+//! (`q_grant`: WaitGrant → WaitAck, the retry timer) and shows the slots. The kernel orders
+//! them core 0 → (dcqcn 0, cbfc 0, type2 0, mac_credit 0) → vc_queues 0 → arbiter →
+//! vc_queues 1 → core 1 → (mac_credit 1, cbfc 1, dcqcn 1, type2 1).
 
 use hwsim_hw::{Component, Ctx, Wake};
+use hwsim_ports::FlitKind;
 
 use super::RcLinkTx;
 
@@ -24,47 +22,48 @@ impl Component for RcLinkTx {
         // Nothing below acts on the mere fact of being ticked: every action follows an input or
         // a timer that is due.
         // ACKs first: slots they free can take a waiting segment in the same cycle.
-        self.take_ctrl(ctx, now);
+        let mut changed = self.take_ctrl(ctx, now);
         self.slots.expire_timeouts(ctx, &self.sc, now);
-        self.pace_reached(now);
-        self.take_segments(ctx);
-        self.map_new_flows();
+        changed |= self.take_segments(ctx);
         let done_pushed = self.push_done();
+        // The VC queues see this cycle's changes in this cycle's round.
+        self.slots_changed = self.slots.take_changed();
+        for op in self.slots.drain_ops() {
+            // Room for every op a cycle can make (`vc_queues::ops_depth`).
+            self.q_ops.push(op);
+        }
+        if changed || self.slots_changed {
+            self.changes += 1;
+            self.q_changes.set(self.changes);
+        }
         // Its own follow-up: the next `FrameDone`.
         let done_more = self.slots.done_waiting() > 0 && done_pushed && self.done_out.space() > 1;
         ctx.run_process(1);
         Wake::next_cycle_if(done_more)
     }
 
-    /// Process 1: this cycle's MAC credits and the round's request to the arbiter; process 2:
-    /// its grant, then the waves.
-    fn process(&mut self, p: u32, ctx: &mut Ctx<'_>) -> Wake {
+    /// Process 1: the round's grant, then the waves.
+    fn process(&mut self, _p: u32, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
-        if p == 1 {
-            // The round runs on a change: the MAC took a frame (the stream's space grew beyond
-            // what our own push left, see `mac_space_seen`) or gave a credit back (the count rose).
-            if self.frame_out.space() > self.mac_space_seen {
-                self.arb_pending = true;
+        let mut t2_room = false;
+        while let Some(g) = self.q_grant.pop() {
+            if g.type2 {
+                self.t2.queued -= 1;
+                t2_room = true;
+            } else {
+                self.slots.granted(g.id.0 as u32, g.k, now);
             }
-            self.mac_free = self.mac_available.get().0 as u32;
-            if self.mac_free > self.mac_seen {
-                self.arb_pending = true;
-            }
-            self.take_cbfc_counts();
-            self.take_pacing();
-            self.read_type2();
-            self.slots_changed = self.plan_round(ctx, now);
-            // Process 2 follows in this cycle and says what comes next.
-            ctx.run_process(2);
-            return Wake::OnInput;
         }
-        self.finish_round(ctx, now);
-        self.mac_seen = self.mac_free;
         let changed = std::mem::take(&mut self.slots_changed);
         self.show_state(ctx, changed);
-        // The next round, retry deadline or paced flow's ready cycle runs the block from
-        // process 0.
-        let next = self.next_wake();
+        // A TYPE2 segment waiting for room in the TYPE2 queue goes next cycle; else the next
+        // retry deadline runs process 0.
+        let t2_waiting = t2_room && self.seg_in.peek().is_some_and(|s| s.paxi.kind == FlitKind::Mul);
+        let next = if t2_waiting {
+            Wake::NextCycle
+        } else {
+            Wake::earliest(self.slots.next_deadline())
+        };
         ctx.run_process_on(0, next);
         Wake::OnInput
     }
@@ -80,66 +79,5 @@ impl RcLinkTx {
             done_pushed = true;
         }
         done_pushed
-    }
-
-    /// The round's follow-up: next cycle while a round is pending; else the earliest retry
-    /// deadline or ready cycle of a rate-blocked flow (each runs the block from process 0,
-    /// which takes it).
-    fn next_wake(&mut self) -> Wake {
-        if self.arb_pending {
-            Wake::NextCycle
-        } else {
-            Wake::earliest([self.slots.next_deadline(), self.pace_wake].into_iter().flatten())
-        }
-    }
-
-    /// A rate-blocked flow's ready cycle reached: the round runs again.
-    fn pace_reached(&mut self, now: u64) {
-        if self.pace_wake.is_some_and(|t| t <= now) {
-            self.pace_wake = None;
-            self.arb_pending = true;
-        }
-    }
-
-    /// What the rate gate says (`tx.dcqcn`): the pacing a grant moved (last cycle's), then the
-    /// pacing of the flows a CNP cut in this cycle, and its timer steps; a cut or a step (a
-    /// rate rose) runs a round.
-    fn take_pacing(&mut self) {
-        while let Some(m) = self.rate_paced.pop() {
-            self.set_pace(m);
-        }
-        while let Some(m) = self.rate_pace.pop() {
-            self.set_pace(m);
-            self.arb_pending = true;
-        }
-        let steps = self.rate_steps.get();
-        if steps != self.steps_seen {
-            self.steps_seen = steps;
-            self.arb_pending = true;
-        }
-    }
-
-    /// What the CBFC controller says (`tx.cbfc`): the counts after the last grant's charge
-    /// (last cycle's), then after this cycle's returns; a return runs a round.
-    fn take_cbfc_counts(&mut self) {
-        while let Some(m) = self.cbfc_charged.pop() {
-            self.set_credits(m);
-        }
-        while let Some(m) = self.cbfc_counts.pop() {
-            self.set_credits(m);
-            self.arb_pending = true;
-        }
-    }
-
-    fn set_credits(&mut self, m: hwsim_ports::CreditMsg) {
-        // TYPE1 ledgers only: the TYPE2 ones' counts go to the TYPE2 queue (`tx.type2`).
-        self.cbfc.set_remaining(m.dst, m.vc, m.credits as u32);
-    }
-
-    fn set_pace(&mut self, m: hwsim_ports::RatePace) {
-        // The gate paces only flows this core told it of, which the slot FIFO keeps.
-        if let Some(f) = self.slots.find_flow(m.dst, m.qp) {
-            self.pace[f] = m.ready_at();
-        }
     }
 }

@@ -34,19 +34,10 @@ fn unsendable(p: &Params, cbfc: &Cbfc, seg: &Segment, npkts: u32) -> Option<Stri
 }
 
 impl RcLinkTx {
-    /// The CBFC ledger of every flow the slot FIFO created since the last call.
-    pub(super) fn map_new_flows(&mut self) {
-        while self.flow_ledger.len() < self.slots.flow_count() {
-            let (dst, qp) = self.slots.flow_key(self.flow_ledger.len());
-            let l = self.cbfc.ledger(dst, qp.vc_bank().value());
-            self.flow_ledger.push(l as u32);
-            // Not paced until the rate gate says so.
-            self.pace.push(None);
-        }
-    }
-
     /// ACK/NAK/CNP on `ctrl`, all of them: latencies, the message itself, its ACK-VC credit.
-    pub(super) fn take_ctrl(&mut self, ctx: &mut Ctx<'_>, now: Cycle) {
+    /// Returns whether it took any (each runs the VC queues' round).
+    pub(super) fn take_ctrl(&mut self, ctx: &mut Ctx<'_>, now: Cycle) -> bool {
+        let mut took = false;
         while let Some(TxCtrl { ctrl: msg, filtered }) = self.ctrl_in.pop() {
             // Control-path latency from the receiver's push (`sent_at`; 0 = not stamped, e.g.
             // testbench stimulus) to this pop: acceptance 9 bounds it.
@@ -65,12 +56,13 @@ impl RcLinkTx {
                 }
             }
             self.on_ctrl(ctx, &msg, filtered);
-            self.arb_pending = true;
+            took = true;
             // Its place in the ACK buffer is free: the credit goes back to its RX.
             if let Some(t) = &self.ctrl_taken {
                 t.push(msg);
             }
         }
+        took
     }
 
     /// One message; `filtered`: a CNP that CNP MERGE (the node in front) filtered.
@@ -98,7 +90,6 @@ impl RcLinkTx {
                                 qp: msg.rh.qp(),
                             });
                         }
-                        self.arb_pending = true;
                     }
                     if ctx.logs() {
                         ctx.log(
@@ -137,12 +128,11 @@ impl RcLinkTx {
     }
 
     /// Segments in order: TYPE2 ones into the TYPE2 queue, TYPE1 ones into the slot FIFO,
-    /// each intake stopping at the other's segment.
-    pub(super) fn take_segments(&mut self, ctx: &mut Ctx<'_>) {
+    /// each intake stopping at the other's segment. Returns whether a TYPE2 one went.
+    pub(super) fn take_segments(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        let mut t2 = false;
         loop {
-            if self.accept_type2() {
-                self.arb_pending = true;
-            }
+            t2 |= self.accept_type2();
             let (p, cbfc) = (&self.p, &self.cbfc);
             slot_fifo::accept_segments(
                 ctx,
@@ -160,5 +150,23 @@ impl RcLinkTx {
                 break;
             }
         }
+        t2
+    }
+
+    /// Takes TYPE2 segments at the head of `seg` while the TYPE2 queue has room, and pushes
+    /// them to it (checked there).
+    fn accept_type2(&mut self) -> bool {
+        let mut took = false;
+        while let Some(seg) = self.seg_in.peek().map(|s| *s) {
+            if seg.paxi.kind != FlitKind::Mul || self.t2.queued >= self.t2.cap {
+                break;
+            }
+            self.seg_in.pop();
+            // The stream holds the whole queue and the queue takes it all in the cycle.
+            self.t2.seg.push(seg);
+            self.t2.queued += 1;
+            took = true;
+        }
+        took
     }
 }

@@ -1,82 +1,80 @@
 //! RC Link TX of one link group (LG) of one chip, as the composition of its RTL modules: the
-//! slot FIFO ([`slot_fifo`](super::slot_fifo): slots, PSN, VC queues, ACK, Go-Back-N, retry
-//! timeout, QP fatal), the bank arbiter ([`bank_arbiter`](super::bank_arbiter): weighted RR,
-//! per-flow rule) with its gates — the DCQCN rate gate (DCQCN per flow behind CNP MERGE, see the
-//! deviations below) and the CBFC controller ([`cbfc`](super::cbfc), per packet) — and the MAC
-//! credit ([`mac_credit`](super::mac_credit)).
+//! slot FIFO ([`slot_fifo`](super::slot_fifo): slots, PSN, ACK, Go-Back-N, retry timeout, QP
+//! fatal), the VC queues ([`vc_queues`](super::vc_queues): the bank arbiter's queue side, the
+//! per-flow rule, the grant) and the bank arbiter's round robin, with their gates — the DCQCN
+//! rate gate (DCQCN per flow behind CNP MERGE, see the deviations below) and the CBFC controller
+//! ([`cbfc`](super::cbfc), per packet) — and the MAC credit ([`mac_credit`](super::mac_credit)).
 //!
 //! Seed 000 «TX 侧设计» («Slot 管理», «PSN 管理», «VC 仲裁», «CBFC 流控», «事件粒度», «打包延迟与
 //! MAC Credit», «Go-Back-N 重传»), appendix C «诊断计数器» and «TX 参数»; seed 002 §5.4 (gate
 //! order). Every piece of state here belongs to this one LG (seed: «作用域说明»).
 //!
-//! `rclink_tx` is a composite of seven nodes ([`expand`]), eight with `ack_cbfc`: `cnp_merge`
+//! `rclink_tx` is a composite of eight nodes ([`expand`]), nine with `ack_cbfc`: `cnp_merge`
 //! (CNP MERGE, the control input: every ACK, NAK and CNP through it, a repeated CNP marked
-//! filtered), `core` (this file's block, `rclink_tx_core`: the slot FIFO and the VC queues with
-//! the CBFC send rule, the MUL VC's turn), `cbfc` (the CBFC controller, [`cbfc`](super::cbfc):
-//! the credit ledgers, their returns and charges; it tells the core each TYPE1 ledger's count),
-//! `type2` (the TYPE2 queue, [`type2`](super::type2): the multicast frames and their two gates,
-//! the head offered to the core's round), `dcqcn` (the DCQCN rate
-//! gate of every flow: the CNPs that pass the merge cut their rates, the grants pace them; it
-//! tells the core each flow's ready cycle), `arbiter` (`vc_arbiter`: the bank arbiter's round
-//! robin over the VCs) and `mac_credit` (the MAC2TX and multicast MAC TX credit counters), wired
-//! combinationally in front of the core and around its processes (docs/kernel.md, «Blocks with
-//! several processes»):
+//! filtered), `core` (this file's block, `rclink_tx_core`: the slot FIFO and the TX's intake of
+//! control messages and segments), `vc_queues` (the VC queues: per VC the first flow head the
+//! gates pass, the per-flow rule, the MUL VC's turn, the grant and its frame), `cbfc` (the CBFC
+//! controller: the credit ledgers, their returns and charges; it tells the VC queues each TYPE1
+//! ledger's count), `type2` (the TYPE2 queue, [`type2`](super::type2): the multicast frames and
+//! their two gates, the head offered to the round), `dcqcn` (the DCQCN rate gate of every flow:
+//! the CNPs that pass the merge cut their rates, the grants pace them; it tells the VC queues
+//! each flow's ready cycle), `arbiter` (`vc_arbiter`: the bank arbiter's round robin over the
+//! VCs) and `mac_credit` (the MAC2TX and multicast MAC TX credit counters), wired
+//! combinationally (docs/kernel.md, «Blocks with several processes»; docs/modules.md):
 //!
 //! ```text
 //!                     +-- rclink_tx ------------------------------------------------------------+
 //!  ctrl     ==(8)==>  | cnp_merge: QPID buffer; every message on, repeated CNPs marked ─ (comb) ┐|
-//!  seg      ==(1)==>  | core (rclink_tx_core)                                                  v | ==> frame : stream<DataFrame> (to the MAC)
-//!                     |  process 0: ACK/NAK/CNP (to dcqcn if not filtered), credit returns,      | ==> done  : stream<FrameDone> (to PAXI)
-//!                     |             timeouts, segments, FrameDone           ─ rate_cnp (comb) ─┐ |
-//!                     |  dcqcn process 0: on_cnp, timers ─ ready, steps (comb: pacing) ─┐  <┘ |
-//!  credit   ==(8)==>  | cbfc process 0: returns ─ counts (comb) ─┐  (TYPE2's: t2_counts ─> type2)  |
-//!                     | type2 process 0: <─ t2_seg (core 0, comb); its head's gates ─ offer ─┐   |
-//!                     |  process 1: per VC the first head its pacing and CBFC pass <────┘ arb_req ─┐| --> slots_used, credit_view, slot_fifo.*,
-//!                     |               ▲ mac_available, t2_offer (comb)        (comb) VcReq      │|     cbfc.*, dcqcn.*, type2.queue,
-//!                     |                                                                         │|     cnp_merge.{entries, last_qp}
-//!                     |  arbiter (vc_arbiter): from ptr, the first eligible VC; ptr, counter  <┘| --> arbiter.ptr, arbiter.counter
-//!                     |  process 2: <─ arb_grant (comb, VcGrant) ─ grant: slots, CBFC, frame    | ==> ack_cr : stream<CreditMsg> (vc 5)
-//!                     |               │ mac_take (comb), rate_sent (comb) ─> dcqcn process 1:     |
-//!                     |               │   pacing, byte counter; `paced` (next cycle) to process 1 |
-//!                     |               │ cbfc_charge (comb) ─> cbfc process 1: ledger −= cost;     |
-//!                     |               │   `charged` (next cycle) to process 1 (TYPE2: to type2)   |
-//!                     |               │ t2_take (comb) ─> type2 process 1: the head leaves        |
-//!  mac_credit =(8)==> | mac_credit: process 0 + returns, shows counts; process 1 − the take      | --> mac_credit.available, type2.mac_credit
-//!  (MacCreditRet)     +--------------------------------------------------------------------------+
+//!  seg      ==(1)==>  | core (rclink_tx_core, the slot FIFO)                                   v | ==> done  : stream<FrameDone> (to PAXI)
+//!                     |  process 0: ACK/NAK/CNP (passed CNPs to dcqcn: rate_cnp), timeouts,      |
+//!                     |    segments (TYPE2 ones: t2_seg ─> type2), FrameDone;                    |
+//!                     |    q_ops (comb: Push / Front / Rewind / Remove), q_changes (comb) ─┐     |
+//!                     | dcqcn 0: on_cnp, timers ─ ready, steps (comb) ─┐                    │     |
+//!  credit   ==(8)==>  | cbfc 0: returns ─ counts (comb) ─┐              │                    │     |
+//!                     | type2 0: segments, gates ─ offer ─┐              │                    │     |
+//!  mac_credit =(8)==> | mac_credit 0: returns ─ available ─┐             │                    │     |
+//!                     | vc_queues process 0: <─────────────┴─────────────┴────────────────────┘     |
+//!                     |   ops, counts, pacing, offer; the round: per VC the first head the gates  |
+//!                     |   pass ─ arb_req (comb) ─> arbiter (vc_arbiter): from ptr, the first     |
+//!                     |   eligible VC ─ arb_grant (comb) ─┐                                       |
+//!                     | vc_queues process 1: <──────────┘ the frame; grant (comb) ─> core 1,    | ==> frame : stream<DataFrame> (to the MAC)
+//!                     |   cbfc_charge ─> cbfc 1, mac_take ─> mac_credit 1, rate_sent ─> dcqcn 1, |
+//!                     |   t2_take ─> type2 1 (all comb)                                          |
+//!                     | core process 1: the granted packets to WaitAck, retry timer; slot waves  | --> slots_used, slot_fifo.*, credit_view,
+//!                     +---------------------------------------------------------------------------+     cbfc.*, dcqcn.*, type2.queue, ...
 //! ```
 //!
-//! The rate gate (`dcqcn`, [`dcqcn`](super::dcqcn)) sits beside the core: its process 0 takes
-//! the core's process-0 CNPs (`rate_cnp`) and tells process 1 the cut flows' pacing (`ready`,
-//! `rate_pace`) and its timer steps (`steps`) in the same cycle; its process 1 takes process 2's
-//! grant (`rate_sent`) and tells the next round the flow's new ready cycle (`paced`, registered).
+//! The rate gate (`dcqcn`, [`dcqcn`](super::dcqcn)) sits beside the VC queues: its process 0
+//! takes the core's CNPs (`rate_cnp`) and tells the round the cut flows' pacing (`ready`,
+//! `rate_pace`) and its timer steps (`steps`) in the same cycle; its process 1 takes the grant
+//! (`rate_sent`) and tells the next round the flow's new ready cycle (`paced`, registered).
 //! The CBFC controller (`cbfc`) is the same kind of neighbour: its process 0 takes the credit
-//! returns and tells process 1 each changed ledger's count (`counts`) in the same cycle; its
-//! process 1 takes process 2's charge (`cbfc_charge`) and tells the next round the charged
-//! ledgers (`charged`, registered); the core keeps the counts it was told and applies the
-//! per-packet rule to its flow heads ([`Cbfc::run`](super::cbfc::Cbfc::run)).
-//! The core's own module (the slot FIFO) is a plain state machine called in order inside its
-//! processes, so it adds no register at an internal boundary, and neither do the cuts to the
-//! rate gate, the CBFC controller, the arbiter and the MAC credit node (returns, request, grant,
-//! charge and take all in the same cycle): the timing is the modules' own. The slot FIFO also
-//! exists as a block of its own (`slot_fifo` in `hwsim list`) for module-form testbenches; here
-//! its state shows on the waves as a nested scope (`….tx.slot_fifo.slots`). `cbfc`, `arbiter`
-//! and `mac_credit` are nodes: `chip0.lg3.tx.cbfc.credits_d1`, `….tx.cbfc.credit_view`,
-//! `chip0.lg3.tx.arbiter.ptr`, `….tx.arbiter.grant.vc`, and the request's
-//! `….tx.core.arb_req.eligible` (bit v: VC v has a frame the gates let go).
+//! returns and tells the round each changed ledger's count (`counts`) in the same cycle; its
+//! process 1 takes the grant's charge (`cbfc_charge`) and tells the next round the charged
+//! ledgers (`charged`, registered); the VC queues keep the counts they were told and apply the
+//! per-packet rule to their flow heads ([`Cbfc::run`](super::cbfc::Cbfc::run)). No cut adds a
+//! register (ops, returns, request, grant, charge and take all in the same cycle): the timing
+//! is the modules' own. The slot FIFO also exists as a block of its own (`slot_fifo` in `hwsim
+//! list`) for module-form testbenches; here its state shows on the waves as a nested scope
+//! (`….tx.slot_fifo.slots`). The nodes' interfaces show under their paths:
+//! `chip0.lg3.tx.cbfc.credits_d1`, `….tx.arbiter.ptr`, `….tx.arbiter.grant.vc`, the request's
+//! `….tx.vc_queues.arb_req.eligible` (bit v: VC v has a frame the gates let go), the slot
+//! FIFO's `….tx.core.q_ops.*` and the VC queues' `….tx.vc_queues.grant.*`.
 //!
-//! **One cycle** n (process 0, then the MAC credit counter, then processes 1 and 2 with the
-//! arbiter between them): ACK/NAK/CNP in
-//! `ctrl` (slots freed at n), credit returns, the MAC's credit returns (the counter's), due retry
-//! timeouts, then segments while slots last (a segment freed room for at n is
-//! taken at n), one `FrameDone`, then — if anything changed since the last round — one
-//! arbitration round: skipped (`diag_arb_tx_busy`) without a MAC credit; else process 1 looks,
-//! in every VC queue, at the flows' head frames, rate gate first, then the CBFC per-packet rule,
-//! and requests the VCs that have one (`arb_req`); the arbiter grants the first of them from its
-//! pointer; process 2 counts the blocked heads of the VCs the arbiter looked at (from its pointer
-//! to the grant, as a round that stops at its grant) and sends the granted VC's frame: the run of
-//! its WaitGrant packets that the credits admit one by one (all of them when credit is plenty;
-//! the rest waits at its place in the queue). A grant takes a MAC credit, charges CBFC, moves the slots to WaitAck, starts the retry timer and
-//! pushes the frame (visible to the MAC at n+1). At most one grant per cycle.
+//! **One cycle** n (the core's process 0, the gates' first processes, the VC queues' round
+//! with the arbiter inside it, the core's process 1, the gates' second processes): ACK/NAK/CNP
+//! in `ctrl` (slots freed at n), due retry timeouts, then segments while slots last (a segment
+//! freed room for at n is taken at n), one `FrameDone`; credit returns, the MAC's credit
+//! returns (the counter's); then — if anything changed since the last round — one arbitration
+//! round: skipped (`diag_arb_tx_busy`) without a MAC credit; else the VC queues look, in every
+//! VC queue, at the flows' head frames, rate gate first, then the CBFC per-packet rule, and
+//! request the VCs that have one (`arb_req`); the arbiter grants the first of them from its
+//! pointer; the VC queues count the blocked heads of the VCs the arbiter looked at (from its
+//! pointer to the grant, as a round that stops at its grant) and send the granted VC's frame:
+//! the run of its WaitGrant packets that the credits admit one by one (all of them when credit
+//! is plenty; the rest waits at its place in the queue). A grant takes a MAC credit, charges
+//! CBFC, moves the slots to WaitAck, starts the retry timer and pushes the frame (visible to
+//! the MAC at n+1). At most one grant per cycle.
 //!
 //! **MAC credit**: with the default single credit, the next round runs when the MAC gives the
 //! credit back, two cycles before its serializer frees (see `mac_tx`), so the next frame is chosen
@@ -86,8 +84,9 @@
 //!
 //! **TYPE2 (multicast)** (seed 002 «多播双重流控», «RC Link 资源» TYPE2 column): a segment whose
 //! PAXI kind is `Mul` takes no slot and gets no PSN (no Go-Back-N: reliability is FEC's). It
-//! waits in the TYPE2 queue (the `type2` node, `type2_queue`, 16: process 0 pushes it there in
-//! the cycle it takes it, and counts the queue's room) and is sent whole, as one frame to its
+//! waits in the TYPE2 queue (the `type2` node, `type2_queue`, 16: the core's process 0 pushes it
+//! there in the cycle it takes it, and counts the queue's room, which the VC queues' TYPE2 grant
+//! on `grant` frees) and is sent whole, as one frame to its
 //! group address, when both gates pass (the node checks them and offers its head): every member's TYPE2 CBFC ledger (`type2_credits` 2048 each,
 //! the same per-packet rule and credit size as TYPE1, returns on `CreditMsg.vc` 4) admits all
 //! its packets, and a multicast MAC TX credit is free (`mul_mac_credits`: TYPE2 frames in the
@@ -164,32 +163,28 @@
 //! - `credit_view` shows the last ledger change of a cycle when there were two (a return and a
 //!   grant).
 //! - The frame stream's room is a second condition besides the MAC credit (a testbench sink may
-//!   be slower than the credits say). "The stream's space changed" is taken as "the MAC took a
-//!   frame" (space grew beyond what our own push left); a grant is followed by a round next cycle
+//!   be slower than the credits say): see `vc_queues`. A grant is followed by a round next cycle
 //!   only if credit and room remain, so `--no-skip` runs no extra rounds.
+//! - A TYPE2 segment waiting at the head of `seg` for room in the TYPE2 queue is taken the cycle
+//!   after a TYPE2 grant frees a place (before the VC queues were a node it waited for the
+//!   core's next run, which a grant with MAC credit and room left scheduled the next cycle too).
 //! - The retry timeout («超时重传») is implemented, with its own counters; MAX_RETRY makes the QP
 //!   fatal (seed 002 L3).
 
-use hwsim_hw::{Binder, BuildResult, CounterDecl, Cycle, In, Out, PortDecl, StreamIn, StreamOut};
-use hwsim_ports::{
-    ChipId, CreditMsg, Ctrl, DataFrame, FrameDone, FrameFormat, LgId, MacCreditTake, RateCnp, RatePace, RateSent,
-    Segment, TxCtrl, Type2Offer, Type2Take, UInt, VcGrant, VcReq,
-};
+use hwsim_hw::{Binder, BuildResult, CombOut, CounterDecl, PortDecl, StreamIn, StreamOut};
+use hwsim_ports::{ChipId, Ctrl, FrameDone, FrameFormat, LgId, QueueOp, RateCnp, Segment, SlotGrant, TxCtrl};
 use serde::{Deserialize, Serialize};
 
 use super::ack_cbfc::TAKEN_PER_CYCLE;
-use super::cbfc::{self, Cbfc, CbfcMode};
+use super::cbfc::Cbfc;
 use super::cc_window;
 use super::cnp_merge;
 use super::dcqcn;
 use super::slot_fifo::{SlotCounters, SlotFifo, SlotView};
-use super::vc_queues::{QueuedFrame, VcQueues};
+use super::vc_queues;
 
 // The TX's parts, each in its own file; this file keeps the ports, the block's state and
 // `build` (the parameters in params.rs, the counter table in counter_table.rs).
-/// The arbitration round: TYPE2 against TYPE1, the VC queues' side of the bank arbiter with its
-/// gates (the request to `tx.arbiter`), the grant.
-mod arbitration;
 /// The composite `rclink_tx`: its ports and children (the core, the arbiter, the MAC credit
 /// counter, the ACK-VC return).
 mod composite;
@@ -203,13 +198,10 @@ mod ingress;
 mod params;
 /// The block's own counter ids, the credit view and the end-of-cycle waves and gauges.
 mod report;
-/// The TYPE2 (multicast) path: its queue, its two gates, its grant.
-mod type2;
 
 pub use composite::{expand, ports};
 pub use params::RateControl;
 use report::Counters;
-use type2::Type2;
 
 pub use super::bank_arbiter::NUM_VC;
 pub use super::cbfc::MAX_CREDITS;
@@ -357,60 +349,38 @@ impl Default for Params {
     }
 }
 
-/// Port list of the core (`rclink_tx_core`): everything but the arbiter, which it asks in
-/// process 1 and whose grant it takes in process 2, and the MAC credit counter, whose counts
-/// process 1 reads and whose take process 2 pushes, all combinationally.
+/// Port list of the core (`rclink_tx_core`, the slot FIFO): the inputs, the slot state, and
+/// the VC queues' ops out and grants in; the round is `vc_queues`'s, whose frames, depths and
+/// WAIT_CRD the composite exports beside these.
 pub fn core_ports(p: &Params) -> Vec<PortDecl> {
+    let depth = vc_queues::ops_depth(p.slots);
     let mut v = vec![
         PortDecl::stream_in::<Segment>("seg", 1)
             .doc("segments (frames) from the PAXI core; left queued while slots are short"),
         PortDecl::comb_stream_in::<TxCtrl>("ctrl", cnp_merge::CTRL_DEPTH)
             .doc("ACK / NAK / CNP back from the receiver (src = our dst), through CNP MERGE in the same cycle"),
-        PortDecl::comb_stream_in::<CreditMsg>("cbfc_counts", cbfc::RETURNS_PER_CYCLE)
-            .process(1)
-            .doc("the CBFC ledgers' counts after this cycle's returns, for this cycle's round (cbfc.counts)"),
-        PortDecl::stream_in::<CreditMsg>("cbfc_charged", cbfc::charged_depth(&p.cbfc_params()))
-            .process(1)
-            .doc("the CBFC ledgers' counts after the last grant's charge, for the next round (cbfc.charged)"),
-        PortDecl::comb_stream_out::<CreditMsg>("cbfc_charge")
-            .process(2)
-            .doc("the grant's CBFC charge, to the controller in the same cycle (cbfc.charge)"),
-        PortDecl::comb_input::<UInt<4>>("mac_available")
-            .process(1)
-            .doc("MAC2TX credits this cycle's round may use (mac_credit.available)"),
-        PortDecl::comb_stream_out::<VcReq>("arb_req").process(1).doc(
-            "this cycle's TYPE1 round: the VCs with a flow head that passes the rate gate and CBFC (to arbiter.req)",
-        ),
-        PortDecl::comb_stream_in::<VcGrant>("arb_grant", 1)
-            .process(2)
-            .doc("the arbiter's answer in the same cycle: the VC granted, the VCs it looked at (arbiter.grant)"),
-        PortDecl::comb_stream_out::<MacCreditTake>("mac_take")
-            .process(2)
-            .doc("the grant's MAC credit, to the counter in the same cycle (`mul`: a TYPE2 frame's)"),
-        // Process 1's: the round reads its room (the MAC taking a frame is what wakes it, see
-        // `mac_space_seen`); process 2, which follows it in every cycle, pushes the grant.
-        PortDecl::stream_out::<DataFrame>("frame")
-            .process(1)
-            .doc("granted frames (or runs of their packets) to the MAC, at most one per cycle"),
         PortDecl::stream_out::<FrameDone>("done").doc("to PAXI: every packet of the frame was ACKed"),
         PortDecl::comb_stream_out::<Segment>("t2_seg")
             .doc("TYPE2 segments taken from `seg`, to the TYPE2 queue in the same cycle (type2.seg)"),
-        PortDecl::comb_input::<Type2Offer>("t2_offer")
+        PortDecl::comb_stream_out::<QueueOp>("q_ops").width(depth).doc(
+            "the changes of the VC queues (a segment taken, a Go-Back-N, a fatal QP), to vc_queues in the same cycle",
+        ),
+        PortDecl::comb_output::<u64>("q_changes")
+            .doc("changes so far (slots, control messages, TYPE2 segments): a change runs the VC queues' round"),
+        PortDecl::comb_stream_in::<SlotGrant>("q_grant", 1)
             .process(1)
-            .doc("the TYPE2 queue's head and its gates, for this cycle's round (type2.offer)"),
-        PortDecl::comb_stream_out::<Type2Take>("t2_take")
-            .process(2)
-            .doc("the TYPE2 head granted, to the TYPE2 queue in the same cycle (type2.take)"),
+            .doc("the packets the VC queues granted, in the same cycle (WaitGrant → WaitAck, the retry timer)"),
     ];
-    v.extend(SlotView::ports("slot_fifo.", "slots_used"));
-    if p.rate_control == RateControl::Window {
-        v.push(
-            PortDecl::output::<UInt<11>>("slot_fifo.wait_crd")
-                .level()
-                .doc("WaitGrant slots of the QPs the window rate control masks now (the seed's WAIT_CRD)"),
-        );
-    }
-    v.extend(rate_ports());
+    v.extend(
+        SlotView::ports("slot_fifo.", "slots_used")
+            .into_iter()
+            .map(|d| d.process(1)),
+    );
+    v.push(
+        PortDecl::comb_stream_out::<RateCnp>("rate_cnp")
+            .width(cnp_merge::CTRL_DEPTH)
+            .doc("the CNPs that passed CNP MERGE, per flow, to the rate gate in the same cycle (dcqcn.cnp)"),
+    );
     if p.ack_cbfc {
         v.push(
             PortDecl::comb_stream_out::<Ctrl>("ctrl_taken")
@@ -421,165 +391,73 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
     v
 }
 
-/// The core's ports to and from its DCQCN rate gate (`tx.dcqcn`, the `dcqcn` node).
-fn rate_ports() -> Vec<PortDecl> {
-    vec![
-        PortDecl::comb_stream_out::<RateCnp>("rate_cnp")
-            .width(cnp_merge::CTRL_DEPTH)
-            .doc("the CNPs that passed CNP MERGE, per flow, to the rate gate in the same cycle (dcqcn.cnp)"),
-        PortDecl::comb_stream_in::<RatePace>("rate_pace", cnp_merge::CTRL_DEPTH)
-            .process(1)
-            .doc("a flow's pacing after a CNP cut it (with `pacing: seed` also a timer's increase), for this cycle's round (dcqcn.ready)"),
-        PortDecl::comb_input::<u64>("rate_steps")
-            .process(1)
-            .doc("the rate gate's timer increases so far: a change runs a round (dcqcn.steps)"),
-        PortDecl::stream_in::<RatePace>("rate_paced", dcqcn::PACED_DEPTH)
-            .process(1)
-            .doc("a flow's pacing after a grant moved it, for the next round (dcqcn.paced)"),
-        PortDecl::comb_stream_out::<RateSent>("rate_sent")
-            .process(2)
-            .doc("the grant's flow and wire bytes, to the rate gate in the same cycle (dcqcn.sent)"),
-    ]
-}
-
-/// The block.
+/// The block: the slot FIFO and the TX's inputs.
 pub struct RcLinkTx {
     p: Params,
     seg_in: StreamIn<Segment>,
     ctrl_in: StreamIn<TxCtrl>,
-    /// The CBFC controller's ports (`tx.cbfc`): the counts after returns and after charges in,
-    /// the grant's charge out.
-    cbfc_counts: StreamIn<CreditMsg>,
-    cbfc_charged: StreamIn<CreditMsg>,
-    cbfc_charge: StreamOut<CreditMsg>,
-    mac_available: In<UInt<4>>,
-    mac_take: StreamOut<MacCreditTake>,
-    arb_req: StreamOut<VcReq>,
-    arb_grant: StreamIn<VcGrant>,
-    frame_out: StreamOut<DataFrame>,
     done_out: StreamOut<FrameDone>,
     c: Counters,
     sc: SlotCounters,
-    /// The DCQCN rate gate's ports: CNPs out, pacing in (after a cut, after a send), timer
-    /// steps in, grants out.
+    /// The CNPs that passed CNP MERGE, to the rate gate.
     rate_cnp: StreamOut<RateCnp>,
-    rate_pace: StreamIn<RatePace>,
-    rate_steps: In<u64>,
-    rate_paced: StreamIn<RatePace>,
-    rate_sent: StreamOut<RateSent>,
-    /// `rate_steps` as the last round read it.
-    steps_seen: u64,
-    /// Per slot-FIFO flow: the first cycle it may send again, when the rate gate paces it.
-    pace: Vec<Option<Cycle>>,
-    /// The earliest ready cycle of a flow the last round found rate-blocked (in a VC the
-    /// arbiter looked at): the round's exact wake-up.
-    pace_wake: Option<Cycle>,
-
     slots: SlotFifo,
     slot_view: SlotView,
-    /// The VC queues (the bank arbiter's queue side), kept by the slot FIFO's ops.
-    vcq: VcQueues<QueuedFrame>,
-    /// This cycle's round between processes 1 and 2: what it tries.
-    plan: arbitration::Plan,
-    /// The slot FIFO changed before this cycle's round (process 1 to process 2).
+    /// The VC queues' ops out, the change count, the grants in.
+    q_ops: StreamOut<QueueOp>,
+    q_changes: CombOut<u64>,
+    q_grant: StreamIn<SlotGrant>,
+    changes: u64,
+    /// The slot FIFO changed in process 0 (shown in process 1).
     slots_changed: bool,
-    /// The CBFC ledgers' counts as the controller (`tx.cbfc`) last told them: the send rule
-    /// reads them ([`Cbfc::run`]); only the controller's messages change them.
+    /// The CBFC costs (a segment whose packet never fits the credits is refused).
     cbfc: Cbfc,
-    /// MAC2TX credits this cycle's round may still use: the counter's count, less this
-    /// cycle's grant.
-    mac_free: u32,
-    /// `mac_free` after the last round: a larger count next time means the MAC gave a credit
-    /// back (only a return raises it).
-    mac_seen: u32,
-    /// CBFC ledger of each slot-FIFO flow (by flow index).
-    flow_ledger: Vec<u32>,
-
-    /// Something changed since the last arbitration round.
-    arb_pending: bool,
-    /// `frame.space()` as it must read next time if the MAC pops nothing: more means the MAC took
-    /// a frame (pops are the only way it grows, and a pop wakes us the next cycle whether or not
-    /// event skip is on).
-    mac_space_seen: u32,
     /// The segment at the head of `seg` was already counted as slot-blocked.
     seg_block_counted: bool,
-    /// The TYPE2 queue's side of the round (`tx.type2` holds the queue and its gates).
-    t2: Type2,
+    /// The TYPE2 intake: the segments to the TYPE2 queue and the queue's room.
+    t2: Type2Intake,
     /// The control messages taken in, to the ACK-VC credit return (with `ack_cbfc`).
     ctrl_taken: Option<StreamOut<Ctrl>>,
-    /// With `rate_control: window`: the WAIT_CRD slots on the waves.
-    wait_crd: Option<Out<UInt<11>>>,
+}
+
+/// The slot FIFO's TYPE2 intake: `Mul` segments from `seg` to the TYPE2 queue (`tx.type2`).
+struct Type2Intake {
+    seg: StreamOut<Segment>,
+    /// Frames in the queue: those pushed less those granted (the producer's count of the
+    /// queue's room, so a push never meets a full queue).
+    queued: u32,
+    cap: u32,
 }
 
 /// Binds ports; refuses out-of-range parameters with a message naming the parameter.
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     p.check()?;
-    let slots = SlotFifo::new(p.slots, p.max_payload, p.max_retry, p.retry_timeout)?
-        .with_origin(p.chip, p.lg, p.pkt_ovhd as u16)
-        .with_header(p.header()?)
-        .with_rsp_header(p.rsp_header()?);
-    let mut cbfc = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.initial_credits)?;
-    cbfc.set_mode(CbfcMode {
-        dyn_uf_limit: p.dyn_uf_limit,
-        vc_enable: p.cbfc_vc_enable,
-        stop: p.stop_cbfc,
-        max_payload: p.max_payload,
-    });
-    let t2 = Type2 {
-        seg: b.stream_out("t2_seg")?,
-        offer_in: b.input("t2_offer")?,
-        take: b.stream_out("t2_take")?,
-        offer: Default::default(),
-        queued: 0,
-        cap: p.type2_queue,
-        returns_seen: 0,
-        hdr: p.type2_header()?,
-        run: 0,
-        weight: p.vc_weights[NUM_VC - 1],
-    };
+    let slots = SlotFifo::new(p.slots, p.max_payload, p.max_retry, p.retry_timeout)?;
+    let cbfc = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.initial_credits)?;
     Ok(Box::new(RcLinkTx {
         p: p.clone(),
         seg_in: b.stream_in("seg")?,
         ctrl_in: b.stream_in("ctrl")?,
-        cbfc_counts: b.stream_in("cbfc_counts")?,
-        cbfc_charged: b.stream_in("cbfc_charged")?,
-        cbfc_charge: b.stream_out("cbfc_charge")?,
-        mac_available: b.input("mac_available")?,
-        mac_take: b.stream_out("mac_take")?,
-        arb_req: b.stream_out("arb_req")?,
-        arb_grant: b.stream_in("arb_grant")?,
-        frame_out: b.stream_out("frame")?,
         done_out: b.stream_out("done")?,
         c: Counters::declare(b),
         sc: SlotCounters::declare(b),
         rate_cnp: b.stream_out("rate_cnp")?,
-        rate_pace: b.stream_in("rate_pace")?,
-        rate_steps: b.input("rate_steps")?,
-        rate_paced: b.stream_in("rate_paced")?,
-        rate_sent: b.stream_out("rate_sent")?,
-        steps_seen: 0,
-        pace: Vec::new(),
-        pace_wake: None,
         slot_view: SlotView::bind("slot_fifo.", "slots_used", b)?,
-        vcq: VcQueues::default(),
-        plan: arbitration::Plan::Idle,
-        slots_changed: false,
         slots,
+        q_ops: b.stream_out("q_ops")?,
+        q_changes: b.comb_output("q_changes")?,
+        q_grant: b.stream_in("q_grant")?,
+        changes: 0,
+        slots_changed: false,
         cbfc,
-        mac_free: 0,
-        mac_seen: p.mac_credits,
-        flow_ledger: Vec::new(),
-        arb_pending: false,
-        mac_space_seen: 0,
         seg_block_counted: false,
-        t2,
+        t2: Type2Intake {
+            seg: b.stream_out("t2_seg")?,
+            queued: 0,
+            cap: p.type2_queue,
+        },
         ctrl_taken: if p.ack_cbfc {
             Some(b.stream_out("ctrl_taken")?)
-        } else {
-            None
-        },
-        wait_crd: if p.rate_control == RateControl::Window {
-            Some(b.output("slot_fifo.wait_crd")?)
         } else {
             None
         },

@@ -4,7 +4,10 @@
 
 use super::*;
 use hwsim_hw::{Cycle, Harness};
-use hwsim_ports::{cbfc_cost, split_packets, CreditSize, Ecn, FlitKind, MacCreditRet, Psn, QpId, Rh, ACK_VC};
+use hwsim_ports::{
+    cbfc_cost, split_packets, CreditMsg, CreditSize, DataFrame, Ecn, FlitKind, MacCreditRet, Psn, QpId, Rh, UInt,
+    ACK_VC,
+};
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 

@@ -1,31 +1,31 @@
-//! The TX's arbitration round (seed 000 «VC 仲裁», «CBFC 流控», «打包延迟与 MAC Credit»; seed 002
+//! The VC queues' arbitration round (seed 000 «VC 仲裁», «CBFC 流控», «打包延迟与 MAC Credit»; seed 002
 //! §5.4 gate order): TYPE2 against TYPE1 by the MUL VC's weight; for TYPE1, the VC queues' side
 //! of the bank arbiter — per VC the first flow head that passes the rate gate and the CBFC
 //! per-packet rule, the per-flow rule — asked of the round robin (`tx.arbiter`, its own node),
 //! and the grant of one frame.
 //!
-//! The round is split around the arbiter node: process 1 ([`RcLinkTx::plan_round`]) decides what
-//! the round tries and pushes the eligible VCs on `arb_req`; process 2
-//! ([`RcLinkTx::finish_round`]) reads the arbiter's grant in the same cycle and grants the frame.
-//! The decision and the gates see the state of process 1, which nothing changes before process
-//! 2, so the round is the one a single pass stopping at its grant makes: blocked flow heads are
+//! The round is split around the arbiter node: process 0 ([`VcQueuesNode::plan_round`])
+//! decides what the round tries and pushes the eligible VCs on `arb_req`; process 1
+//! ([`VcQueuesNode::finish_round`]) reads the arbiter's grant in the same cycle and grants the
+//! frame. The decision and the gates see the state of process 0, which nothing changes before
+//! process 1, so the round is the one a single pass stopping at its grant makes: blocked flow heads are
 //! counted, and a paced flow's ready time taken for the wake-up, only in the VCs the arbiter
 //! looked at (`grant.visited`).
 
 use hwsim_hw::Ctx;
-use hwsim_ports::{MacCreditTake, RateSent, UInt, VcGrant, VcReq};
+use hwsim_ports::{DataFrame, MacCreditTake, RateSent, SlotGrant, UInt, VcGrant, VcReq};
 
-use super::RcLinkTx;
+use super::{unsent_payloads, Gate, QueuedFrame, VcQueuesNode};
 use crate::rclink::cbfc;
-use crate::rclink::vc_queues::{unsent_payloads, Gate};
+use crate::rclink::framing::{Framer, Granted};
 
-/// What this cycle's round does after the arbiter's answer (decided in process 1).
+/// What this cycle's round does after the arbiter's answer (decided in process 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) enum Plan {
     /// No round, or one that found no MAC credit or room.
     #[default]
     Idle,
-    /// The TYPE2 head goes (its gates passed in process 1; `cost` per member ledger); `t1`:
+    /// The TYPE2 head goes (its gates passed in process 0; `cost` per member ledger); `t1`:
     /// TYPE1 had frames queued (the MUL VC's run goes on).
     Type2 { cost: u32, t1: bool },
     /// A TYPE1 request is on `arb_req`; `type2_after`: TYPE1 had the turn, so without a grant
@@ -33,18 +33,14 @@ pub(super) enum Plan {
     Arb { type2_after: bool },
 }
 
-impl RcLinkTx {
-    /// Process 1: if anything changed since the last round, decide what it tries and, for
-    /// TYPE1, push the request. Returns whether the slot FIFO had changed before the round.
-    pub(super) fn plan_round(&mut self, ctx: &mut Ctx<'_>, now: u64) -> bool {
-        let changed = self.slots.take_changed();
-        self.slots.take_ops(&mut self.vcq);
-        self.arb_pending |= changed;
+impl VcQueuesNode {
+    /// Process 0: if anything changed since the last round, decide what it tries and, for
+    /// TYPE1, push the request.
+    pub(super) fn plan_round(&mut self, ctx: &mut Ctx<'_>, now: u64) {
         self.plan = Plan::Idle;
         if self.arb_pending && (self.vcq.queued() > 0 || self.t2.queued > 0) {
             self.plan = self.plan(ctx, now);
         }
-        changed
     }
 
     /// TYPE2 is the MUL VC (the arbiter's fifth, weight `vc_weights[4]`): it goes first for up
@@ -89,7 +85,7 @@ impl RcLinkTx {
     /// flow (a flow is one (dst, qp), so all of it is in one VC). Returns the eligible VCs.
     fn find_heads(&mut self, now: u64) -> u8 {
         let (cbfc, pace, ledgers) = (&self.cbfc, &self.pace, &self.flow_ledger);
-        let mp = self.slots.max_payload();
+        let mp = self.max_payload;
         self.vcq.find_heads(|e| {
             let f = e.flow as usize;
             if let Some(t) = pace[f].filter(|&t| t > now) {
@@ -104,7 +100,7 @@ impl RcLinkTx {
         })
     }
 
-    /// Process 2: the arbiter's answer, and the grant of this cycle's round (at most one).
+    /// Process 1: the arbiter's answer, and the grant of this cycle's round (at most one).
     pub(super) fn finish_round(&mut self, ctx: &mut Ctx<'_>, now: u64) {
         let granted = match self.plan {
             Plan::Idle => false,
@@ -168,9 +164,15 @@ impl RcLinkTx {
     fn grant_type1(&mut self, ctx: &mut Ctx<'_>, now: u64, vc: usize) {
         let head = *self.vcq.head(vc).expect("the arbiter grants an eligible VC");
         let ledger = self.flow_ledger[head.flow as usize] as usize;
-        let (k, cost) = self.cbfc.run(ledger, unsent_payloads(&head, self.slots.max_payload()));
+        let (k, cost) = self.cbfc.run(ledger, unsent_payloads(&head, self.max_payload));
         self.vcq.grant(vc, k as u8);
-        let frame = self.slots.grant(head.id, k as u8, now);
+        // The slot FIFO moves the packets to WaitAck and starts the retry timer in this cycle.
+        self.grant_out.push(SlotGrant {
+            id: UInt::wrap(head.id as u64),
+            k: k as u8,
+            type2: false,
+        });
+        let frame = frame_of(&self.framer, &self.hdr, &head, k as u8, now);
         if cost > 0 {
             // The controller charges it in this cycle; its count comes back for the next round.
             let (dst, vc) = self.cbfc.key(ledger);
@@ -181,8 +183,8 @@ impl RcLinkTx {
             // The rate gate paces the flow from this grant (and counts its byte counter's
             // increase); the next round sees the pacing on `rate_paced`. One grant a cycle.
             self.rate_sent.push(RateSent {
-                dst: head.dst,
-                qp: head.qp,
+                dst: head.seg.dst,
+                qp: head.seg.qp,
                 bytes: frame.wire_bytes(),
             });
         }
@@ -210,4 +212,24 @@ impl RcLinkTx {
         // One grant per cycle and a take stream of one place, popped in the cycle: always room.
         self.mac_take.push(MacCreditTake { mul });
     }
+}
+
+/// The wire frame of `k` WaitGrant packets of a queued frame granted at `now`: its next
+/// packets' PSNs, the header of its traffic class (`hdr[0]` requests, `hdr[1]` PAXI responses),
+/// ECN-capable (TYPE1 is under DCQCN).
+pub fn frame_of(framer: &Framer, hdr: &[hwsim_ports::HeaderTags; 2], f: &QueuedFrame, k: u8, now: u64) -> DataFrame {
+    let granted = Granted {
+        dst: f.seg.dst,
+        qp: f.seg.qp,
+        first_psn: f.first_psn.wrapping_add(f.sent as u16),
+        first_idx: f.sent,
+        npkts: k,
+        frame_bytes: f.seg.bytes,
+        txn: f.seg.txn,
+        frame_seq: f.seg.frame_seq,
+        hdr: hdr[f.seg.paxi.kind.is_response() as usize],
+        ecn_capable: true,
+        paxi: f.seg.paxi,
+    };
+    framer.frame(&granted, now)
 }

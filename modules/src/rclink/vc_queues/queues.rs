@@ -1,38 +1,18 @@
-//! The VC queues of an RC Link TX: the bank arbiter's queue side (seed 000 «VC 仲裁», «流内 PSN
-//! 顺序保证», «CBFC 流控»; seed 002 §5.4 gate order) — per VC the frames waiting for a grant,
-//! in send order; per round, per VC, the first flow head that its gates pass; the per-flow rule
-//! (a blocked head holds back the rest of its flow); the blocked heads counted in the VCs the
-//! arbiter looked at.
-//!
-//! One implementation, used by every form that queues for the arbiter: the TX core
-//! (`rclink_tx_core`, frames described by [`QueuedFrame`], fed by the slot FIFO's
-//! [`QueueOp`]s), the slot FIFO's standalone block (`slot_fifo`, the testbench grants a VC's
-//! first frame) and the standalone bank arbiter's core (`bank_arbiter_core`, one request per
-//! entry).
-//!
-//! ```text
-//!                   +-- VcQueues ------------------------------------------+
-//!  QueueOp  ──────> | Push (a segment taken), Front (a Go-Back-N resend,  |
-//!  (slot FIFO)      |   ahead of the queue), Rewind (a partly sent frame's |
-//!                   |   WaitGrant packets grow), Remove (its QP fatal)     |
-//!  gate(entry) ───> | find_heads: per VC the first head the gate passes   | ──> eligible VCs (bit v)
-//!                   | grant(vc, k): k packets of that head leave           |
-//!                   +------------------------------------------------------+
-//! ```
-//!
-//! **Latency**: none of its own — it is state its host reads and changes inside its processes:
-//! an op applied at n is seen by the round at n, a grant at n leaves the queue at n.
-//!
-//! **Deviations**: none beyond its hosts' (the queue keeps a copy of each frame's `sent`,
-//! which the slot FIFO's ops and the grants keep equal to the slot FIFO's own).
+//! The VC queues' state and rules (no ports): per VC the frames waiting for a grant, in send
+//! order; per round, per VC, the first flow head that its gates pass; the per-flow rule (a
+//! blocked head holds back the rest of its flow); the blocked heads counted in the VCs the
+//! arbiter looked at. One implementation for every form that queues for the arbiter: the
+//! `vc_queues` node (frames described by [`QueuedFrame`], kept by the slot FIFO's
+//! [`QueueOp`]s), the slot FIFO's standalone block and the standalone bank arbiter's core (one
+//! request per entry).
 
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 
 use hwsim_hw::Cycle;
-use hwsim_ports::{split_packets, ChipId, QpId};
+use hwsim_ports::{split_packets, Psn, QueueOp, QueueOpKind, Segment, UInt};
 
-use super::bank_arbiter::NUM_VC;
+use crate::rclink::bank_arbiter::NUM_VC;
 
 /// What a queue entry must say: its flow (the per-flow rule).
 pub trait QueueEntry: Copy {
@@ -40,47 +20,58 @@ pub trait QueueEntry: Copy {
     fn flow(&self) -> u32;
 }
 
-/// A frame of the slot FIFO as its VC queue holds it: which frame, its flow, and how much of it
-/// is left to send (packets `sent..npkts` are WaitGrant).
+/// A frame of the slot FIFO as its VC queue holds it: which frame, its flow, what the grant
+/// frames, and how much of it is left to send (packets `sent..npkts` are WaitGrant).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueuedFrame {
     /// The slot FIFO's frame id.
     pub id: u32,
     /// The slot FIFO's flow index.
     pub flow: u32,
-    /// The flow's destination chip.
-    pub dst: ChipId,
-    /// The flow's QP.
-    pub qp: QpId,
-    /// Payload bytes of the whole frame.
-    pub bytes: u32,
+    /// The frame as PAXI segmented it (destination, QP, bytes, transaction, PAXI content).
+    pub seg: Segment,
+    /// PSN of its packet 0.
+    pub first_psn: Psn,
     /// Packets of the whole frame.
     pub npkts: u8,
     /// Packets sent (WaitAck or ACKed); `sent..npkts` wait for a grant.
     pub sent: u8,
 }
 
+impl QueuedFrame {
+    /// The frame an op carries.
+    pub fn of(op: &QueueOp) -> QueuedFrame {
+        QueuedFrame {
+            id: op.id.0 as u32,
+            flow: op.flow,
+            seg: op.seg,
+            first_psn: op.first_psn,
+            npkts: op.npkts,
+            sent: op.sent,
+        }
+    }
+    /// The op that carries it.
+    pub fn op(&self, op: QueueOpKind) -> QueueOp {
+        QueueOp {
+            op,
+            id: UInt::wrap(self.id as u64),
+            flow: self.flow,
+            seg: self.seg,
+            first_psn: self.first_psn,
+            npkts: self.npkts,
+            sent: self.sent,
+        }
+    }
+    /// Its VC: its QP's bank.
+    pub fn vc(&self) -> usize {
+        self.seg.qp.vc_bank().index()
+    }
+}
+
 impl QueueEntry for QueuedFrame {
     fn flow(&self) -> u32 {
         self.flow
     }
-}
-
-/// A change of the VC queues the slot FIFO makes (in the order it makes them); `vc` is the
-/// frame's VC, `id` the slot FIFO's frame id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub enum QueueOp {
-    /// A segment taken: its frame joins the tail of its VC's queue.
-    Push { vc: u8, frame: QueuedFrame },
-    /// A Go-Back-N resend of a frame no longer queued: it goes to the head of its VC's queue
-    /// (the slot FIFO pushes a flow's frames largest PSN first).
-    Front { vc: u8, frame: QueuedFrame },
-    /// A Go-Back-N of a frame still queued (partly sent): it keeps its place, its WaitGrant
-    /// packets start at `sent` again.
-    Rewind { vc: u8, id: u32, sent: u8 },
-    /// Its QP went fatal: the frame leaves the queue.
-    Remove { vc: u8, id: u32 },
 }
 
 /// What a flow head's gates say in a round.
@@ -231,22 +222,24 @@ impl<E: QueueEntry> VcQueues<E> {
 
 impl VcQueues<QueuedFrame> {
     /// Applies a change the slot FIFO made.
-    pub fn apply(&mut self, op: QueueOp) {
-        match op {
-            QueueOp::Push { vc, frame } => self.push_back(vc as usize, frame),
-            QueueOp::Front { vc, frame } => {
-                self.queues[vc as usize].push_front(frame);
+    pub fn apply(&mut self, op: &QueueOp) {
+        let f = QueuedFrame::of(op);
+        let vc = f.vc();
+        match op.op {
+            QueueOpKind::Push => self.push_back(vc, f),
+            QueueOpKind::Front => {
+                self.queues[vc].push_front(f);
                 self.queued += 1;
             }
-            QueueOp::Rewind { vc, id, sent } => {
-                if let Some(f) = self.queues[vc as usize].iter_mut().find(|f| f.id == id) {
-                    f.sent = sent;
+            QueueOpKind::Rewind => {
+                if let Some(q) = self.queues[vc].iter_mut().find(|q| q.id == f.id) {
+                    q.sent = f.sent;
                 }
             }
-            QueueOp::Remove { vc, id } => {
-                let q = &mut self.queues[vc as usize];
+            QueueOpKind::Remove => {
+                let q = &mut self.queues[vc];
                 let before = q.len();
-                q.retain(|f| f.id != id);
+                q.retain(|q| q.id != f.id);
                 self.queued -= before - q.len();
             }
         }
@@ -271,20 +264,25 @@ impl VcQueues<QueuedFrame> {
 /// Payloads of a frame's WaitGrant packets, in order (packets of `max_payload`, the last the
 /// rest).
 pub fn unsent_payloads(f: &QueuedFrame, max_payload: NonZeroU32) -> impl Iterator<Item = u32> {
-    split_packets(f.bytes, max_payload).skip(f.sent as usize)
+    split_packets(f.seg.bytes, max_payload).skip(f.sent as usize)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hwsim_ports::QpId;
 
     fn frame(id: u32, flow: u32, npkts: u8) -> QueuedFrame {
         QueuedFrame {
             id,
             flow,
-            dst: 1,
-            qp: QpId::new(0).unwrap(),
-            bytes: npkts as u32 * 100,
+            seg: Segment {
+                dst: 1,
+                qp: QpId::new(1).unwrap(),
+                bytes: npkts as u32 * 100,
+                ..Segment::default()
+            },
+            first_psn: Psn::ZERO,
             npkts,
             sent: 0,
         }
@@ -294,43 +292,34 @@ mod tests {
     fn a_blocked_head_holds_back_its_flow_not_the_others() {
         let mut q = VcQueues::default();
         for (id, flow) in [(0, 0), (1, 0), (2, 1)] {
-            q.apply(QueueOp::Push {
-                vc: 0,
-                frame: frame(id, flow, 1),
-            });
+            q.apply(&frame(id, flow, 1).op(QueueOpKind::Push));
         }
         // Flow 0 is rate-blocked: its second frame is skipped, flow 1's goes.
         let eligible = q.find_heads(|f| if f.flow == 0 { Gate::Rate(50) } else { Gate::Pass });
-        assert_eq!(eligible, 1);
-        assert_eq!(q.head(0).map(|f| f.id), Some(2));
-        let b = q.blocked(1);
+        assert_eq!(eligible, 0b10);
+        assert_eq!(q.head(1).map(|f| f.id), Some(2));
+        let b = q.blocked(0b10);
         assert_eq!((b.rate, b.credit, b.ready), (1, 0, Some(50)));
         // Not counted in a VC the arbiter did not look at.
-        assert_eq!(q.blocked(2), Blocked::default());
+        assert_eq!(q.blocked(0b1), Blocked::default());
     }
 
     #[test]
     fn ops_keep_the_slot_fifo_order() {
         let mut q = VcQueues::default();
-        q.apply(QueueOp::Push {
-            vc: 1,
-            frame: frame(5, 0, 3),
-        });
+        q.apply(&frame(5, 0, 3).op(QueueOpKind::Push));
         q.find_heads(|_| Gate::Pass);
         // Two of three packets go: the frame stays at its place.
         assert_eq!(q.grant(1, 2).sent, 0);
         assert_eq!(q.queue(1)[0].sent, 2);
         // A Go-Back-N: the partly sent frame rewinds, a sent one goes ahead of it.
-        q.apply(QueueOp::Rewind { vc: 1, id: 5, sent: 0 });
-        q.apply(QueueOp::Front {
-            vc: 1,
-            frame: frame(4, 0, 1),
-        });
+        q.apply(&frame(5, 0, 3).op(QueueOpKind::Rewind));
+        q.apply(&frame(4, 0, 1).op(QueueOpKind::Front));
         assert_eq!(
             q.queue(1).iter().map(|f| (f.id, f.sent)).collect::<Vec<_>>(),
             [(4, 0), (5, 0)]
         );
-        q.apply(QueueOp::Remove { vc: 1, id: 4 });
+        q.apply(&frame(4, 0, 1).op(QueueOpKind::Remove));
         assert_eq!(q.queued(), 1);
         q.find_heads(|_| Gate::Pass);
         q.grant(1, 3);

@@ -1,25 +1,23 @@
-//! The TX core's side of TYPE2 (multicast; seed 002 «多播双重流控»): `Mul` segments from `seg`
-//! to the TYPE2 queue (`tx.type2`, [`type2`](crate::rclink::type2): the queue and its two
-//! gates), its offer read by the round, and the grant of the offered head — the MUL VC of the
-//! bank arbiter, framed here like every frame.
+//! The VC queues' side of TYPE2 (multicast; seed 002 «多播双重流控»): the TYPE2 queue's offer
+//! (`tx.type2`, [`type2`](crate::rclink::type2): the queue and its two gates) read by the round,
+//! and the grant of the offered head — the MUL VC of the bank arbiter, framed here like every
+//! frame. The slot FIFO (`tx.core`) takes the `Mul` segments from `seg` into the queue.
 
 use hwsim_hw::{Ctx, In, StreamOut};
-use hwsim_ports::{FlitKind, HeaderTags, Psn, Segment, Type2Block, Type2Offer, Type2Take, TYPE2_VC};
+use hwsim_ports::{HeaderTags, Psn, SlotGrant, Type2Block, Type2Offer, Type2Take, TYPE2_VC};
 
-use super::RcLinkTx;
+use super::VcQueuesNode;
 use crate::rclink::framing::Granted;
 
-/// The core's TYPE2 side: the ports to the TYPE2 queue, the queue's room, the MUL VC's turn.
+/// The VC queues' TYPE2 side: the ports to the TYPE2 queue, the MUL VC's turn.
 pub(super) struct Type2 {
-    pub(super) seg: StreamOut<Segment>,
     pub(super) offer_in: In<Type2Offer>,
     pub(super) take: StreamOut<Type2Take>,
-    /// The offer as this cycle's round read it (process 1; process 2 grants from it).
+    /// The offer as this cycle's round read it (process 0; process 1 grants from it).
     pub(super) offer: Type2Offer,
-    /// Frames in the queue: those pushed less those granted (the producer's count of the
-    /// queue's room, so a push never meets a full queue).
+    /// Frames in the queue as this cycle's round sees them (the offer's count, less this
+    /// cycle's grant).
     pub(super) queued: u32,
-    pub(super) cap: u32,
     /// `offer.returns` as the last round read it: a change is a TYPE2 return.
     pub(super) returns_seen: u8,
     pub(super) hdr: HeaderTags,
@@ -28,28 +26,12 @@ pub(super) struct Type2 {
     pub(super) weight: u32,
 }
 
-impl RcLinkTx {
-    /// Takes TYPE2 segments at the head of `seg` while the TYPE2 queue has room, and pushes
-    /// them to it (checked there).
-    pub(super) fn accept_type2(&mut self) -> bool {
-        let mut took = false;
-        while let Some(seg) = self.seg_in.peek().map(|s| *s) {
-            if seg.paxi.kind != FlitKind::Mul || self.t2.queued >= self.t2.cap {
-                break;
-            }
-            self.seg_in.pop();
-            // The stream holds the whole queue and the queue takes it all in the cycle.
-            self.t2.seg.push(seg);
-            self.t2.queued += 1;
-            took = true;
-        }
-        took
-    }
-
-    /// The TYPE2 queue's word for this cycle's round (process 1): its offer, and whether a
+impl VcQueuesNode {
+    /// The TYPE2 queue's word for this cycle's round (process 0): its offer, and whether a
     /// return moved a member's ledger (that runs the round, as a TYPE1 return does).
     pub(super) fn read_type2(&mut self) {
         self.t2.offer = self.t2.offer_in.get();
+        self.t2.queued = self.t2.offer.queued as u32;
         if self.t2.offer.returns != self.t2.returns_seen {
             self.t2.returns_seen = self.t2.offer.returns;
             self.arb_pending = true;
@@ -87,6 +69,11 @@ impl RcLinkTx {
             frame_seq: seg.frame_seq,
         });
         self.t2.queued -= 1;
+        // Its place in the queue is free: the slot FIFO's intake counts the queue's room.
+        self.grant_out.push(SlotGrant {
+            type2: true,
+            ..SlotGrant::default()
+        });
         if cost > 0 {
             // The controller charges every member's ledger in this cycle.
             self.charge_cbfc(seg.dst, TYPE2_VC, cost);
@@ -106,7 +93,7 @@ impl RcLinkTx {
             ecn_capable: false,
             paxi: seg.paxi,
         };
-        let frame = self.slots.framer().frame(&granted, now);
+        let frame = self.framer.frame(&granted, now);
         ctx.count(self.c.frames_sent, 1);
         ctx.count(self.c.pkts_sent, npkts as u64);
         ctx.count(self.c.payload_bytes_sent, seg.bytes as u64);
