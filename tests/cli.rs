@@ -341,10 +341,7 @@ fn list_takes_a_pattern_over_kind_names_and_descriptions() {
             .map(|l| l.split(' ').next().unwrap().to_string())
             .collect()
     };
-    assert_eq!(
-        kinds(&["list", "rclink_*"]),
-        ["rclink_tx", "rclink_tx_core", "rclink_rx"]
-    );
+    assert_eq!(kinds(&["list", "rclink_*"]), ["rclink_tx", "rclink_rx"]);
     let sw = kinds(&["list", "switch"]);
     assert!(
         sw.contains(&"l2_switch".to_string()) && sw.contains(&"cell_source".to_string()),

@@ -1128,8 +1128,8 @@ fn the_event_log_tells_go_back_n_in_a_few_lines() {
     assert_eq!(
         log,
         "496 chip1.lg7.rx.ctrl_out nak sent dst=0 lg=7 qp=0 psn=9\n\
-         617 chip0.lg7.tx.core nak rewind dst=1 qp=0 from_psn=9 frames=5 pkts=19 retry=1 (Go-Back-N: resent from the PSN on)\n\
-         50279 chip0.lg2.tx.core timeout rewind dst=1 qp=5 from_psn=15 frames=1 pkts=1 retry=1 (Go-Back-N: resent from the PSN on)\n"
+         617 chip0.lg7.tx.slot_fifo nak rewind dst=1 qp=0 from_psn=9 frames=5 pkts=19 retry=1 (Go-Back-N: resent from the PSN on)\n\
+         50279 chip0.lg2.tx.slot_fifo timeout rewind dst=1 qp=5 from_psn=15 frames=1 pkts=1 retry=1 (Go-Back-N: resent from the PSN on)\n"
     );
     assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1, "no temporary file left");
     // Event skip off: the same lines, to stderr.

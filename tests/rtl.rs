@@ -622,8 +622,8 @@ fn replace_refusals_name_the_node_and_the_rtl() {
         ),
         (
             "instance: chip0.lg7.tx.arbiter",
-            "instance: chip0.lg7.tx.core",
-            "rtl `arb`: instance `chip0.lg7.tx.core`: port `",
+            "instance: chip0.lg7.tx.slot_fifo",
+            "rtl `arb`: instance `chip0.lg7.tx.slot_fifo`: port `",
         ),
         (
             "instance: chip0.lg7.tx.arbiter",

@@ -513,7 +513,7 @@ pub enum QueueOpKind {
     Remove,
 }
 
-/// Slot FIFO (`tx.core`) → VC queues (`tx.vc_queues`), combinationally, in the cycle of the
+/// Slot FIFO (`tx.slot_fifo`) → VC queues (`tx.vc_queues`), combinationally, in the cycle of the
 /// change (seed 000 «Slot 管理», «Go-Back-N 重传»): a frame joins, rejoins, rewinds in or leaves
 /// its VC's queue (the VC is its QP's bank). The queue holds what the grant frames: the segment,
 /// the PSN of packet 0, how many packets were sent.
@@ -564,7 +564,7 @@ impl Trace for QueueOp {
     }
 }
 
-/// VC queues (`tx.vc_queues`) → slot FIFO (`tx.core`), combinationally, in the cycle of the
+/// VC queues (`tx.vc_queues`) → slot FIFO (`tx.slot_fifo`), combinationally, in the cycle of the
 /// grant: the next `k` WaitGrant packets of frame `id` went (WaitGrant → WaitAck, its retry
 /// timer starts); or, with `type2`, the TYPE2 queue's head went (its place in the queue is
 /// free: the slot FIFO's intake counts the queue's room).

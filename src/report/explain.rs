@@ -14,7 +14,7 @@ include!(concat!(env!("OUT_DIR"), "/block_files.rs"));
 fn source_of(kind: &str) -> (String, &'static str) {
     let key = match kind {
         "mac_tx" => "rclink/mac",
-        "rclink_tx" | "rclink_tx_core" | "vc_queues" => "rclink/tx",
+        "rclink_tx" | "slot_fifo" | "vc_queues" => "rclink/tx",
         "rclink_rx" => "rclink/rx",
         "rate_monitor" => "rclink/monitor",
         "cell_source" => "switch/source",

@@ -138,15 +138,15 @@ fn rclink_tx_blocks() -> Vec<BlockKind> {
     vec![
         composite_kind(
             "rclink_tx",
-            "RC Link TX of one LG (composite: cnp_merge → rclink_tx_core → vc_queues ⇄ cbfc, ⇄ type2, ⇄ dcqcn, ⇄ vc_arbiter, ⇄ mac_credit): slot FIFO, PSN, bank arbiter, CBFC, rate gate, MAC credit (seed 000 «TX 侧设计»)",
+            "RC Link TX of one LG (composite: cnp_merge → slot_fifo → vc_queues ⇄ cbfc, ⇄ type2, ⇄ dcqcn, ⇄ vc_arbiter, ⇄ mac_credit): slot FIFO, PSN, bank arbiter, CBFC, rate gate, MAC credit (seed 000 «TX 侧设计»)",
             rc::tx::ports,
             rc::tx::expand,
             |p| p.check(),
             rc::tx::COUNTER_TABLES,
         ),
         checked_kind(
-            "rclink_tx_core",
-            "RC Link TX slot FIFO of one LG (tx.core in every TX): slots, PSN, ACK/NAK, Go-Back-N, retry timeout, QP fatal, the control and segment intake; its queue changes to vc_queues (seed 000 «Slot 管理», «Go-Back-N 重传»)",
+            "slot_fifo",
+            "RC Link TX slot FIFO of one LG (tx.slot_fifo in every TX): 3-state slots, PSN, ACK/NAK, Go-Back-N, retry timeout, QP fatal, the control and segment intake; its VC queue changes to vc_queues, the grants back (seed 000 «Slot 管理», «Go-Back-N 重传»)",
             rc::tx::core_ports,
             rc::tx::build,
             |p| p.check(),
@@ -159,13 +159,6 @@ fn rclink_tx_blocks() -> Vec<BlockKind> {
             rc::vc_queues::build,
             |p| p.check(),
             rc::tx::COUNTER_TABLES,
-        ),
-        kind(
-            "slot_fifo",
-            "RC Link TX slot FIFO: 3-state slots, PSN, VC queues, ACK, Go-Back-N (seed 000 «Slot 管理»)",
-            rc::slot_fifo::ports,
-            rc::slot_fifo::build,
-            rc::slot_fifo::COUNTER_TABLES,
         ),
         composite_kind(
             "bank_arbiter",

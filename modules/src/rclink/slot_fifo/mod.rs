@@ -5,14 +5,18 @@
 //! «Go-Back-N 重传» («TX 处理 NAK», «超时重传»); seed 002 L3 (QP fatal); SPEC.md «TX side»,
 //! «Go-Back-N».
 //!
+//! The node (kind `slot_fifo`, `tx.slot_fifo` in every TX; its ports, `build` and cycle are in
+//! [`tx`](super::tx), which holds the TX's parameters) runs this core:
+//!
 //! ```text
-//!                      +------------------------------------------------+
-//!  seg   ==(cap 1)==>  | Empty → WaitGrant: slots, PSN per (dst, qp),   | ==> frame : stream<DataFrame>
-//!  stream<Segment>     |   queue on VC qp & 3                           | ==> done  : stream<FrameDone>
-//!  grant ==(cap 1)==>  | WaitGrant → WaitAck: head frame of VC `grant`  | --> slots_used : u16
-//!  stream<u8> (VC)     | WaitAck → Empty: cumulative ACK (whole group)  | --> slots : SlotMap (512-slot bitmaps)
-//!  ctrl  ==(cap 8)==>  | WaitAck → WaitGrant: NAK / timeout, sorted     | --> depth_vc0..4 : UInt<11>
-//!  stream<Ctrl>        +------------------------------------------------+
+//!                       +------------------------------------------------+
+//!  seg    ==(cap 1)==>  | Empty → WaitGrant: slots, PSN per (dst, qp)    | ==> q_ops (comb) : stream<QueueOp>
+//!  stream<Segment>      |   push on its VC queue (the VC queues' node)   |       push / front / rewind / remove
+//!  ctrl   ==(comb 8)==> | WaitAck → Empty: cumulative ACK (whole group)  | --> q_changes (comb) : u64
+//!  stream<TxCtrl>       | WaitAck → WaitGrant: NAK / timeout, sorted:    | ==> done : stream<FrameDone>
+//!  q_grant =(comb 1)==> |   front ops, largest PSN first                 | --> slots_used : u16
+//!  stream<SlotGrant>    | WaitGrant → WaitAck: the grant's k packets     | --> slots : SlotMap (512-slot bitmaps)
+//!                       +------------------------------------------------+
 //! ```
 //!
 //! **Slots.** A segment (one PAXI frame) is accepted only when the pool has a free slot for each
@@ -25,8 +29,8 @@
 //! group is freed at once) and then a [`FrameDone`] goes to PAXI.
 //!
 //! **Grants.** A grant sends a run of a frame's WaitGrant packets (all of them, or the ones the
-//! CBFC per-packet rule admits, in `rclink_tx`); a frame with packets left to send stays at its
-//! place in the VC queue.
+//! CBFC per-packet rule admits, decided by the VC queues); a frame with packets left to send
+//! stays at its place in the VC queue.
 //!
 //! **ACK** (cumulative, per (dst = ctrl.src, qp)): WaitAck packets with a PSN before `ack_psn` are
 //! ACKed, oldest frame first. **NAK** («TX 处理 NAK»): refused once the flow's retry count reached
@@ -37,14 +41,11 @@
 //! **Timeout** («超时重传»): a transmission not ACKed `retry_timeout` cycles after its grant is
 //! treated as a NAK from the flow's smallest WaitAck PSN.
 //!
-//! **Standalone block** (`slot_fifo`): the testbench plays the arbiter: a VC number on `grant`
-//! sends every WaitGrant packet of the first frame queued on that VC (nothing if none). Latency:
-//! a segment visible at n is accepted at n; a grant visible at n is on `frame` at n+1; an ACK
-//! visible at n frees slots at n (a waiting segment may take them in the same cycle) and its
-//! `FrameDone` is on `done` at n+1 (one per cycle, more queue inside).
-//!
-//! **In `rclink_tx`** the core ([`SlotFifo`]) holds the queues the arbiter scans; its state shows
-//! as `tx.slot_fifo.slots` (bitmaps) and `tx.slot_fifo.depth_vc*`.
+//! **Latency**: a segment visible at n is accepted at n (its `push` on `q_ops` at n); a grant
+//! on `q_grant` at n moves its packets to WaitAck at n; an ACK at n frees slots at n (a waiting
+//! segment may take them in the same cycle) and its `FrameDone` is on `done` at n+1 (one per
+//! cycle, more queue inside). Module testbenches (`tb/modules/slot_fifo_*.yaml`) drive these
+//! ports and play the VC queues.
 //!
 //! Counters: `diag_slot_full`, `diag_nak_processed`, `diag_max_retry_hit`,
 //! `diag_nak_retransmit_total`, `diag_timeout`, `diag_timeout_retransmit_total`,
@@ -76,15 +77,12 @@ use super::vc_queues::{QueuedFrame, VcQueues};
 // its accessors.
 /// ACK, NAK, Go-Back-N, the retry timeout and QP fatal.
 mod ack;
-/// The standalone `slot_fifo` block: its parameters, ports, `build` and `tick`.
-mod block;
 /// Slots and PSN: a segment taken, a grant, a slot group freed; the segment intake.
 mod slots;
 /// The slot bitmaps, the waves and the end-of-tick gauge.
 mod view;
 
 pub use ack::misrouted;
-pub use block::{build, ports, Params, SlotFifoBlock};
 pub use slots::accept_segments;
 pub use view::{DepthView, SlotView};
 

@@ -1,10 +1,11 @@
 //! The composite `rclink_tx` (seed 000 «TX 侧设计»): its ports, and its children — CNP MERGE
-//! ([`cnp_merge`](crate::rclink::cnp_merge), the control input in front of the core), the core
-//! (`rclink_tx_core`, the block of this folder), the DCQCN rate gate beside it
-//! ([`dcqcn`](crate::rclink::dcqcn), `dcqcn`), the bank arbiter's round robin
-//! ([`vc_arbiter`](crate::rclink::vc_arbiter), `arbiter`) and the MAC credit counter
-//! ([`mac_credit`](crate::rclink::mac_credit)) — wired combinationally both ways around the
-//! core's round. The composite owns no logic; see the parent module's header for the diagram.
+//! ([`cnp_merge`](crate::rclink::cnp_merge), the control input in front of the slot FIFO), the
+//! slot FIFO (`slot_fifo`, the block of this folder), the VC queues
+//! ([`vc_queues`](crate::rclink::vc_queues)), the DCQCN rate gate, the CBFC controller and the
+//! TYPE2 queue beside them, the bank arbiter's round robin ([`vc_arbiter`](crate::rclink::vc_arbiter),
+//! `arbiter`) and the MAC credit counter ([`mac_credit`](crate::rclink::mac_credit)) — wired
+//! combinationally both ways around the round. The composite owns no logic; see the parent
+//! module's header for the diagram.
 
 use hwsim_hw::{ElabError, Netlist, PortDecl};
 
@@ -33,27 +34,21 @@ fn cnp_merge_params(p: &Params) -> cnp_merge::Params {
     }
 }
 
-/// The core's ports wired to CNP MERGE, the VC queues, the rate gate, the TYPE2 queue and the
-/// ACK-VC return inside the composite (not exported).
-const CORE_INNER: [&str; 7] = [
-    "ctrl",
-    "t2_seg",
-    "q_ops",
-    "q_changes",
-    "q_grant",
-    "rate_cnp",
-    "ctrl_taken",
-];
+/// The slot FIFO's ports the composite exports under the same names (the rest are wired inside,
+/// or are its state, seen at its own path: `tx.slot_fifo.slots`).
+const SLOT_FIFO_OUTER: [&str; 3] = ["seg", "done", "slots_used"];
 
-/// The VC queues' ports the composite exports (the rest are wired inside).
-const VC_QUEUES_OUTER: [&str; 7] = [
-    "frame",
-    "slot_fifo.depth_vc0",
-    "slot_fifo.depth_vc1",
-    "slot_fifo.depth_vc2",
-    "slot_fifo.depth_vc3",
-    "slot_fifo.depth_vc4",
-    "slot_fifo.wait_crd",
+/// The VC queues' ports the composite exports (the rest are wired inside), as (outer name, the
+/// node's port): the queues' depths and WAIT_CRD keep the names they had as
+/// the slot FIFO's state.
+const VC_QUEUES_OUTER: [(&str, &str); 7] = [
+    ("frame", "frame"),
+    ("slot_fifo.depth_vc0", "depth_vc0"),
+    ("slot_fifo.depth_vc1", "depth_vc1"),
+    ("slot_fifo.depth_vc2", "depth_vc2"),
+    ("slot_fifo.depth_vc3", "depth_vc3"),
+    ("slot_fifo.depth_vc4", "depth_vc4"),
+    ("slot_fifo.wait_crd", "wait_crd"),
 ];
 
 /// Port list of `rclink_tx` (the composite): the core's outer ports and the MAC credit
@@ -62,13 +57,19 @@ const VC_QUEUES_OUTER: [&str; 7] = [
 /// that path.
 pub fn ports(p: &Params) -> Vec<PortDecl> {
     let mc = mac_credit::ports(&mac_credit_params(p));
-    let outer = |d: &PortDecl| !CORE_INNER.contains(&d.name.as_str());
-    let mut v: Vec<PortDecl> = core_ports(p).into_iter().filter(outer).map(|d| d.process(0)).collect();
+    let mut v: Vec<PortDecl> = core_ports(p)
+        .into_iter()
+        .filter(|d| SLOT_FIFO_OUTER.contains(&d.name.as_str()))
+        .map(|d| d.process(0))
+        .collect();
     // The VC queues' frames after `seg`, their depths and WAIT_CRD after the slots.
     let vq: Vec<PortDecl> = vc_queues::ports(p)
         .into_iter()
-        .filter(|d| VC_QUEUES_OUTER.contains(&d.name.as_str()))
-        .map(|d| d.process(0))
+        .filter_map(|mut d| {
+            let (outer, _) = VC_QUEUES_OUTER.iter().find(|(_, n)| *n == d.name)?;
+            d.name = outer.to_string();
+            Some(d.process(0))
+        })
         .collect();
     v.insert(1, vq[0].clone());
     v.extend(vq[1..].iter().cloned());
@@ -119,7 +120,7 @@ fn add_type2(nl: &mut Netlist, path: &str, p: &Params) -> Result<(), ElabError> 
     let t_ports = type2::ports(&tp);
     split::add_counting_in_scope(nl, path, "type2", "type2", t_ports, tp, type2::build)?;
     for (from, to) in [
-        ("core.t2_seg", "type2.seg"),
+        ("slot_fifo.t2_seg", "type2.seg"),
         ("type2.offer", "vc_queues.t2_offer"),
         ("vc_queues.t2_take", "type2.take"),
         ("mac_credit.mul_available", "type2.mul_available"),
@@ -143,8 +144,9 @@ fn ack_return_params(p: &Params) -> ack_cbfc::ReturnParams {
     }
 }
 
-/// Creates the composite's children at `path`: the core (`path.core`, kind `rclink_tx_core`,
-/// counting in the composite's scope, so its counters keep the TX's names), the arbiter
+/// Creates the composite's children at `path`: the slot FIFO (`path.slot_fifo`, kind
+/// `slot_fifo`, counting in the composite's scope, so its counters keep the TX's names), the VC
+/// queues (`path.vc_queues`), the arbiter
 /// (`path.arbiter`, kind `vc_arbiter`) and the MAC credit counter (`path.mac_credit`), wired
 /// combinationally, and with `ack_cbfc` the ACK-VC credit
 /// return (`path.ack_return`, fed the control messages the core takes in, in the same cycle);
@@ -152,15 +154,13 @@ fn ack_return_params(p: &Params) -> ack_cbfc::ReturnParams {
 pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError> {
     split::refuse_at(path, p.check())?;
     let node = |n: &str| hwsim_hw::dotted(path, n);
-    let core = split::Core {
-        kind: "rclink_tx_core",
-        ports: core_ports(p),
-        build,
-        params: p.clone(),
-        draws: false,
-    };
-    split::add_core(nl, path, core, |n| CORE_INNER.contains(&n))?;
-    // The VC queues beside the core: its ops and change count in, the grants back, all in the
+    // The slot FIFO, counting in the composite's scope (its counters keep the TX's names).
+    let sp = p.clone();
+    split::add_counting_in_scope(nl, path, "slot_fifo", "slot_fifo", core_ports(&sp), sp, build)?;
+    for n in SLOT_FIFO_OUTER {
+        nl.export(&node(n), &node(&format!("slot_fifo.{n}")))?;
+    }
+    // The VC queues beside the slot FIFO: its ops and change count in, the grants back, all in the
     // cycle; counting in the composite's scope (`tx.diag_arb_calls`, `tx.frames_sent`, …, as
     // the core did); its frames, depths and WAIT_CRD are the composite's ports.
     let vp = p.clone();
@@ -168,21 +168,23 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     let vq_names: Vec<String> = vq_ports.iter().map(|d| d.name.clone()).collect();
     split::add_counting_in_scope(nl, path, "vc_queues", "vc_queues", vq_ports, vp, vc_queues::build)?;
     for (from, to) in [
-        ("core.q_ops", "vc_queues.ops"),
-        ("core.q_changes", "vc_queues.changes"),
-        ("vc_queues.grant", "core.q_grant"),
+        ("slot_fifo.q_ops", "vc_queues.ops"),
+        ("slot_fifo.q_changes", "vc_queues.changes"),
+        ("vc_queues.grant", "slot_fifo.q_grant"),
     ] {
         nl.connect(&node(from), &node(to), None)?;
     }
-    for name in vq_names.iter().filter(|n| VC_QUEUES_OUTER.contains(&n.as_str())) {
-        nl.export(&node(name), &node(&format!("vc_queues.{name}")))?;
+    for (outer, name) in VC_QUEUES_OUTER {
+        if vq_names.iter().any(|n| n == name) {
+            nl.export(&node(outer), &node(&format!("vc_queues.{name}")))?;
+        }
     }
     // CNP MERGE in front of the core: every control message through it, in the same cycle;
     // counting in the composite's scope (`tx.cnp_passed`, `tx.cnp_filtered`, as the core did).
     let cm = cnp_merge_params(p);
     let cm_ports = cnp_merge::ports(&cm);
     split::add_counting_in_scope(nl, path, "cnp_merge", "cnp_merge", cm_ports, cm, cnp_merge::build)?;
-    nl.connect(&node("cnp_merge.out"), &node("core.ctrl"), None)?;
+    nl.connect(&node("cnp_merge.out"), &node("slot_fifo.ctrl"), None)?;
     nl.export(&node("ctrl"), &node("cnp_merge.ctrl"))?;
     // The DCQCN rate gate beside the core: the CNPs it passes and its grants in, the pacing of
     // each flow out to its round; counting in the composite's scope (`tx.rate_increases`, …,
@@ -201,7 +203,7 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
         "dcqcn"
     };
     for (from, to) in [
-        ("core.rate_cnp", "cnp"),
+        ("slot_fifo.rate_cnp", "cnp"),
         ("ready", "vc_queues.rate_pace"),
         ("steps", "vc_queues.rate_steps"),
         ("paced", "vc_queues.rate_paced"),
@@ -252,7 +254,7 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
         let rp = ack_return_params(p);
         let ports = ack_cbfc::return_ports(&rp);
         split::add_counting_in_scope(nl, path, "ack_return", "ack_return", ports, rp, ack_cbfc::return_build)?;
-        nl.connect(&node("core.ctrl_taken"), &node("ack_return.taken"), None)?;
+        nl.connect(&node("slot_fifo.ctrl_taken"), &node("ack_return.taken"), None)?;
         nl.export(&node("ack_cr"), &node("ack_return.ack_cr"))?;
     }
     Ok(())

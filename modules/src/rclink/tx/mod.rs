@@ -11,8 +11,8 @@
 //!
 //! `rclink_tx` is a composite of eight nodes ([`expand`]), nine with `ack_cbfc`: `cnp_merge`
 //! (CNP MERGE, the control input: every ACK, NAK and CNP through it, a repeated CNP marked
-//! filtered), `core` (this file's block, `rclink_tx_core`: the slot FIFO and the TX's intake of
-//! control messages and segments), `vc_queues` (the VC queues: per VC the first flow head the
+//! filtered), `slot_fifo` (this file's block, kind `slot_fifo`: the slot FIFO and the TX's intake
+//! of control messages and segments), `vc_queues` (the VC queues: per VC the first flow head the
 //! gates pass, the per-flow rule, the MUL VC's turn, the grant and its frame), `cbfc` (the CBFC
 //! controller: the credit ledgers, their returns and charges; it tells the VC queues each TYPE1
 //! ledger's count), `type2` (the TYPE2 queue, [`type2`](super::type2): the multicast frames and
@@ -25,7 +25,7 @@
 //! ```text
 //!                     +-- rclink_tx ------------------------------------------------------------+
 //!  ctrl     ==(8)==>  | cnp_merge: QPID buffer; every message on, repeated CNPs marked ─ (comb) ┐|
-//!  seg      ==(1)==>  | core (rclink_tx_core, the slot FIFO)                                   v | ==> done  : stream<FrameDone> (to PAXI)
+//!  seg      ==(1)==>  | slot_fifo (the slot FIFO)                                              v | ==> done  : stream<FrameDone> (to PAXI)
 //!                     |  process 0: ACK/NAK/CNP (passed CNPs to dcqcn: rate_cnp), timeouts,      |
 //!                     |    segments (TYPE2 ones: t2_seg ─> type2), FrameDone;                    |
 //!                     |    q_ops (comb: Push / Front / Rewind / Remove), q_changes (comb) ─┐     |
@@ -37,10 +37,10 @@
 //!                     |   ops, counts, pacing, offer; the round: per VC the first head the gates  |
 //!                     |   pass ─ arb_req (comb) ─> arbiter (vc_arbiter): from ptr, the first     |
 //!                     |   eligible VC ─ arb_grant (comb) ─┐                                       |
-//!                     | vc_queues process 1: <──────────┘ the frame; grant (comb) ─> core 1,    | ==> frame : stream<DataFrame> (to the MAC)
+//!                     | vc_queues process 1: <──────────┘ the frame; grant (comb) ─> sf 1,      | ==> frame : stream<DataFrame> (to the MAC)
 //!                     |   cbfc_charge ─> cbfc 1, mac_take ─> mac_credit 1, rate_sent ─> dcqcn 1, |
 //!                     |   t2_take ─> type2 1 (all comb)                                          |
-//!                     | core process 1: the granted packets to WaitAck, retry timer; slot waves  | --> slots_used, slot_fifo.*, credit_view,
+//!                     | slot_fifo process 1: the granted packets to WaitAck, retry timer; waves  | --> slots_used, slot_fifo.*, credit_view,
 //!                     +---------------------------------------------------------------------------+     cbfc.*, dcqcn.*, type2.queue, ...
 //! ```
 //!
@@ -59,10 +59,10 @@
 //! (`….tx.slot_fifo.slots`). The nodes' interfaces show under their paths:
 //! `chip0.lg3.tx.cbfc.credits_d1`, `….tx.arbiter.ptr`, `….tx.arbiter.grant.vc`, the request's
 //! `….tx.vc_queues.arb_req.eligible` (bit v: VC v has a frame the gates let go), the slot
-//! FIFO's `….tx.core.q_ops.*` and the VC queues' `….tx.vc_queues.grant.*`.
+//! FIFO's `….tx.slot_fifo.q_ops.*` and the VC queues' `….tx.vc_queues.grant.*`.
 //!
-//! **One cycle** n (the core's process 0, the gates' first processes, the VC queues' round
-//! with the arbiter inside it, the core's process 1, the gates' second processes): ACK/NAK/CNP
+//! **One cycle** n (the slot FIFO's process 0, the gates' first processes, the VC queues' round
+//! with the arbiter inside it, the slot FIFO's process 1, the gates' second processes): ACK/NAK/CNP
 //! in `ctrl` (slots freed at n), due retry timeouts, then segments while slots last (a segment
 //! freed room for at n is taken at n), one `FrameDone`; credit returns, the MAC's credit
 //! returns (the counter's); then — if anything changed since the last round — one arbitration
@@ -84,7 +84,7 @@
 //!
 //! **TYPE2 (multicast)** (seed 002 «多播双重流控», «RC Link 资源» TYPE2 column): a segment whose
 //! PAXI kind is `Mul` takes no slot and gets no PSN (no Go-Back-N: reliability is FEC's). It
-//! waits in the TYPE2 queue (the `type2` node, `type2_queue`, 16: the core's process 0 pushes it
+//! waits in the TYPE2 queue (the `type2` node, `type2_queue`, 16: the slot FIFO's process 0 pushes it
 //! there in the cycle it takes it, and counts the queue's room, which the VC queues' TYPE2 grant
 //! on `grant` frees) and is sent whole, as one frame to its
 //! group address, when both gates pass (the node checks them and offers its head): every member's TYPE2 CBFC ledger (`type2_credits` 2048 each,
@@ -167,7 +167,7 @@
 //!   only if credit and room remain, so `--no-skip` runs no extra rounds.
 //! - A TYPE2 segment waiting at the head of `seg` for room in the TYPE2 queue is taken the cycle
 //!   after a TYPE2 grant frees a place (before the VC queues were a node it waited for the
-//!   core's next run, which a grant with MAC credit and room left scheduled the next cycle too).
+//!   slot FIFO's next run, which a grant with MAC credit and room left scheduled the next cycle too).
 //! - The retry timeout («超时重传») is implemented, with its own counters; MAX_RETRY makes the QP
 //!   fatal (seed 002 L3).
 
@@ -185,7 +185,7 @@ use super::vc_queues;
 
 // The TX's parts, each in its own file; this file keeps the ports, the block's state and
 // `build` (the parameters in params.rs, the counter table in counter_table.rs).
-/// The composite `rclink_tx`: its ports and children (the core, the arbiter, the MAC credit
+/// The composite `rclink_tx`: its ports and children (the slot FIFO, the VC queues, the arbiter, the MAC credit
 /// counter, the ACK-VC return).
 mod composite;
 /// The counter table.
@@ -349,7 +349,7 @@ impl Default for Params {
     }
 }
 
-/// Port list of the core (`rclink_tx_core`, the slot FIFO): the inputs, the slot state, and
+/// Port list of the slot FIFO (kind `slot_fifo`, `tx.slot_fifo`): the inputs, the slot state, and
 /// the VC queues' ops out and grants in; the round is `vc_queues`'s, whose frames, depths and
 /// WAIT_CRD the composite exports beside these.
 pub fn core_ports(p: &Params) -> Vec<PortDecl> {
@@ -371,11 +371,7 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
             .process(1)
             .doc("the packets the VC queues granted, in the same cycle (WaitGrant → WaitAck, the retry timer)"),
     ];
-    v.extend(
-        SlotView::ports("slot_fifo.", "slots_used")
-            .into_iter()
-            .map(|d| d.process(1)),
-    );
+    v.extend(SlotView::ports("", "slots_used").into_iter().map(|d| d.process(1)));
     v.push(
         PortDecl::comb_stream_out::<RateCnp>("rate_cnp")
             .width(cnp_merge::CTRL_DEPTH)
@@ -442,7 +438,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         c: Counters::declare(b),
         sc: SlotCounters::declare(b),
         rate_cnp: b.stream_out("rate_cnp")?,
-        slot_view: SlotView::bind("slot_fifo.", "slots_used", b)?,
+        slot_view: SlotView::bind("", "slots_used", b)?,
         slots,
         q_ops: b.stream_out("q_ops")?,
         q_changes: b.comb_output("q_changes")?,

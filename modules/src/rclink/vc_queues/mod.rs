@@ -19,7 +19,8 @@
 //!  rate_steps ---->  | process 1: the arbiter's grant (arb_grant, comb) — the frame:      | ==> frame : stream<DataFrame> (to the MAC)
 //!  t2_offer ------>  |   grant (comb) to the slot FIFO, cbfc_charge, mac_take, rate_sent, | ==> grant, cbfc_charge, mac_take,
 //!  mac_available ->  |   t2_take (all comb, charged in the cycle)                         |     rate_sent, t2_take (comb)
-//!                    |   waves: slot_fifo.depth_vc0..4, slot_fifo.wait_crd (window mode)  | --> slot_fifo.depth_vc*, wait_crd
+//!                    |   waves: depth_vc0..4, wait_crd (window mode)                       | --> depth_vc*, wait_crd (the TX's
+//!                    |                                                                   |     slot_fifo.depth_vc*, wait_crd)
 //!                    +-------------------------------------------------------------------+
 //! ```
 //!
@@ -78,9 +79,10 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     let depth = ops_depth(p.slots);
     let mut v = vec![
         PortDecl::comb_stream_in::<QueueOp>("ops", depth)
-            .doc("the slot FIFO's changes of the VC queues, in the cycle (tx.core.q_ops)"),
-        PortDecl::comb_input::<u64>("changes")
-            .doc("the slot FIFO's changes so far (slots, ACKs, segments): a change runs a round (tx.core.q_changes)"),
+            .doc("the slot FIFO's changes of the VC queues, in the cycle (tx.slot_fifo.q_ops)"),
+        PortDecl::comb_input::<u64>("changes").doc(
+            "the slot FIFO's changes so far (slots, ACKs, segments): a change runs a round (tx.slot_fifo.q_changes)",
+        ),
         PortDecl::comb_stream_out::<SlotGrant>("grant")
             .process(1)
             .doc("the packets granted, to the slot FIFO in the same cycle (WaitAck, retry timer)"),
@@ -114,7 +116,7 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     ];
     for vc in 0..NUM_VC {
         v.push(
-            PortDecl::output::<UInt<11>>(&format!("slot_fifo.depth_vc{vc}"))
+            PortDecl::output::<UInt<11>>(&format!("depth_vc{vc}"))
                 .level()
                 .process(1)
                 .doc("frames with WaitGrant packets queued on the VC (4 = MUL)"),
@@ -122,7 +124,7 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     }
     if p.rate_control == RateControl::Window {
         v.push(
-            PortDecl::output::<UInt<11>>("slot_fifo.wait_crd")
+            PortDecl::output::<UInt<11>>("wait_crd")
                 .level()
                 .process(1)
                 .doc("WaitGrant slots of the QPs the window rate control masks now (the seed's WAIT_CRD)"),
@@ -299,10 +301,10 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         hdr: [p.header()?, p.rsp_header()?],
         max_payload: NonZeroU32::new(p.max_payload).ok_or("max_payload = 0: must be in 1..=65535 bytes")?,
         depth: (0..NUM_VC)
-            .map(|vc| b.output(&format!("slot_fifo.depth_vc{vc}")))
+            .map(|vc| b.output(&format!("depth_vc{vc}")))
             .collect::<Result<_, _>>()?,
         wait_crd: if p.rate_control == RateControl::Window {
-            Some(b.output("slot_fifo.wait_crd")?)
+            Some(b.output("wait_crd")?)
         } else {
             None
         },

@@ -1,7 +1,7 @@
 //! The VC queues' side of TYPE2 (multicast; seed 002 «多播双重流控»): the TYPE2 queue's offer
 //! (`tx.type2`, [`type2`](crate::rclink::type2): the queue and its two gates) read by the round,
 //! and the grant of the offered head — the MUL VC of the bank arbiter, framed here like every
-//! frame. The slot FIFO (`tx.core`) takes the `Mul` segments from `seg` into the queue.
+//! frame. The slot FIFO (`tx.slot_fifo`) takes the `Mul` segments from `seg` into the queue.
 
 use hwsim_hw::{Ctx, In, StreamOut};
 use hwsim_ports::{HeaderTags, Psn, SlotGrant, Type2Block, Type2Offer, Type2Take, TYPE2_VC};
