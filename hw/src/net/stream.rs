@@ -53,9 +53,12 @@ impl<T: Value> StreamNet<T> {
     pub(crate) fn create(id: u32, shared: Rc<NetShared>, capacity: u32, comb: bool, width: u32) -> Rc<Self> {
         Rc::new(StreamNet {
             // The capacity is a bound, not a preallocation: a deep stream (a user's
-            // `depth: 4294967295`) grows only as messages actually queue.
+            // `depth: 4294967295`, a TX's queue-op stream of 2 × slots + 2) grows only as
+            // messages actually queue, and keeps what it grew to (no allocation once a run has
+            // reached its depth). 16 places cover what most streams ever hold; preallocating
+            // up to 1 024 cost a 512-slot TX 70 KB of messages it never queues.
             head: NetHead::new(id, comb),
-            items: RefCell::new(VecDeque::with_capacity((capacity as usize).min(1024) + 1)),
+            items: RefCell::new(VecDeque::with_capacity((capacity as usize).min(16) + 1)),
             pushed: Cell::new(0),
             width: width.max(1),
             log_pending: RefCell::new(Vec::new()),
