@@ -1,6 +1,7 @@
 //! The shared buffer (seed 003 «共享缓冲池与 DT 算法»): a data frame out of the ingress pipeline
 //! is admitted by the Dynamic Threshold rule (`fabric: voq`: room in `buffer`, and its VOQ under
-//! `dt_alpha` × the free buffer or under its `reserve`) or by its output queue's size
+//! `dt_alpha` × the free buffer or under its `reserve`; [`dt::admits`](crate::switch::dt::admits),
+//! in bytes, the rule the cell switch runs in cells) or by its output queue's size
 //! (`output_queued`: `port_buffer`), else tail-dropped; an admitted frame joins its VOQ, or its
 //! output queue, or the wire at once when cut-through finds the egress idle.
 
@@ -80,11 +81,11 @@ impl L2Switch {
         let admitted = match &self.voq {
             None => port.queued_bytes + wire <= self.p.port_buffer,
             Some(v) => {
-                // Dynamic Threshold: room in the buffer, and the queue under α × free (or under
-                // its static reserve).
+                // Dynamic Threshold (in bytes): room in the buffer, and the queue under α × free
+                // (or under its static reserve).
                 let q = v.q_bytes[v.queue_of(l, inp as usize, o)];
                 let free = self.p.buffer - v.total;
-                wire <= free && (q < self.p.reserve || (q as f64) < self.p.dt_alpha * free as f64)
+                crate::switch::dt::admits(q, wire, free, self.p.reserve, self.p.dt_alpha)
             }
         };
         if !admitted {

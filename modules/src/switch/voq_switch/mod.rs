@@ -16,7 +16,8 @@
 //! the VOQs share it under Dynamic Threshold (seed 003 «共享缓冲 DT»; Choudhury and Hahne,
 //! IEEE/ACM ToN 6(2), 1998): a cell joins its queue only if the buffer has room and the queue is
 //! shorter than `dt_alpha` × the free buffer, or shorter than its static `reserve`; otherwise it
-//! is dropped (tail drop, counted in `drops`). S queues saturated together settle at
+//! is dropped (tail drop, counted in `drops`). The rule is [`dt::admits`](crate::switch::dt::admits),
+//! the one the frame switch's shared buffer runs (in bytes there). S queues saturated together settle at
 //! α·B / (1 + α·S) cells each, leaving B / (1 + α·S) free for a newly active queue.
 //!
 //! **Slot = cycle.** A cell takes one crossbar slot, one cycle (cell-based crossbar time, as

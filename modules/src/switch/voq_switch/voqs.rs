@@ -69,9 +69,10 @@ impl Voqs {
         let admitted = if PLAIN || self.buffer == 0 {
             len < self.depth
         } else {
-            // DT: room in the buffer, and the queue under α × free (or under its reserve).
-            let free = self.buffer - self.total as usize;
-            free > 0 && len < self.depth && (len < self.reserve || (len as f64) < self.alpha * free as f64)
+            // DT (in cells): room in the buffer, and the queue under α × free (or under its
+            // reserve).
+            let free = (self.buffer - self.total as usize) as u64;
+            len < self.depth && crate::switch::dt::admits(len as u64, 1, free, self.reserve as u64, self.alpha)
         };
         if !admitted {
             return Arrival::Dropped;
