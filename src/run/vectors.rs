@@ -14,7 +14,8 @@
 //!
 //! Several messages in one cycle: a stream port that may carry more than one a cycle (declared
 //! wider than one, `ack_return.taken`: 8) gets a column group per slot, `<port>[k].valid`,
-//! `<port>[k].<field>` for k = 0 … n−1 (n: the declared width): the k-th message of the cycle,
+//! `<port>[k].<field>` for k = 0 … n−1 (n: the declared width; for a port declared wider than
+//! 64, the most messages it carried in one cycle of the run): the k-th message of the cycle,
 //! in push order, in slot k; a slot without a message has `valid` 0 and its fields 0 (not the
 //! last message, as a single-slot port shows). Stimulus rows written for the same cycle on one
 //! port need nothing of the kind: the driver pushes them one per cycle, as the wave shows.
@@ -83,7 +84,7 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
             "vectors: a system-form testbench needs `--instance PATH` (a node of the system, e.g. chip0.lg7.tx.mac_credit; `hwsim netlist TB` lists them)",
         ));
     }
-    let insts = instances(&l, only)?;
+    let mut insts = instances(&l, only)?;
     let files: Vec<std::path::PathBuf> = insts.iter().map(|(i, _)| out.join(format!("{i}.csv"))).collect();
     let outs: Vec<(&str, &Path)> = files.iter().map(|f| ("--out", f.as_path())).collect();
     crate::report::output::check_outputs(&l.files, &outs).map_err(|m| InputError::new(out, m))?;
@@ -106,6 +107,7 @@ pub fn run(tb: &Path, out: &Path, only: &[String], interrupt: Option<&Arc<Atomic
     }
     let mut wave = Wave::from_bytes(Path::new("VCD output"), buf.bytes())?;
     let pushes_ref = pushes.borrow();
+    used_slots(&mut insts, &pushes_ref);
     // The wave's variables by name, sorted: a port's are its net and the `net.field`s after it,
     // found by a range, not by a scan per port (4000 instances took 13.6 s).
     let by_name: std::collections::BTreeMap<String, usize> =
@@ -408,6 +410,30 @@ fn instance_names(l: &testbench::Loaded, nl: &hwsim_hw::Netlist, only: &[String]
         }
     }
     Ok(v)
+}
+
+/// Lanes a port may keep as declared; a wider one (the TX slot FIFO's `q_ops`: 2 × slots + 2,
+/// every frame a Go-Back-N can put back in one cycle) gets the lanes its busiest cycle used.
+const MAX_DECLARED_SLOTS: u32 = 64;
+
+/// Cuts each port declared wider than [`MAX_DECLARED_SLOTS`] to the most messages it carried in
+/// one cycle of the run (at least one slot): a column per unused lane of a 1 026-lane stream
+/// made go_back_n's slot FIFO vectors 10 000 columns and 1 GB.
+fn used_slots(insts: &mut [Instance], pushes: &BTreeMap<String, Pushes>) {
+    for (_, ports) in insts.iter_mut() {
+        for p in ports.iter_mut().filter(|p| p.slots > MAX_DECLARED_SLOTS) {
+            let mut most = 1u32;
+            if let Some(v) = pushes.get(&p.net) {
+                let mut i = 0;
+                while i < v.len() {
+                    let k = v[i..].iter().take_while(|(c, _)| *c == v[i].0).count();
+                    most = most.max(k as u32);
+                    i += k;
+                }
+            }
+            p.slots = most.min(p.slots);
+        }
+    }
 }
 
 /// The columns of a port with slots: per slot, `valid` then the data fields at their widths.
