@@ -14,7 +14,7 @@ include!(concat!(env!("OUT_DIR"), "/block_files.rs"));
 fn source_of(kind: &str) -> (String, &'static str) {
     let key = match kind {
         "mac_tx" => "rclink/mac",
-        "rclink_tx" | "slot_fifo" | "vc_queues" => "rclink/tx",
+        "rclink_tx" => "rclink/tx",
         "rclink_rx" => "rclink/rx",
         "rate_monitor" => "rclink/monitor",
         "cell_source" => "switch/source",
@@ -64,11 +64,12 @@ fn param_doc(key: &str, kind: &str, st: &str, field: &str) -> Option<&'static st
         key.to_string(),
         format!("{key}/params"),
         format!("{key}/block"),
-        // The bank arbiter's standalone block keeps its parameters apart.
-        if kind.starts_with("bank_arbiter") {
-            "rclink/bank_arbiter_block".into()
-        } else {
-            String::new()
+        // The bank arbiter's standalone block keeps its parameters apart; the TX's slot FIFO
+        // and VC queues nodes take the TX's.
+        match kind {
+            k if k.starts_with("bank_arbiter") => "rclink/bank_arbiter_block".into(),
+            "slot_fifo" | "vc_queues" => "rclink/tx".into(),
+            _ => String::new(),
         },
     ];
     files.iter().find_map(|f| {
@@ -261,6 +262,13 @@ mod tests {
             "{t}"
         );
         let t = explain("rclink_tx").unwrap();
+        assert!(t.contains("  retry_timeout: 50000 — RETRY_TIMEOUT_NS"), "{t}");
+        // The TX's nodes show their own header and the TX's parameters, which they take.
+        let t = explain("vc_queues").unwrap();
+        assert!(t.contains("The VC queues of one RC Link TX"), "{t}");
+        assert!(t.contains("  vc_weights: [1, 1, 1, 1, 256] — "), "{t}");
+        let t = explain("slot_fifo").unwrap();
+        assert!(t.contains("Slot FIFO of one RC Link TX"), "{t}");
         assert!(t.contains("  retry_timeout: 50000 — RETRY_TIMEOUT_NS"), "{t}");
     }
 

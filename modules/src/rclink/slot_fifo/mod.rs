@@ -1,5 +1,6 @@
 //! Slot FIFO of one RC Link TX (one LG): the slot pool with its three states, PSN assignment,
-//! the VC send queues, cumulative ACK, Go-Back-N on NAK or retry timeout, and QP fatal.
+//! what it does to the VC send queues (the `vc_queues` node keeps them), cumulative ACK,
+//! Go-Back-N on NAK or retry timeout, and QP fatal.
 //!
 //! Seed 000 «Slot 管理», «PSN 管理», «事件粒度» (frame-level slot group, packet-level retry),
 //! «Go-Back-N 重传» («TX 处理 NAK», «超时重传»); seed 002 L3 (QP fatal); SPEC.md «TX side»,
