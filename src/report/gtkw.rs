@@ -3,7 +3,8 @@
 //!
 //! What it shows: the testbench's `view:` groups (a title each, the signals its globs select, in
 //! the order given), or without `view:` one group per `trace:` glob (everything, grouped by top
-//! scope, when there is no `trace:` either). The zoom fits `view.window` (default the whole run)
+//! scope, when there is no `trace:` either; a module testbench's instance with its ports, the
+//! driven inputs among them, in the order of its kind's port table). The zoom fits `view.window` (default the whole run)
 //! into the window. Fields that encode an enum (an RH `opcode`, an `ecn`, a DCQCN `state`, a frame
 //! `format`, a PAXI flit's `kind`, an RX control write's `kind`) are shown by name through GTKWave translate filter files written beside the save
 //! file (`<stem>.<enum>.txt`: one `value name` line per encoding).
@@ -179,14 +180,61 @@ fn groups(l: &Loaded, wave: &Wave, cmd_trace: &[String]) -> Result<Vec<Group>, I
                 tops.push(top);
             }
         }
-        for top in tops {
-            let vars = (0..wave.vars.len())
-                .filter(|&i| wave.vars[i].name.split('.').next() == Some(top.as_str()))
+        // A module testbench's instance shows its ports in the order of its kind's port table
+        // (`hwsim list KIND`), its driven inputs among them (their nets are named after the
+        // testbench's drivers, `tb.drive_<instance>_<port>`), not as the wave lists its nets.
+        let netlist = match crate::build::form(l) {
+            Ok(crate::build::Form::Module) => crate::build::netlist(l, l.tb.seed).ok(),
+            _ => None,
+        };
+        let mut claimed = vec![false; wave.vars.len()];
+        let mut groups: Vec<Group> = Vec::new();
+        for top in tops.iter().filter(|t| *t != "tb") {
+            let ports = netlist.as_ref().and_then(|n| n.ports_of(top)).unwrap_or(&[]);
+            let rank = |i: usize| port_rank(&wave.vars[i].name, top, ports);
+            let mut vars: Vec<usize> = (0..wave.vars.len())
+                .filter(|&i| wave.vars[i].name.split('.').next() == Some(top.as_str()) || rank(i) < ports.len())
                 .collect();
-            out.push(Group { title: top, vars });
+            vars.sort_by_key(|&i| rank(i));
+            for &i in &vars {
+                claimed[i] = true;
+            }
+            groups.push(Group {
+                title: top.clone(),
+                vars,
+            });
         }
+        if tops.iter().any(|t| t == "tb") {
+            let vars: Vec<usize> = (0..wave.vars.len())
+                .filter(|&i| !claimed[i] && wave.vars[i].name.split('.').next() == Some("tb"))
+                .collect();
+            if !vars.is_empty() {
+                groups.push(Group {
+                    title: "tb".into(),
+                    vars,
+                });
+            }
+        }
+        out.extend(groups);
     }
     Ok(out)
+}
+
+/// The place in `ports` (instance `top`'s port table) of the port a wave variable belongs to:
+/// the port's net or one of its fields, or the net of the testbench's driver of that input;
+/// `ports.len()` if none.
+fn port_rank(name: &str, top: &str, ports: &[hwsim_hw::PortDecl]) -> usize {
+    let under = |prefix: &str| name == prefix || name.strip_prefix(prefix).is_some_and(|r| r.starts_with('.'));
+    ports
+        .iter()
+        .position(|p| {
+            under(&format!("{top}.{}", p.name))
+                || under(&format!(
+                    "tb.drive_{}.out",
+                    format!("{top}.{}", p.name).replace('.', "_")
+                ))
+        })
+        .unwrap_or(ports.len())
 }
 
 /// Whether a wave variable belongs to a net declared a level: the net's path, or one of its
