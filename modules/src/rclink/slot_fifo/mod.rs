@@ -71,8 +71,7 @@ use bitvec::prelude::{BitVec, Lsb0};
 use hwsim_hw::{Binder, CounterDecl, CounterId, Cycle};
 use hwsim_ports::{packet_count, ChipId, FrameDone, PaxiFlit, Psn, QpId, QueueOp, QueueOpKind, Segment};
 
-use super::bank_arbiter::NUM_VC;
-use super::vc_queues::{QueuedFrame, VcQueues};
+use super::vc_queues::QueuedFrame;
 
 // The slot FIFO's parts, each in its own file; this file keeps the counter table, the state and
 // its accessors.
@@ -85,7 +84,7 @@ mod view;
 
 pub use ack::misrouted;
 pub use slots::accept_segments;
-pub use view::{DepthView, SlotView};
+pub use view::SlotView;
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
 /// and the system monitors read this table; the registry refuses a counter missing from it.
@@ -264,7 +263,7 @@ pub struct SlotFifo {
     free_frames: Vec<u32>,
     flows: Vec<Flow>,
     flow_index: hwsim_hw::FastMap<(ChipId, QpId), u32>,
-    /// The changes of the VC queues since [`take_ops`](Self::take_ops), in order: the queues
+    /// The changes of the VC queues since [`drain_ops`](Self::drain_ops), in order: the queues
     /// themselves are [`VcQueues`](super::vc_queues::VcQueues), which its host keeps.
     ops: Vec<QueueOp>,
     used: u32,
@@ -327,12 +326,6 @@ impl SlotFifo {
         packet_count(bytes, self.max_payload)
     }
 
-    /// Moves the VC queues' changes made since the last call into `q`, in order.
-    pub fn take_ops(&mut self, q: &mut VcQueues<QueuedFrame>) {
-        for op in self.ops.drain(..) {
-            q.apply(&op);
-        }
-    }
     /// The VC queues' changes made since the last call, in order (emptied).
     pub fn drain_ops(&mut self) -> std::vec::Drain<'_, QueueOp> {
         self.ops.drain(..)
@@ -362,10 +355,6 @@ impl SlotFifo {
     fn queue_op(&mut self, id: u32, op: QueueOpKind) {
         let op = self.queued_frame(id).op(op);
         self.ops.push(op);
-    }
-    /// The max payload, for [`unsent_payloads`](super::vc_queues::unsent_payloads).
-    pub fn max_payload(&self) -> NonZeroU32 {
-        self.max_payload
     }
     /// Slots not Empty.
     pub fn used(&self) -> u32 {

@@ -2,10 +2,9 @@
 //! `slots` and `depth_vc*` waves, and the `slots_in_use` gauge.
 
 use hwsim_hw::{Binder, Ctx, Out, PortDecl};
-use hwsim_ports::{SlotMap, UInt, SLOT_MAP_WORDS};
+use hwsim_ports::{SlotMap, SLOT_MAP_WORDS};
 
-use super::{SlotCounters, SlotFifo, NUM_VC};
-use crate::rclink::vc_queues::{QueueEntry, VcQueues};
+use super::{SlotCounters, SlotFifo};
 
 impl SlotFifo {
     /// Slots 0..512 as bitmaps.
@@ -29,7 +28,7 @@ impl SlotFifo {
 
 /// The slot FIFO's state on the waves: `{prefix}slots_used` and `{prefix}slots`, written by
 /// [`SlotView::show`]; `slots_used` keeps its historic name on `rclink_tx` (no prefix). The VC
-/// queues' depths (`depth_vc{v}`) are [`DepthView`]'s.
+/// queues' depths (`depth_vc{v}`) are the `vc_queues` node's.
 pub struct SlotView {
     used: Out<u16>,
     map: Out<SlotMap>,
@@ -57,37 +56,5 @@ impl SlotView {
     pub fn show(&self, s: &SlotFifo) {
         self.used.update(s.used as u16);
         self.map.update(s.slot_map());
-    }
-}
-
-/// The VC queues' depths on the waves, `{prefix}depth_vc{v}`.
-pub struct DepthView {
-    depth: Vec<Out<UInt<11>>>,
-}
-
-impl DepthView {
-    /// Port declarations.
-    pub fn ports(prefix: &str) -> Vec<PortDecl> {
-        (0..NUM_VC)
-            .map(|vc| {
-                PortDecl::output::<UInt<11>>(&format!("{prefix}depth_vc{vc}"))
-                    .level()
-                    .doc("frames with WaitGrant packets queued on the VC (4 = MUL)")
-            })
-            .collect()
-    }
-    /// Binds the signals.
-    pub fn bind(prefix: &str, b: &Binder) -> Result<DepthView, String> {
-        Ok(DepthView {
-            depth: (0..NUM_VC)
-                .map(|vc| b.output(&format!("{prefix}depth_vc{vc}")))
-                .collect::<Result<_, _>>()?,
-        })
-    }
-    /// Shows the depths.
-    pub fn show<E: QueueEntry>(&self, q: &VcQueues<E>) {
-        for (vc, o) in self.depth.iter().enumerate() {
-            o.update(UInt::wrap(q.depth(vc) as u64));
-        }
     }
 }

@@ -63,9 +63,12 @@ mod queues;
 mod round;
 /// The TYPE2 queue's side of the round: its offer, its gates, its grant.
 mod type2;
+/// The queues' depths on the waves.
+mod view;
 
 pub use queues::{unsent_payloads, Blocked, Gate, QueueEntry, QueuedFrame, VcHead, VcQueues};
 pub use round::frame_of;
+pub use view::DepthView;
 
 /// Ops the slot FIFO may make in one cycle: a frame rejoins (or rewinds) at most once and
 /// leaves at most once per cycle (a Go-Back-N sets its packets back to WaitGrant, so a second
@@ -114,14 +117,7 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
             .process(1)
             .doc("the TYPE2 head granted, to the TYPE2 queue in the same cycle (type2.take)"),
     ];
-    for vc in 0..NUM_VC {
-        v.push(
-            PortDecl::output::<UInt<11>>(&format!("depth_vc{vc}"))
-                .level()
-                .process(1)
-                .doc("frames with WaitGrant packets queued on the VC (4 = MUL)"),
-        );
-    }
+    v.extend(DepthView::ports("").into_iter().map(|d| d.process(1)));
     if p.rate_control == RateControl::Window {
         v.push(
             PortDecl::output::<UInt<11>>("wait_crd")
@@ -235,7 +231,7 @@ pub struct VcQueuesNode {
     framer: Framer,
     hdr: [HeaderTags; 2],
     max_payload: NonZeroU32,
-    depth: Vec<Out<UInt<11>>>,
+    depth: DepthView,
     /// With `rate_control: window`: the WAIT_CRD slots on the waves.
     wait_crd: Option<Out<UInt<11>>>,
 }
@@ -300,9 +296,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         },
         hdr: [p.header()?, p.rsp_header()?],
         max_payload: NonZeroU32::new(p.max_payload).ok_or("max_payload = 0: must be in 1..=65535 bytes")?,
-        depth: (0..NUM_VC)
-            .map(|vc| b.output(&format!("depth_vc{vc}")))
-            .collect::<Result<_, _>>()?,
+        depth: DepthView::bind("", b)?,
         wait_crd: if p.rate_control == RateControl::Window {
             Some(b.output("wait_crd")?)
         } else {
@@ -418,9 +412,7 @@ impl VcQueuesNode {
     /// The waves: the queues' depths and, in window mode, the WAIT_CRD slots (whose masks'
     /// end runs the round).
     fn show(&mut self, now: Cycle) {
-        for (vc, o) in self.depth.iter().enumerate() {
-            o.update(UInt::wrap(self.vcq.depth(vc) as u64));
-        }
+        self.depth.show(&self.vcq);
         if let Some(out) = &self.wait_crd {
             let mut slots = 0u32;
             let mut end: Option<u64> = None;
