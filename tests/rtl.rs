@@ -505,7 +505,7 @@ fn an_rtl_breaking_the_protocol_stops_the_run_with_the_cycle_and_the_path() {
     let (code, out, err) = hwsim_rtl(&[tb.to_str().unwrap()], &[]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
-        out.contains("protocol violation at cycle 1 in `arb.core`: bank_arbiter: the arbiter node granted VC 7, which the request did not name eligible"),
+        out.contains("protocol violation at cycle 1 in `arb.vc_queues`: vc_queues: the arbiter granted VC 7, which the request did not name eligible"),
         "{out}"
     );
     let _ = std::fs::remove_dir_all(&d);

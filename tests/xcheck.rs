@@ -568,7 +568,7 @@ fn vectors_csv_matches_the_run() {
     let d = temp_dir("vectors");
     let (code, out, err) = hwsim_parts(&["vectors", "tb/modules/bank_arbiter_flow_blocking.yaml", "--out", s(&d)]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("arb.csv (26 cycles, 23 columns)"), "{out}");
+    assert!(out.contains("arb.csv (27 cycles, 23 columns)"), "{out}");
     let csv = std::fs::read_to_string(d.join("arb.csv")).unwrap();
     let mut lines = csv.lines();
     let head: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -590,7 +590,7 @@ fn vectors_csv_matches_the_run() {
     let rows: Vec<Vec<u64>> = lines
         .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
         .collect();
-    assert_eq!(rows.len(), 26);
+    assert_eq!(rows.len(), 27);
     let col = |name: &str| head.iter().position(|h| h.starts_with(&format!("{name}:"))).unwrap();
     let at = |c: usize, name: &str| rows[c][col(name)];
     assert_eq!((at(0, "req.valid"), at(0, "req.tag"), at(0, "req.cost")), (1, 1, 6));

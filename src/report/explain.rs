@@ -20,7 +20,7 @@ fn source_of(kind: &str) -> (String, &'static str) {
         "cell_source" => "switch/source",
         "switch_egress" => "switch/egress",
         "fifo" => "kernel_examples/fifo",
-        "bank_arbiter" | "bank_arbiter_core" => "rclink/bank_arbiter",
+        "bank_arbiter" => "rclink/bank_arbiter_block",
         "ack_return" => "rclink/ack_cbfc",
         "dcqcn" => "rclink/dcqcn",
         // Not the TX's unit tests of the same name (rclink/tx/tests/type2.rs).
@@ -64,10 +64,8 @@ fn param_doc(key: &str, kind: &str, st: &str, field: &str) -> Option<&'static st
         key.to_string(),
         format!("{key}/params"),
         format!("{key}/block"),
-        // The bank arbiter's standalone block keeps its parameters apart; the TX's slot FIFO
-        // and VC queues nodes take the TX's.
+        // The TX's slot FIFO and VC queues nodes take the TX's parameters.
         match kind {
-            k if k.starts_with("bank_arbiter") => "rclink/bank_arbiter_block".into(),
             "slot_fifo" | "vc_queues" => "rclink/tx".into(),
             _ => String::new(),
         },

@@ -7,8 +7,8 @@
 //!
 //! The rules only (no ports): the nodes that run them are `vc_arbiter` (the pointer rule, in
 //! every RC Link TX and in the standalone `bank_arbiter`) and the VC queues' side that applies
-//! the per-flow rule and the gates (the TX core; `bank_arbiter_core`, see
-//! [`bank_arbiter_block`](super::bank_arbiter_block) for its ports).
+//! the per-flow rule and the gates ([`vc_queues`](super::vc_queues); the standalone
+//! [`bank_arbiter_block`](super::bank_arbiter_block) runs the same nodes).
 //!
 //! **Pointer rule.** `ptr` names the VC whose turn it is and `counter` the frames it has sent in
 //! this turn. A round visits the VCs from `ptr` on; an empty, rate-blocked or credit-blocked VC is
@@ -29,21 +29,19 @@
 //! `tx.arbiter.counter`, `tx.arbiter.grant`); in the standalone `bank_arbiter`, `arb.arbiter`
 //! (also exported as `arb.ptr`, `arb.counter`).
 //!
-//! Counters: `diag_arb_calls` (rounds), `diag_credit_block` (blocked flow heads); the
-//! standalone block's `grants`.
+//! Counters: `diag_arb_calls` (rounds), `diag_credit_block` (blocked flow heads), counted by
+//! the VC queues.
 //!
 //! Deviations: the hardware's bank-mask rotation is modelled as this weighted RR, as the seed's
 //! own simulator does («与硬件仲裁的建模差异»: same fairness, single-packet order may differ).
-//! The standalone block has no rate gate (the TX's is DCQCN, in the TX core).
+//! The standalone `bank_arbiter` runs with its rate gate off.
 
 use std::collections::VecDeque;
 
 use hwsim_hw::CounterDecl;
 
-/// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
-/// and the system monitors read this table; the registry refuses a counter missing from it.
-/// These are the arbiter's rounds', which `rclink_tx` counts too (same names, same meaning);
-/// the standalone block's own are in [`BLOCK_COUNTERS`].
+/// The counters of the arbiter's rounds (name, unit, meaning), which the VC queues count in the
+/// TX's scope: `hwsim explain`, the report's units and the system monitors read this table.
 pub const COUNTERS: &[CounterDecl] = &[
     CounterDecl::new(
         "diag_arb_calls",
@@ -56,16 +54,6 @@ pub const COUNTERS: &[CounterDecl] = &[
         "flow heads a round found blocked by CBFC credit (once per flow per round)",
     ),
 ];
-
-/// The counters only the standalone `bank_arbiter` block registers.
-pub const BLOCK_COUNTERS: &[CounterDecl] = &[CounterDecl::new(
-    "grants",
-    "frames",
-    "requests granted and pushed on `grant`",
-)];
-
-/// The tables that make up this kind's counters (its own and those of the modules it runs).
-pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, BLOCK_COUNTERS];
 
 /// Number of TX VCs: banks 0..3 and MUL (index 4, multicast); defined in ports/.
 pub use hwsim_ports::DATA_VCS as NUM_VC;

@@ -23,6 +23,7 @@ pub mod paxi;
 pub mod paxi_pack;
 pub mod phylink;
 pub mod psn_check;
+pub mod queue_feed;
 pub mod router;
 pub mod rx;
 pub mod rx_cap;

@@ -15,7 +15,7 @@
 //!
 //! **The cut.** The rules of [`BankArbiter`](super::bank_arbiter::BankArbiter) — the pointer
 //! rule and the per-flow rule — split at the VC boundary, as they do in the RTL: the VC queues'
-//! side (the TX core, over the slot FIFO's queues) finds, per VC, the first flow head that passes
+//! side (`tx.vc_queues`, over the queues the slot FIFO fills) finds, per VC, the first flow head that passes
 //! the rate gate and the CBFC per-packet rule, skipping the later frames of a blocked flow, and
 //! raises that VC's `eligible` bit; this node picks the VC. Which VCs a round looked at
 //! (`grant.visited`: from the pointer up to the granted VC, all when none was eligible) goes back
@@ -24,15 +24,15 @@
 //! looked at.
 //!
 //! **Timing.** Combinational both ways: a request pushed by the TX's round in cycle n is granted
-//! in cycle n and the grant read back in n (the TX core's processes 1 and 2, this node between
+//! in cycle n and the grant read back in n (the VC queues' processes 0 and 1, this node between
 //! them: docs/kernel.md «Blocks with several processes»). Pointer and counter show the state
 //! after the grant already in cycle n, as the fused TX showed them (the value the next round
 //! uses; an RTL register's Q shows it at n+1). A cycle without a request leaves the state alone, so a
 //! round that grants nothing moves neither pointer nor counter.
 //!
 //! No counters: the TX counts its rounds (`diag_arb_calls`) and blocked heads. The standalone
-//! `bank_arbiter` (module testbenches and the RTL example) is a composite of its own VC queues
-//! and CBFC ledgers (`bank_arbiter_core`) and this same node, at `arb.arbiter`.
+//! `bank_arbiter` (module testbenches and the RTL example) is the TX's queue side with this
+//! same node at `arb.arbiter`.
 //!
 //! Deviations: as `bank_arbiter`'s (the bank-mask rotation modelled as this weighted RR).
 

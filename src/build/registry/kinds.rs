@@ -162,19 +162,18 @@ fn rclink_tx_blocks() -> Vec<BlockKind> {
         ),
         composite_kind(
             "bank_arbiter",
-            "RC Link TX bank arbiter for module testbenches (composite: bank_arbiter_core ⇄ vc_arbiter, ⇄ cbfc): weighted RR pointer/counter, per-flow rule, CBFC gate on the TX's CBFC controller (seed 000 «VC 仲裁»)",
+            "RC Link TX bank arbiter for module testbenches (composite: queue_feed → the TX's vc_queues ⇄ vc_arbiter, ⇄ cbfc, ⇄ dcqcn, ⇄ type2, ⇄ mac_credit): weighted RR pointer/counter, per-flow rule, CBFC gate, the nodes every TX runs (seed 000 «VC 仲裁»)",
             rc::bank_arbiter_block::ports,
             rc::bank_arbiter_block::expand,
             |p| p.check(),
             rc::bank_arbiter_block::COUNTER_TABLES,
         ),
-        checked_kind(
-            "bank_arbiter_core",
-            "the standalone bank arbiter's VC queues: per-flow rule, CBFC gate on the counts of its cbfc node, the request to its vc_arbiter and the grant",
-            rc::bank_arbiter_block::core_ports,
-            rc::bank_arbiter_block::build,
-            |p| p.check(),
-            rc::bank_arbiter::COUNTER_TABLES,
+        kind(
+            "queue_feed",
+            "the slot FIFO and the MAC as the standalone bank arbiter's testbench plays them (arb.feed): requests in as the slot FIFO's queue ops, the VC queues' grants out as the requests granted, a MAC2TX credit back per frame",
+            rc::queue_feed::ports,
+            rc::queue_feed::build,
+            rc::queue_feed::COUNTER_TABLES,
         ),
         kind(
             "vc_arbiter",

@@ -114,13 +114,13 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
 /// `tx.type2_queue_peak`): the core's TYPE2 segments in, its offer to the core's round, the
 /// grant's take back, all in the cycle; the multicast MAC credits from the counter and, with
 /// groups, the TYPE2 ledgers' counts from the CBFC controller.
-fn add_type2(nl: &mut Netlist, path: &str, p: &Params) -> Result<(), ElabError> {
+fn add_type2(nl: &mut Netlist, path: &str, p: &Params, feeder: &str) -> Result<(), ElabError> {
     let node = |n: &str| hwsim_hw::dotted(path, n);
     let tp = p.type2_params();
     let t_ports = type2::ports(&tp);
     split::add_counting_in_scope(nl, path, "type2", "type2", t_ports, tp, type2::build)?;
     for (from, to) in [
-        ("slot_fifo.t2_seg", "type2.seg"),
+        (&*format!("{feeder}.t2_seg"), "type2.seg"),
         ("type2.offer", "vc_queues.t2_offer"),
         ("vc_queues.t2_take", "type2.take"),
         ("mac_credit.mul_available", "type2.mul_available"),
@@ -160,22 +160,9 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     for n in SLOT_FIFO_OUTER {
         nl.export(&node(n), &node(&format!("slot_fifo.{n}")))?;
     }
-    // The VC queues beside the slot FIFO: its ops and change count in, the grants back, all in the
-    // cycle; counting in the composite's scope (`tx.diag_arb_calls`, `tx.frames_sent`, …, as
-    // the core did); its frames, depths and WAIT_CRD are the composite's ports.
-    let vp = p.clone();
-    let vq_ports = vc_queues::ports(&vp);
-    let vq_names: Vec<String> = vq_ports.iter().map(|d| d.name.clone()).collect();
-    split::add_counting_in_scope(nl, path, "vc_queues", "vc_queues", vq_ports, vp, vc_queues::build)?;
-    for (from, to) in [
-        ("slot_fifo.q_ops", "vc_queues.ops"),
-        ("slot_fifo.q_changes", "vc_queues.changes"),
-        ("vc_queues.grant", "slot_fifo.q_grant"),
-    ] {
-        nl.connect(&node(from), &node(to), None)?;
-    }
+    add_vc_queues(nl, path, p, "slot_fifo")?;
     for (outer, name) in VC_QUEUES_OUTER {
-        if vq_names.iter().any(|n| n == name) {
+        if vc_queues::ports(p).iter().any(|d| d.name == name) {
             nl.export(&node(outer), &node(&format!("vc_queues.{name}")))?;
         }
     }
@@ -186,6 +173,47 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     split::add_counting_in_scope(nl, path, "cnp_merge", "cnp_merge", cm_ports, cm, cnp_merge::build)?;
     nl.connect(&node("cnp_merge.out"), &node("slot_fifo.ctrl"), None)?;
     nl.export(&node("ctrl"), &node("cnp_merge.ctrl"))?;
+    add_queue_gates(nl, path, p, "slot_fifo")?;
+    nl.export(&node("credit_view"), &node("cbfc.credit_view"))?;
+    for (outer, port) in MAC_CREDIT_EXPORTS {
+        nl.export(&node(outer), &node(&format!("mac_credit.{port}")))?;
+    }
+    if p.ack_cbfc {
+        // Counting in the composite's scope, as the TX did (`tx.ack_credits_returned`).
+        let rp = ack_return_params(p);
+        let ports = ack_cbfc::return_ports(&rp);
+        split::add_counting_in_scope(nl, path, "ack_return", "ack_return", ports, rp, ack_cbfc::return_build)?;
+        nl.connect(&node("slot_fifo.ctrl_taken"), &node("ack_return.taken"), None)?;
+        nl.export(&node("ack_cr"), &node("ack_return.ack_cr"))?;
+    }
+    Ok(())
+}
+
+/// Adds the VC queues at `path.vc_queues` (counting in the composite's scope: `tx.diag_arb_calls`,
+/// `tx.frames_sent`, …), fed by `feeder` (the slot FIFO in a TX; the testbench's feed in the
+/// standalone `bank_arbiter`): its queue ops and change count in, the grants back, all in the
+/// cycle. Its frames, depths and WAIT_CRD are left for the caller to export or wire.
+pub(crate) fn add_vc_queues(nl: &mut Netlist, path: &str, p: &Params, feeder: &str) -> Result<(), ElabError> {
+    let node = |n: &str| hwsim_hw::dotted(path, n);
+    let vp = p.clone();
+    let vq_ports = vc_queues::ports(&vp);
+    split::add_counting_in_scope(nl, path, "vc_queues", "vc_queues", vq_ports, vp, vc_queues::build)?;
+    for (from, to) in [
+        (format!("{feeder}.q_ops"), "vc_queues.ops".to_string()),
+        (format!("{feeder}.q_changes"), "vc_queues.changes".to_string()),
+        ("vc_queues.grant".to_string(), format!("{feeder}.q_grant")),
+    ] {
+        nl.connect(&node(&from), &node(&to), None)?;
+    }
+    Ok(())
+}
+
+/// Adds what stands around the VC queues' round, each wired to `path.vc_queues` and to
+/// `feeder` (see [`add_vc_queues`]) both ways in the cycle: the rate gate, the CBFC controller
+/// (its `credit` exported as the composite's), the MAC credit counter, the round robin and the
+/// TYPE2 queue. One place for the queue side of `rclink_tx` and of the standalone `bank_arbiter`.
+pub(crate) fn add_queue_gates(nl: &mut Netlist, path: &str, p: &Params, feeder: &str) -> Result<(), ElabError> {
+    let node = |n: &str| hwsim_hw::dotted(path, n);
     // The DCQCN rate gate beside the core: the CNPs it passes and its grants in, the pacing of
     // each flow out to its round; counting in the composite's scope (`tx.rate_increases`, …,
     // as the core did), its waves at `tx.dcqcn.*` (where the core had them).
@@ -203,7 +231,7 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
         "dcqcn"
     };
     for (from, to) in [
-        ("slot_fifo.rate_cnp", "cnp"),
+        (&*format!("{feeder}.rate_cnp"), "cnp"),
         ("ready", "vc_queues.rate_pace"),
         ("steps", "vc_queues.rate_steps"),
         ("paced", "vc_queues.rate_paced"),
@@ -223,7 +251,6 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
     // `tx.credit_latency_max`, as the core did), its waves at `tx.cbfc.*` (where the core had
     // them) and `tx.credit_view`.
     cbfc::add_wired(nl, path, p.cbfc_params(), "vc_queues")?;
-    nl.export(&node("credit_view"), &node("cbfc.credit_view"))?;
     let mp = mac_credit_params(p);
     let mc_ports = mac_credit::ports(&mp);
     nl.add(
@@ -245,17 +272,5 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
         &node("vc_queues.arb_grant"),
     )?;
     nl.connect(&node("mac_credit.available"), &node("vc_queues.mac_available"), None)?;
-    add_type2(nl, path, p)?;
-    for (outer, port) in MAC_CREDIT_EXPORTS {
-        nl.export(&node(outer), &node(&format!("mac_credit.{port}")))?;
-    }
-    if p.ack_cbfc {
-        // Counting in the composite's scope, as the TX did (`tx.ack_credits_returned`).
-        let rp = ack_return_params(p);
-        let ports = ack_cbfc::return_ports(&rp);
-        split::add_counting_in_scope(nl, path, "ack_return", "ack_return", ports, rp, ack_cbfc::return_build)?;
-        nl.connect(&node("slot_fifo.ctrl_taken"), &node("ack_return.taken"), None)?;
-        nl.export(&node("ack_cr"), &node("ack_return.ack_cr"))?;
-    }
-    Ok(())
+    add_type2(nl, path, p, feeder)
 }

@@ -199,6 +199,7 @@ mod params;
 /// The block's own counter ids, the credit view and the end-of-cycle waves and gauges.
 mod report;
 
+pub(crate) use composite::{add_queue_gates, add_vc_queues};
 pub use composite::{expand, ports};
 pub use params::RateControl;
 use report::Counters;

@@ -111,7 +111,7 @@ impl VcQueuesNode {
             }
             Plan::Arb { type2_after } => {
                 let Some(g) = self.arb_grant.pop() else {
-                    ctx.violation("rclink_tx: no grant from the arbiter (tx.arbiter) in the cycle of the request");
+                    ctx.violation("vc_queues: no grant from the arbiter in the cycle of the request");
                     return;
                 };
                 self.count_heads(ctx, g);
@@ -120,7 +120,7 @@ impl VcQueuesNode {
                 let vc = g.vc.0 as usize;
                 if g.granted && self.vcq.head(vc).is_none() {
                     ctx.violation(format!(
-                        "rclink_tx: the arbiter (tx.arbiter) granted VC {vc}, which the request did not name eligible"
+                        "vc_queues: the arbiter granted VC {vc}, which the request did not name eligible"
                     ));
                     return;
                 }
