@@ -51,7 +51,7 @@ fn param_docs(text: &str) -> Vec<(String, String, String)> {
 }
 
 /// A source file's key: its path under modules/src without `.rs`, a folder's `mod.rs` named by
-/// the folder (`rclink/tx`, `rclink/tx/ingress`, `switch/l2_switch/ingress`).
+/// the folder (`rclink/tx`, `rclink/slot_fifo/node/ingress`, `switch/l2_switch/ingress`).
 fn key_of(root: &Path, p: &Path) -> String {
     let rel = p.strip_prefix(root).unwrap_or(p).with_extension("");
     let mut k = rel.to_string_lossy().replace('\\', "/");

@@ -64,11 +64,12 @@ fn gtkw_opens_the_go_back_n_story() {
         .filter(|(a, _)| *a == "@800200")
         .map(|(_, t)| t.trim_start_matches('-'))
         .collect();
-    assert_eq!(titles.len(), 8, "{titles:?}");
+    assert_eq!(titles.len(), 9, "{titles:?}");
     assert!(titles[0].starts_with("LG 7 grants"));
     assert!(titles[6].starts_with("chip0 TX slot FIFO and VC queues"));
-    assert!(titles[7].starts_with("QP 5 on LG 2"));
-    assert_eq!(g.matches("@1000200").count(), 8);
+    assert!(titles[7].starts_with("chip0 TX CBFC controller (tx.cbfc)"));
+    assert!(titles[8].starts_with("QP 5 on LG 2"));
+    assert_eq!(g.matches("@1000200").count(), 9);
     // Signals in the order the view lists them, with GTKWave's vector names.
     let lines: Vec<&str> = g.lines().collect();
     let pos = |name: &str| {
@@ -91,6 +92,8 @@ fn gtkw_opens_the_go_back_n_story() {
         "chip0.lg7.tx.vc_queues.mac_take.valid",
         "chip0.lg7.tx.slot_fifo.q_ops.op[1:0]",
         "chip0.lg7.tx.vc_queues.grant.id[10:0]",
+        "chip0.lg7.tx.cbfc.credits_d1.vc0[14:0]",
+        "chip0.lg7.tx.dcqcn.rate",
         "chip0.lg2.tx.frame.psn[11:0]",
     ];
     for w in order.windows(2) {
@@ -124,7 +127,7 @@ fn gtkw_opens_the_go_back_n_story() {
         })
         .map(|(_, n)| *n)
         .collect();
-    assert_eq!(shown.len(), 35, "{shown:?}");
+    assert_eq!(shown.len(), 40, "{shown:?}");
     for n in shown {
         assert!(names.iter().any(|x| x == n), "{n} is not a signal of the VCD");
     }

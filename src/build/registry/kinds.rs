@@ -147,8 +147,8 @@ fn rclink_tx_blocks() -> Vec<BlockKind> {
         checked_kind(
             "slot_fifo",
             "RC Link TX slot FIFO of one LG (tx.slot_fifo in every TX): 3-state slots, PSN, ACK/NAK, Go-Back-N, retry timeout, QP fatal, the control and segment intake; its VC queue changes to vc_queues, the grants back (seed 000 «Slot 管理», «Go-Back-N 重传»)",
-            rc::tx::core_ports,
-            rc::tx::build,
+            rc::slot_fifo::ports,
+            rc::slot_fifo::build,
             |p| p.check(),
             rc::tx::COUNTER_TABLES,
         ),

@@ -7,7 +7,7 @@
 //! «Go-Back-N».
 //!
 //! The node (kind `slot_fifo`, `tx.slot_fifo` in every TX; its ports, `build` and cycle are in
-//! [`tx`](super::tx), which holds the TX's parameters) runs this core:
+//! `node/`; it takes the TX's parameters, [`tx::Params`](super::tx::Params)) runs this core:
 //!
 //! ```text
 //!                       +------------------------------------------------+
@@ -82,7 +82,11 @@ mod slots;
 /// The slot bitmaps, the waves and the end-of-tick gauge.
 mod view;
 
+/// The node (kind `slot_fifo`): ports, state, cycle.
+mod node;
+
 pub use ack::misrouted;
+pub use node::{build, ports, SlotFifoNode};
 pub use slots::accept_segments;
 pub use view::SlotView;
 

@@ -46,8 +46,8 @@ fn harness() -> Harness {
     let p = tx::Params::default();
     Harness::new(
         "slot_fifo",
-        tx::core_ports(&p),
-        Box::new(move |b| tx::build(&p, b)),
+        super::ports(&p),
+        Box::new(move |b| super::build(&p, b)),
         1,
         64,
     )

@@ -1,6 +1,6 @@
 //! The composite `rclink_tx` (seed 000 «TX 侧设计»): its ports, and its children — CNP MERGE
 //! ([`cnp_merge`](crate::rclink::cnp_merge), the control input in front of the slot FIFO), the
-//! slot FIFO (`slot_fifo`, the block of this folder), the VC queues
+//! slot FIFO ([`slot_fifo`](crate::rclink::slot_fifo), its node in slot_fifo/node/), the VC queues
 //! ([`vc_queues`](crate::rclink::vc_queues)), the DCQCN rate gate, the CBFC controller and the
 //! TYPE2 queue beside them, the bank arbiter's round robin ([`vc_arbiter`](crate::rclink::vc_arbiter),
 //! `arbiter`) and the MAC credit counter ([`mac_credit`](crate::rclink::mac_credit)) — wired
@@ -9,7 +9,8 @@
 
 use hwsim_hw::{ElabError, Netlist, PortDecl};
 
-use super::{build, core_ports, Params, RateControl};
+use super::{Params, RateControl};
+use crate::rclink::slot_fifo::{build, ports as core_ports};
 use crate::rclink::{ack_cbfc, cbfc, cc_window, cnp_merge, dcqcn, mac_credit, type2, vc_arbiter, vc_queues};
 use crate::split;
 

@@ -11,7 +11,7 @@
 //!
 //! `rclink_tx` is a composite of eight nodes ([`expand`]), nine with `ack_cbfc`: `cnp_merge`
 //! (CNP MERGE, the control input: every ACK, NAK and CNP through it, a repeated CNP marked
-//! filtered), `slot_fifo` (this file's block, kind `slot_fifo`: the slot FIFO and the TX's intake
+//! filtered), `slot_fifo` (kind `slot_fifo`, rclink/slot_fifo/node/: the slot FIFO and the TX's intake
 //! of control messages and segments), `vc_queues` (the VC queues: per VC the first flow head the
 //! gates pass, the per-flow rule, the MUL VC's turn, the grant and its frame), `cbfc` (the CBFC
 //! controller: the credit ledgers, their returns and charges; it tells the VC queues each TYPE1
@@ -54,9 +54,10 @@
 //! ledgers (`charged`, registered); the VC queues keep the counts they were told and apply the
 //! per-packet rule to their flow heads ([`Cbfc::run`](super::cbfc::Cbfc::run)). No cut adds a
 //! register (ops, returns, request, grant, charge and take all in the same cycle): the timing
-//! is the modules' own. The slot FIFO also exists as a block of its own (`slot_fifo` in `hwsim
-//! list`) for module-form testbenches; here its state shows on the waves as a nested scope
-//! (`….tx.slot_fifo.slots`). The nodes' interfaces show under their paths:
+//! is the modules' own. Each node is a kind of its own (`hwsim list`) that module-form
+//! testbenches instantiate alone (`slot_fifo`, `vc_queues`, `cbfc`, …; `bank_arbiter` is the
+//! queue side with a feed where the slot FIFO is); the slot FIFO's state shows on the waves as
+//! a nested scope (`….tx.slot_fifo.slots`). The nodes' interfaces show under their paths:
 //! `chip0.lg3.tx.cbfc.credits_d1`, `….tx.arbiter.ptr`, `….tx.arbiter.grant.vc`, the request's
 //! `….tx.vc_queues.arb_req.eligible` (bit v: VC v has a frame the gates let go), the slot
 //! FIFO's `….tx.slot_fifo.q_ops.*` and the VC queues' `….tx.vc_queues.grant.*`.
@@ -171,38 +172,27 @@
 //! - The retry timeout («超时重传») is implemented, with its own counters; MAX_RETRY makes the QP
 //!   fatal (seed 002 L3).
 
-use hwsim_hw::{Binder, BuildResult, CombOut, CounterDecl, PortDecl, StreamIn, StreamOut};
-use hwsim_ports::{ChipId, Ctrl, FrameDone, FrameFormat, LgId, QueueOp, RateCnp, Segment, SlotGrant, TxCtrl};
+use hwsim_hw::CounterDecl;
+use hwsim_ports::{ChipId, FrameFormat, LgId};
 use serde::{Deserialize, Serialize};
 
-use super::ack_cbfc::TAKEN_PER_CYCLE;
-use super::cbfc::Cbfc;
 use super::cc_window;
 use super::cnp_merge;
 use super::dcqcn;
-use super::slot_fifo::{SlotCounters, SlotFifo, SlotView};
-use super::vc_queues;
 
-// The TX's parts, each in its own file; this file keeps the ports, the block's state and
-// `build` (the parameters in params.rs, the counter table in counter_table.rs).
+// The TX's parameters (their checks in params.rs), its counter table (counter_table.rs) and the
+// composite (composite.rs); the slot FIFO node is in rclink/slot_fifo/node/.
 /// The composite `rclink_tx`: its ports and children (the slot FIFO, the VC queues, the arbiter, the MAC credit
 /// counter, the ACK-VC return).
 mod composite;
 /// The counter table.
 mod counter_table;
-/// The cycle: the three processes, their phases in their order.
-mod cycle;
-/// Inputs: ACK/NAK/CNP on `ctrl`, CBFC credit returns, MAC credit returns, segments.
-mod ingress;
 /// The parameters' checks and the header fields they select.
 mod params;
-/// The block's own counter ids, the credit view and the end-of-cycle waves and gauges.
-mod report;
 
 pub(crate) use composite::{add_queue_gates, add_vc_queues};
 pub use composite::{expand, ports};
 pub use params::RateControl;
-use report::Counters;
 
 pub use super::bank_arbiter::NUM_VC;
 pub use super::cbfc::MAX_CREDITS;
@@ -348,117 +338,6 @@ impl Default for Params {
             rsp_priority: 1,
         }
     }
-}
-
-/// Port list of the slot FIFO (kind `slot_fifo`, `tx.slot_fifo`): the inputs, the slot state, and
-/// the VC queues' ops out and grants in; the round is `vc_queues`'s, whose frames, depths and
-/// WAIT_CRD the composite exports beside these.
-pub fn core_ports(p: &Params) -> Vec<PortDecl> {
-    let depth = vc_queues::ops_depth(p.slots);
-    let mut v = vec![
-        PortDecl::stream_in::<Segment>("seg", 1)
-            .doc("segments (frames) from the PAXI core; left queued while slots are short"),
-        PortDecl::comb_stream_in::<TxCtrl>("ctrl", cnp_merge::CTRL_DEPTH)
-            .doc("ACK / NAK / CNP back from the receiver (src = our dst), through CNP MERGE in the same cycle"),
-        PortDecl::stream_out::<FrameDone>("done").doc("to PAXI: every packet of the frame was ACKed"),
-        PortDecl::comb_stream_out::<Segment>("t2_seg")
-            .doc("TYPE2 segments taken from `seg`, to the TYPE2 queue in the same cycle (type2.seg)"),
-        PortDecl::comb_stream_out::<QueueOp>("q_ops").width(depth).doc(
-            "the changes of the VC queues (a segment taken, a Go-Back-N, a fatal QP), to vc_queues in the same cycle",
-        ),
-        PortDecl::comb_output::<u64>("q_changes")
-            .doc("changes so far (slots, control messages, TYPE2 segments): a change runs the VC queues' round"),
-        PortDecl::comb_stream_in::<SlotGrant>("q_grant", 1)
-            .process(1)
-            .doc("the packets the VC queues granted, in the same cycle (WaitGrant → WaitAck, the retry timer)"),
-    ];
-    v.extend(SlotView::ports("", "slots_used").into_iter().map(|d| d.process(1)));
-    v.push(
-        PortDecl::comb_stream_out::<RateCnp>("rate_cnp")
-            .width(cnp_merge::CTRL_DEPTH)
-            .doc("the CNPs that passed CNP MERGE, per flow, to the rate gate in the same cycle (dcqcn.cnp)"),
-    );
-    if p.ack_cbfc {
-        v.push(
-            PortDecl::comb_stream_out::<Ctrl>("ctrl_taken")
-                .width(TAKEN_PER_CYCLE)
-                .doc("the control messages taken in from `ctrl`, to the ACK-VC credit return (`ack_return`) in the same cycle"),
-        );
-    }
-    v
-}
-
-/// The block: the slot FIFO and the TX's inputs.
-pub struct RcLinkTx {
-    p: Params,
-    seg_in: StreamIn<Segment>,
-    ctrl_in: StreamIn<TxCtrl>,
-    done_out: StreamOut<FrameDone>,
-    c: Counters,
-    sc: SlotCounters,
-    /// The CNPs that passed CNP MERGE, to the rate gate.
-    rate_cnp: StreamOut<RateCnp>,
-    slots: SlotFifo,
-    slot_view: SlotView,
-    /// The VC queues' ops out, the change count, the grants in.
-    q_ops: StreamOut<QueueOp>,
-    q_changes: CombOut<u64>,
-    q_grant: StreamIn<SlotGrant>,
-    changes: u64,
-    /// The slot FIFO changed in process 0 (shown in process 1).
-    slots_changed: bool,
-    /// The CBFC costs (a segment whose packet never fits the credits is refused).
-    cbfc: Cbfc,
-    /// The segment at the head of `seg` was already counted as slot-blocked.
-    seg_block_counted: bool,
-    /// The TYPE2 intake: the segments to the TYPE2 queue and the queue's room.
-    t2: Type2Intake,
-    /// The control messages taken in, to the ACK-VC credit return (with `ack_cbfc`).
-    ctrl_taken: Option<StreamOut<Ctrl>>,
-}
-
-/// The slot FIFO's TYPE2 intake: `Mul` segments from `seg` to the TYPE2 queue (`tx.type2`).
-struct Type2Intake {
-    seg: StreamOut<Segment>,
-    /// Frames in the queue: those pushed less those granted (the producer's count of the
-    /// queue's room, so a push never meets a full queue).
-    queued: u32,
-    cap: u32,
-}
-
-/// Binds ports; refuses out-of-range parameters with a message naming the parameter.
-pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
-    p.check()?;
-    let slots = SlotFifo::new(p.slots, p.max_payload, p.max_retry, p.retry_timeout)?;
-    let cbfc = Cbfc::new(p.credit_size, p.pkt_ovhd, p.uf_limit, p.initial_credits)?;
-    Ok(Box::new(RcLinkTx {
-        p: p.clone(),
-        seg_in: b.stream_in("seg")?,
-        ctrl_in: b.stream_in("ctrl")?,
-        done_out: b.stream_out("done")?,
-        c: Counters::declare(b),
-        sc: SlotCounters::declare(b),
-        rate_cnp: b.stream_out("rate_cnp")?,
-        slot_view: SlotView::bind("", "slots_used", b)?,
-        slots,
-        q_ops: b.stream_out("q_ops")?,
-        q_changes: b.comb_output("q_changes")?,
-        q_grant: b.stream_in("q_grant")?,
-        changes: 0,
-        slots_changed: false,
-        cbfc,
-        seg_block_counted: false,
-        t2: Type2Intake {
-            seg: b.stream_out("t2_seg")?,
-            queued: 0,
-            cap: p.type2_queue,
-        },
-        ctrl_taken: if p.ack_cbfc {
-            Some(b.stream_out("ctrl_taken")?)
-        } else {
-            None
-        },
-    }))
 }
 
 pub use hwsim_ports::TYPE2_VC;

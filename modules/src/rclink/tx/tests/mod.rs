@@ -5,8 +5,8 @@
 use super::*;
 use hwsim_hw::{Cycle, Harness};
 use hwsim_ports::{
-    cbfc_cost, split_packets, CreditMsg, CreditSize, DataFrame, Ecn, FlitKind, MacCreditRet, Psn, QpId, Rh, UInt,
-    ACK_VC,
+    cbfc_cost, split_packets, CreditMsg, CreditSize, Ctrl, DataFrame, Ecn, FlitKind, FrameDone, MacCreditRet, Psn,
+    QpId, Rh, Segment, UInt, ACK_VC,
 };
 use std::collections::VecDeque;
 use std::num::NonZeroU32;

@@ -3,7 +3,7 @@
 
 use hwsim_hw::{Binder, CounterId, Ctx};
 
-use super::RcLinkTx;
+use super::SlotFifoNode;
 
 /// The ids of the counters this block declares (its modules' blocks declare the others).
 pub(super) struct Counters {
@@ -26,7 +26,7 @@ impl Counters {
     }
 }
 
-impl RcLinkTx {
+impl SlotFifoNode {
     /// End of the cycle: the slot FIFO waves and the slot gauges; `changed` says the slot FIFO
     /// changed before the round.
     pub(super) fn show_state(&mut self, ctx: &mut Ctx<'_>, changed: bool) {

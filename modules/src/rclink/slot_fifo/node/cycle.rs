@@ -13,9 +13,9 @@
 use hwsim_hw::{Component, Ctx, Wake};
 use hwsim_ports::FlitKind;
 
-use super::RcLinkTx;
+use super::SlotFifoNode;
 
-impl Component for RcLinkTx {
+impl Component for SlotFifoNode {
     /// Process 0: the cycle's inputs.
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
@@ -69,7 +69,7 @@ impl Component for RcLinkTx {
     }
 }
 
-impl RcLinkTx {
+impl SlotFifoNode {
     /// One `FrameDone` to PAXI if one waits and `done` has room; returns whether it went.
     fn push_done(&mut self) -> bool {
         let mut done_pushed = false;

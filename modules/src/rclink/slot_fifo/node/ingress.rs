@@ -6,7 +6,7 @@
 use hwsim_hw::{Ctx, Cycle};
 use hwsim_ports::{Ctrl, FlitKind, Opcode, RateCnp, Segment, TxCtrl};
 
-use super::{Params, RcLinkTx};
+use super::{Params, SlotFifoNode};
 use crate::rclink::cbfc::Cbfc;
 use crate::rclink::slot_fifo;
 
@@ -33,7 +33,7 @@ fn unsendable(p: &Params, cbfc: &Cbfc, seg: &Segment, npkts: u32) -> Option<Stri
     None
 }
 
-impl RcLinkTx {
+impl SlotFifoNode {
     /// ACK/NAK/CNP on `ctrl`, all of them: latencies, the message itself, its ACK-VC credit.
     /// Returns whether it took any (each runs the VC queues' round).
     pub(super) fn take_ctrl(&mut self, ctx: &mut Ctx<'_>, now: Cycle) -> bool {
