@@ -12,9 +12,11 @@
 //! ```
 //!
 //! **Classes** (seed 003's suggested mapping): 3 = ACK + CNP, 2 = REQ data, 1 = RSP, 0 = other.
-//! Class 3 is served first whenever it holds a cell; then REQ and RSP share the port by WRR —
-//! `wrr_weights` [REQ, RSP] cells per turn, a turn ending early when its class is empty — and
-//! class 0 goes only when all three are empty.
+//! Class 3 is served first whenever it holds a cell; then REQ and RSP share the port by the WRR
+//! rule the frame switch's outputs run ([`switch::wrr`](super::wrr), weighed in cells, all of
+//! one size: while both hold cells REQ gets `w_req / (w_req + w_rsp)` of the port, REQ first,
+//! a class left alone keeping the port without credit) — and class 0 goes only when all three
+//! are empty.
 //!
 //! **Buffer and ECN.** The classes share `buffer` cells; a cell arriving to a full buffer is
 //! dropped (`drops`). An ECN-capable cell (`ect`) is marked CE at enqueue with the RED
@@ -37,6 +39,10 @@ use hwsim_ports::{Cell, UInt};
 use serde::{Deserialize, Serialize};
 
 use super::ecn::RedMarker;
+use super::wrr::Wrr;
+
+/// How far REQ or RSP may get ahead of its share, in cells per unit of the larger weight.
+const WRR_CATCH_UP_CELLS: i64 = 4;
 
 /// The counters this block registers (name, unit, meaning): `hwsim explain`, the report's units
 /// and the system monitors read this table; the registry refuses a counter missing from it.
@@ -71,7 +77,8 @@ pub struct Params {
     pub buffer: u32,
     /// Cycles per cell on the link (the port rate), 1..=65536.
     pub slot: u64,
-    /// WRR weights, cells per turn: [REQ (class 2), RSP (class 1)], each 1..=255.
+    /// WRR weights [REQ (class 2), RSP (class 1)], each 1..=255: while both hold cells, REQ
+    /// gets w_req / (w_req + w_rsp) of the port's cells (`switch::wrr`).
     pub wrr_weights: [u32; 2],
     /// ECN marking on (the Standard format carries ECN).
     pub ecn: bool,
@@ -117,7 +124,7 @@ pub fn ports(_p: &Params) -> Vec<PortDecl> {
 pub struct Egress {
     slot: u64,
     buffer: usize,
-    weights: [u32; 2],
+    wrr: Wrr,
     ecn: bool,
     red: Option<RedMarker>,
     kmin_kmax: (f64, f64),
@@ -125,9 +132,8 @@ pub struct Egress {
     out: StreamOut<Cell>,
     queues: [VecDeque<Cell>; 4],
     held: usize,
-    /// WRR: the class whose turn it is (2 or 1) and the cells it sent in this turn.
-    turn: u8,
-    turn_sent: u32,
+    /// The WRR balance (`switch::wrr`): > 0, RSP goes first.
+    wrr_balance: i64,
     /// First cycle the link is free for the next cell.
     link_free: Cycle,
     buffer_used: Out<UInt<21>>,
@@ -156,7 +162,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     Ok(Box::new(Egress {
         slot: p.slot,
         buffer: p.buffer as usize,
-        weights: p.wrr_weights,
+        wrr: Wrr::new(p.wrr_weights[0], p.wrr_weights[1], WRR_CATCH_UP_CELLS),
         ecn: p.ecn,
         red: None,
         kmin_kmax: (p.ecn_kmin, p.ecn_kmax),
@@ -164,8 +170,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         out: b.stream_out("out")?,
         queues: Default::default(),
         held: 0,
-        turn: 2,
-        turn_sent: 0,
+        wrr_balance: 0,
         link_free: 0,
         buffer_used: b.output("buffer_used")?,
         depth: [d(0)?, d(1)?, d(2)?, d(3)?],
@@ -183,25 +188,21 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
 }
 
 impl Egress {
-    /// The class to serve next: SP 3, then WRR between 2 and 1, then 0.
+    /// The class to serve next (a cell of it is sent): SP 3, then WRR between 2 and 1, then 0.
     fn pick(&mut self) -> Option<usize> {
         if !self.queues[3].is_empty() {
             return Some(3);
         }
         let (req, rsp) = (!self.queues[2].is_empty(), !self.queues[1].is_empty());
         if req || rsp {
-            // The turn passes to the other class when this one is empty or has used its
-            // weight — unless the other is empty, then this class starts a new turn.
-            let idx = |c: u8| if c == 2 { 0 } else { 1 };
-            let has = |c: u8| if c == 2 { req } else { rsp };
-            if !has(self.turn) || self.turn_sent >= self.weights[idx(self.turn)] {
-                if has(3 - self.turn) {
-                    self.turn = 3 - self.turn;
-                }
-                self.turn_sent = 0;
-            }
-            self.turn_sent += 1;
-            return Some(self.turn as usize);
+            // The class that sends is charged one cell (the caller sends what this picks).
+            let c = if !req || (rsp && Wrr::rsp_first(self.wrr_balance)) {
+                1
+            } else {
+                2
+            };
+            self.wrr.charge(&mut self.wrr_balance, c == 2, 1, req && rsp);
+            return Some(c);
         }
         (!self.queues[0].is_empty()).then_some(0)
     }

@@ -11,14 +11,15 @@ use hwsim_ports::{DataFrame, Ecn, UInt};
 use super::port::Tag;
 use super::voq::Voq;
 use super::L2Switch;
+use crate::switch::wrr::Wrr;
 
 /// The two levels that share an output by WRR (seed 003 «推荐的 PAXI 出口调度»): REQ data and RSP.
 pub(super) const REQ_LEVEL: usize = 2;
 pub(super) const RSP_LEVEL: usize = 1;
 
-/// How far one WRR level may get ahead of its share at an output: the balance is clamped at this
-/// times the larger weight, so a level that could not be matched for a long while (its inputs
-/// busy elsewhere) catches up by a few frames, not by all it missed.
+/// How far one WRR level may get ahead of its share at an output, in bytes per unit of the larger
+/// weight (`switch::wrr`): a level that could not be matched for a long while (its inputs busy
+/// elsewhere) catches up by a few frames, not by all it missed.
 pub(super) const WRR_CATCH_UP_BYTES: i64 = 4 * 8192;
 
 impl Voq {
@@ -41,29 +42,13 @@ impl Voq {
         while outs != 0 {
             let o = outs.trailing_zeros() as usize;
             outs &= outs - 1;
-            if self.wrr_balance[o] > 0 {
+            if Wrr::rsp_first(self.wrr_balance[o]) {
                 rsp_first |= 1 << o;
             }
         }
         (contended, rsp_first)
     }
 
-    /// Charges a frame of `wire` bytes matched at output `o` from level `l` to the WRR balance:
-    /// while both levels contend for `o` the sender moves ahead by its bytes over its weight;
-    /// otherwise the balance restarts (a level with nothing queued keeps no credit, as in
-    /// deficit round robin).
-    pub(super) fn wrr_charge(&mut self, l: usize, o: usize, wire: u64, contended: u64) {
-        let b = &mut self.wrr_balance[o];
-        if contended & 1 << o == 0 {
-            *b = 0;
-        } else if l == REQ_LEVEL {
-            *b = (*b + wire as i64 * self.wrr_rsp).min(self.wrr_cap);
-        } else if l == RSP_LEVEL {
-            *b = (*b - wire as i64 * self.wrr_req).max(-self.wrr_cap);
-        }
-    }
-
-    /// Shows on the `rsp_first{o}` waves the outputs where RSP matches first this cycle.
     pub(super) fn show_rsp_first(&mut self, rsp_first: u64) {
         if rsp_first != self.rsp_first_shown {
             let mut changed = rsp_first ^ self.rsp_first_shown;

@@ -13,6 +13,7 @@ use super::super::allocator::AllocatorKind;
 use super::output::{REQ_LEVEL, RSP_LEVEL, WRR_CATCH_UP_BYTES};
 use super::port::{Port, Tag};
 use super::{Forwarding, L2Switch, Params, LEVELS};
+use crate::switch::wrr::Wrr;
 
 /// A frame in a VOQ: (ready cycle, arrival cycle, output, frame, priority).
 type Queued = (Cycle, Cycle, u8, DataFrame, u8);
@@ -54,15 +55,12 @@ pub(super) struct Voq {
     pub(super) c_dt_drops: CounterId,
     /// Frames queued per level (the WRR work is skipped unless levels 1 and 2 both hold some).
     pub(super) level_frames: [u64; LEVELS],
-    /// WRR weights: REQ (level 2), RSP (level 1).
-    pub(super) wrr_req: i64,
-    pub(super) wrr_rsp: i64,
+    /// The WRR rule (`switch::wrr`): REQ (level 2) and RSP (level 1) weights, in wire bytes.
+    pub(super) wrr: Wrr,
     /// Per output: the WRR balance in weighted bytes, `wrr_rsp` × REQ bytes − `wrr_req` × RSP
     /// bytes sent while both levels held frames for it (reset to 0 when one had none); > 0:
     /// REQ is ahead of its share, so RSP matches first.
     pub(super) wrr_balance: Vec<i64>,
-    /// Bound of `wrr_balance`'s magnitude.
-    pub(super) wrr_cap: i64,
     pub(super) rsp_first_sig: Vec<Out<UInt<1>>>,
     /// The outputs shown as RSP-first on the waves.
     pub(super) rsp_first_shown: u64,
@@ -99,10 +97,8 @@ impl Voq {
             c_voq_peak: b.counter("voq_peak_bytes"),
             c_dt_drops: b.counter("dt_drops"),
             level_frames: [0; LEVELS],
-            wrr_req: p.wrr_req as i64,
-            wrr_rsp: p.wrr_rsp as i64,
+            wrr: Wrr::new(p.wrr_req, p.wrr_rsp, WRR_CATCH_UP_BYTES),
             wrr_balance: vec![0; n],
-            wrr_cap: WRR_CATCH_UP_BYTES * p.wrr_req.max(p.wrr_rsp) as i64,
             rsp_first_sig: (0..n)
                 .map(|k| b.output(&format!("rsp_first{k}")))
                 .collect::<Result<_, _>>()?,
@@ -123,7 +119,8 @@ impl Voq {
         let wire = f.wire_bytes() as u64;
         self.level_frames[l] -= 1;
         if l == REQ_LEVEL || l == RSP_LEVEL {
-            self.wrr_charge(l, o, wire, contended);
+            self.wrr
+                .charge(&mut self.wrr_balance[o], l == REQ_LEVEL, wire, contended & 1 << o != 0);
         }
         self.q_bytes[q] -= wire;
         self.in_bytes[i] -= wire;
