@@ -992,3 +992,50 @@ fn vectors_of_the_cbfc_controller_balance_charges_and_returns() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_system_testbench_without_a_view_opens_on_its_headline_signals_that_move() {
+    let d = temp_dir("headlines");
+    let vcd = d.join("a1.vcd");
+    // a1 has no `view:` and a `trace:` of whole LGs (1 582 variables).
+    let (code, out, err) = hwsim_parts(&[
+        "tb/acceptance/a1_p2p_bandwidth.yaml",
+        "--vcd",
+        s(&vcd),
+        "-q",
+        "--until",
+        "20000",
+    ]);
+    assert_eq!(code, 1, "a1 fails its checks when cut at 20 000: {out}{err}");
+    let g = std::fs::read_to_string(d.join("a1.gtkw")).unwrap();
+    let titles: Vec<&str> = g
+        .lines()
+        .zip(g.lines().skip(1))
+        .filter(|(a, _)| *a == "@800200")
+        .map(|(_, t)| t.trim_start_matches('-'))
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "TX frames to the MAC, per LG (valid, PSN)",
+            "TX slots in use, per LG",
+            "RX: expected PSN; the ACK / NAK / CNP sent back"
+        ],
+        "{g}"
+    );
+    let shown: Vec<&str> = g
+        .lines()
+        .filter(|l| l.starts_with("chip") || l.starts_with("sw") || l.starts_with("link"))
+        .collect();
+    assert!(shown.len() <= 3 * 16 && shown.len() >= 6, "{shown:?}");
+    // Only signals that move: the traced LGs' frames, slots and RX control; not their DCQCN
+    // rate (traced, but no CNP ever cuts it: the rate gate's group is left out above), nor
+    // the PAXI's OST (not traced).
+    assert!(
+        shown.iter().any(|l| l.starts_with("chip0.lg0.tx.frame.valid")),
+        "{shown:?}"
+    );
+    assert!(!shown.iter().any(|l| l.contains("dcqcn")), "{shown:?}");
+    // A testbench with a `view:` keeps its own groups (go_back_n: the test above).
+    let _ = std::fs::remove_dir_all(&d);
+}

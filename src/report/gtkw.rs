@@ -2,9 +2,11 @@
 //! on the testbench's story instead of an empty signal pane.
 //!
 //! What it shows: the testbench's `view:` groups (a title each, the signals its globs select, in
-//! the order given), or without `view:` one group per `trace:` glob (everything, grouped by top
-//! scope, when there is no `trace:` either; a module testbench's instance with its ports, the
-//! driven inputs among them, in the order of its kind's port table). The zoom fits `view.window` (default the whole run)
+//! the order given); without `view:`, a system testbench's headline signals that move (frames,
+//! slots, rates, the RX's PSN and control, PAXI OST, switch queues, injected drops:
+//! `SYSTEM_VIEW`), else one group per `trace:` glob, else everything grouped by top scope (a
+//! module testbench's instance with its ports, the driven inputs among them, in the order of
+//! its kind's port table). The zoom fits `view.window` (default the whole run)
 //! into the window. Fields that encode an enum (an RH `opcode`, an `ecn`, a DCQCN `state`, a frame
 //! `format`, a PAXI flit's `kind`, an RX control write's `kind`) are shown by name through GTKWave translate filter files written beside the save
 //! file (`<stem>.<enum>.txt`: one `value name` line per encoding).
@@ -118,14 +120,15 @@ struct Group {
     vars: Vec<usize>,
 }
 
-/// The groups of the view: the testbench's `view:`, else its `trace:`, else by top scope; and
+/// The groups of the view: the testbench's `view:`, else its `trace:`, else (a system testbench)
+/// the headline signals that move ([`system_headlines`]), else by top scope; and
 /// with `--trace` globs on the command line (`cmd_trace`), a group per glob of what it chose
 /// that no `view:` group shows (the wave holds what they chose: a save file showing only the
 /// view's groups left 148 of 150 variables out). A `view:` glob that selects nothing is an
 /// error unless `--trace` narrowed the wave.
-fn groups(l: &Loaded, wave: &Wave, cmd_trace: &[String]) -> Result<Vec<Group>, InputError> {
+fn groups(l: &Loaded, wave: &mut Wave, cmd_trace: &[String]) -> Result<Vec<Group>, InputError> {
     let strict = cmd_trace.is_empty();
-    let select = |g: &str| -> Vec<usize> {
+    let select = |wave: &Wave, g: &str| -> Vec<usize> {
         let one = [g.to_string()];
         (0..wave.vars.len())
             .filter(|&i| hwsim_hw::trace_selected(&one, &wave.vars[i].name))
@@ -136,7 +139,7 @@ fn groups(l: &Loaded, wave: &Wave, cmd_trace: &[String]) -> Result<Vec<Group>, I
         for g in &view.groups {
             let mut vars: Vec<usize> = Vec::new();
             for glob in &g.signals {
-                let sel = select(glob);
+                let sel = select(wave, glob);
                 if sel.is_empty() && strict {
                     return Err(l.error_at(
                         glob,
@@ -157,6 +160,11 @@ fn groups(l: &Loaded, wave: &Wave, cmd_trace: &[String]) -> Result<Vec<Group>, I
             }
         }
     }
+    if out.is_empty() && cmd_trace.is_empty() {
+        // A system testbench without `view:` opens on its headline signals, within what its
+        // `trace:` recorded.
+        out = system_headlines(l, wave);
+    }
     let globs: &[String] = match (cmd_trace.is_empty(), out.is_empty()) {
         (false, _) => cmd_trace,
         (true, true) => &l.tb.trace,
@@ -164,7 +172,7 @@ fn groups(l: &Loaded, wave: &Wave, cmd_trace: &[String]) -> Result<Vec<Group>, I
     };
     let shown: std::collections::HashSet<usize> = out.iter().flat_map(|g| g.vars.iter().copied()).collect();
     for glob in globs {
-        let vars: Vec<usize> = select(glob).into_iter().filter(|i| !shown.contains(i)).collect();
+        let vars: Vec<usize> = select(wave, glob).into_iter().filter(|i| !shown.contains(i)).collect();
         if !vars.is_empty() {
             out.push(Group {
                 title: glob.clone(),
@@ -220,6 +228,75 @@ fn groups(l: &Loaded, wave: &Wave, cmd_trace: &[String]) -> Result<Vec<Group>, I
     Ok(out)
 }
 
+/// What a system testbench without `view:` opens on, among the signals its `trace:` recorded:
+/// the story every RC Link system tells, one group per line here (title, the signals' globs).
+const SYSTEM_VIEW: &[(&str, &[&str])] = &[
+    (
+        "TX frames to the MAC, per LG (valid, PSN)",
+        &["*.tx.frame.valid", "*.tx.frame.psn"],
+    ),
+    ("TX slots in use, per LG", &["*.tx.slots_used"]),
+    ("TX rate gate: DCQCN rate, per LG", &["*.tx.dcqcn.rate"]),
+    (
+        "RX: expected PSN; the ACK / NAK / CNP sent back",
+        &[
+            "*.rx.psn_check.epsn",
+            "*.rx.ctrl.valid",
+            "*.rx.ctrl.opcode",
+            "*.rx.ctrl.nak",
+        ],
+    ),
+    (
+        "PAXI: OST entries in use, RX VC pause",
+        &["chip*.paxi.*_ost", "chip*.paxi.rx_pause"],
+    ),
+    ("switches: queue bytes per port", &["*.q_bytes*"]),
+    ("links: frames the injected faults dropped", &["*.injected"]),
+];
+
+/// Most signals of one default group (the first in the wave's order; the title says how many
+/// there were).
+const MAX_DEFAULT_SIGNALS: usize = 16;
+
+/// The default view of a system testbench ([`SYSTEM_VIEW`]): of each group's signals only those
+/// that move during the run (a signal holding its #0 value throughout is left out: an idle
+/// LG, a switch port nothing crossed), at most [`MAX_DEFAULT_SIGNALS`] each. Empty for a
+/// module testbench, or when nothing moves.
+fn system_headlines(l: &Loaded, wave: &mut Wave) -> Vec<Group> {
+    if !matches!(crate::build::form(l), Ok(crate::build::Form::System)) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (title, globs) in SYSTEM_VIEW {
+        let globs: Vec<String> = globs.iter().map(|g| g.to_string()).collect();
+        let picked: Vec<usize> = (0..wave.vars.len())
+            .filter(|&i| globs.iter().any(|g| hwsim_hw::glob_match(g, &wave.vars[i].name)))
+            .collect();
+        if picked.is_empty() {
+            continue;
+        }
+        let moving: Vec<usize> = picked
+            .iter()
+            .zip(wave.changes(&picked))
+            .filter(|(_, ch)| ch.len() > 1 || ch.first().is_some_and(|c| c.0 > 0))
+            .map(|(&i, _)| i)
+            .collect();
+        if moving.is_empty() {
+            continue;
+        }
+        let title = if moving.len() > MAX_DEFAULT_SIGNALS {
+            format!("{title} (the first {MAX_DEFAULT_SIGNALS} of {})", moving.len())
+        } else {
+            title.to_string()
+        };
+        out.push(Group {
+            title,
+            vars: moving.into_iter().take(MAX_DEFAULT_SIGNALS).collect(),
+        });
+    }
+    out
+}
+
 /// The place in `ports` (instance `top`'s port table) of the port a wave variable belongs to:
 /// the port's net or one of its fields, or the net of the testbench's driver of that input;
 /// `ports.len()` if none.
@@ -271,7 +348,7 @@ fn relative(target: &Path, dir: &Path) -> String {
 /// (see [`groups`]).
 pub fn files(
     l: &Loaded,
-    wave: &Wave,
+    wave: &mut Wave,
     dump: &Path,
     gtkw: &Path,
     cmd_trace: &[String],

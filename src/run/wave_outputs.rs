@@ -161,7 +161,7 @@ impl WaveOutputs {
         }
         if let Some(g) = &self.gtkw {
             let dump: &Path = self.vcd.as_deref().or(self.fst.as_deref()).expect("a wave file");
-            for (p, b) in crate::report::gtkw::files(l, &wave, dump, g, cmd_trace, levels)? {
+            for (p, b) in crate::report::gtkw::files(l, &mut wave, dump, g, cmd_trace, levels)? {
                 crate::report::output::write_file(&p, &b)?;
             }
         }
