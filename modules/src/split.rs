@@ -9,7 +9,7 @@ use hwsim_hw::{Binder, BuildResult, ElabError, Netlist, PortDecl};
 
 /// The part of a split block that stays fused, added as `path.core`.
 pub struct Core<P: Clone + 'static> {
-    /// Its block kind (`rclink_tx_core`, `l2_switch_core`).
+    /// Its block kind (`l2_switch_core`).
     pub kind: &'static str,
     /// Its ports.
     pub ports: Vec<PortDecl>,

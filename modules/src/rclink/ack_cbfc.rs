@@ -22,7 +22,7 @@
 //! the VC («所有 VC»), `stop_cbfc` turns the check off. The dynamic lower limit is TYPE1 REQ
 //! only and does not apply here.
 //!
-//! **Receiver** ([`AckReturn`], the `ack_return` node in `rclink_tx` beside the TX core, which
+//! **Receiver** ([`AckReturn`], the `ack_return` node in `rclink_tx` beside the slot FIFO, which
 //! takes the control messages in and hands each to it on `taken` in the same cycle): every
 //! message popped from the TX's `ctrl` input frees its place at once, so its cost is owed back to the
 //! sender; what is owed to one sender is summed and goes back as one `CreditMsg` (vc
@@ -286,7 +286,7 @@ pub fn return_build(p: &ReturnParams, b: &mut Binder) -> hwsim_hw::BuildResult {
 }
 
 /// The receiver's side, the `ack_return` node (`chip.lgK.tx.ack_return` in `rclink_tx` with
-/// `ack_cbfc`, between the TX core's `ctrl` intake and the router): credits owed per sender,
+/// `ack_cbfc`, between the slot FIFO's `ctrl` intake and the router): credits owed per sender,
 /// returned one message per cycle. Latency 0: a message taken in at n is owed at n and its
 /// return pushed at n when the stream has room (seen by the router at n + 1).
 pub struct AckReturn {

@@ -10,7 +10,7 @@
 //!  stream<RateCnp>         |   — no cut: software moves CC_WINDOW / length_thr                  | --(comb)--> steps : u64 (always 0)
 //!  sent ==(comb ×1)==>     | process 1: per grant, flow (dst, qp):                              | ==> paced : stream<RatePace>
 //!  stream<RateSent>        |   window w = now / cc_window; a new w clears used; used += bytes   |   masked until (w + 1) cc_window
-//!  (the TX core's grant)   |   used ≥ length_thr(qp): the QP's slots WAIT_CRD to the window end | --> qp, used, masked
+//!  (the VC queues' grant)  |   used ≥ length_thr(qp): the QP's slots WAIT_CRD to the window end | --> qp, used, masked
 //!                          +--------------------------------------------------------------------+
 //! ```
 //!
@@ -19,14 +19,14 @@
 //! wire in the current window (`RateSent.bytes`, headers included, as the DCQCN gate paces); the
 //! count starts again at the first grant of a later window. When it reaches `length_thr` (the
 //! QP's, or the default) the QP is masked (`cc_mask` set): its slots go to WAIT_CRD and its
-//! frames wait at their places in the VC queue — the TX core's round holds the flow's head back
+//! frames wait at their places in the VC queue — the VC queues' round holds the flow's head back
 //! exactly as a paced DCQCN flow, counting `diag_rate_block` — until the window ends, when the
 //! mask clears and the slots are WAIT_GRANT again. So a QP sends at most `length_thr` plus one
 //! frame per window: rate ≈ length_thr / CC_WINDOW (the seed's «速率 = length_thr / CC_WINDOW»).
 //!
 //! **Timing.** A grant at n is counted at n; a mask it sets is seen by the round at n + 1 (on
 //! `paced`, registered, as DCQCN's pacing) and holds to the window's end; the round at the end
-//! cycle may send (the TX core wakes exactly then). `masked` shows the QPs masked now and drops
+//! cycle may send (the VC queues wake exactly then). `masked` shows the QPs masked now and drops
 //! to 0 in the end cycle (the node wakes for it).
 //!
 //! Counters (in the TX's scope inside `rclink_tx`): `cc_masks` (times a QP reached its
@@ -153,14 +153,14 @@ impl Params {
     }
 }
 
-/// Port list: the DCQCN gate's (the TX core wires either).
+/// Port list: the DCQCN gate's (the TX wires either).
 pub fn ports(_p: &Params) -> Vec<PortDecl> {
     vec![
         PortDecl::comb_stream_in::<RateCnp>("cnp", CNPS_PER_CYCLE)
             .doc("CNPs that passed CNP MERGE, per flow (dst, qp): counted and reported, no rate change"),
         PortDecl::comb_stream_in::<RateSent>("sent", 1)
             .process(1)
-            .doc("the TX core's grant in its cycle: flow (dst, qp) sent `bytes` on the wire"),
+            .doc("the VC queues' grant in its cycle: flow (dst, qp) sent `bytes` on the wire"),
         PortDecl::comb_stream_out::<RatePace>("ready")
             .width(CNPS_PER_CYCLE)
             .doc("unused by the window scheme (no CNP cut): the DCQCN gate's port, never pushed"),
@@ -301,7 +301,7 @@ impl Component for CcWindow {
                 let (dst, qp) = fl.key;
                 let end = (w + 1) * self.p.cc_window;
                 if !self.paced.can_push() {
-                    ctx.violation("cc_window: `paced` full (the TX core takes it in the cycle after each grant)");
+                    ctx.violation("cc_window: `paced` full (the VC queues take it in the cycle after each grant)");
                 } else {
                     self.paced.push(RatePace {
                         dst,

@@ -31,7 +31,7 @@
 //! 50 B/ns.
 //!
 //! **Where it runs.** As `chip.lgK.tx.mac_credit` inside `rclink_tx` (between the MAC's credit
-//! return and the arbitration round of `rclink_tx_core`), and alone in a module testbench: the
+//! return and the arbitration round of `vc_queues`), and alone in a module testbench: the
 //! same block.
 //!
 //! Counters: `credits_returned` (MAC2TX credits back from the MAC), `credits_taken` (grants).

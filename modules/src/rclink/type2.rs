@@ -8,22 +8,22 @@
 //!
 //! The node is `chip.lgK.tx.type2` (kind `type2`) in every TX, and the kind module testbenches
 //! drive. It keeps the queue and the members' ledger counts the CBFC controller (`tx.cbfc`)
-//! tells it, and offers its head to the TX core's arbitration round, where TYPE2 is the MUL VC:
+//! tells it, and offers its head to the VC queues' arbitration round, where TYPE2 is the MUL VC:
 //!
 //! ```text
 //!                           +-- type2 --------------------------------------------+
 //!  seg =====(comb, 16)====> | process 0: counts and charged counts of the TYPE2    | --(comb)--> offer : signal<Type2Offer>
 //!  stream<Segment>          |   ledgers; the segments into the queue (misrouted,   |   queued, the head, block
-//!  (TX core, process 0)     |   never sendable: protocol violations); the head's   |   (none / mac / credit), its
+//!  (slot_fifo, process 0)   |   never sendable: protocol violations); the head's   |   (none / mac / credit), its
 //!  counts ==(comb, 8)=====> |   gates: a multicast MAC credit, then every member's |   cost per member, returns
-//!  charged ==============>  |   ledger admits all its packets                      |   (TX core, process 1)
+//!  charged ==============>  |   ledger admits all its packets                      |   (vc_queues, process 0)
 //!  stream<CreditMsg>        |                                                      | --> queue : signal<u16>
 //!  (tx.cbfc)                |                                                      |     (frames waiting, a level)
 //!  mul_available -(comb)--> |                                                      |
 //!  signal<u8> (mac_credit)  |                                                      |
 //!  take ====(comb, 1)=====> | process 1: the head was granted: out of the queue;   |
 //!  stream<Type2Take>        |   process 0 offers the next one next cycle           |
-//!  (TX core, process 2)     +------------------------------------------------------+
+//!  (vc_queues, process 1)   +------------------------------------------------------+
 //! ```
 //!
 //! **Timing.** A segment pushed at n (the core's process 0, in seg order with TYPE1's) is in
@@ -148,7 +148,7 @@ impl Params {
 pub fn ports(p: &Params) -> Vec<PortDecl> {
     vec![
         PortDecl::comb_stream_in::<Segment>("seg", p.queue.clamp(1, 256))
-            .doc("TYPE2 segments from the TX core in the cycle it takes them; it never pushes into a full queue"),
+            .doc("TYPE2 segments from the slot FIFO in the cycle it takes them; it never pushes into a full queue"),
         PortDecl::comb_stream_in::<CreditMsg>("counts", cbfc::RETURNS_PER_CYCLE)
             .optional()
             .doc("a TYPE2 ledger's count after a return, in its cycle (cbfc.t2_counts); unbound: none"),
@@ -159,7 +159,7 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
             .doc("multicast MAC TX credits free this cycle (mac_credit.mul_available)"),
         PortDecl::comb_stream_in::<Type2Take>("take", 1)
             .process(1)
-            .doc("the TX core granted the head frame, in the cycle of the grant"),
+            .doc("the VC queues granted the head frame, in the cycle of the grant"),
         PortDecl::comb_output::<Type2Offer>("offer")
             .doc("the head frame, whether both gates pass and why not, its cost per member ledger"),
         PortDecl::output::<u16>("queue")

@@ -7,7 +7,7 @@
 //!
 //! The controller is a netlist node of `rclink_tx` (`chip.lgK.tx.cbfc`, kind `cbfc`, the
 //! [`node`] module), and the same node is the kind module testbenches drive. It keeps the
-//! ledgers: it takes the credit returns, charges each grant, and tells the TX core every
+//! ledgers: it takes the credit returns, charges each grant, and tells the VC queues every
 //! ledger's count when it changes; the core's VC-queue side applies the send rule
 //! ([`Cbfc::run`], this file) to the counts it was told, where the seed puts the gate (at VC
 //! arbitration, packet by packet, many flow heads a round):
@@ -16,10 +16,10 @@
 //!                        +-- cbfc ----------------------------------------+
 //!  credit ==(8)=======>  | process 0: returns: ledger += credits           | ==(comb ×8)==> counts : stream<CreditMsg>
 //!  stream<CreditMsg>     |   (over-return, misrouted: protocol violations) |   the ledger's remaining credits,
-//!  (MAC control path)    |                                                 |   in the cycle (TX core, process 1)
+//!  (MAC control path)    |                                                 |   in the cycle (vc_queues, process 0)
 //!  charge ==(comb 1)===> | process 1: the grant's charge: ledger −= cost   | ==> charged : stream<CreditMsg>
 //!  stream<CreditMsg>     |   (vc 4: every member of the TYPE2 group)       |   each charged ledger's remaining
-//!  (TX core, process 2)  |                                                 |   credits, for the next round
+//!  (vc_queues, process 1)|                                                 |   credits, for the next round
 //!                        |   (with groups: a TYPE2 member's counts go on   | ==(comb)==> t2_counts, ==> t2_charged
 //!                        |    t2_counts / t2_charged, to `tx.type2`)       |   (the TYPE2 queue's gates)
 //!                        |                                                 | --> credit_view : signal<CreditMsg>
@@ -44,7 +44,7 @@
 //! ledger that changed, so `counts` carries one message per return (a return to a stopped CBFC
 //! too).
 //!
-//! **Latency**: a return visible at n is counted at n and its ledger's count reaches the TX core's
+//! **Latency**: a return visible at n is counted at n and its ledger's count reaches the VC queues'
 //! round of n (`counts` is combinational); a grant's charge at n (the core's process 2) is counted
 //! at n and its count reaches the next round (`charged`, visible at n + 1: the core grants once
 //! a cycle, so no round sits between).
@@ -66,7 +66,7 @@
 //! ledgers follow `stop_cbfc` (no charge, returns ignored).
 //!
 //! **Deviations**: `pkt_ovhd` is unsigned (the hardware PktOvhd register is 10-bit signed). The
-//! rule is evaluated by the TX core against the counts this node reports, not inside the node:
+//! rule is evaluated by the VC queues against the counts this node reports, not inside the node:
 //! the round asks it for many flow heads, each depending on the last, in one cycle (see
 //! docs/modules.md). The waves show destinations below `view_dsts` only (a signal per
 //! destination; the ledgers themselves are unbounded).
@@ -336,7 +336,7 @@ impl Cbfc {
         Ok(())
     }
 
-    /// Sets the count of (dst, vc) to what the controller reported (the TX core's view of the
+    /// Sets the count of (dst, vc) to what the controller reported (the VC queues' view of the
     /// `cbfc` node's ledgers, which only the node changes).
     pub fn set_remaining(&mut self, dst: ChipId, vc: u8, remaining: u32) {
         let l = self.ledger(dst, vc);
@@ -441,7 +441,7 @@ fn credits_name(prefix: &str, d: u32) -> String {
 
 /// A message about ledger (`dst`, `vc`) of the CBFC controller of `chip`'s LG `lg`: a charge
 /// (`credits` = the cost) to the controller, or a count (`credits` = remaining) from it. One
-/// shape for the TX core, the standalone bank arbiter and the node (see the header's
+/// shape for the VC queues and the controller node (see the header's
 /// «Messages»); `credits` fits the 15-bit field (a cost or a ledger ≤ 32767).
 pub fn ledger_msg(chip: ChipId, lg: LgId, dst: ChipId, vc: u8, credits: u32) -> hwsim_ports::CreditMsg {
     hwsim_ports::CreditMsg {

@@ -56,11 +56,10 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
 }
 
 /// Adds the controller as `PATH.cbfc` beside its user `PATH.{user}` (the node whose round
-/// reads the counts: `vc_queues` in a TX, `core` in the standalone bank arbiter),
+/// reads the counts: `vc_queues`, in a TX and in the standalone bank arbiter alike),
 /// counting in the composite's scope, wired as every user wires it: `counts` to the user's
 /// `cbfc_counts`, `charged` to its `cbfc_charged`, its `cbfc_charge` back to `charge`; the
-/// composite's `credit` is the node's. One place for the wiring of `rclink_tx` and the
-/// standalone `bank_arbiter`.
+/// composite's `credit` is the node's.
 pub fn add_wired(nl: &mut hwsim_hw::Netlist, path: &str, p: Params, user: &str) -> Result<(), hwsim_hw::ElabError> {
     let node = |n: &str| hwsim_hw::dotted(path, n);
     let c_ports = ports(&p);
@@ -75,7 +74,7 @@ pub fn add_wired(nl: &mut hwsim_hw::Netlist, path: &str, p: Params, user: &str) 
     nl.export(&node("credit"), &node("cbfc.credit"))
 }
 
-/// Places the TX core gives `charged` (its `cbfc_charged`): one charge a cycle, taken by the
+/// Places the VC queues give `charged` (its `cbfc_charged`): one charge a cycle, taken by the
 /// core's round in the next (a pop frees its place for the producer one cycle later).
 pub fn charged_depth(p: &Params) -> u32 {
     2 * charged_width(p)

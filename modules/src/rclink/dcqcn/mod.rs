@@ -8,11 +8,11 @@
 //!                          +-- dcqcn (one LG) -------------------------------------------+
 //!  cnp  ==(comb ×8)==>     | process 0: per CNP (dst, qp): on_cnp                         | ==(comb ×8)==> ready : stream<RatePace>
 //!  stream<RateCnp>         |   α ← (1−g)α + g; R_T ← R_C; R_C ← max(R_C (1 − α/2), R_min)  |   the flow's pacing after the cut
-//!  (the TX core, a CNP     |   then the recovery timers due (55 µs): α ← α(1−g), increase | --(comb)--> steps : u64
+//!  (the slot FIFO, a CNP   |   then the recovery timers due (55 µs): α ← α(1−g), increase | --(comb)--> steps : u64
 //!   that passed CNP MERGE) |                                                              |   timer increases so far
 //!  sent ==(comb ×1)==>     | process 1: per grant: pacing (next send ≥ now + bytes / R_C)   | ==> paced : stream<RatePace>
 //!  stream<RateSent>        |   ByteCounter 150 KB → increase; then the waves, gauges      |   (next cycle)
-//!  (the TX core's grant)   |   increase: stage ≤ 5: R_C += (R_T − R_C)/2, else R_line/200 | --> qp, rate, alpha, state
+//!  (the VC queues' grant)  |   increase: stage ≤ 5: R_C += (R_T − R_C)/2, else R_line/200 | --> qp, rate, alpha, state
 //!                          +--------------------------------------------------------------+
 //! ```
 //!
@@ -31,7 +31,7 @@
 //! eq:rc-dcqcn-pacing, now ≥ last_send + (header_overhead + max_payload) / R_C with R_C the rate
 //! now ([`Dcqcn::ready_by`]; the TX passes `pkt_ovhd` + `max_payload`), so a cut lengthens and
 //! an increase shortens the wait at once. The node
-//! tells the TX core each flow's ready cycle when it changes ([`RatePace`](hwsim_ports::RatePace)):
+//! tells the VC queues each flow's ready cycle when it changes ([`RatePace`](hwsim_ports::RatePace)):
 //! on `ready` in the cycle a CNP cuts the flow (so that cycle's round sees the cut), on `paced`
 //! the cycle after a send moved it; the core's round passes or blocks each flow head on it and
 //! wakes exactly at the earliest ready cycle, no polling. A recovery timer's increase moves no

@@ -16,7 +16,7 @@ use super::{Dcqcn, FlowKey, GateParams, Pacing, Params, State};
 /// (CNP MERGE's output, [`crate::rclink::cnp_merge::CTRL_DEPTH`]).
 const CNPS_PER_CYCLE: u32 = crate::rclink::cnp_merge::CTRL_DEPTH;
 
-/// Places the TX core gives `paced` (its `rate_paced`): one grant a cycle, taken by the core's
+/// Places the VC queues give `paced` (its `rate_paced`): one grant a cycle, taken by the core's
 /// round in the next.
 pub const PACED_DEPTH: u32 = 2;
 
@@ -24,18 +24,18 @@ pub const PACED_DEPTH: u32 = 2;
 pub fn ports(_p: &GateParams) -> Vec<PortDecl> {
     vec![
         PortDecl::comb_stream_in::<RateCnp>("cnp", CNPS_PER_CYCLE)
-            .doc("CNPs that passed CNP MERGE, per flow (dst, qp), in the cycle the TX core takes them"),
+            .doc("CNPs that passed CNP MERGE, per flow (dst, qp), in the cycle the slot FIFO takes them"),
         PortDecl::comb_stream_in::<RateSent>("sent", 1)
             .process(1)
-            .doc("the TX core's grant in its cycle: flow (dst, qp) sent `bytes` on the wire"),
+            .doc("the VC queues' grant in its cycle: flow (dst, qp) sent `bytes` on the wire"),
         PortDecl::comb_stream_out::<RatePace>("ready")
             .width(CNPS_PER_CYCLE)
-            .doc("a cut flow's pacing, in the cycle of the cut (the TX core's round of that cycle sees it); with `pacing: seed` also a timer's increase"),
+            .doc("a cut flow's pacing, in the cycle of the cut (the VC queues' round of that cycle sees it); with `pacing: seed` also a timer's increase"),
         PortDecl::comb_output::<u64>("steps")
-            .doc("rate increases by the recovery timers so far; a change makes the TX core run a round"),
+            .doc("rate increases by the recovery timers so far; a change makes the VC queues run a round"),
         PortDecl::stream_out::<RatePace>("paced")
             .process(1)
-            .doc("a flow's pacing after a send moved it, for the TX core's next round"),
+            .doc("a flow's pacing after a send moved it, for the VC queues' next round"),
         PortDecl::output::<QpId>("qp")
             .process(1)
             .doc("QP of the flow whose rate state changed last"),
@@ -394,7 +394,7 @@ impl Component for RateGate {
             if pace.ready_at() != self.told[f] {
                 self.told[f] = pace.ready_at();
                 if !self.paced.can_push() {
-                    ctx.violation("dcqcn: `paced` full (the TX core takes it in the cycle after each grant)");
+                    ctx.violation("dcqcn: `paced` full (the VC queues take it in the cycle after each grant)");
                 } else {
                     self.paced.push(pace);
                 }

@@ -1,4 +1,4 @@
-//! The TX core's cycle (seed 000 «事件粒度»): two processes around the VC queues' round, and
+//! The slot FIFO node's cycle (seed 000 «事件粒度»): two processes around the VC queues' round, and
 //! the order of their phases is the timing — slots an ACK frees at n take a segment at n, a
 //! segment taken at n may be granted at n, one `FrameDone` per cycle.
 //!

@@ -1,4 +1,4 @@
-//! What the TX core shows (seed 000 appendix C «诊断计数器»): its own counter ids and the
+//! What the slot FIFO node shows (seed 000 appendix C «诊断计数器»): its own counter ids and the
 //! slot FIFO's waves and gauges (the VC queues' node counts the round's).
 
 use hwsim_hw::{Binder, CounterId, Ctx};
