@@ -72,6 +72,15 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 }
 
 fn glob_match_in<C: Copy + PartialEq>(p: &[C], t: &[C], any: C, one: C) -> bool {
+    // A literal tail after the last `*` must end the text: tested first, it refuses most names
+    // at once (`chip*.paxi.wdata_bytes_in` against every counter of a run) where the scan
+    // below would try the star at every place.
+    if let Some(last) = p.iter().rposition(|&c| c == any) {
+        let tail = &p[last + 1..];
+        if !tail.contains(&one) && (t.len() < tail.len() || t[t.len() - tail.len()..] != *tail) {
+            return false;
+        }
+    }
     let (mut pi, mut ti) = (0, 0);
     let (mut star, mut mark) = (None, 0);
     while ti < t.len() {
@@ -606,6 +615,17 @@ mod tests {
             ("é*", "éa", true),
             ("?", "ü", true),
             ("??", "ü", false),
+            // A literal tail after the last star ends the text; with a `?` in it, or overlapping
+            // the head, the scan decides.
+            ("chip*.paxi.wdata_bytes_in", "chip3.paxi.wdata_bytes_in", true),
+            ("chip*.paxi.wdata_bytes_in", "chip3.paxi.wdata_bytes_in_x", false),
+            ("chip*.drops", "chip3.lg1.drops", true),
+            ("ab*ba", "aba", false),
+            ("ab*ba", "abba", true),
+            ("a*b?", "axbc", true),
+            ("a*b?", "axcb", false),
+            ("*x", "", false),
+            ("a*", "a", true),
         ] {
             assert_eq!(glob_match(p, t), want, "{p} ~ {t}");
         }
