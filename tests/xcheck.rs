@@ -799,8 +799,7 @@ fn vectors_of_the_type2_queue_in_a_multicast_system() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// A node's vectors out of a system scenario: the TX's MAC credit counter through the Go-Back-N
-/// story, the stimulus an RTL implementation of it would be driven with.
+/// The slot FIFO's vectors out of go_back_n: `q_ops` keeps the lanes its busiest cycle used.
 #[test]
 fn vectors_of_the_slot_fifo_keep_the_lanes_its_busiest_cycle_used() {
     // `q_ops` is declared 1 026 lanes wide (2 x 512 slots + 2); the vectors keep the lanes the
@@ -818,27 +817,23 @@ fn vectors_of_the_slot_fifo_keep_the_lanes_its_busiest_cycle_used() {
     let csv = std::fs::read_to_string(d.join("chip0.lg7.tx.slot_fifo.csv")).unwrap();
     let mut lines = csv.lines();
     let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    // The slot bitmaps are 512-bit columns (not u64): only the queue ops' columns are read.
+    let rows: Vec<Vec<u64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap_or(0)).collect())
+        .collect();
     let lanes = head
         .iter()
         .filter(|h| h.ends_with(".valid:1:out") && h.starts_with("q_ops["))
         .count();
     assert!((2..64).contains(&lanes), "{lanes} lanes: {head:?}");
     // In the NAK's cycle every lane carries a `front` op (1), largest PSN first.
-    let col = |h: &str| head.iter().position(|x| *x == h).unwrap_or_else(|| panic!("{h}"));
     let (v0, op0, psn0, psn1) = (
-        col("q_ops[0].valid:1:out"),
-        col("q_ops[0].op:2:out"),
-        col("q_ops[0].first_psn:12:out"),
-        col("q_ops[1].first_psn:12:out"),
+        column(&head, "q_ops[0].valid"),
+        column(&head, "q_ops[0].op"),
+        column(&head, "q_ops[0].first_psn"),
+        column(&head, "q_ops[1].first_psn"),
     );
-    let nak = lines
-        .map(|l| {
-            l.split(',')
-                .map(|v| v.parse::<u64>().unwrap_or(0))
-                .collect::<Vec<u64>>()
-        })
-        .find(|r| r[v0] == 1 && r[op0] == 1)
-        .expect("a front op");
+    let nak = rows.iter().find(|r| r[v0] == 1 && r[op0] == 1).expect("a front op");
     assert!(
         nak[psn0] > nak[psn1],
         "largest PSN first: {} then {}",
@@ -848,6 +843,8 @@ fn vectors_of_the_slot_fifo_keep_the_lanes_its_busiest_cycle_used() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A node's vectors out of a system scenario: the TX's MAC credit counter through the Go-Back-N
+/// story, the stimulus an RTL implementation of it would be driven with.
 #[test]
 fn vectors_of_a_node_inside_a_system() {
     let d = temp_dir("vectors-system");

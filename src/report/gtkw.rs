@@ -268,7 +268,6 @@ fn system_headlines(l: &Loaded, wave: &mut Wave) -> Vec<Group> {
     }
     let mut out = Vec::new();
     for (title, globs) in SYSTEM_VIEW {
-        let globs: Vec<String> = globs.iter().map(|g| g.to_string()).collect();
         let picked: Vec<usize> = (0..wave.vars.len())
             .filter(|&i| globs.iter().any(|g| hwsim_hw::glob_match(g, &wave.vars[i].name)))
             .collect();

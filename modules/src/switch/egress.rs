@@ -29,6 +29,10 @@
 //! downstream at n+1 when the port was idle and `slot` = 1).
 //!
 //! Counters: `enqueued`, `sent_p0..3`, `drops`, `ecn_marks`, `buffer_peak`.
+//!
+//! Deviations: seed 003 asks for WRR between REQ and RSP and names no order within a turn; the
+//! shared rule interleaves them (2 : 1 sends REQ RSP REQ REQ RSP …, REQ first) rather than
+//! sending a turn of `w` cells back to back; the shares are the same.
 
 use std::collections::VecDeque;
 

@@ -2,6 +2,8 @@
 //! 出口调度»: strict priority for ACK/CNP, WRR between REQ and RSP so that neither starves the
 //! other, best effort last): one rule for both switches — `l2_switch` (frames, weighed by their
 //! wire bytes, the crossbar's passes at each output) and `switch_egress` (cells, one unit each).
+//! In cells it is the seed's plain WRR; in bytes it is deficit-style, which `l2_switch` lists
+//! among its deviations (seed 003 finds plain WRR enough for PAXI's even frame sizes).
 //!
 //! **The rule** (a deficit round robin of two classes kept as one signed balance per output):
 //! while both classes hold work for the output, each send moves the balance by its units times

@@ -162,8 +162,9 @@ pub fn expand(p: &Params, path: &str, nl: &mut Netlist) -> Result<(), ElabError>
         nl.export(&node(n), &node(&format!("slot_fifo.{n}")))?;
     }
     add_vc_queues(nl, path, p, "slot_fifo")?;
+    let vq_ports = vc_queues::ports(p);
     for (outer, name) in VC_QUEUES_OUTER {
-        if vc_queues::ports(p).iter().any(|d| d.name == name) {
+        if vq_ports.iter().any(|d| d.name == name) {
             nl.export(&node(outer), &node(&format!("vc_queues.{name}")))?;
         }
     }
