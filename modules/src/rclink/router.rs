@@ -276,6 +276,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         classify: (Trust::Pcp, 0),
         rx_base: None,
         targets: Vec::new(),
+        ready: Vec::new(),
     };
     let mut ctrl = Class {
         inputs: vec![],
@@ -285,6 +286,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         classify: (Trust::Pcp, 0),
         rx_base: None,
         targets: Vec::new(),
+        ready: Vec::new(),
     };
     let mut credit = Class {
         inputs: vec![],
@@ -294,6 +296,7 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         classify: (Trust::Pcp, 0),
         rx_base: None,
         targets: Vec::new(),
+        ready: Vec::new(),
     };
     for k in 0..p.num_lg {
         data.inputs.push(b.stream_in(&format!("lg{k}_tx"))?);
@@ -328,6 +331,10 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     data.used = vec![false; outs];
     ctrl.used = vec![false; outs];
     credit.used = vec![false; credit.outputs.len()];
+    // The passes' scratch, at its largest from the start (no allocation while running).
+    data.ready.reserve(data.inputs.len());
+    ctrl.ready.reserve(ctrl.inputs.len());
+    credit.ready.reserve(credit.inputs.len());
     data.paused = vec![0; outs];
     ctrl.paused = vec![0; outs];
     credit.paused = vec![0; credit.outputs.len()];
@@ -500,6 +507,28 @@ mod tests {
             "released by the XON"
         );
         assert_eq!(h.sim().counter("dut.pfc_pauses"), Some(1));
+    }
+
+    #[test]
+    fn inputs_with_a_message_are_served_from_the_cycles_turn_on() {
+        // Default: 8 LGs and one edge, so the data class has 9 inputs and the turn of cycle t
+        // starts at input t mod 9. Frames on LGs 2 and 6 both want edge 0 (one per cycle):
+        // the first through is the first of the two at or after the turn, wrapping.
+        for start in 0..9u64 {
+            let mut h = bench(Params::default());
+            h.steps(start).unwrap();
+            assert!(h.push("lg2_tx", frame(None, 2)));
+            assert!(h.push("lg6_tx", frame(None, 6)));
+            // Pushed in cycle `start`, seen by the router's pass in `start + 1`.
+            let turn = (start + 1) % 9;
+            h.steps(4).unwrap();
+            let mut out = Vec::new();
+            while let Some(f) = h.pop::<DataFrame>("e0_req_out") {
+                out.push(f.frame_seq);
+            }
+            let want = if (3..=6).contains(&turn) { [6, 2] } else { [2, 6] };
+            assert_eq!(out, want, "pushed at {start}: the turn starts at input {turn}");
+        }
     }
 
     #[test]

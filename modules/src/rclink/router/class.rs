@@ -74,6 +74,8 @@ pub(super) struct Class<T: Value + Routed> {
     pub(super) classify: (Trust, u8),
     /// Scratch: the outputs of the message being moved (more than one for a multicast copy).
     pub(super) targets: Vec<usize>,
+    /// Scratch: the inputs holding a message at the start of a pass, in index order.
+    pub(super) ready: Vec<u32>,
 }
 
 /// Outcome of one pass over a class.
@@ -156,20 +158,27 @@ impl<T: Value + Routed> Class<T> {
     ) -> Pass {
         let mut r = Pass::default();
         let n = self.inputs.len();
-        if n == 0 {
+        // The inputs with a message, found in one tight walk (a router is woken by any of its
+        // inputs and most are empty: the rotating walk below then visits only these). Only a
+        // pass pops its inputs, and only the one it visits, so the set holds for the pass.
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.clear();
+        for (i, input) in self.inputs.iter().enumerate() {
+            if !input.is_empty() {
+                ready.push(i as u32);
+            }
+        }
+        if ready.is_empty() {
+            self.ready = ready;
             return r;
         }
-        self.used.iter_mut().for_each(|u| *u = false);
         let mut t = std::mem::take(&mut self.targets);
-        // Rotate the service order with time, so every input gets first pick in turn.
-        let mut next = (now % n as u64) as usize;
-        for _ in 0..n {
-            let ii = next;
-            next = if next + 1 == n { 0 } else { next + 1 };
-            // An empty input costs a look at its counters (most are empty in most cycles).
-            if self.inputs[ii].is_empty() {
-                continue;
-            }
+        // Rotate the service order with time, so every input gets first pick in turn: the
+        // inputs from `now mod n` up, then those below it.
+        let first = (now % n as u64) as u32;
+        let split = ready.partition_point(|&i| i < first);
+        for &i in ready[split..].iter().chain(&ready[..split]) {
+            let ii = i as usize;
             // The head's outputs and its PFC priority, read in place (no copy of a message
             // that cannot move yet).
             let (routed, bit) = match self.inputs[ii].peek() {
@@ -216,6 +225,11 @@ impl<T: Value + Routed> Class<T> {
             }
         }
         self.targets = t;
+        self.ready = ready;
+        if r.moved > 0 {
+            // Only a move marks an output used: a pass that moved nothing leaves none to clear.
+            self.used.iter_mut().for_each(|u| *u = false);
+        }
         r
     }
 }
