@@ -756,6 +756,44 @@ fn column(head: &[&str], name: &str) -> usize {
     head.iter().position(|h| h.starts_with(&format!("{name}:"))).unwrap()
 }
 
+/// The PAXI's RX side's vectors out of a system (tb/paxi/rx_watermark.yaml, chip 1's REQ MEM
+/// of N = 32 frames, 1 RTT = 25): `rx_pause` rises in the cycle `rx_req` shows the high
+/// watermark N + 1 RTT = 57 and falls when it shows the low one, 25, five times each; every
+/// frame that came in on an `rx{k}` went on to the core on `bus`.
+#[test]
+fn vectors_of_the_paxi_rx_side_in_a_system() {
+    let d = temp_dir("vectors-rx-vc");
+    let (code, out, err) = hwsim_parts(&[
+        "vectors",
+        "tb/paxi/rx_watermark.yaml",
+        "--instance",
+        "chip1.paxi.rx_vc",
+        "--out",
+        s(&d),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let csv = std::fs::read_to_string(d.join("chip1.paxi.rx_vc.csv")).unwrap();
+    let (head, rows) = vectors_table(&csv);
+    let (pause, level) = (column(&head, "rx_pause"), column(&head, "rx_req"));
+    let mut edges = Vec::new();
+    for w in rows.windows(2) {
+        if w[0][pause] != w[1][pause] {
+            edges.push((w[1][pause], w[1][level]));
+        }
+    }
+    let want: Vec<(u64, u64)> = [(1, 57), (0, 25)].repeat(5);
+    assert_eq!(edges, want, "pause edges (pause, rx_req)");
+    let valids = |prefix: &str| -> u64 {
+        let cols: Vec<usize> = (0..head.len())
+            .filter(|&i| head[i].starts_with(prefix) && head[i].contains(".valid:"))
+            .collect();
+        rows.iter().map(|r| cols.iter().map(|&i| r[i]).sum::<u64>()).sum()
+    };
+    let (into, onward) = (valids("rx"), valids("bus["));
+    assert!(into > 0, "no frame reached chip 1");
+    assert_eq!(into, onward, "frames in on rx{{k}} against frames on to the core");
+}
+
 /// The TYPE2 queue's vectors out of a multicast system (tb/paxi/multicast_group.yaml): each
 /// multicast frame offered in the cycle its segment comes, both gates passing with the cost of
 /// 4 KiB per member (6 + 6 + 6 + 1 credits), taken in that cycle, the queue empty after it; the

@@ -29,6 +29,8 @@ fn source_of(kind: &str) -> (String, &'static str) {
         "switch_ingress" => "switch/l2_switch/ingress",
         "switch_pfc" => "switch/l2_switch/pfc",
         "switch_alloc" => "switch/l2_switch/alloc",
+        "paxi" | "paxi_core" => "rclink/paxi",
+        "paxi_rx_vc" => "rclink/paxi/rx_vc",
         other => {
             // Otherwise the one file named for the kind.
             return (

@@ -85,13 +85,29 @@ fn chip_blocks() -> Vec<BlockKind> {
             rc::cdma::build,
             rc::cdma::COUNTER_TABLES,
         ),
-        checked_kind(
+        composite_kind(
             "paxi",
-            "PAXI core: AXI writes, reads and TYPE2 multicast, W/R/MUL OST, ITLV, AR/B packing, B and R responses, RX VC and AXI channel buffers (seed 000/002)",
+            "PAXI (composite: paxi_rx_vc → paxi_core): AXI writes, reads and TYPE2 multicast, W/R/MUL OST, ITLV, AR/B packing, B and R responses, RX VC and AXI channel buffers (seed 000/002)",
             rc::paxi::ports,
-            rc::paxi::build,
+            rc::paxi::expand,
             rc::paxi::check_ports,
             rc::paxi::COUNTER_TABLES,
+        ),
+        checked_kind(
+            "paxi_core",
+            "PAXI without its RX side: requester (MPS split, W/R/MUL OST, ITLV), dispatch to the LGs, completer (AXI slave, B and R), AR/B packing (the part of paxi not yet cut into nodes; seed 000/002)",
+            rc::paxi::core_ports,
+            rc::paxi::build,
+            rc::paxi::check_ports,
+            rc::paxi::CORE_COUNTER_TABLES,
+        ),
+        checked_kind(
+            "paxi_rx_vc",
+            "PAXI RX side: REQ/RSP/MUL VC buffers with their watermarks (rx_pause), W/AR/R/B AXI channel buffers, frames to the core in the cycle the bus takes them (seed 002 «VC Buffer», «AXI 通道 Buffer»)",
+            rc::paxi::rx_vc::ports,
+            rc::paxi::rx_vc::build,
+            rc::paxi::rx_vc::check_ports,
+            rc::paxi::rx_vc::COUNTER_TABLES,
         ),
         kind(
             "paxi_pack",

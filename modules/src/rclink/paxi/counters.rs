@@ -173,26 +173,6 @@ pub const COUNTERS: &[CounterDecl] = &[
         "multicast bytes × members not answered, at a timeout",
     ),
     CounterDecl::new(
-        "rx_*_peak",
-        "frames",
-        "gauge: most frames held in RX VC buffer * (req, rsp, mul)",
-    ),
-    CounterDecl::new(
-        "rx_*_xoff",
-        "events",
-        "times RX VC buffer * (req, rsp, mul) reached its high watermark (pause up)",
-    ),
-    CounterDecl::new(
-        "rx_*_paused_cycles",
-        "ns",
-        "cycles RX VC buffer * (req, rsp, mul) held its pause up, counted at XON",
-    ),
-    CounterDecl::new(
-        "rx_*_held_back",
-        "ns",
-        "LG-cycles a frame waited in an RX because VC buffer * (req, rsp, mul) was full",
-    ),
-    CounterDecl::new(
         "flow*_txns",
         "transactions",
         "transactions of flow * completed (issued at or after `metrics_from`, as every flow* counter)",
@@ -232,11 +212,6 @@ pub const COUNTERS: &[CounterDecl] = &[
         "flow*_last",
         "cycle",
         "cycle + 1 of the last transaction of flow * completed (0 = never)",
-    ),
-    CounterDecl::new(
-        "axi_*_peak_bytes",
-        "bytes",
-        "gauge: most bytes held in AXI channel buffer * (w, ar, r, b)",
     ),
 ];
 

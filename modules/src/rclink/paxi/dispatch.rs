@@ -14,7 +14,6 @@ use super::counters::{set_max, Counters, FlowCounters};
 use super::multicast::MEntry;
 use super::paxi_pack::{PackCounters, Packer};
 use super::requester::{REntry, ReadBurst, TxnState, WEntry};
-use super::rx_vc::{bind_axi_chans, bind_rx_vcs, AxiChan, RxVc};
 use super::{Itlv, Params};
 
 /// The ITLV hash: a splitmix64 avalanche over the three inputs (never a linear mix).
@@ -35,7 +34,8 @@ pub struct Paxi {
     pub(super) txn_in: StreamIn<Txn>,
     pub(super) seg_out: Vec<StreamOut<Segment>>,
     pub(super) done_in: Vec<StreamIn<FrameDone>>,
-    pub(super) rx_in: Vec<StreamIn<DataFrame>>,
+    /// The frames the RX side (`paxi.rx_vc`) hands to the AXI side, in the cycle it does.
+    pub(super) bus: StreamIn<DataFrame>,
     pub(super) ost_sig: Out<u16>,
     pub(super) r_ost_sig: Out<u16>,
     pub(super) mul_ost_sig: Out<u16>,
@@ -82,9 +82,6 @@ pub struct Paxi {
     pub(super) r_rr: usize,
     pub(super) ar_order: u64,
     pub(super) rr: u64,
-    pub(super) rx_vcs: Vec<RxVc>,
-    pub(super) axi_chans: Vec<AxiChan>,
-    pub(super) rx_pause: Out<u8>,
     pub(super) c: Counters,
     pub(super) flows: Vec<FlowCounters>,
 }
@@ -92,7 +89,6 @@ pub struct Paxi {
 impl Paxi {
     /// Binds the ports, outputs and counters (in this order: the registry numbers them so).
     pub(super) fn bind(p: &Params, b: &mut Binder) -> Result<Paxi, String> {
-        let rx_vcs = bind_rx_vcs(p, b)?;
         if p.ar_pack.kind != FlitKind::Ar || p.b_pack.kind != FlitKind::B {
             return Err("ar_pack.kind must be `ar` and b_pack.kind `b`".into());
         }
@@ -100,11 +96,9 @@ impl Paxi {
         let b_pack = Packer::new(&p.b_pack).map_err(|e| format!("b_pack: {e}"))?;
         let mut seg_out = Vec::new();
         let mut done_in = Vec::new();
-        let mut rx_in = Vec::new();
         for k in 0..p.num_lg {
             seg_out.push(b.stream_out(&format!("seg{k}"))?);
             done_in.push(b.stream_in(&format!("done{k}"))?);
-            rx_in.push(b.stream_in(&format!("rx{k}"))?);
         }
         let flows = (0..p.flows).map(|f| FlowCounters::bind(b, f)).collect();
         let c = Counters::bind(b);
@@ -112,7 +106,7 @@ impl Paxi {
             txn_in: b.stream_in("txn")?,
             seg_out,
             done_in,
-            rx_in,
+            bus: b.stream_in("bus")?,
             ost_sig: b.output("ost")?,
             r_ost_sig: b.output("r_ost")?,
             mul_ost_sig: b.output("mul_ost")?,
@@ -145,9 +139,6 @@ impl Paxi {
             r_rr: 0,
             ar_order: 0,
             rr: 0,
-            rx_vcs,
-            axi_chans: bind_axi_chans(b),
-            rx_pause: b.output("rx_pause")?,
             c,
             flows,
             p: p.clone(),
@@ -311,11 +302,6 @@ impl Paxi {
             }
             // Else it waits for an R OST entry: an R frame's arrival wakes us.
         }
-        if self.rx_vcs.iter().any(|v| !v.q.is_empty()) || self.axi_chans.iter().any(|c| !c.q.is_empty()) {
-            // The AXI channels drain every cycle while they hold frames; a full buffer that
-            // left frames in an RX stream takes them as it drains.
-            next = next.min(now + 1);
-        }
         for t in [self.ar_pack.deadline(), self.slave_next(now)].into_iter().flatten() {
             next = next.min(t.max(now + 1));
         }
@@ -361,7 +347,10 @@ impl Component for Paxi {
     fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
         let now = ctx.now();
         self.take_acks(ctx);
-        self.receive(ctx, now);
+        // The frames the RX side hands on this cycle (`paxi.rx_vc`, earlier in the cycle).
+        while let Some(f) = self.bus.pop() {
+            self.deliver(ctx, f);
+        }
         self.mul_expire(ctx, now);
         self.take_txns(ctx);
         self.ar_pack.poll(now);

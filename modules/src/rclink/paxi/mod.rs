@@ -1,16 +1,25 @@
-//! The PAXI core of one chip, requester and completer (seed 000 «Segment Dispatch 机制», «多 Link
+//! The PAXI of one chip, requester and completer (seed 000 «Segment Dispatch 机制», «多 Link
 //! Group 并行模型», «ITLV 分发机制», «跨 LG 事务完成保证»; seed 002 «完整传输流程» (AXI write,
 //! B response return, AXI read, «关键差异»), «Buffer 资源全景» (PAXI TX buffers AW+W, R, AR, B)).
 //!
 //! ```text
-//!   txn : stream<Txn> ==>+--------------------------+==> seg{k} : stream<Segment>   (k = 0..num_lg)
-//!                        |  PAXI core               |<== done{k} : stream<FrameDone> (ACKed frames)
-//!   rx{k} : stream  ====>|  requester  |  completer |--> ost, r_ost, mul_ost : u16 (OST in use)
-//!     <DataFrame>        |W/R/MUL OST  |  AXI slave |--> ar_fill, b_fill : u8 (packing buffers)
-//!   (frames delivered    |  AR packer  |  R buffers |--> r_bufs : u16, r_beat, r_sent : u8
-//!    by LG k's RX)       |             |  B packer  |
-//!                        +--------------------------+
+//!   txn : stream<Txn> =========================>+----------------------+==> seg{k} : stream<Segment>
+//!                                               | core (paxi_core)     |<== done{k} : stream<FrameDone>
+//!   rx{k} : stream  ==>+-------------------+ bus| requester | completer|--> ost, r_ost, mul_ost : u16
+//!     <DataFrame>      | rx_vc (paxi_rx_vc)|===>|W/R/MUL OST| AXI slave|--> ar_fill, b_fill : u8
+//!   (frames delivered  | REQ/RSP/MUL MEM   |comb| AR packer | R buffers|--> r_bufs : u16, r_beat, r_sent : u8
+//!    by LG k's RX)     | W/AR/R/B channels |    |           | B packer |
+//!                      +-------------------+    +----------------------+
+//!                        --> rx_req, rx_rsp, rx_mul : u16, rx_pause : u8
 //! ```
+//! **Nodes.** `paxi` is a composite ([`expand`]): `rx_vc` ([`rx_vc`], `paxi_rx_vc`: the RX VC
+//! buffers, their watermarks and `rx_pause`, the AXI channel buffers) hands the frames the bus
+//! takes to `core` (`paxi_core`: the requester, dispatch, the completer and the AR/B packing
+//! buffers, the part not yet cut into nodes) on the combinational stream `bus`, which the core
+//! reads at the point of its cycle where the fused block took them, so every figure is the
+//! fused block's. Both count in the PAXI's scope (`chip0.paxi.rx_req_peak` as before); the
+//! composite's ports are the fused block's, in its order.
+//!
 //! **Requester.** A transaction is an AXI write or read of `bytes`, cut into bursts of ≤ MPS.
 //! - Write: burst i becomes an AW+W segment ready at issue + `tx_latency` + ceil(i · MPS /
 //!   bandwidth) (the PAXI TX pipeline, then the CDMA injection gate at seed 000's ITLV time
@@ -49,7 +58,7 @@
 //!   switch may queue them in the RSP class without reordering the data's QP), to the
 //!   requester; their RC Link ACKs come back here and are only counted.
 //!
-//! **RX VC buffers** («PAXI RX 方向» «VC Buffer», «AXI 通道 Buffer»): delivered frames wait in
+//! **RX VC buffers** (the `rx_vc` node; «PAXI RX 方向» «VC Buffer», «AXI 通道 Buffer»): delivered frames wait in
 //! REQ MEM (W, AR), RSP MEM (R, B) or MUL MEM, and move in order into their AXI channel buffer
 //! (W: AW+W and multicast copies, AR, R, B; `axi_channel_bytes` each, 16 MPS = 64 KiB) while it
 //! has room; each channel hands `rx_axi_bytes_per_cycle` to the bus per cycle on its own
@@ -131,15 +140,18 @@ mod counters;
 mod dispatch;
 mod multicast;
 mod requester;
-mod rx_vc;
+pub mod rx_vc;
 
 pub use dispatch::{itlv_hash, Paxi};
-use rx_vc::RX_VCS;
 
 pub use counters::COUNTERS;
 
-/// The tables that make up this kind's counters (its own and those of the modules it runs).
-pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, super::paxi_pack::COUNTERS];
+/// The tables that make up this kind's counters: the core's, its packing buffers' and the RX
+/// side's (all in the PAXI's scope).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, super::paxi_pack::COUNTERS, rx_vc::COUNTERS];
+
+/// The tables of the core node (`paxi_core`): its own and its packing buffers'.
+pub const CORE_COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, super::paxi_pack::COUNTERS];
 
 /// ITLV link-group choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -285,60 +297,98 @@ impl Default for Params {
 /// The seed's multicast timeout, cycles (0x03d0_9000).
 pub const MUL_TIMEOUT: u64 = 0x03d0_9000;
 
-/// Port list.
-pub fn ports(p: &Params) -> Vec<PortDecl> {
-    let mut v = vec![PortDecl::stream_in::<Txn>("txn", 16)
+/// The core's ports seen from outside: the transactions, per LG the segments out and the
+/// ACKed frames in (`rx{k}` between them is the RX side's), the status outputs.
+fn core_outer(p: &Params) -> (Vec<PortDecl>, Vec<Vec<PortDecl>>, Vec<PortDecl>) {
+    let txn = vec![PortDecl::stream_in::<Txn>("txn", 16)
         .doc("AXI write and read transactions from the CDMA (unbound: a completer only)")
         .optional()];
-    for k in 0..p.num_lg {
-        v.push(PortDecl::stream_out::<Segment>(&format!("seg{k}")).doc("segments to LG k's slot FIFO"));
-        v.push(
-            PortDecl::stream_in::<FrameDone>(&format!("done{k}"), 4)
-                .doc("frames fully ACKed on LG k")
-                .optional(),
-        );
-        v.push(
-            PortDecl::stream_in::<DataFrame>(&format!("rx{k}"), 8)
-                .doc("frames LG k's RX delivered (whole, in PSN order): W, AR, R, B")
-                .optional(),
-        );
-    }
-    v.push(PortDecl::output::<u16>("ost").level().doc("W OST entries in use"));
-    v.push(PortDecl::output::<u16>("r_ost").level().doc("R OST entries in use"));
-    v.push(
+    let per_lg = (0..p.num_lg)
+        .map(|k| {
+            vec![
+                PortDecl::stream_out::<Segment>(&format!("seg{k}")).doc("segments to LG k's slot FIFO"),
+                PortDecl::stream_in::<FrameDone>(&format!("done{k}"), 4)
+                    .doc("frames fully ACKed on LG k")
+                    .optional(),
+            ]
+        })
+        .collect();
+    let status = vec![
+        PortDecl::output::<u16>("ost").level().doc("W OST entries in use"),
+        PortDecl::output::<u16>("r_ost").level().doc("R OST entries in use"),
         PortDecl::output::<u16>("mul_ost")
             .level()
             .doc("MUL OST entries in use (multicast bursts awaiting their group's B)"),
-    );
-    v.push(
         PortDecl::output::<u8>("ar_fill")
             .level()
             .doc("AR entries held in the AR packing buffer"),
-    );
-    v.push(
         PortDecl::output::<u8>("b_fill")
             .level()
             .doc("B entries held in the B packing buffer"),
-    );
-    v.push(
         PortDecl::output::<u16>("r_bufs")
             .level()
             .doc("R buffers being filled (completer)"),
-    );
-    v.push(PortDecl::output::<u8>("r_beat").doc("R OST index of the last read beat (interleaving)"));
-    v.push(PortDecl::output::<u8>("r_sent").doc("R OST index of the last R frame sent"));
-    for (name, _) in RX_VCS {
-        v.push(
-            PortDecl::output::<u16>(&format!("rx_{name}"))
-                .level()
-                .doc("frames held in this RX VC buffer"),
-        );
+        PortDecl::output::<u8>("r_beat").doc("R OST index of the last read beat (interleaving)"),
+        PortDecl::output::<u8>("r_sent").doc("R OST index of the last R frame sent"),
+    ];
+    (txn, per_lg, status)
+}
+
+/// Port list of `paxi` (the composite), in the fused block's order: `txn`; per LG `seg{k}`,
+/// `done{k}` (the core's) and `rx{k}` (the RX side's); the core's status outputs; the RX side's
+/// levels and `rx_pause`.
+pub fn ports(p: &Params) -> Vec<PortDecl> {
+    let (mut v, per_lg, status) = core_outer(p);
+    let mut rx = rx_vc::rx_ports(p.num_lg).into_iter();
+    for lg in per_lg {
+        v.extend(lg);
+        v.extend(rx.next());
     }
+    v.extend(status);
+    v.extend(rx_vc::status_ports());
+    v
+}
+
+/// Port list of the core node (`paxi_core`): the composite's own ports but the RX side's, and
+/// the `bus` from it.
+pub fn core_ports(p: &Params) -> Vec<PortDecl> {
+    let (mut v, per_lg, status) = core_outer(p);
+    v.extend(per_lg.into_iter().flatten());
+    v.extend(status);
+    let width = rx_vc::ports(&rx_vc::Params::of(p))
+        .into_iter()
+        .find(|d| d.name == "bus")
+        .map_or(1, |d| d.width);
     v.push(
-        PortDecl::output::<u8>("rx_pause")
-            .doc("back-pressure per RX VC buffer (bit 0 REQ, 1 RSP, 2 MUL): high watermark on, low off"),
+        PortDecl::comb_stream_in::<DataFrame>("bus", width)
+            .doc("frames the RX side's AXI channels hand to the bus, in the cycle they do"),
     );
     v
+}
+
+/// Creates the composite's children at `path`: the core (`path.core`, kind `paxi_core`: the
+/// requester, dispatch, the completer and the packing buffers) and the RX side (`path.rx_vc`,
+/// kind `paxi_rx_vc`), both counting in the composite's scope, the RX side's `bus` into the
+/// core combinationally; exports the composite's ports.
+pub fn expand(p: &Params, path: &str, nl: &mut hwsim_hw::Netlist) -> Result<(), hwsim_hw::ElabError> {
+    crate::split::refuse_at(path, check(p))?;
+    let core = crate::split::Core {
+        kind: "paxi_core",
+        ports: core_ports(p),
+        build,
+        params: p.clone(),
+        draws: false,
+    };
+    crate::split::add_core(nl, path, core, |n| n == "bus")?;
+    let rp = rx_vc::Params::of(p);
+    let ports = rx_vc::ports(&rp);
+    crate::split::add_counting_in_scope(nl, path, "rx_vc", "paxi_rx_vc", ports, rp, rx_vc::build)?;
+    let node = |n: &str| format!("{path}.{n}");
+    for d in rx_vc::rx_ports(p.num_lg).into_iter().chain(rx_vc::status_ports()) {
+        nl.export(&node(&d.name), &node(&format!("rx_vc.{}", d.name)))?;
+    }
+    nl.connect(&node("rx_vc.bus"), &node("core.bus"), None)?;
+    Ok(())
 }
 
 /// The range of the parameter that shapes the ports (`num_lg`), checked before they are declared.
@@ -349,8 +399,8 @@ pub fn check_ports(p: &Params) -> Result<(), String> {
     Ok(())
 }
 
-/// The parameters' ranges (those of the RX watermarks and the packing buffers are checked as
-/// they are bound): the first one out of range is the error.
+/// The parameters' ranges (those of the packing buffers are checked as they are bound): the
+/// first one out of range is the error.
 fn check(p: &Params) -> Result<(), String> {
     check_ports(p)?;
     if p.mps == 0 || p.mps > 4096 {
@@ -398,34 +448,11 @@ fn check(p: &Params) -> Result<(), String> {
             p.slave_bytes_per_cycle
         ));
     }
-    for (name, n) in [
-        ("rx_req_frames", p.rx_req_frames),
-        ("rx_rsp_frames", p.rx_rsp_frames),
-        ("rx_mul_frames", p.rx_mul_frames),
-    ] {
-        if n == 0 || n > 4096 {
-            return Err(format!("{name} {n} out of range 1..=4096"));
-        }
-    }
-    if p.rx_rtt_frames > 4096 {
-        return Err(format!("rx_rtt_frames {} out of range 0..=4096", p.rx_rtt_frames));
-    }
-    if p.axi_channel_bytes == 0 || p.axi_channel_bytes > 1 << 24 {
-        return Err(format!(
-            "axi_channel_bytes {} out of range 1..=16777216",
-            p.axi_channel_bytes
-        ));
-    }
-    if p.rx_axi_bytes_per_cycle > 1 << 20 {
-        return Err(format!(
-            "rx_axi_bytes_per_cycle {} out of range 0..=1048576",
-            p.rx_axi_bytes_per_cycle
-        ));
-    }
-    Ok(())
+    // The RX side's, last (as they were in the fused block).
+    rx_vc::check(&rx_vc::Params::of(p))
 }
 
-/// Binds ports.
+/// Binds the core node's ports (`paxi_core`).
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     check(p)?;
     Ok(Box::new(Paxi::bind(p, b)?))
