@@ -2730,7 +2730,7 @@ fn the_save_file_of_a_large_system_is_not_quadratic() {
     let lines: Vec<&str> = gtkw.lines().collect();
     let q = lines
         .iter()
-        .position(|l| l.starts_with("sw0.q_bytes0["))
+        .position(|l| l.contains(" sw0.q_bytes0["))
         .expect("sw0.q_bytes0 in the view");
     assert_eq!(lines[q - 1], "@8024", "drawn as a level");
 }
@@ -3772,7 +3772,7 @@ fn kind_fields_are_shown_by_name() {
         let lines: Vec<&str> = gtkw.lines().collect();
         let at = lines
             .iter()
-            .position(|l| *l == var)
+            .position(|l| l.ends_with(&format!(" {var}")))
             .unwrap_or_else(|| panic!("{var}\n{gtkw}"));
         assert!(
             lines[at - 2].starts_with('^') && lines[at - 2].ends_with(filter),

@@ -14,6 +14,14 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// The signal a save-file trace line names, past its alias (`+{alias} name`), and the alias.
+fn traced(line: &str) -> (&str, Option<&str>) {
+    match line.strip_prefix("+{").and_then(|r| r.split_once("} ")) {
+        Some((alias, name)) => (name, Some(alias)),
+        None => (line, None),
+    }
+}
+
 /// One variable of a wave: full name, width, and its changes as (time, value text).
 type Signal = (String, Option<u32>, Vec<(u64, String)>);
 
@@ -75,7 +83,7 @@ fn gtkw_opens_the_go_back_n_story() {
     let pos = |name: &str| {
         lines
             .iter()
-            .position(|l| *l == name)
+            .position(|l| traced(l).0 == name)
             .unwrap_or_else(|| panic!("{name} not in the save file:\n{g}"))
     };
     let order = [
@@ -99,6 +107,26 @@ fn gtkw_opens_the_go_back_n_story() {
     for w in order.windows(2) {
         assert!(pos(w[0]) < pos(w[1]), "{} before {}", w[0], w[1]);
     }
+    // Each trace is named by its path below its group's scope, so it reads alone (GTKWave
+    // shows a leaf only), and never by a bare leaf: the CBFC group lies in chip0.lg7.tx.
+    let alias = |name: &str| {
+        traced(lines[pos(name)])
+            .1
+            .unwrap_or_else(|| panic!("{name}: no alias\n{g}"))
+    };
+    // (Slashes: GTKWave cuts an alias with dots to its last component, as it does a name.)
+    assert_eq!(alias("chip0.lg7.tx.cbfc.credits_d1.vc0[14:0]"), "cbfc/credits_d1/vc0");
+    assert_eq!(alias("chip0.lg7.tx.frame.valid"), "frame/valid");
+    assert_eq!(alias("link0_1.injected[31:0]"), "link0_1/injected");
+    // Short titles (they size the name pane), the story on a comment row below each.
+    let story = lines
+        .iter()
+        .position(|l| *l == "-LG 7 grants (chip0 TX)")
+        .expect("short title");
+    assert_eq!(
+        lines[story + 1..story + 3],
+        ["@200", "-0 4 8 ... 24, then the resend from PSN 9"]
+    );
     // The opcode is translated by the filter file written beside it: decimal + translate flags.
     let op = pos("chip1.lg7.rx.ctrl.opcode[1:0]");
     assert_eq!(lines[op - 1], "@2024");
@@ -125,7 +153,7 @@ fn gtkw_opens_the_go_back_n_story() {
         .filter(|(f, n)| {
             f.starts_with('@') && !f.starts_with("@800200") && !f.starts_with("@1000200") && !n.starts_with('-')
         })
-        .map(|(_, n)| *n)
+        .map(|(_, n)| traced(n).0)
         .collect();
     assert_eq!(shown.len(), 40, "{shown:?}");
     for n in shown {
@@ -155,13 +183,13 @@ fn gtkw_defaults_and_refusals() {
     assert_eq!(code, 0, "{out}{err}");
     let g = std::fs::read_to_string(&gtkw).unwrap();
     assert!(g.contains("-arb\n"), "{g}");
-    assert!(g.contains("arb.grant.tag[15:0]\n"), "{g}");
+    assert!(g.contains(" arb.grant.tag[15:0]\n"), "{g}");
     // The instance's ports in its kind's port table order (req, credit, grant, ptr, …), the
     // testbench's drivers of its inputs among them: no group of drivers apart.
     assert!(!g.contains("-tb\n"), "{g}");
     let at = |n: &str| {
         g.lines()
-            .position(|l| l == n)
+            .position(|l| traced(l).0 == n)
             .unwrap_or_else(|| panic!("{n} not in:\n{g}"))
     };
     let order = [
@@ -1054,12 +1082,13 @@ fn a_system_testbench_without_a_view_opens_on_its_headline_signals_that_move() {
         [
             "TX frames to the MAC, per LG (valid, PSN)",
             "TX slots in use, per LG",
-            "RX: expected PSN; the ACK / NAK / CNP sent back"
+            "RX PSN check and control"
         ],
         "{g}"
     );
     let shown: Vec<&str> = g
         .lines()
+        .map(|l| traced(l).0)
         .filter(|l| l.starts_with("chip") || l.starts_with("sw") || l.starts_with("link"))
         .collect();
     assert!(shown.len() <= 3 * 16 && shown.len() >= 6, "{shown:?}");

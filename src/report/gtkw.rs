@@ -40,6 +40,8 @@ const F_ANALOG_STRETCH: u32 = 0x2_0000;
 /// Rows an analog trace spans (itself and the stretch rows below it).
 const ANALOG_ROWS: usize = 4;
 const F_GROUP_END: u32 = 0x100_0200;
+/// A blank row showing its text (`TR_BLANK`): a comment.
+const F_COMMENT: u32 = 0x200;
 
 /// Window size the save file asks for, pixels; the wave pane is about this minus the panes.
 const WIDTH: u32 = 1600;
@@ -238,7 +240,7 @@ const SYSTEM_VIEW: &[(&str, &[&str])] = &[
     ("TX slots in use, per LG", &["*.tx.slots_used"]),
     ("TX rate gate: DCQCN rate, per LG", &["*.tx.dcqcn.rate"]),
     (
-        "RX: expected PSN; the ACK / NAK / CNP sent back",
+        "RX PSN check and control: expected PSN; the ACK / NAK / CNP sent back",
         &[
             "*.rx.psn_check.epsn",
             "*.rx.ctrl.valid",
@@ -330,6 +332,59 @@ fn gtkwave_name(name: &str, width: Option<u32>) -> String {
     }
 }
 
+/// The name a trace of `name` shows in a group whose signals all lie in `scope` (before its
+/// dots become slashes): its path below the scope, and at least its last two components (a field with its port, a port with its
+/// block: `frame.valid`, `link0_1.injected`, never a bare `valid`).
+fn alias<'a>(name: &'a str, scope: &str) -> &'a str {
+    let below = name
+        .strip_prefix(scope)
+        .and_then(|r| r.strip_prefix('.'))
+        .unwrap_or(name);
+    if below.contains('.') {
+        return below;
+    }
+    // The start of the second-to-last component, if there is one.
+    match name
+        .rsplit_once('.')
+        .and_then(|(head, _)| head.rfind('.').map(|i| i + 1).or(Some(0)))
+    {
+        Some(at) => &name[at..],
+        None => name,
+    }
+}
+
+/// The scope all of `names` lie in (their longest common prefix of whole dotted components,
+/// short of each one's leaf), empty when they share none.
+fn common_scope<'a>(names: impl Iterator<Item = &'a str>) -> &'a str {
+    let mut common: Option<&str> = None;
+    for n in names {
+        let scope = n.rsplit_once('.').map_or("", |(s, _)| s);
+        common = Some(match common {
+            None => scope,
+            Some(c) => {
+                // The longest prefix of whole components the two share.
+                let mut end = 0;
+                for ((i, a), b) in c
+                    .split('.')
+                    .scan(0, |at, p| {
+                        let start = *at;
+                        *at += p.len() + 1;
+                        Some((start, p))
+                    })
+                    .zip(scope.split('.'))
+                {
+                    if a != b {
+                        break;
+                    }
+                    end = i + a.len();
+                }
+                &c[..end]
+            }
+        });
+    }
+    common.unwrap_or("")
+}
+
 /// A path of `target` relative to the folder `dir` when `target` is inside it (GTKWave resolves
 /// it against the save file's folder), else absolute.
 fn relative(target: &Path, dir: &Path) -> String {
@@ -407,7 +462,15 @@ pub fn files(
     let names: std::collections::HashSet<&str> = wave.vars.iter().map(|v| v.name.as_str()).collect();
     for g in &groups {
         let _ = writeln!(s, "@{F_GROUP_BEGIN:x}");
-        let _ = writeln!(s, "-{}", g.title);
+        // A short title (it sizes GTKWave's name pane), the story after its first `: ` on a
+        // comment row of its own below it.
+        let (title, story) = g.title.split_once(": ").unwrap_or((g.title.as_str(), ""));
+        let _ = writeln!(s, "-{title}");
+        if !story.is_empty() {
+            let _ = writeln!(s, "@{F_COMMENT:x}");
+            let _ = writeln!(s, "-{story}");
+        }
+        let scope = common_scope(g.vars.iter().map(|&i| wave.vars[i].name.as_str()));
         for &i in &g.vars {
             let v = &wave.vars[i];
             let flags = if let Some(e) = enum_of(&v.name, v.width, |n| names.contains(n)) {
@@ -435,7 +498,11 @@ pub fn files(
             let level = is_level(&v.name, level_set.as_ref()) && flags & F_TRANSLATED == 0 && v.width != Some(1);
             let flags = if level { F_ANALOG_STEP | F_DEC } else { flags };
             let _ = writeln!(s, "@{flags:x}");
-            let _ = writeln!(s, "{}", gtkwave_name(&v.name, v.width));
+            // Named by its path below the group's scope, its components joined by `/`: GTKWave
+            // cuts a name, an alias too, to its last `.`-component (`rate` four times in a view
+            // of four chips' rates).
+            let alias = alias(&v.name, scope).replace('.', "/");
+            let _ = writeln!(s, "+{{{alias}}} {}", gtkwave_name(&v.name, v.width));
             if level {
                 let _ = writeln!(s, "@{F_ANALOG_STRETCH:x}");
                 for _ in 1..ANALOG_ROWS {
@@ -444,7 +511,7 @@ pub fn files(
             }
         }
         let _ = writeln!(s, "@{F_GROUP_END:x}");
-        let _ = writeln!(s, "-{}", g.title);
+        let _ = writeln!(s, "-{title}");
     }
     let _ = writeln!(s, "[pattern_trace] 1");
     let _ = writeln!(s, "[pattern_trace] 0");
@@ -456,4 +523,38 @@ pub fn files(
 /// The save file's default path: the wave's, with `.gtkw`.
 pub fn default_path(wave: &Path) -> PathBuf {
     wave.with_extension("gtkw")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::common_scope;
+
+    #[test]
+    fn a_groups_scope_is_made_of_whole_components() {
+        let scope = |v: &[&'static str]| common_scope(v.iter().copied());
+        assert_eq!(
+            scope(&["chip0.lg7.tx.cbfc.a", "chip0.lg7.tx.cbfc.b.c"]),
+            "chip0.lg7.tx.cbfc"
+        );
+        // lg7 and lg70 are different scopes, not a shared `lg7` prefix.
+        assert_eq!(scope(&["chip0.lg7.x", "chip0.lg70.x"]), "chip0");
+        assert_eq!(scope(&["chip0.lg0.rate", "chip1.lg0.rate"]), "");
+        // One signal: its own scope (the leaf is what is left).
+        assert_eq!(scope(&["sw0.q_bytes0"]), "sw0");
+        assert_eq!(scope(&["top", "sw0.q"]), "");
+        assert_eq!(scope(&[]), "");
+    }
+
+    #[test]
+    fn a_trace_is_named_below_its_scope_and_never_by_a_bare_leaf() {
+        use super::alias;
+        assert_eq!(
+            alias("chip0.lg7.tx.cbfc.credits_d1.vc0", "chip0.lg7.tx"),
+            "cbfc.credits_d1.vc0"
+        );
+        assert_eq!(alias("chip0.lg7.tx.frame.valid", "chip0.lg7.tx.frame"), "frame.valid");
+        assert_eq!(alias("link0_1.injected", "link0_1"), "link0_1.injected");
+        assert_eq!(alias("chip0.lg0.rate", ""), "chip0.lg0.rate");
+        assert_eq!(alias("top", ""), "top");
+    }
 }
