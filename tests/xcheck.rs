@@ -787,7 +787,7 @@ fn column(head: &[&str], name: &str) -> usize {
 /// The PAXI's RX side's vectors out of a system (tb/paxi/rx_watermark.yaml, chip 1's REQ MEM
 /// of N = 32 frames, 1 RTT = 25): `rx_pause` rises in the cycle `rx_req` shows the high
 /// watermark N + 1 RTT = 57 and falls when it shows the low one, 25, five times each; every
-/// frame that came in on an `rx{k}` went on to the core on `bus`.
+/// frame that came in on an `rx{k}` went on, these writes all to the completer on `slave`.
 #[test]
 fn vectors_of_the_paxi_rx_side_in_a_system() {
     let d = temp_dir("vectors-rx-vc");
@@ -817,9 +817,59 @@ fn vectors_of_the_paxi_rx_side_in_a_system() {
             .collect();
         rows.iter().map(|r| cols.iter().map(|&i| r[i]).sum::<u64>()).sum()
     };
-    let (into, onward) = (valids("rx"), valids("bus["));
+    let (into, onward) = (valids("rx"), valids("bus[") + valids("slave["));
     assert!(into > 0, "no frame reached chip 1");
-    assert_eq!(into, onward, "frames in on rx{{k}} against frames on to the core");
+    assert_eq!(
+        into, onward,
+        "frames in on rx{{k}} against frames on to the core and the completer"
+    );
+    // Writes only: every frame to the completer (W), none to the requester (R, B).
+    assert_eq!(valids("bus["), 0);
+}
+
+/// The PAXI completer's vectors out of a system (tb/paxi/read_write_mixed.yaml, chip 1 the slave
+/// of 8 writes and 48 read bursts): each AR entry answered by one R frame on `send` (48, kind
+/// 2), the Bs of the writes packed into B flits (kind 3) on `send` after the first W came in on
+/// `slave`; the core gives them their ids and link groups (0 here).
+#[test]
+fn vectors_of_the_paxi_completer_in_a_system() {
+    let d = temp_dir("vectors-completer");
+    let (code, out, err) = hwsim_parts(&[
+        "vectors",
+        "tb/paxi/read_write_mixed.yaml",
+        "--instance",
+        "chip1.paxi.completer",
+        "--out",
+        s(&d),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let csv = std::fs::read_to_string(d.join("chip1.paxi.completer.csv")).unwrap();
+    let (head, rows) = vectors_table(&csv);
+    let col = |name: &str| column(&head, name);
+    let sent = |kind: u64| -> Vec<u64> {
+        rows.iter()
+            .filter(|r| r[col("send[0].valid")] == 1 && r[col("send[0].kind")] == kind)
+            .map(|r| r[0])
+            .collect()
+    };
+    let (r_frames, b_flits) = (sent(2), sent(3));
+    assert_eq!(r_frames.len(), 48, "one R frame per AR entry");
+    assert!(!b_flits.is_empty(), "no B flit");
+    let first_w = rows
+        .iter()
+        .find(|r| r[col("slave.valid")] == 1 && r[col("slave.kind")] == 0)
+        .map(|r| r[0])
+        .expect("a W at chip 1's slave");
+    assert!(
+        b_flits[0] > first_w,
+        "a B flit at {} before the first W at {first_w}",
+        b_flits[0]
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r[col("send[0].valid")] == 0 || r[col("send[0].lg")] == 0),
+        "the completer leaves the link group to the core"
+    );
 }
 
 /// The TYPE2 queue's vectors out of a multicast system (tb/paxi/multicast_group.yaml): each

@@ -31,6 +31,7 @@ fn source_of(kind: &str) -> (String, &'static str) {
         "switch_alloc" => "switch/l2_switch/alloc",
         "paxi" | "paxi_core" => "rclink/paxi",
         "paxi_rx_vc" => "rclink/paxi/rx_vc",
+        "paxi_completer" => "rclink/paxi/completer",
         other => {
             // Otherwise the one file named for the kind.
             return (

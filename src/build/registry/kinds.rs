@@ -87,7 +87,7 @@ fn chip_blocks() -> Vec<BlockKind> {
         ),
         composite_kind(
             "paxi",
-            "PAXI (composite: paxi_rx_vc → paxi_core): AXI writes, reads and TYPE2 multicast, W/R/MUL OST, ITLV, AR/B packing, B and R responses, RX VC and AXI channel buffers (seed 000/002)",
+            "PAXI (composite: paxi_rx_vc → paxi_completer → paxi_core): AXI writes, reads and TYPE2 multicast, W/R/MUL OST, ITLV, AR/B packing, B and R responses, RX VC and AXI channel buffers (seed 000/002)",
             rc::paxi::ports,
             rc::paxi::expand,
             rc::paxi::check_ports,
@@ -95,11 +95,19 @@ fn chip_blocks() -> Vec<BlockKind> {
         ),
         checked_kind(
             "paxi_core",
-            "PAXI without its RX side: requester (MPS split, W/R/MUL OST, ITLV), dispatch to the LGs, completer (AXI slave, B and R), AR/B packing (the part of paxi not yet cut into nodes; seed 000/002)",
+            "PAXI without its RX side and completer: requester (MPS split, W/R/MUL OST, ITLV, R and B back), dispatch to the LGs (its own flits and the completer's), AR packing (the part of paxi not yet cut into nodes; seed 000/002)",
             rc::paxi::core_ports,
             rc::paxi::build,
             rc::paxi::check_ports,
             rc::paxi::CORE_COUNTER_TABLES,
+        ),
+        checked_kind(
+            "paxi_completer",
+            "PAXI completer: the AXI slave of the W, AR and multicast frames that arrive, Bs into the B packing buffer, reads in beats into the R buffers, B flits and R frames to the core to send (seed 002 «完整传输流程»)",
+            rc::paxi::completer::ports,
+            rc::paxi::completer::build,
+            |_| Ok(()),
+            rc::paxi::completer::COUNTER_TABLES,
         ),
         checked_kind(
             "paxi_rx_vc",

@@ -7,9 +7,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use hwsim_hw::rng::splitmix64;
 use hwsim_hw::{Binder, Component, Ctx, Cycle, Out, StreamIn, StreamOut, Wake};
-use hwsim_ports::{mcast_group, ChipId, DataFrame, FlitKind, FrameDone, PackedEntry, PaxiFlit, QpId, Segment, Txn};
+use hwsim_ports::{mcast_group, ChipId, DataFrame, FlitKind, FrameDone, PaxiFlit, QpId, Segment, Txn};
 
-use super::completer::RJob;
 use super::counters::{set_max, Counters, FlowCounters};
 use super::multicast::MEntry;
 use super::paxi_pack::{PackCounters, Packer};
@@ -36,14 +35,12 @@ pub struct Paxi {
     pub(super) done_in: Vec<StreamIn<FrameDone>>,
     /// The frames the RX side (`paxi.rx_vc`) hands to the AXI side, in the cycle it does.
     pub(super) bus: StreamIn<DataFrame>,
+    /// What the completer sends (B flits, R frames), in the cycle it does.
+    pub(super) sends: StreamIn<Segment>,
     pub(super) ost_sig: Out<u16>,
     pub(super) r_ost_sig: Out<u16>,
     pub(super) mul_ost_sig: Out<u16>,
     pub(super) ar_fill_sig: Out<u8>,
-    pub(super) b_fill_sig: Out<u8>,
-    pub(super) r_bufs_sig: Out<u16>,
-    pub(super) r_beat_sig: Out<u8>,
-    pub(super) r_sent_sig: Out<u8>,
     /// Per LG k, three queues: `3k` AW+W bursts (which wait for a W OST entry), `3k + 1` AR,
     /// R and B flits (which never do: the AR, R and B buffers are PAXI's own, and a B must not
     /// wait behind a write that waits for a B), `3k + 2` multicast bursts (which wait for a
@@ -70,17 +67,9 @@ pub struct Paxi {
     /// AR flits in flight: their entries, so a flit lost to a fatal QP fails its reads.
     pub(super) ar_flits: BTreeMap<u64, PaxiFlit>,
     pub(super) ar_pack: Packer,
-    pub(super) b_pack: Packer,
     pub(super) ar_c: PackCounters,
-    pub(super) b_c: PackCounters,
     /// Completer: B responses (due, requester, qp, the B entry), due order.
-    pub(super) b_due: VecDeque<(Cycle, ChipId, QpId, PackedEntry)>,
     /// Completer: reads being filled (at most `r_bufs`, arrival order) and those waiting.
-    pub(super) r_jobs: Vec<RJob>,
-    pub(super) r_wait: VecDeque<RJob>,
-    /// Round-robin position among `r_jobs` for the next beat.
-    pub(super) r_rr: usize,
-    pub(super) ar_order: u64,
     pub(super) rr: u64,
     pub(super) c: Counters,
     pub(super) flows: Vec<FlowCounters>,
@@ -93,7 +82,8 @@ impl Paxi {
             return Err("ar_pack.kind must be `ar` and b_pack.kind `b`".into());
         }
         let ar_pack = Packer::new(&p.ar_pack).map_err(|e| format!("ar_pack: {e}"))?;
-        let b_pack = Packer::new(&p.b_pack).map_err(|e| format!("b_pack: {e}"))?;
+        // The B buffer is the completer's; its parameters are refused under the PAXI's name.
+        Packer::new(&p.b_pack).map_err(|e| format!("b_pack: {e}"))?;
         let mut seg_out = Vec::new();
         let mut done_in = Vec::new();
         for k in 0..p.num_lg {
@@ -107,14 +97,11 @@ impl Paxi {
             seg_out,
             done_in,
             bus: b.stream_in("bus")?,
+            sends: b.stream_in("sends")?,
             ost_sig: b.output("ost")?,
             r_ost_sig: b.output("r_ost")?,
             mul_ost_sig: b.output("mul_ost")?,
             ar_fill_sig: b.output("ar_fill")?,
-            b_fill_sig: b.output("b_fill")?,
-            r_bufs_sig: b.output("r_bufs")?,
-            r_beat_sig: b.output("r_beat")?,
-            r_sent_sig: b.output("r_sent")?,
             queues: (0..3 * p.num_lg as usize).map(|_| VecDeque::new()).collect(),
             seq: 0,
             flits: 0,
@@ -130,14 +117,7 @@ impl Paxi {
             reads: VecDeque::new(),
             ar_flits: BTreeMap::new(),
             ar_pack,
-            b_pack,
             ar_c: PackCounters::bind(b, "ar_"),
-            b_c: PackCounters::bind(b, "b_"),
-            b_due: VecDeque::new(),
-            r_jobs: Vec::with_capacity(p.r_bufs.min(256) as usize),
-            r_wait: VecDeque::new(),
-            r_rr: 0,
-            ar_order: 0,
             rr: 0,
             c,
             flows,
@@ -302,7 +282,7 @@ impl Paxi {
             }
             // Else it waits for an R OST entry: an R frame's arrival wakes us.
         }
-        for t in [self.ar_pack.deadline(), self.slave_next(now)].into_iter().flatten() {
+        if let Some(t) = self.ar_pack.deadline() {
             next = next.min(t.max(now + 1));
         }
         next
@@ -329,16 +309,9 @@ impl Paxi {
 
     /// The outputs `ar_fill`, `b_fill` (packing buffers) and `r_bufs` (R buffers in use).
     fn show_fill(&mut self) {
-        let (af, bf) = (self.ar_pack.fill(), self.b_pack.fill());
+        let af = self.ar_pack.fill();
         if af != self.ar_fill_sig.get() {
             self.ar_fill_sig.set(af);
-        }
-        if bf != self.b_fill_sig.get() {
-            self.b_fill_sig.set(bf);
-        }
-        let rb = self.r_jobs.len() as u16;
-        if rb != self.r_bufs_sig.get() {
-            self.r_bufs_sig.set(rb);
         }
     }
 }
@@ -349,14 +322,25 @@ impl Component for Paxi {
         self.take_acks(ctx);
         // The frames the RX side hands on this cycle (`paxi.rx_vc`, earlier in the cycle).
         while let Some(f) = self.bus.pop() {
-            self.deliver(ctx, f);
+            match f.paxi.kind {
+                FlitKind::R => self.r_back(ctx, f),
+                FlitKind::B => self.b_back(ctx, f),
+                _ => ctx.violation(format!(
+                    "a {:?} frame on the requester's input (W, AR and multicast go to the completer): {f:?}",
+                    f.paxi.kind
+                )),
+            }
         }
         self.mul_expire(ctx, now);
         self.take_txns(ctx);
         self.ar_pack.poll(now);
         self.issue_reads(ctx, now);
-        self.take_packed(ctx, now, true);
-        self.slave(ctx, now);
+        self.take_packed(ctx, now);
+        // What the completer (`paxi.completer`, earlier in the cycle) sends: its B flits and R
+        // frames, where the fused block ran its slave.
+        while let Some(s) = self.sends.pop() {
+            self.send_flit(now, s.dst, s.qp, s.bytes, s.paxi);
+        }
         let pushed = self.push_ready(ctx, now);
         let mut next = self.next_wake(now, pushed);
         self.show_ost(ctx);

@@ -3,22 +3,28 @@
 //! B response return, AXI read, «关键差异»), «Buffer 资源全景» (PAXI TX buffers AW+W, R, AR, B)).
 //!
 //! ```text
-//!   txn : stream<Txn> =========================>+----------------------+==> seg{k} : stream<Segment>
-//!                                               | core (paxi_core)     |<== done{k} : stream<FrameDone>
-//!   rx{k} : stream  ==>+-------------------+ bus| requester | completer|--> ost, r_ost, mul_ost : u16
-//!     <DataFrame>      | rx_vc (paxi_rx_vc)|===>|W/R/MUL OST| AXI slave|--> ar_fill, b_fill : u8
-//!   (frames delivered  | REQ/RSP/MUL MEM   |comb| AR packer | R buffers|--> r_bufs : u16, r_beat, r_sent : u8
-//!    by LG k's RX)     | W/AR/R/B channels |    |           | B packer |
-//!                      +-------------------+    +----------------------+
-//!                        --> rx_req, rx_rsp, rx_mul : u16, rx_pause : u8
+//!   txn : stream<Txn> ========================================>+-----------------+==> seg{k} : stream<Segment>
+//!                                                             | core            |<== done{k} : stream<FrameDone>
+//!   rx{k} : stream  ==>+-------------------+ bus (R, B)       | (paxi_core)     |--> ost, r_ost, mul_ost : u16
+//!     <DataFrame>      | rx_vc (paxi_rx_vc)|=================>| requester, OST, |--> ar_fill : u8
+//!   (frames delivered  | REQ/RSP/MUL MEM   | slave (W, AR,    | dispatch, AR    |
+//!    by LG k's RX)     | W/AR/R/B channels | MUL)  +--------+ | packer          |
+//!                      +-------------------+======>|completer|=>| sends          |
+//!                        --> rx_req, rx_rsp,       +--------+ +-----------------+
+//!                            rx_mul : u16,          --> b_fill : u8, r_bufs : u16, r_beat, r_sent : u8
+//!                            rx_pause : u8
 //! ```
 //! **Nodes.** `paxi` is a composite ([`expand`]): `rx_vc` ([`rx_vc`], `paxi_rx_vc`: the RX VC
 //! buffers, their watermarks and `rx_pause`, the AXI channel buffers) hands the frames the bus
-//! takes to `core` (`paxi_core`: the requester, dispatch, the completer and the AR/B packing
-//! buffers, the part not yet cut into nodes) on the combinational stream `bus`, which the core
-//! reads at the point of its cycle where the fused block took them, so every figure is the
-//! fused block's. Both count in the PAXI's scope (`chip0.paxi.rx_req_peak` as before); the
-//! composite's ports are the fused block's, in its order.
+//! takes on in the same cycle, R and B to `core` (`paxi_core`: the requester, dispatch and the
+//! AR packing buffer, the part not yet cut into nodes) on `bus`, W, AR and multicast copies to
+//! `completer` ([`completer`], `paxi_completer`: the AXI slave, the B packing buffer, the R
+//! buffers) on `slave`; the completer's B flits and R frames go to the core on `send`, which
+//! makes them segments (flit ids, ITLV link groups, queues) at the point of its cycle where
+//! the fused block ran its slave. All three streams are combinational and every figure is the
+//! fused block's. The nodes count in the PAXI's scope (`chip0.paxi.rx_req_peak`,
+//! `chip0.paxi.wdata_bytes_in` as before); the composite's ports are the fused block's, in its
+//! order.
 //!
 //! **Requester.** A transaction is an AXI write or read of `bytes`, cut into bursts of ≤ MPS.
 //! - Write: burst i becomes an AW+W segment ready at issue + `tx_latency` + ceil(i · MPS /
@@ -44,7 +50,7 @@
 //!   (`mul_timeouts`; TYPE2 resends nothing); a B after that is stale.
 //! - A transaction completes when its last burst is done; its latency is from issue.
 //!
-//! **Completer** (the AXI slave side of the frames `rx{k}` delivers, whole and in PSN order):
+//! **Completer** (the `completer` node; the AXI slave side of the frames `rx{k}` delivers, whole and in PSN order):
 //! - AW+W: the burst's bytes reach the slave; its B is ready `slave_latency` later and goes into
 //!   the B packing buffer (up to 16 B per flit) for the requester. A multicast copy (`Mul`)
 //!   likewise, always (TYPE2 has no ACK to complete it), with its B flagged multicast.
@@ -135,7 +141,7 @@ use serde::{Deserialize, Serialize};
 
 use super::paxi_pack;
 
-mod completer;
+pub mod completer;
 mod counters;
 mod dispatch;
 mod multicast;
@@ -146,11 +152,16 @@ pub use dispatch::{itlv_hash, Paxi};
 
 pub use counters::COUNTERS;
 
-/// The tables that make up this kind's counters: the core's, its packing buffers' and the RX
-/// side's (all in the PAXI's scope).
-pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, super::paxi_pack::COUNTERS, rx_vc::COUNTERS];
+/// The tables that make up this kind's counters: the core's, the packing buffers', the RX
+/// side's and the completer's (all in the PAXI's scope).
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[
+    COUNTERS,
+    super::paxi_pack::COUNTERS,
+    rx_vc::COUNTERS,
+    completer::COUNTERS,
+];
 
-/// The tables of the core node (`paxi_core`): its own and its packing buffers'.
+/// The tables of the core node (`paxi_core`): its own and its AR packing buffer's.
 pub const CORE_COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, super::paxi_pack::COUNTERS];
 
 /// ITLV link-group choice.
@@ -298,7 +309,8 @@ impl Default for Params {
 pub const MUL_TIMEOUT: u64 = 0x03d0_9000;
 
 /// The core's ports seen from outside: the transactions, per LG the segments out and the
-/// ACKed frames in (`rx{k}` between them is the RX side's), the status outputs.
+/// ACKed frames in (`rx{k}` between them is the RX side's), its status outputs (the
+/// completer's follow them).
 fn core_outer(p: &Params) -> (Vec<PortDecl>, Vec<Vec<PortDecl>>, Vec<PortDecl>) {
     let txn = vec![PortDecl::stream_in::<Txn>("txn", 16)
         .doc("AXI write and read transactions from the CDMA (unbound: a completer only)")
@@ -322,14 +334,6 @@ fn core_outer(p: &Params) -> (Vec<PortDecl>, Vec<Vec<PortDecl>>, Vec<PortDecl>) 
         PortDecl::output::<u8>("ar_fill")
             .level()
             .doc("AR entries held in the AR packing buffer"),
-        PortDecl::output::<u8>("b_fill")
-            .level()
-            .doc("B entries held in the B packing buffer"),
-        PortDecl::output::<u16>("r_bufs")
-            .level()
-            .doc("R buffers being filled (completer)"),
-        PortDecl::output::<u8>("r_beat").doc("R OST index of the last read beat (interleaving)"),
-        PortDecl::output::<u8>("r_sent").doc("R OST index of the last R frame sent"),
     ];
     (txn, per_lg, status)
 }
@@ -345,6 +349,7 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         v.extend(rx.next());
     }
     v.extend(status);
+    v.extend(completer::status_ports());
     v.extend(rx_vc::status_ports());
     v
 }
@@ -355,21 +360,29 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
     let (mut v, per_lg, status) = core_outer(p);
     v.extend(per_lg.into_iter().flatten());
     v.extend(status);
-    let width = rx_vc::ports(&rx_vc::Params::of(p))
+    let rx = rx_vc::Params::of(p).bus_width();
+    v.push(
+        PortDecl::comb_stream_in::<DataFrame>("bus", rx)
+            .doc("R and B frames the RX side's AXI channels hand to the bus, in the cycle they do"),
+    );
+    let cp = completer::Params::of(p);
+    let sends = completer::ports_for(&cp, rx)
         .into_iter()
-        .find(|d| d.name == "bus")
+        .find(|d| d.name == "send")
         .map_or(1, |d| d.width);
     v.push(
-        PortDecl::comb_stream_in::<DataFrame>("bus", width)
-            .doc("frames the RX side's AXI channels hand to the bus, in the cycle they do"),
+        PortDecl::comb_stream_in::<Segment>("sends", sends)
+            .doc("B flits and R frames the completer sends, in the cycle it does"),
     );
     v
 }
 
-/// Creates the composite's children at `path`: the core (`path.core`, kind `paxi_core`: the
-/// requester, dispatch, the completer and the packing buffers) and the RX side (`path.rx_vc`,
-/// kind `paxi_rx_vc`), both counting in the composite's scope, the RX side's `bus` into the
-/// core combinationally; exports the composite's ports.
+/// Creates the composite's children at `path`: the RX side (`path.rx_vc`, kind `paxi_rx_vc`),
+/// the completer (`path.completer`, kind `paxi_completer`: the AXI slave, its B packing buffer
+/// and R buffers) and the core (`path.core`, kind `paxi_core`: the requester, dispatch and the
+/// AR packing buffer), all counting in the composite's scope; the RX side's `bus` (R, B) into
+/// the core and `slave` (W, AR, multicast) into the completer, the completer's `send` into the
+/// core, all combinational; exports the composite's ports.
 pub fn expand(p: &Params, path: &str, nl: &mut hwsim_hw::Netlist) -> Result<(), hwsim_hw::ElabError> {
     crate::split::refuse_at(path, check(p))?;
     let core = crate::split::Core {
@@ -379,15 +392,24 @@ pub fn expand(p: &Params, path: &str, nl: &mut hwsim_hw::Netlist) -> Result<(), 
         params: p.clone(),
         draws: false,
     };
-    crate::split::add_core(nl, path, core, |n| n == "bus")?;
+    crate::split::add_core(nl, path, core, |n| n == "bus" || n == "sends")?;
     let rp = rx_vc::Params::of(p);
+    let width = rp.bus_width();
     let ports = rx_vc::ports(&rp);
     crate::split::add_counting_in_scope(nl, path, "rx_vc", "paxi_rx_vc", ports, rp, rx_vc::build)?;
+    let cp = completer::Params::of(p);
+    let ports = completer::ports_for(&cp, width);
+    crate::split::add_counting_in_scope(nl, path, "completer", "paxi_completer", ports, cp, completer::build)?;
     let node = |n: &str| format!("{path}.{n}");
     for d in rx_vc::rx_ports(p.num_lg).into_iter().chain(rx_vc::status_ports()) {
         nl.export(&node(&d.name), &node(&format!("rx_vc.{}", d.name)))?;
     }
+    for d in completer::status_ports() {
+        nl.export(&node(&d.name), &node(&format!("completer.{}", d.name)))?;
+    }
     nl.connect(&node("rx_vc.bus"), &node("core.bus"), None)?;
+    nl.connect(&node("rx_vc.slave"), &node("completer.slave"), None)?;
+    nl.connect(&node("completer.send"), &node("core.sends"), None)?;
     Ok(())
 }
 
@@ -430,25 +452,8 @@ fn check(p: &Params) -> Result<(), String> {
     if p.tx_latency > 1_000_000 {
         return Err(format!("tx_latency = {}: must be in 0..=1000000 ns", p.tx_latency));
     }
-    if p.slave_latency > 1_000_000 {
-        return Err(format!(
-            "slave_latency = {}: must be in 0..=1000000 ns",
-            p.slave_latency
-        ));
-    }
-    if p.r_bufs == 0 || p.r_bufs > 4096 {
-        return Err(format!("r_bufs {} out of range 1..=4096", p.r_bufs));
-    }
-    if p.beat_bytes == 0 || p.beat_bytes > 4096 {
-        return Err(format!("beat_bytes {} out of range 1..=4096", p.beat_bytes));
-    }
-    if p.slave_bytes_per_cycle == 0 || p.slave_bytes_per_cycle > 1 << 20 {
-        return Err(format!(
-            "slave_bytes_per_cycle {} out of range 1..=1048576",
-            p.slave_bytes_per_cycle
-        ));
-    }
-    // The RX side's, last (as they were in the fused block).
+    // The completer's, then the RX side's (in the fused block's order).
+    completer::check(&completer::Params::of(p))?;
     rx_vc::check(&rx_vc::Params::of(p))
 }
 

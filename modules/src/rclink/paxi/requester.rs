@@ -324,24 +324,18 @@ impl Paxi {
             });
             self.ar_c.entry(ctx);
             self.ar_pack.push(now, r.dst, r.qp, PackedEntry::new(i, r.bytes));
-            self.take_packed(ctx, now, true);
+            self.take_packed(ctx, now);
         }
         let used = (self.p.r_ost as usize - self.r_free.len()) as u64;
         set_max(ctx, self.c.r_ost_peak, used);
     }
 
-    /// Turns the flits a packing buffer made into segments.
-    pub(super) fn take_packed(&mut self, ctx: &mut Ctx<'_>, now: Cycle, ar: bool) {
-        while let Some(f) = if ar { self.ar_pack.pop() } else { self.b_pack.pop() } {
-            if ar {
-                self.ar_c.flit(ctx, &f);
-            } else {
-                self.b_c.flit(ctx, &f);
-            }
+    /// Turns the flits the AR packing buffer made into segments.
+    pub(super) fn take_packed(&mut self, ctx: &mut Ctx<'_>, now: Cycle) {
+        while let Some(f) = self.ar_pack.pop() {
+            self.ar_c.flit(ctx, &f);
             let id = self.send_flit(now, f.dst, f.qp, f.bytes, f.flit);
-            if ar {
-                self.ar_flits.insert(id, f.flit);
-            }
+            self.ar_flits.insert(id, f.flit);
         }
     }
 }

@@ -2,13 +2,15 @@
 //! seed 002 «PAXI RX 方向» «VC Buffer», «AXI 通道 Buffer»; seed 003 «PFC 缓冲水位»): the frames the
 //! LGs' RX deliver wait in REQ, RSP or MUL MEM, move in order into their AXI channel buffer (W,
 //! AR, R, B) and go to the bus at `rx_axi_bytes_per_cycle` per channel; the VC buffers'
-//! watermarks drive `rx_pause`. The frames the bus takes go on to the PAXI core
-//! (`paxi.core`, the requester and completer) on the combinational stream `bus`, which the core
-//! reads in the same cycle where the fused block called its completer.
+//! watermarks drive `rx_pause`. The frames the bus takes go on in the same cycle on
+//! combinational streams: R and B to the requester (`paxi.core`) on `bus`, W, AR and multicast
+//! copies to the completer (`paxi.completer`) on `slave`.
 //!
 //! ```text
 //!   rx{k} : stream<DataFrame> ==>+------------------------------+==> bus : comb stream<DataFrame>
-//!     (k = 0..num_lg, from LG    | REQ / RSP / MUL MEM (frames)  |      (to paxi.core, same cycle)
+//!     (k = 0..num_lg, from LG    | REQ / RSP / MUL MEM (frames)  |      (R, B to paxi.core)
+//!                                |                              |==> slave : comb stream<DataFrame>
+//!                                |                              |      (W, AR, MUL to paxi.completer)
 //!      k's RX, whole, in PSN     |   → W / AR / R / B channels   |--> rx_req, rx_rsp, rx_mul : u16
 //!      order)                    |   (bytes) → the bus           |--> rx_pause : u8 (bit per VC)
 //!                                +------------------------------+
@@ -26,8 +28,8 @@
 //! when its last byte is taken. With `rx_axi_bytes_per_cycle` 0 (the default) every frame goes
 //! on as it arrives and the buffers stay empty.
 //!
-//! **Latency.** 0 through the node: a frame the bus takes in cycle t is at the core in t (the
-//! combinational `bus`); `rx_*` and `rx_pause` show the end of cycle t from t + 1.
+//! **Latency.** 0 through the node: a frame the bus takes in cycle t is at the core or the
+//! completer in t; `rx_*` and `rx_pause` show the end of cycle t from t + 1.
 //!
 //! **Counters** (in the PAXI's scope, under the names they had in the fused block):
 //! `rx_{req,rsp,mul}_peak`, `_xoff`, `_paused_cycles`, `_held_back`; `axi_{w,ar,r,b}_peak_bytes`.
@@ -139,9 +141,9 @@ impl Params {
         (self.rx_xon_frames.unwrap_or(self.rx_rtt_frames), n + self.rx_rtt_frames)
     }
 
-    /// The most frames one cycle can hand to the core: the RX streams' (`RX_DEPTH` each), every
+    /// The most frames one cycle can hand on (on either stream): the RX streams' (`RX_DEPTH` each), every
     /// VC buffer's capacity and one per byte of each AXI channel.
-    fn bus_width(&self) -> u32 {
+    pub(super) fn bus_width(&self) -> u32 {
         let streams = self.num_lg as u64 * RX_DEPTH as u64;
         let vcs: u64 = self
             .frames()
@@ -197,7 +199,12 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
     v.push(
         PortDecl::comb_stream_out::<DataFrame>("bus")
             .width(p.bus_width())
-            .doc("frames the AXI side takes, to the PAXI core in the same cycle"),
+            .doc("R and B frames the AXI side takes, to the requester (the PAXI core) in the same cycle"),
+    );
+    v.push(
+        PortDecl::comb_stream_out::<DataFrame>("slave")
+            .width(p.bus_width())
+            .doc("W, AR and multicast frames the AXI side takes, to the completer in the same cycle"),
     );
     v
 }
@@ -289,7 +296,9 @@ struct AxiChan {
 /// The node.
 pub struct RxVcNode {
     rx_in: Vec<StreamIn<DataFrame>>,
+    /// To the requester (R, B) and to the completer (W, AR, multicast).
     bus: StreamOut<DataFrame>,
+    slave: StreamOut<DataFrame>,
     vcs: Vec<RxVc>,
     chans: Vec<AxiChan>,
     rx_pause: Out<u8>,
@@ -336,12 +345,21 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     Ok(Box::new(RxVcNode {
         rx_in,
         bus: b.stream_out("bus")?,
+        slave: b.stream_out("slave")?,
         vcs,
         chans,
         rx_pause: b.output("rx_pause")?,
         rate: p.rx_axi_bytes_per_cycle,
         chan_bytes: p.axi_channel_bytes,
     }))
+}
+
+/// A frame the AXI side took: R and B to the requester (`bus`), the rest to the completer.
+fn hand_on(bus: &StreamOut<DataFrame>, slave: &StreamOut<DataFrame>, f: DataFrame) {
+    match f.paxi.kind {
+        FlitKind::R | FlitKind::B => bus.push(f),
+        _ => slave.push(f),
+    }
 }
 
 impl RxVcNode {
@@ -351,7 +369,7 @@ impl RxVcNode {
             while let Some(vc) = self.rx_in[k].peek().map(|f| rx_vc(f.paxi.kind)) {
                 if self.rate == 0 {
                     let f = self.rx_in[k].pop().expect("peeked");
-                    self.bus.push(f);
+                    hand_on(&self.bus, &self.slave, f);
                     continue;
                 }
                 let v = &mut self.vcs[vc];
@@ -401,7 +419,7 @@ impl RxVcNode {
                 let f = ch.q.pop_front().expect("non-empty");
                 ch.held -= f.frame_bytes;
                 ch.head_left = ch.q.front().map_or(0, |n| n.frame_bytes);
-                self.bus.push(f);
+                hand_on(&self.bus, &self.slave, f);
                 if budget == 0 {
                     break;
                 }
