@@ -361,24 +361,15 @@ fn common_scope<'a>(names: impl Iterator<Item = &'a str>) -> &'a str {
         let scope = n.rsplit_once('.').map_or("", |(s, _)| s);
         common = Some(match common {
             None => scope,
+            // The longest prefix of whole components the two share (each with its dot).
             Some(c) => {
-                // The longest prefix of whole components the two share.
-                let mut end = 0;
-                for ((i, a), b) in c
+                let len: usize = c
                     .split('.')
-                    .scan(0, |at, p| {
-                        let start = *at;
-                        *at += p.len() + 1;
-                        Some((start, p))
-                    })
                     .zip(scope.split('.'))
-                {
-                    if a != b {
-                        break;
-                    }
-                    end = i + a.len();
-                }
-                &c[..end]
+                    .take_while(|(a, b)| a == b)
+                    .map(|(a, _)| a.len() + 1)
+                    .sum();
+                &c[..len.saturating_sub(1)]
             }
         });
     }

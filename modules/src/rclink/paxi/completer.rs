@@ -124,7 +124,7 @@ impl Default for Params {
 
 /// The most messages `send` carries in a cycle: every R buffer full at once, and the B flits
 /// of a cycle's Bs (one per B at most).
-fn send_width(p: &Params, slave_width: u32) -> u32 {
+pub(super) fn send_width(p: &Params, slave_width: u32) -> u32 {
     p.r_bufs.saturating_add(slave_width).saturating_add(1)
 }
 

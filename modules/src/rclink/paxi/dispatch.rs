@@ -78,12 +78,7 @@ pub struct Paxi {
 impl Paxi {
     /// Binds the ports, outputs and counters (in this order: the registry numbers them so).
     pub(super) fn bind(p: &Params, b: &mut Binder) -> Result<Paxi, String> {
-        if p.ar_pack.kind != FlitKind::Ar || p.b_pack.kind != FlitKind::B {
-            return Err("ar_pack.kind must be `ar` and b_pack.kind `b`".into());
-        }
         let ar_pack = Packer::new(&p.ar_pack).map_err(|e| format!("ar_pack: {e}"))?;
-        // The B buffer is the completer's; its parameters are refused under the PAXI's name.
-        Packer::new(&p.b_pack).map_err(|e| format!("b_pack: {e}"))?;
         let mut seg_out = Vec::new();
         let mut done_in = Vec::new();
         for k in 0..p.num_lg {

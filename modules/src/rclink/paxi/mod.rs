@@ -365,11 +365,7 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
         PortDecl::comb_stream_in::<DataFrame>("bus", rx)
             .doc("R and B frames the RX side's AXI channels hand to the bus, in the cycle they do"),
     );
-    let cp = completer::Params::of(p);
-    let sends = completer::ports_for(&cp, rx)
-        .into_iter()
-        .find(|d| d.name == "send")
-        .map_or(1, |d| d.width);
+    let sends = completer::send_width(&completer::Params::of(p), rx);
     v.push(
         PortDecl::comb_stream_in::<Segment>("sends", sends)
             .doc("B flits and R frames the completer sends, in the cycle it does"),
@@ -421,8 +417,7 @@ pub fn check_ports(p: &Params) -> Result<(), String> {
     Ok(())
 }
 
-/// The parameters' ranges (those of the packing buffers are checked as they are bound): the
-/// first one out of range is the error.
+/// The parameters' ranges: the first one out of range is the error.
 fn check(p: &Params) -> Result<(), String> {
     check_ports(p)?;
     if p.mps == 0 || p.mps > 4096 {
@@ -454,7 +449,14 @@ fn check(p: &Params) -> Result<(), String> {
     }
     // The completer's, then the RX side's (in the fused block's order).
     completer::check(&completer::Params::of(p))?;
-    rx_vc::check(&rx_vc::Params::of(p))
+    rx_vc::check(&rx_vc::Params::of(p))?;
+    // The packing buffers' (the core's AR buffer, the completer's B buffer), checked here so
+    // that they are refused under the PAXI's name, as the fused block refused them.
+    if p.ar_pack.kind != FlitKind::Ar || p.b_pack.kind != FlitKind::B {
+        return Err("ar_pack.kind must be `ar` and b_pack.kind `b`".into());
+    }
+    p.ar_pack.check().map_err(|e| format!("ar_pack: {e}"))?;
+    p.b_pack.check().map_err(|e| format!("b_pack: {e}"))
 }
 
 /// Binds the core node's ports (`paxi_core`).
