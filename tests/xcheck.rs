@@ -62,8 +62,12 @@ fn gtkw_opens_the_go_back_n_story() {
     assert_eq!(code, 0, "{out}{err}");
     let g = std::fs::read_to_string(d.join("gbn.gtkw")).expect("gbn.gtkw beside the VCD");
     assert!(g.contains("[dumpfile] \"gbn.vcd\"\n"), "{g}");
-    // The window [0, 2200] with 5 % margin: zoom = -log2(2310 / 3.3); markers A (NAK), B.
-    let zoom = -(2310f64 / 3.3).log2();
+    // The window [0, 2200] with 5 % margin fills the wave pane: 1 600 pixels less the panes
+    // (265) and the name pane, 49 + 7.8 per character of the widest row (37: `chip1 -> chip0
+    // control drops injected`), at 201.6 pixels per ns at zoom 0 (GTKWave 3.3 under Xvfb);
+    // markers A (NAK), B.
+    let wave_px = 1600.0 - 265.0 - (49.0 + 7.8 * 37.0);
+    let zoom = -(2310f64 * 201.6 / wave_px).log2();
     assert!(g.contains(&format!("*{zoom:.6} -1 497 50280 -1")), "{g}");
     // The groups in the testbench's order, each opened and closed with its title.
     let titles: Vec<&str> = g
@@ -72,12 +76,13 @@ fn gtkw_opens_the_go_back_n_story() {
         .filter(|(a, _)| *a == "@800200")
         .map(|(_, t)| t.trim_start_matches('-'))
         .collect();
-    assert_eq!(titles.len(), 9, "{titles:?}");
+    assert_eq!(titles.len(), 10, "{titles:?}");
     assert!(titles[0].starts_with("LG 7 grants"));
-    assert!(titles[6].starts_with("chip0 TX slot FIFO and VC queues"));
-    assert!(titles[7].starts_with("chip0 TX CBFC controller (tx.cbfc)"));
-    assert!(titles[8].starts_with("QP 5 on LG 2"));
-    assert_eq!(g.matches("@1000200").count(), 9);
+    assert!(titles[1].starts_with("Events (one-cycle pulses)"));
+    assert!(titles[7].starts_with("chip0 TX slot FIFO and VC queues"));
+    assert!(titles[8].starts_with("chip0 TX CBFC controller (tx.cbfc)"));
+    assert!(titles[9].starts_with("QP 5 on LG 2"));
+    assert_eq!(g.matches("@1000200").count(), 10);
     // Signals in the order the view lists them, with GTKWave's vector names.
     let lines: Vec<&str> = g.lines().collect();
     let pos = |name: &str| {
@@ -89,6 +94,9 @@ fn gtkw_opens_the_go_back_n_story() {
     let order = [
         "chip0.lg7.tx.frame.valid",
         "chip0.lg7.tx.frame.psn[11:0]",
+        "link0_1.ev_drop",
+        "chip1.lg7.rx.ctrl_out.ev_nak",
+        "chip0.lg2.tx.slot_fifo.ev_timeout",
         "link0_1.injected[31:0]",
         "chip1.lg7.rx.psn_check.epsn[11:0]",
         "chip1.lg7.rx.ctrl.opcode[1:0]",
@@ -118,14 +126,51 @@ fn gtkw_opens_the_go_back_n_story() {
     assert_eq!(alias("chip0.lg7.tx.cbfc.credits_d1.vc0[14:0]"), "cbfc/credits_d1/vc0");
     assert_eq!(alias("chip0.lg7.tx.frame.valid"), "frame/valid");
     assert_eq!(alias("link0_1.injected[31:0]"), "link0_1/injected");
-    // Short titles (they size the name pane), the story on a comment row below each.
-    let story = lines
+    // Short titles, the story on comment rows below each, wrapped to the widest name or title
+    // (GTKWave sizes its name pane to its widest row, comments included).
+    let widest = lines
         .iter()
-        .position(|l| *l == "-LG 7 grants (chip0 TX)")
-        .expect("short title");
+        .filter_map(|l| traced(l).1)
+        .chain(
+            lines
+                .iter()
+                .zip(lines.iter().skip(1))
+                .filter(|(a, _)| **a == "@800200")
+                .map(|(_, t)| &t[1..]),
+        )
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap();
+    let story_of = |title: &str| -> Vec<&str> {
+        let at = lines
+            .iter()
+            .position(|l| *l == format!("-{title}"))
+            .unwrap_or_else(|| panic!("short title {title}"));
+        lines[at + 1..]
+            .chunks(2)
+            .take_while(|p| p[0] == "@200")
+            .map(|p| &p[1][1..])
+            .collect()
+    };
     assert_eq!(
-        lines[story + 1..story + 3],
-        ["@200", "-0 4 8 ... 24, then the resend from PSN 9"]
+        story_of("LG 7 grants (chip0 TX)").join(" "),
+        "0 4 8 ... 24, then the resend from PSN 9"
+    );
+    let events = story_of("Events (one-cycle pulses)");
+    assert!(events.len() >= 3, "{events:?}");
+    assert!(
+        events.join(" ").ends_with("at 50 279 ns, QP 5's retry timeout"),
+        "{events:?}"
+    );
+    let comments: Vec<&str> = lines
+        .iter()
+        .zip(lines.iter().skip(1))
+        .filter(|(a, _)| **a == "@200")
+        .map(|(_, c)| &c[1..])
+        .collect();
+    assert!(
+        comments.len() > 10 && comments.iter().all(|c| c.chars().count() <= widest),
+        "{widest}: {comments:?}"
     );
     // The opcode is translated by the filter file written beside it: decimal + translate flags.
     let op = pos("chip1.lg7.rx.ctrl.opcode[1:0]");
@@ -155,10 +200,31 @@ fn gtkw_opens_the_go_back_n_story() {
         })
         .map(|(_, n)| traced(n).0)
         .collect();
-    assert_eq!(shown.len(), 40, "{shown:?}");
+    assert_eq!(shown.len(), 46, "{shown:?}");
     for n in shown {
         assert!(names.iter().any(|x| x == n), "{n} is not a signal of the VCD");
     }
+    // The events as one-cycle pulses, at the cycles the event log gives (README): the ACK and
+    // the two data packets the links drop, chip1's discards behind the gap (the first at 496)
+    // and its NAK, the Go-Back-N it makes at chip0, QP 5's retry timeout.
+    let pulses = |name: &str| -> Vec<u64> {
+        let sigs = signals(&vcd);
+        let (_, _, ch) = sigs
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .unwrap_or_else(|| panic!("{name} not in the VCD"));
+        let rises: Vec<u64> = ch.iter().filter(|(_, v)| v == "1").map(|(t, _)| *t).collect();
+        // Each falls the cycle after it rose (none of these fire two cycles in a row).
+        let falls: Vec<u64> = ch.iter().skip(1).filter(|(_, v)| v == "0").map(|(t, _)| *t).collect();
+        assert_eq!(falls, rises.iter().map(|t| t + 1).collect::<Vec<_>>(), "{name}");
+        rises
+    };
+    assert_eq!(pulses("link1_0.ev_drop"), [274]);
+    assert_eq!(pulses("link0_1.ev_drop"), [282, 369]);
+    assert_eq!(pulses("chip1.lg7.rx.ctrl_out.ev_nak"), [496]);
+    assert_eq!(pulses("chip0.lg7.tx.slot_fifo.ev_nak"), [617]);
+    assert_eq!(pulses("chip0.lg2.tx.slot_fifo.ev_timeout"), [50279]);
+    assert_eq!(pulses("chip1.lg7.rx.psn_check.ev_drop")[..3], [496, 498, 526]);
     // Same input, same bytes.
     let (code, _, _) = hwsim_parts(&["tb/go_back_n.yaml", "--vcd", s(&vcd), "-q"]);
     assert_eq!(code, 0);
@@ -1151,5 +1217,43 @@ fn a_system_testbench_without_a_view_opens_on_its_headline_signals_that_move() {
     );
     assert!(!shown.iter().any(|l| l.contains("dcqcn")), "{shown:?}");
     // A testbench with a `view:` keeps its own groups (go_back_n: the test above).
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// a2_incast_ecn's events on the waves: the switch's 16 ECN marks, chip 0's 14 CNPs, and the
+/// senders' 11 rate cuts (3 CNPs merged away), each a one-cycle pulse at the block that decides
+/// it; the view's globs over every LG's pulse show only the LGs where one fired.
+#[test]
+fn a2_shows_its_marks_cnps_and_rate_cuts_as_pulses() {
+    let d = temp_dir("a2-pulses");
+    let vcd = d.join("a2.vcd");
+    let (code, out, err) = hwsim_parts(&["tb/acceptance/a2_incast_ecn.yaml", "--vcd", s(&vcd), "-q"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let sigs = signals(&vcd);
+    let rises = |glob: &str| -> (usize, u64) {
+        let picked: Vec<_> = sigs.iter().filter(|(n, _, _)| hwsim_hw::glob_match(glob, n)).collect();
+        let fired = picked
+            .iter()
+            .filter(|(_, _, ch)| ch.iter().any(|(_, v)| v == "1"))
+            .count();
+        let total = picked
+            .iter()
+            .map(|(_, _, ch)| ch.iter().filter(|(_, v)| v == "1").count() as u64)
+            .sum();
+        (fired, total)
+    };
+    assert_eq!(rises("sw0.core.ev_ecn"), (1, 16));
+    assert_eq!(rises("chip0.lg*.rx.ctrl_out.ev_cnp").1, 14);
+    let (lgs, cuts) = rises("chip*.lg*.tx.dcqcn.ev_cnp");
+    assert_eq!((lgs, cuts), (11, 11));
+    let g = std::fs::read_to_string(d.join("a2.gtkw")).unwrap();
+    let shown = |glob: &str| g.lines().filter(|l| hwsim_hw::glob_match(glob, traced(l).0)).count();
+    // Of the 40 LGs' rate-cut pulses, the 11 that fired; every CNP-sending LG of chip 0.
+    assert_eq!(shown("chip*.lg*.tx.dcqcn.ev_cnp"), 11, "{g}");
+    assert_eq!(
+        shown("chip0.lg*.rx.ctrl_out.ev_cnp"),
+        rises("chip0.lg*.rx.ctrl_out.ev_cnp").0
+    );
+    assert_eq!(shown("sw0.core.ev_ecn"), 1);
     let _ = std::fs::remove_dir_all(&d);
 }

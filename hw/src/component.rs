@@ -93,6 +93,8 @@ pub struct Ctx<'a> {
     pub(crate) me: u32,
     /// The event log (`hwsim --log`; off unless the runner turns it on).
     pub(crate) events: &'a mut crate::events::EventLog,
+    /// The run-wide sample sets ([`Ctx::add_samples`]).
+    pub(crate) samples: &'a mut Vec<(&'static str, Vec<u64>)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -118,6 +120,17 @@ impl<'a> Ctx<'a> {
     pub fn log(&mut self, class: &str, fields: std::fmt::Arguments<'_>) {
         if self.events.on(self.me) {
             self.events.write(self.now, self.me, class, fields);
+        }
+    }
+    /// Adds `values` to the run-wide sample set `name`, which every block adding to that name
+    /// shares (a latency histogram over every chip's transactions: `Sim::samples`). Call it
+    /// from [`Component::finish`]: the kernel empties the sets before it calls the blocks'
+    /// `finish`, so a second `finish` adds nothing twice. The order of the values is the blocks'
+    /// (index order); a reader sorts.
+    pub fn add_samples(&mut self, name: &'static str, values: &[u64]) {
+        match self.samples.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.extend_from_slice(values),
+            None => self.samples.push((name, values.to_vec())),
         }
     }
     /// This component's deterministic random stream (derived from the seed and its path).

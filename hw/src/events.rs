@@ -7,6 +7,11 @@
 //! where something happens (a NAK, a drop, a timeout), never per cycle, so the log costs the hot
 //! path nothing when off. It is bounded: after `max_lines` lines it writes one line saying it
 //! stopped, and nothing more.
+//!
+//! The same reports drive the waves' event pulses (`ev_<class>` beside a traced block's ports,
+//! [`crate::Sim::trace_vcd`] with `TraceOptions::events`): a block with a pulse for a class has
+//! its events taken whether or not the log is on, and the tracer shows each cycle's as a
+//! one-cycle 1 on the pulse.
 
 use std::fmt;
 use std::io::{self, Write};
@@ -16,8 +21,14 @@ use crate::Cycle;
 /// Where the events go, and which.
 #[derive(Default)]
 pub struct EventLog {
-    /// Per block: whether its events are logged (empty: the log is off).
+    /// Per block: whether its events are taken, for the log or a pulse (empty: both off).
     on: Vec<bool>,
+    /// Per block: whether its events are written as lines (the log's own selection).
+    lines_on: Vec<bool>,
+    /// Per block: its pulses on the waves, `(class, pulse index)` (empty: none traced).
+    pulses: Vec<Vec<(&'static str, u32)>>,
+    /// The pulses that fired this cycle (pulse indices, in report order; the tracer takes them).
+    fired: Vec<u32>,
     /// Per block: its path (filled when the log is on).
     paths: Vec<String>,
     /// The classes logged (`None`: every class).
@@ -44,7 +55,10 @@ impl EventLog {
         max_lines: u64,
     ) -> EventLog {
         EventLog {
+            lines_on: on.clone(),
             on,
+            pulses: Vec::new(),
+            fired: Vec::new(),
             paths,
             classes,
             out: Some(out),
@@ -63,9 +77,42 @@ impl EventLog {
         self.on.get(c as usize).copied().unwrap_or(false)
     }
 
-    /// Records one event of block `c` at `now`, if its class is asked for.
+    /// Sets the waves' pulses: per block, `(class, pulse index)` (the tracer's numbering);
+    /// a block with one has its events taken from now on, logged or not.
+    pub(crate) fn set_pulses(&mut self, pulses: Vec<Vec<(&'static str, u32)>>) {
+        self.pulses = pulses;
+        let n = self.pulses.len().max(self.lines_on.len());
+        self.on = (0..n)
+            .map(|c| {
+                self.lines_on.get(c).copied().unwrap_or(false) || self.pulses.get(c).is_some_and(|p| !p.is_empty())
+            })
+            .collect();
+        if self.on.iter().all(|&o| !o) {
+            // Off altogether: the bound test fails again with no flag read.
+            self.on.clear();
+        }
+    }
+
+    /// The pulses, for a new log to keep ([`crate::Sim::set_event_log`]).
+    pub(crate) fn take_pulses(&mut self) -> Vec<Vec<(&'static str, u32)>> {
+        std::mem::take(&mut self.pulses)
+    }
+
+    /// This cycle's fired pulses (pulse indices; repeats possible), emptied by the caller.
+    pub(crate) fn fired(&mut self) -> &mut Vec<u32> {
+        &mut self.fired
+    }
+
+    /// Records one event of block `c` at `now`: its pulse of `class`, if it has one, and its
+    /// line, if the log takes this block and class.
     pub(crate) fn write(&mut self, now: Cycle, c: u32, class: &str, fields: fmt::Arguments<'_>) {
-        if self.lines > self.max_lines
+        if let Some(ps) = self.pulses.get(c as usize) {
+            if let Some(&(_, i)) = ps.iter().find(|(k, _)| *k == class) {
+                self.fired.push(i);
+            }
+        }
+        if !self.lines_on.get(c as usize).copied().unwrap_or(false)
+            || self.lines > self.max_lines
             || self.error.is_some()
             || self.classes.as_ref().is_some_and(|cs| !cs.iter().any(|k| k == class))
         {

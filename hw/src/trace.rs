@@ -56,6 +56,10 @@ pub struct TraceOptions {
     pub from: Option<Cycle>,
     /// End of the window (exclusive).
     pub to: Option<Cycle>,
+    /// Event pulses offered: `(block, class)`, each a one-cycle 1-bit wire `ev_<class>` in the
+    /// block's scope, declared if the globs select its path; the block's reports of that class
+    /// ([`crate::Ctx::log`]) raise it for the cycle they happen in.
+    pub events: Vec<(u32, &'static str)>,
 }
 
 /// Glob match with `*` (any run, dots included) and `?` (one character).
@@ -202,6 +206,13 @@ pub struct VcdTracer {
     /// Streams whose `valid` rose at `lower_at - 1` and must fall at `lower_at`.
     lowers: Vec<u32>,
     lower_at: Cycle,
+    /// Per event pulse offered (`TraceOptions::events`' order): its var, if declared.
+    pulse_var: Vec<Option<u32>>,
+    /// Pulses (vars) that rose at `pulse_lower_at - 1` and fall at `pulse_lower_at`.
+    pulse_lowers: Vec<u32>,
+    pulse_lower_at: Cycle,
+    /// This cycle's pulses to raise (vars, sorted, deduplicated).
+    pulse_now: Vec<u32>,
     work: Vec<u32>,
     from: Cycle,
     to: Cycle,
@@ -220,6 +231,7 @@ impl VcdTracer {
         nets: &[Rc<dyn NetDyn>],
         net_paths: &[String],
         aliases: &[Vec<String>],
+        pulse_paths: &[String],
     ) -> Result<VcdTracer, SimError> {
         let mut root = Scope::default();
         let mut net_vars = vec![None; nets.len()];
@@ -268,6 +280,30 @@ impl VcdTracer {
             net_vars[n] = Some((first, layout.len() as u32));
         }
         traced.sort_unstable();
+        // The event pulses the selection takes: 1-bit vars of pseudo-nets numbered after the
+        // nets (`nets.len() + j`), declared after the nets of their scope.
+        net_vars.resize(nets.len() + pulse_paths.len(), None);
+        let mut pulse_var = vec![None; pulse_paths.len()];
+        let mut pulse_order: Vec<usize> = (0..pulse_paths.len()).collect();
+        pulse_order.sort_by(|&a, &b| pulse_paths[a].cmp(&pulse_paths[b]));
+        for j in pulse_order {
+            let path = &pulse_paths[j];
+            if !set.selects(path) {
+                continue;
+            }
+            let Some((scopes, name)) = path.rsplit_once('.') else {
+                continue;
+            };
+            let mut s = &mut root;
+            for seg in scopes.split('.') {
+                s = s.child(seg);
+            }
+            let pseudo = (nets.len() + j) as u32;
+            s.vars.push((name.to_string(), pseudo, 0));
+            pulse_var[j] = Some(vars_kinds.len() as u32);
+            net_vars[pseudo as usize] = Some((vars_kinds.len() as u32, 1));
+            vars_kinds.push((pseudo, 0, TraceKind::Bits(1)));
+        }
 
         let mut w = vcd::Writer::new(BufWriter::with_capacity(1 << 16, out));
         w.version("hwsim").map_err(vcd_io)?;
@@ -319,6 +355,10 @@ impl VcdTracer {
             scratch: Vec::new(),
             lowers: Vec::new(),
             lower_at: Cycle::MAX,
+            pulse_var,
+            pulse_lowers: Vec::new(),
+            pulse_lower_at: Cycle::MAX,
+            pulse_now: Vec::new(),
             work: Vec::new(),
             from: opts.from.unwrap_or(0),
             to: opts.to.unwrap_or(Cycle::MAX),
@@ -394,6 +434,11 @@ impl VcdTracer {
         &self.nets
     }
 
+    /// Whether event pulse `j` (`TraceOptions::events`' order) was declared.
+    pub(crate) fn pulse_declared(&self, j: usize) -> bool {
+        self.pulse_var.get(j).is_some_and(Option::is_some)
+    }
+
     /// Number of VCD variables.
     pub(crate) fn var_count(&self) -> usize {
         self.vars.len()
@@ -460,7 +505,13 @@ impl VcdTracer {
     }
 
     /// Samples `nets` (ascending, deduplicated) at time `t` and records the changes.
-    fn apply(&mut self, t: Cycle, nets_now: &[u32], nets: &[Rc<dyn NetDyn>]) -> std::io::Result<()> {
+    fn apply(
+        &mut self,
+        t: Cycle,
+        nets_now: &[u32],
+        pulses: [&[u32]; 2],
+        nets: &[Rc<dyn NetDyn>],
+    ) -> std::io::Result<()> {
         // The window opens before this time's changes: show the state as it stood at `from`.
         if !self.dumped && t > self.from && self.from < self.to {
             self.dump(self.from)?;
@@ -489,28 +540,82 @@ impl VcdTracer {
                 }
             }
         }
+        // The event pulses: those falling at t (`pulses[0]`), then those raised (`pulses[1]`).
+        for (v, vars) in pulses.into_iter().enumerate() {
+            let new = TraceValue::Bits(v as u64);
+            for &vi in vars {
+                let var = &self.vars[vi as usize];
+                let s0 = var.slot as usize;
+                if self.last[s0] != new {
+                    self.last[s0] = new;
+                    if write {
+                        if self.last_time != Some(t) {
+                            self.out.timestamp(t)?;
+                            self.last_time = Some(t);
+                        }
+                        Self::write_value(self.out.writer(), var, &[new])?;
+                    }
+                }
+            }
+        }
         if !self.dumped && t == self.from {
             self.dump(t)?;
         }
         Ok(())
     }
 
-    /// Falls the `valid` of streams pushed at `lower_at - 1` if nothing runs at `lower_at`.
+    /// Falls the `valid` of streams pushed, and the event pulses raised, before `t - 1`, at the
+    /// cycle after (nothing ran then to record it).
     fn flush_lowers_before(&mut self, t: Cycle, nets: &[Rc<dyn NetDyn>]) -> std::io::Result<()> {
-        if !self.lowers.is_empty() && self.lower_at < t {
-            let at = self.lower_at;
-            let lowers = std::mem::take(&mut self.lowers);
-            self.apply(at, &lowers, nets)?;
-            self.lowers = lowers;
-            self.lowers.clear();
-            self.lower_at = Cycle::MAX;
+        loop {
+            let streams = if self.lowers.is_empty() {
+                Cycle::MAX
+            } else {
+                self.lower_at
+            };
+            let pulses = if self.pulse_lowers.is_empty() {
+                Cycle::MAX
+            } else {
+                self.pulse_lower_at
+            };
+            let at = streams.min(pulses);
+            if at >= t {
+                return Ok(());
+            }
+            let lowers = if streams == at {
+                self.lower_at = Cycle::MAX;
+                std::mem::take(&mut self.lowers)
+            } else {
+                Vec::new()
+            };
+            let falls = if pulses == at {
+                self.pulse_lower_at = Cycle::MAX;
+                std::mem::take(&mut self.pulse_lowers)
+            } else {
+                Vec::new()
+            };
+            self.apply(at, &lowers, [&falls, &[]], nets)?;
+            if !lowers.is_empty() {
+                self.lowers = lowers;
+                self.lowers.clear();
+            }
+            if !falls.is_empty() {
+                self.pulse_lowers = falls;
+                self.pulse_lowers.clear();
+            }
         }
-        Ok(())
     }
 
     /// Records cycle `t`: `changed` are the traced nets committed with a change (any order; it
-    /// is sorted here).
-    pub(crate) fn cycle(&mut self, t: Cycle, changed: &[u32], nets: &[Rc<dyn NetDyn>]) -> Result<(), SimError> {
+    /// is sorted here), `fired` the event pulses offered that fired (their indices in
+    /// `TraceOptions::events`, any order, repeats allowed).
+    pub(crate) fn cycle(
+        &mut self,
+        t: Cycle,
+        changed: &[u32],
+        fired: &[u32],
+        nets: &[Rc<dyn NetDyn>],
+    ) -> Result<(), SimError> {
         self.flush_lowers_before(t, nets)?;
         // The set sampled at t: this cycle's changes plus the streams whose valid falls now.
         self.work.clear();
@@ -520,13 +625,33 @@ impl VcdTracer {
             self.lowers.clear();
             self.lower_at = Cycle::MAX;
         }
-        if self.work.is_empty() && (self.dumped || t < self.from) {
+        // The pulses raised at t, and those raised at t - 1 that fall now (unless raised again).
+        let mut raised = std::mem::take(&mut self.pulse_now);
+        raised.clear();
+        raised.extend(
+            fired
+                .iter()
+                .filter_map(|&j| self.pulse_var.get(j as usize).copied().flatten()),
+        );
+        raised.sort_unstable();
+        raised.dedup();
+        let mut falls = std::mem::take(&mut self.pulse_lowers);
+        if self.pulse_lower_at == t {
+            falls.retain(|v| raised.binary_search(v).is_err());
+        } else {
+            falls.clear();
+        }
+        self.pulse_lower_at = Cycle::MAX;
+        if self.work.is_empty() && raised.is_empty() && falls.is_empty() && (self.dumped || t < self.from) {
+            self.pulse_now = raised;
+            self.pulse_lowers = falls;
+            self.pulse_lowers.clear();
             return Ok(());
         }
         self.work.sort_unstable();
         self.work.dedup();
         let work = std::mem::take(&mut self.work);
-        self.apply(t, &work, nets)?;
+        self.apply(t, &work, [&falls, &raised], nets)?;
         // Streams that pushed at t (valid = 1 now) fall at t+1.
         for &n in &work {
             if let Some((first, cnt)) = self.net_vars[n as usize] {
@@ -541,6 +666,14 @@ impl VcdTracer {
             }
         }
         self.work = work;
+        // The pulses raised at t fall at t + 1.
+        falls.clear();
+        falls.extend_from_slice(&raised);
+        if !falls.is_empty() {
+            self.pulse_lower_at = t + 1;
+        }
+        self.pulse_lowers = falls;
+        self.pulse_now = raised;
         Ok(())
     }
 

@@ -2080,3 +2080,124 @@ fn a_log_budget_refuses_the_growth_past_its_limit() {
     sim.run(20).unwrap();
     assert_eq!(signal_log(&sim, "w.out").len(), 20);
 }
+
+// ------------------------------------------------------------------------------------------------
+// Event pulses on the waves
+
+/// A block reporting `nak` at 10, 11 and 20 (and `drop` at 20), then nothing; and a second
+/// block of the same events that is not offered a pulse.
+fn pulse_netlist() -> Netlist {
+    let mut nl = Netlist::new();
+    for name in ["core.rx", "core.other"] {
+        add(&mut nl, name, "ev", vec![PortDecl::output::<bool>("q")], |b| {
+            let q = b.output::<bool>("q")?;
+            comp(move |ctx| {
+                let now = ctx.now();
+                q.set(now >= 5);
+                if matches!(now, 10 | 11 | 20) && ctx.logs() {
+                    ctx.log("nak", format_args!("psn={now}"));
+                    ctx.log("nak", format_args!("again"));
+                }
+                if now == 20 && ctx.logs() {
+                    ctx.log("drop", format_args!("x"));
+                }
+                match now {
+                    0..=4 => Wake::At(5),
+                    5..=9 => Wake::At(10),
+                    10 => Wake::NextCycle,
+                    11..=19 => Wake::At(20),
+                    _ => Wake::OnInput,
+                }
+            })
+        });
+    }
+    nl
+}
+
+/// Runs `pulse_netlist` traced with `opts` (pulses offered for `core.rx`'s `nak` and `drop`,
+/// and a `timeout` it never reports); with `log`, an event log of every block is set after the
+/// trace is opened (the pulses must survive it). Returns the VCD text and the log's text.
+fn pulse_run(skip: bool, mut opts: TraceOptions, log: bool) -> (String, String) {
+    let mut sim = elab_with(pulse_netlist(), skip, None);
+    let rx = sim.components().position(|(p, _)| p == "core.rx").unwrap() as u32;
+    opts.events = vec![(rx, "nak"), (rx, "drop"), (rx, "timeout")];
+    let buf = SharedBuf::default();
+    sim.trace_vcd(Box::new(buf.clone()), opts).unwrap();
+    let lines = SharedBuf::default();
+    if log {
+        let n = sim.component_count();
+        let paths = sim.components().map(|(p, _)| p.to_string()).collect();
+        let l = hwsim_hw::EventLog::new(vec![true; n], paths, None, Box::new(lines.clone()), 100);
+        sim.set_event_log(l);
+    }
+    sim.run(100).unwrap();
+    let end = sim.now();
+    sim.finish_trace(end).unwrap();
+    sim.finish_events().unwrap();
+    (buf.text(), lines.text())
+}
+
+#[test]
+fn event_pulses_are_one_cycle_high_where_the_block_reports_them() {
+    let (text, _) = pulse_run(true, TraceOptions::default(), false);
+    let v = parse_vcd(&text);
+    // Declared where offered, in the block's scope; never for the block not offered one.
+    assert!(v.vars.contains_key("core.rx.ev_nak") && v.vars.contains_key("core.rx.ev_drop"));
+    assert!(v.vars.contains_key("core.rx.ev_timeout"), "{:?}", v.vars.keys());
+    assert!(!v.vars.keys().any(|k| k.starts_with("core.other.ev_")));
+    let (nak, _) = &v.vars["core.rx.ev_nak"];
+    let (drop, _) = &v.vars["core.rx.ev_drop"];
+    let (timeout, _) = &v.vars["core.rx.ev_timeout"];
+    let of = |code: &str| -> Vec<(u64, String)> {
+        v.changes
+            .iter()
+            .filter(|c| c.2 == code)
+            .map(|c| (c.0, c.3.clone()))
+            .collect()
+    };
+    // Two reports in one cycle are one pulse; two cycles in a row one pulse of two cycles (no
+    // fall and rise at 11); the fall at 12 and 21 is written though nothing runs then.
+    let s = |t: u64, x: &str| (t, x.to_string());
+    assert_eq!(of(nak), vec![s(0, "0"), s(10, "1"), s(12, "0"), s(20, "1"), s(21, "0")]);
+    assert_eq!(of(drop), vec![s(0, "0"), s(20, "1"), s(21, "0")]);
+    assert_eq!(of(timeout), vec![s(0, "0")]);
+}
+
+#[test]
+fn event_pulses_are_the_same_with_skip_off_with_a_log_and_in_a_window() {
+    let (on, _) = pulse_run(true, TraceOptions::default(), false);
+    let (off, _) = pulse_run(false, TraceOptions::default(), false);
+    assert_eq!(on, off, "skip off");
+    // An event log set after the trace keeps the pulses, and logs both blocks.
+    let (with_log, lines) = pulse_run(true, TraceOptions::default(), true);
+    assert_eq!(on, with_log, "with a log");
+    assert_eq!(lines.lines().filter(|l| l.contains(" nak ")).count(), 12, "{lines}");
+    // Only the pulses a glob selects; a window opening mid-pulse shows it high.
+    let (text, _) = pulse_run(true, globs(&["core.rx.ev_nak"]), false);
+    let v = parse_vcd(&text);
+    assert_eq!(v.vars.keys().collect::<Vec<_>>(), ["core.rx.ev_nak"]);
+    let opts = TraceOptions {
+        from: Some(11),
+        to: Some(21),
+        ..TraceOptions::default()
+    };
+    let (text, _) = pulse_run(true, opts.clone(), false);
+    let (text_off, _) = pulse_run(false, opts, false);
+    assert_eq!(text, text_off, "window, skip off");
+    let v = parse_vcd(&text);
+    let code = &v.vars["core.rx.ev_nak"].0;
+    let nak: Vec<(u64, bool, String)> = v
+        .changes
+        .iter()
+        .filter(|c| &c.2 == code)
+        .map(|c| (c.0, c.1, c.3.clone()))
+        .collect();
+    assert_eq!(
+        nak,
+        [
+            (11, true, "1".to_string()),
+            (12, false, "0".to_string()),
+            (20, false, "1".to_string())
+        ]
+    );
+}

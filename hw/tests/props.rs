@@ -393,6 +393,7 @@ proptest! {
             globs: if glob.is_empty() { vec![] } else { vec![glob.to_string()] },
             from: Some(from),
             to: Some(from + len),
+            ..TraceOptions::default()
         };
         let (on, _) = run(&spec, seed, 400, true, None, &opts);
         let (off, _) = run(&spec, seed, 400, false, None, &opts);

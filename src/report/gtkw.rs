@@ -46,7 +46,15 @@ const F_COMMENT: u32 = 0x200;
 /// Window size the save file asks for, pixels; the wave pane is about this minus the panes.
 const WIDTH: u32 = 1600;
 const HEIGHT: u32 = 1000;
-const WAVE_SPAN_AT_0: f64 = 3.3;
+/// GTKWave's zoom z draws 2^z × this many pixels per time unit (1 ns), and its panes beside
+/// the waves take `PANES_PX` plus the name pane, about `NAME_PX_PER_CHAR` per character of the
+/// widest row and `NAME_PX_BASE` (all measured with GTKWave 3.3 under Xvfb at this window size:
+/// go_back_n with a 120-character widest row had a 985-pixel name pane and a 348-pixel wave
+/// pane, with 37 characters 338 and 997; 2310 ns at zoom −9.45 filled 665 pixels).
+const PX_PER_NS_AT_0: f64 = 201.6;
+const PANES_PX: f64 = 265.0;
+const NAME_PX_PER_CHAR: f64 = 7.8;
+const NAME_PX_BASE: f64 = 49.0;
 
 /// An enum field's labels by encoding.
 struct EnumKind {
@@ -141,12 +149,15 @@ fn groups(l: &Loaded, wave: &mut Wave, cmd_trace: &[String]) -> Result<Vec<Group
         for g in &view.groups {
             let mut vars: Vec<usize> = Vec::new();
             for glob in &g.signals {
-                let sel = select(wave, glob);
+                let mut sel = select(wave, glob);
                 if sel.is_empty() && strict {
                     return Err(l.error_at(
                         glob,
                         format!("view: `{glob}` selects no signal of the wave (is it in `trace:`?)"),
                     ));
+                }
+                if glob.contains(['*', '?']) {
+                    sel = without_silent_pulses(wave, sel);
                 }
                 for i in sel {
                     if !vars.contains(&i) {
@@ -230,6 +241,26 @@ fn groups(l: &Loaded, wave: &mut Wave, cmd_trace: &[String]) -> Result<Vec<Group
     Ok(out)
 }
 
+/// `sel` without the event pulses (`….ev_<class>`) that never fire: a glob over many blocks'
+/// pulses (`chip*.lg*.tx.dcqcn.ev_cnp`) shows the blocks where something happened, not forty
+/// flat lines. A pulse named in full stays (its author asked for it).
+fn without_silent_pulses(wave: &mut Wave, sel: Vec<usize>) -> Vec<usize> {
+    let is_pulse = |w: &Wave, i: usize| w.vars[i].name.rsplit('.').next().is_some_and(|l| l.starts_with("ev_"));
+    let pulses: Vec<usize> = sel.iter().copied().filter(|&i| is_pulse(wave, i)).collect();
+    if pulses.is_empty() {
+        return sel;
+    }
+    let fired: Vec<usize> = pulses
+        .iter()
+        .zip(wave.changes(&pulses))
+        .filter(|(_, ch)| ch.len() > 1)
+        .map(|(&i, _)| i)
+        .collect();
+    sel.into_iter()
+        .filter(|i| !is_pulse(wave, *i) || fired.contains(i))
+        .collect()
+}
+
 /// What a system testbench without `view:` opens on, among the signals its `trace:` recorded:
 /// the story every RC Link system tells, one group per line here (title, the signals' globs).
 const SYSTEM_VIEW: &[(&str, &[&str])] = &[
@@ -251,6 +282,10 @@ const SYSTEM_VIEW: &[(&str, &[&str])] = &[
     (
         "PAXI: OST entries in use, RX VC pause",
         &["chip*.paxi.*_ost", "chip*.paxi.rx_pause"],
+    ),
+    (
+        "Events (one-cycle pulses): NAK, retry timeout, CNP, ECN mark, drop, PFC",
+        &["*.ev_*"],
     ),
     ("switches: queue bytes per port", &["*.q_bytes*"]),
     ("links: frames the injected faults dropped", &["*.injected"]),
@@ -419,11 +454,7 @@ pub fn files(
         }
         None => (0, end.max(1)),
     };
-    // GTKWave's zoom z shows about WAVE_SPAN_AT_0 × 2^-z time units across the wave pane (the
-    // pane this file sets up; measured with GTKWave 3.3 under Xvfb). Fit the window, a little
-    // margin on the right.
-    let span = (to - from).max(1) as f64 * 1.05;
-    let zoom = -(span / WAVE_SPAN_AT_0).log2();
+    let zoom = zoom_to_fit(to - from, story_width(&groups, wave));
 
     let mut s = String::new();
     let _ = writeln!(s, "[*] hwsim: {} ({})", l.name(), l.path.display());
@@ -451,15 +482,16 @@ pub fn files(
     let mut filters: Vec<(String, PathBuf, Vec<u8>)> = Vec::new();
     let level_set = (!levels.is_empty()).then(|| hwsim_hw::GlobSet::new(levels));
     let names: std::collections::HashSet<&str> = wave.vars.iter().map(|v| v.name.as_str()).collect();
+    let width = story_width(&groups, wave);
     for g in &groups {
         let _ = writeln!(s, "@{F_GROUP_BEGIN:x}");
-        // A short title (it sizes GTKWave's name pane), the story after its first `: ` on a
-        // comment row of its own below it.
+        // A short title (it sizes GTKWave's name pane), the story after its first `: ` on
+        // comment rows below it, wrapped to the names' width.
         let (title, story) = g.title.split_once(": ").unwrap_or((g.title.as_str(), ""));
         let _ = writeln!(s, "-{title}");
-        if !story.is_empty() {
+        for line in wrap(story, width) {
             let _ = writeln!(s, "@{F_COMMENT:x}");
-            let _ = writeln!(s, "-{story}");
+            let _ = writeln!(s, "-{line}");
         }
         let scope = common_scope(g.vars.iter().map(|&i| wave.vars[i].name.as_str()));
         for &i in &g.vars {
@@ -511,6 +543,56 @@ pub fn files(
     Ok(out)
 }
 
+/// GTKWave's zoom that fits `span` cycles, a little margin on the right, into the wave pane: the
+/// window's width less the panes, the name pane as wide as the view's widest row of `chars`
+/// characters (its names, titles and the stories wrapped to them).
+fn zoom_to_fit(span: u64, chars: usize) -> f64 {
+    let span = span.max(1) as f64 * 1.05;
+    let names_px = NAME_PX_BASE + NAME_PX_PER_CHAR * chars as f64;
+    let wave_px = (WIDTH as f64 - PANES_PX - names_px).max(200.0);
+    -(span * PX_PER_NS_AT_0 / wave_px).log2()
+}
+
+/// The width, in characters, stories are wrapped to: the widest short title or trace name of
+/// the view, at least [`MIN_STORY_WIDTH`]. GTKWave sizes its name pane to its widest row,
+/// comment rows included (found under Xvfb: go_back_n's one-row stories took 860 of 1 600
+/// pixels and left 1.3 of its 2.2 µs in view; wrapped, the names set the pane).
+fn story_width(groups: &[Group], wave: &Wave) -> usize {
+    let mut w = MIN_STORY_WIDTH;
+    for g in groups {
+        let title = g.title.split_once(": ").map_or(g.title.as_str(), |(t, _)| t);
+        w = w.max(title.chars().count());
+        let scope = common_scope(g.vars.iter().map(|&i| wave.vars[i].name.as_str()));
+        for &i in &g.vars {
+            w = w.max(alias(&wave.vars[i].name, scope).chars().count());
+        }
+    }
+    w
+}
+
+/// Stories wrap to at least this many characters.
+const MIN_STORY_WIDTH: usize = 24;
+
+/// `text` in lines of at most `width` characters, broken between words (a longer word stands
+/// alone on its line); none for an empty text.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in text.split_whitespace() {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
 /// The save file's default path: the wave's, with `.gtkw`.
 pub fn default_path(wave: &Path) -> PathBuf {
     wave.with_extension("gtkw")
@@ -518,7 +600,21 @@ pub fn default_path(wave: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::common_scope;
+    use super::{common_scope, wrap};
+
+    #[test]
+    fn stories_wrap_between_words_to_the_width() {
+        assert_eq!(
+            wrap("0 4 8 ... 24, then the resend from PSN 9", 24),
+            ["0 4 8 ... 24, then the", "resend from PSN 9"]
+        );
+        assert_eq!(
+            wrap("a-very-long-word-alone here", 8),
+            ["a-very-long-word-alone", "here"]
+        );
+        assert!(wrap("", 24).is_empty());
+        assert!(wrap("one two three four five six", 9).iter().all(|l| l.len() <= 9));
+    }
 
     #[test]
     fn a_groups_scope_is_made_of_whole_components() {

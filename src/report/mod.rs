@@ -11,6 +11,7 @@ pub mod csv;
 pub mod diff;
 pub mod explain;
 pub mod gtkw;
+pub mod histogram;
 pub mod output;
 pub mod plot;
 pub mod plot_label;
@@ -142,9 +143,13 @@ pub struct Report {
     pub units: BTreeMap<String, &'static str>,
     /// Flows.
     pub flows: Vec<FlowReport>,
+    /// Every flow's transactions over every chip: exact percentiles and power-of-two buckets
+    /// (system runs with a transaction done).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<histogram::LatencyHistogram>,
     /// The figures a study plots (`METRICS`): `end_cycle` always; `goodput`, `latency_max`,
     /// `latency_mean` for system runs; `throughput`, `mean_delay`, `p99_delay`, `drops` when the
-    /// run has a switch.
+    /// run has a switch, `offered` with a cell source and `saturated` (0 or 1) with both.
     pub metrics: BTreeMap<String, f64>,
     /// Statistics.
     pub stats: RunStats,

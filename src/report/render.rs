@@ -191,6 +191,9 @@ impl Report {
                 let _ = writeln!(s, "  … {} more flows (-v or --json)", self.flows.len() - shown);
             }
         }
+        if let Some(h) = &self.latency {
+            h.render(s);
+        }
     }
 
     /// The counters: those `--counters GLOB` picks, all when few or verbose, else their count.

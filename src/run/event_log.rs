@@ -27,6 +27,12 @@ pub fn help() -> String {
     for (c, what) in EVENT_CLASSES {
         s.push_str(&format!("  {c:<8} {what}\n"));
     }
+    s.push_str(
+        "\nOn the waves (--vcd), one-cycle pulses `ev_<class>` beside the ports of the block that decides them:\n",
+    );
+    for (kind, classes) in hwsim_modules::events::KIND_EVENTS {
+        s.push_str(&format!("  {kind:<15} {}\n", classes.join(", ")));
+    }
     s
 }
 

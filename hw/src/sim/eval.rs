@@ -229,8 +229,9 @@ impl Sim {
         self.stats.activations += list.len() as u64;
         self.stats.cycles_executed += 1;
         if let Some(tr) = self.tracer.as_mut() {
-            tr.cycle(t, &self.traced_changed, &self.net_list)?;
+            tr.cycle(t, &self.traced_changed, self.events.fired(), &self.net_list)?;
         }
+        self.events.fired().clear();
         self.traced_changed.clear();
         self.now = next;
 

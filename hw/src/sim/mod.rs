@@ -69,6 +69,7 @@ macro_rules! ctx {
             asked: false,
             me: 0,
             events: &mut $sim.events,
+            samples: &mut $sim.samples,
         }
     };
 }
@@ -172,6 +173,8 @@ pub struct Sim {
     unit_queued: Vec<Cycle>,
     /// The event log (`Ctx::log`), off by default.
     events: EventLog,
+    /// The run-wide sample sets blocks add to at `finish` (name, values).
+    samples: Vec<(&'static str, Vec<u64>)>,
 }
 
 impl Sim {
@@ -276,6 +279,7 @@ impl Sim {
             clusters,
             unit_queued,
             events: EventLog::default(),
+            samples: Vec::new(),
         }
     }
 
@@ -504,7 +508,32 @@ impl Sim {
 
     /// Starts a VCD trace of the nets selected by `opts`, written to `out`. Call before running.
     pub fn trace_vcd(&mut self, out: Box<dyn Write>, opts: TraceOptions) -> Result<usize, SimError> {
-        let tracer = VcdTracer::new(out, opts, &self.net_list, &self.net_paths, &self.net_aliases)?;
+        // The event pulses offered, by path (`<block>.ev_<class>`); a block index out of range
+        // is no block's and offers nothing.
+        let pulse_paths: Vec<String> = opts
+            .events
+            .iter()
+            .map(|&(b, class)| match self.paths.get(b as usize) {
+                Some(p) => format!("{p}.ev_{class}"),
+                None => String::new(),
+            })
+            .collect();
+        let events = opts.events.clone();
+        let tracer = VcdTracer::new(
+            out,
+            opts,
+            &self.net_list,
+            &self.net_paths,
+            &self.net_aliases,
+            &pulse_paths,
+        )?;
+        let mut pulses: Vec<Vec<(&'static str, u32)>> = vec![Vec::new(); self.comps.len()];
+        for (j, &(b, class)) in events.iter().enumerate() {
+            if tracer.pulse_declared(j) && (b as usize) < pulses.len() {
+                pulses[b as usize].push((class, j as u32));
+            }
+        }
+        self.events.set_pulses(pulses);
         for &n in tracer.nets() {
             let ns = &mut self.nets[n as usize];
             ns.traced = true;
@@ -521,6 +550,8 @@ impl Sim {
     /// for well-behaved blocks (they recompute from their state).
     pub fn finish(&mut self) {
         self.settle();
+        // The sample sets are the blocks' `finish`'s to fill, anew each time.
+        self.samples.clear();
         let now = self.now;
         let mut ctx = ctx!(self, now);
         for (c, comp) in self.comps.iter_mut().enumerate() {
@@ -540,9 +571,18 @@ impl Sim {
         }
     }
 
+    /// The run-wide sample set `name` the blocks' [`Ctx::add_samples`] filled at the last
+    /// [`Sim::finish`] (unsorted), if any block added to it.
+    pub fn samples(&self, name: &str) -> Option<&[u64]> {
+        self.samples.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_slice())
+    }
+
     /// Turns the event log on (see [`EventLog`]); call before running.
     pub fn set_event_log(&mut self, log: EventLog) {
+        // The waves' event pulses stay (the trace may have been opened first).
+        let pulses = self.events.take_pulses();
         self.events = log;
+        self.events.set_pulses(pulses);
     }
 
     /// Flushes the event log: the first error met writing it, if any.

@@ -16,7 +16,10 @@
 //! its stream full is counted in `blocked` and dropped (the switch pops its inputs every slot,
 //! so that only happens behind a stalled switch).
 //!
-//! Counters: `cells` (generated), `blocked`.
+//! Counters: `cells` (generated), `blocked`, `offered_ppm` (the offered load measured: the cells
+//! generated per input per slot × 10^6 over the run, or up to `stop_at`, published at its end;
+//! the runner's metric `offered`, which a switch's `throughput` is compared with to flag a
+//! saturated point).
 
 use hwsim_hw::{Binder, BuildResult, Component, CounterDecl, CounterId, Ctx, Cycle, PortDecl, Rng, StreamOut, Wake};
 use hwsim_ports::{Cell, MAX_SWITCH_PORTS};
@@ -34,6 +37,11 @@ pub const COUNTERS: &[CounterDecl] = &[
         "blocked",
         "cells",
         "cells generated that found their output stream full and were dropped",
+    ),
+    CounterDecl::new(
+        "offered_ppm",
+        "ppm",
+        "at the end of the run: cells generated (pushed or blocked) per input per slot × 10^6, over the slots it generated in (to `stop_at`): the offered load",
     ),
 ];
 
@@ -194,6 +202,9 @@ pub struct CellSource {
     table: Option<GapTable>,
     c_cells: CounterId,
     c_blocked: CounterId,
+    c_offered: CounterId,
+    /// Cells generated so far, pushed or blocked (the offered load's numerator).
+    generated: u64,
     started: bool,
 }
 
@@ -211,6 +222,8 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
         table: GapTable::new(p.load),
         c_cells: b.counter("cells"),
         c_blocked: b.counter("blocked"),
+        c_offered: b.counter("offered_ppm"),
+        generated: 0,
         started: false,
         p: p.clone(),
     }))
@@ -309,10 +322,27 @@ impl Component for CellSource {
         *ctx.rng() = rng;
         ctx.count(self.c_cells, cells);
         ctx.count(self.c_blocked, blocked);
+        self.generated += cells + blocked;
         if earliest == Cycle::MAX {
             Wake::OnInput
         } else {
             Wake::At(earliest)
+        }
+    }
+
+    /// The offered load measured: cells per input per slot over the slots arrivals could fall
+    /// in (1 up to the end, or to `stop_at`, excluded: the first gap is drawn after slot 0).
+    fn finish(&mut self, ctx: &mut Ctx<'_>) {
+        let end = if self.p.stop_at != 0 {
+            ctx.now().min(self.p.stop_at)
+        } else {
+            ctx.now()
+        };
+        let slots = end.saturating_sub(1);
+        let per = (self.p.ports as u64).saturating_mul(slots);
+        if per > 0 {
+            let ppm = (self.generated as u128 * 1_000_000 / per as u128) as u64;
+            ctx.set_counter(self.c_offered, ppm);
         }
     }
 }

@@ -318,6 +318,14 @@ pub fn find<'a>(blocks: &'a [BlockKind], name: &str) -> Option<&'a BlockKind> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_kinds_with_event_pulses_are_kinds_of_blocks() {
+        let blocks = blocks();
+        for (kind, _) in hwsim_modules::events::KIND_EVENTS {
+            assert!(blocks.iter().any(|b| b.name == *kind), "{kind} is no kind of block");
+        }
+    }
+
     /// The counter names of every shipped testbench's golden report.
     fn golden_counters() -> Vec<String> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");

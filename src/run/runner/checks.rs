@@ -188,7 +188,10 @@ pub fn validate_checks(l: &Loaded, sim: &Sim) -> Result<(), InputError> {
 /// the flows), `latency_max` and `latency_mean` (ns, over every transaction); with a switch
 /// (`voq_switch`) `throughput` (measured cells delivered per output per slot, 0–1, after its
 /// `warmup`; the mean over switches), `mean_delay` and `p99_delay` (cycles from arrival at the
-/// input to crossing the crossbar; p99 the worst switch's) and `drops` (cells).
+/// input to crossing the crossbar; p99 the worst switch's) and `drops` (cells); with a
+/// `cell_source` `offered` (cells generated per input per slot, the mean over sources), and with
+/// both `saturated`: 1 when the switch accepts less than [`SATURATED_BELOW`] of the load offered
+/// (BookSim2's saturation: the accepted rate falls short of the offered), else 0.
 pub(super) const METRICS: &[&str] = &[
     "end_cycle",
     "goodput",
@@ -198,7 +201,14 @@ pub(super) const METRICS: &[&str] = &[
     "mean_delay",
     "p99_delay",
     "drops",
+    "offered",
+    "saturated",
 ];
+
+/// A point is saturated when its throughput is below this share of its offered load: a
+/// stationary switch below saturation delivers what is offered, within the sampling noise of a
+/// run (a percent or so over the study runs' 10^4–10^5 slots).
+pub const SATURATED_BELOW: f64 = 0.95;
 
 /// A metric's unit (the plot axes print it).
 pub fn metric_unit(m: &str) -> Option<&'static str> {
@@ -209,6 +219,8 @@ pub fn metric_unit(m: &str) -> Option<&'static str> {
         "goodput" => "bytes/ns",
         "latency_max" | "latency_mean" => "ns",
         "throughput" => "cells per output per slot",
+        "offered" => "cells per input per slot",
+        "saturated" => "flag",
         "drops" => "cells",
         _ => return None,
     })
@@ -247,8 +259,23 @@ pub(super) fn metric_value(m: &str, sim: &Sim, end: Cycle, flows: &[FlowReport])
             .max()
             .unwrap_or(0) as f64,
         "drops" if switches > 0 => sum(sim, "*.drops") as f64,
+        "offered" if sources(sim) > 0 => offered(sim),
+        "saturated" if switches > 0 && sources(sim) > 0 => {
+            let throughput = sum(sim, "*.throughput_ppm") as f64 / 1e6 / switches as f64;
+            f64::from(u8::from(throughput < SATURATED_BELOW * offered(sim)))
+        }
         _ => return None,
     })
+}
+
+/// The cell sources of the run (their `offered_ppm` counters).
+fn sources(sim: &Sim) -> usize {
+    sim.counters().filter(|(n, _)| n.ends_with(".offered_ppm")).count()
+}
+
+/// The load the cell sources offered: cells per input per slot, the mean over sources.
+fn offered(sim: &Sim) -> f64 {
+    sum(sim, "*.offered_ppm") as f64 / 1e6 / sources(sim).max(1) as f64
 }
 
 /// Evaluates one check against the finished simulation.

@@ -17,7 +17,7 @@ mod checks;
 /// The run in slices, and its report.
 mod pipeline;
 
-pub use checks::{metric_unit, validate_checks};
+pub use checks::{metric_unit, validate_checks, SATURATED_BELOW};
 pub use pipeline::run_loaded;
 
 /// Default longest run when neither the testbench nor the command line says.

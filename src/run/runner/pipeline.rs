@@ -124,6 +124,9 @@ pub fn run_loaded(l: &Loaded, mut opts: Options) -> Result<Report, InputError> {
             .filter_map(|m| metric_value(m, &sim, end, &flow_reports).map(|x| (m.to_string(), x)))
             .collect(),
         flows: flow_reports,
+        latency: sim
+            .samples(hwsim_modules::rclink::paxi::TXN_LATENCY)
+            .and_then(crate::report::histogram::LatencyHistogram::of),
         stats,
         error: error_text,
         interrupted,
@@ -170,15 +173,34 @@ fn open_trace(
     };
     // Whether a glob selects some net: a plain name is looked up among the nets and their
     // scopes (`hwsim vectors` gives one per port: thousands), a pattern tried on each.
+    // The event pulses offered (hwsim_modules::events::KIND_EVENTS): `ev_<class>` beside the
+    // ports of each block of a kind that reports that class; a glob may name them too.
+    let events: Vec<(u32, &'static str)> = sim
+        .components()
+        .enumerate()
+        .flat_map(|(i, (_, kind))| {
+            hwsim_modules::events::kind_events(kind)
+                .iter()
+                .map(move |&c| (i as u32, c))
+        })
+        .collect();
+    let paths: Vec<&str> = sim.components().map(|(p, _)| p).collect();
+    let pulse_paths: Vec<String> = events
+        .iter()
+        .map(|&(b, c)| format!("{}.ev_{c}", paths[b as usize]))
+        .collect();
     let mut named: std::collections::HashSet<&str> = std::collections::HashSet::new();
-    for p in sim.net_paths() {
+    for p in sim.net_paths().iter().chain(&pulse_paths) {
         named.insert(p);
         named.extend(p.char_indices().filter(|&(_, c)| c == '.').map(|(i, _)| &p[..i]));
     }
     let selects_some = |g: &str| {
         if g.contains(['*', '?']) {
             let one = [g.to_string()];
-            sim.net_paths().iter().any(|p| hwsim_hw::trace_selected(&one, p))
+            sim.net_paths()
+                .iter()
+                .chain(&pulse_paths)
+                .any(|p| hwsim_hw::trace_selected(&one, p))
         } else {
             named.contains(g)
         }
@@ -209,6 +231,7 @@ fn open_trace(
         globs,
         from: opts.trace_from,
         to: opts.trace_to,
+        events,
     };
     match sim.trace_vcd(w, topts) {
         Ok(_) => Ok(staged),

@@ -346,6 +346,12 @@ pub fn write_tables(plan: &Plan, rows: &[Row], dir: &Path) -> Result<Vec<PathBuf
 pub fn summary(plan: &Plan, rows: &[Row], metric: &str) -> String {
     let mut head: Vec<String> = plan.params.clone();
     head.extend(["seed".into(), "verdict".into(), metric.to_string()]);
+    // With a cell source and a switch, each point's offered load and whether the switch
+    // accepted it (crate::run::runner's `saturated`).
+    let load = rows.iter().any(|r| r.metrics.contains_key("saturated"));
+    if load {
+        head.extend(["offered".into(), "saturated".into()]);
+    }
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -359,6 +365,18 @@ pub fn summary(plan: &Plan, rows: &[Row], metric: &str) -> String {
                     .or_else(|| r.counters.get(metric).map(|c| c.to_string()))
                     .unwrap_or_default(),
             );
+            if load {
+                f.push(
+                    r.metrics
+                        .get("offered")
+                        .map_or_else(String::new, |&x| format!("{x:.3}")),
+                );
+                f.push(match r.metrics.get("saturated") {
+                    Some(&x) if x > 0.0 => "yes".into(),
+                    Some(_) => "no".into(),
+                    None => String::new(),
+                });
+            }
             f
         })
         .collect();
@@ -385,12 +403,24 @@ pub fn summary(plan: &Plan, rows: &[Row], metric: &str) -> String {
         s += &(line(r) + "\n");
     }
     let count = |v: &str| rows.iter().filter(|r| r.verdict == v).count();
+    let saturated = rows
+        .iter()
+        .filter(|r| r.metrics.get("saturated").is_some_and(|&x| x > 0.0))
+        .count();
     let _ = writeln!(
         s,
-        "{} runs: {} passed, {} failed{}{}",
+        "{} runs: {} passed, {} failed{}{}{}",
         rows.len(),
         count("PASS"),
         count("FAIL"),
+        if load {
+            format!(
+                ", {saturated} saturated (throughput below {:.0} % of the load offered)",
+                crate::run::runner::SATURATED_BELOW * 100.0
+            )
+        } else {
+            String::new()
+        },
         match count("-") {
             0 => String::new(),
             n if plan.checks_off => format!(", {n} not checked (--checks off)"),

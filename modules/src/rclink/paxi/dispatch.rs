@@ -20,6 +20,10 @@ pub fn itlv_hash(txn: u64, frame_seq: u32, qp: QpId) -> u64 {
     splitmix64(splitmix64(txn) ^ ((frame_seq as u64) << 16 | qp.value() as u64))
 }
 
+/// The run-wide sample set of the flows' transaction latencies (ns, issue to completion, the
+/// measured ones: after `metrics_from`), every PAXI's (`hw::Sim::samples`).
+pub const TXN_LATENCY: &str = "txn_latency";
+
 /// Segment ids of flits (AR, R, B) have this bit set: their ACKs are not a transaction's.
 pub(super) const FLIT_BIT: u64 = 1 << 63;
 
@@ -346,7 +350,8 @@ impl Component for Paxi {
         Wake::earliest((next != Cycle::MAX).then_some(next))
     }
 
-    /// The flows' latency percentiles, from every completed transaction's latency.
+    /// The flows' latency percentiles, from every completed transaction's latency; and those
+    /// latencies into the run-wide set [`TXN_LATENCY`] (the report's histogram over every chip).
     fn finish(&mut self, ctx: &mut Ctx<'_>) {
         for f in &mut self.flows {
             if let Some(p) = crate::percentile::summarize(&mut f.lats) {
@@ -354,6 +359,7 @@ impl Component for Paxi {
                     ctx.set_counter(*id, v);
                 }
             }
+            ctx.add_samples(TXN_LATENCY, &f.lats);
         }
     }
 }

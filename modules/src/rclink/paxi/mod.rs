@@ -148,7 +148,7 @@ mod multicast;
 mod requester;
 pub mod rx_vc;
 
-pub use dispatch::{itlv_hash, Paxi};
+pub use dispatch::{itlv_hash, Paxi, TXN_LATENCY};
 
 pub use counters::COUNTERS;
 
