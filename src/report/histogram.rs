@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use hwsim_modules::percentile::nearest_rank as rank;
 use serde::Serialize;
 
 /// One bucket: latencies in `[lo, hi)` ns, and how many.
@@ -31,12 +32,6 @@ pub struct LatencyHistogram {
     /// Power-of-two buckets `[2^k, 2^(k+1))` (the first `[0, 1)`), from the one holding `min`
     /// to the one holding `max`, empty ones between included.
     pub buckets: Vec<Bucket>,
-}
-
-/// The nearest-rank `q`-permille percentile of `sorted` (ascending, not empty).
-fn rank(sorted: &[u64], q: u64) -> u64 {
-    let n = sorted.len() as u64;
-    sorted[((n * q).div_ceil(1000).clamp(1, n) - 1) as usize]
 }
 
 /// The bucket of `v`: 0 for 0, else k + 1 for `[2^k, 2^(k+1))`.

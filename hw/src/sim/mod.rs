@@ -506,18 +506,21 @@ impl Sim {
         }
     }
 
-    /// Starts a VCD trace of the nets selected by `opts`, written to `out`. Call before running.
-    pub fn trace_vcd(&mut self, out: Box<dyn Write>, opts: TraceOptions) -> Result<usize, SimError> {
-        // The event pulses offered, by path (`<block>.ev_<class>`); a block index out of range
-        // is no block's and offers nothing.
-        let pulse_paths: Vec<String> = opts
-            .events
+    /// The paths of the event pulses `events` offers (`<block>.ev_<class>`, as
+    /// [`Sim::trace_vcd`] declares them); a block index out of range is no block's: empty.
+    pub fn pulse_paths(&self, events: &[(u32, &'static str)]) -> Vec<String> {
+        events
             .iter()
             .map(|&(b, class)| match self.paths.get(b as usize) {
                 Some(p) => format!("{p}.ev_{class}"),
                 None => String::new(),
             })
-            .collect();
+            .collect()
+    }
+
+    /// Starts a VCD trace of the nets selected by `opts`, written to `out`. Call before running.
+    pub fn trace_vcd(&mut self, out: Box<dyn Write>, opts: TraceOptions) -> Result<usize, SimError> {
+        let pulse_paths = self.pulse_paths(&opts.events);
         let events = opts.events.clone();
         let tracer = VcdTracer::new(
             out,

@@ -243,7 +243,7 @@ pub(super) fn metric_value(m: &str, sim: &Sim, end: Cycle, flows: &[FlowReport])
                 0.0
             }
         }
-        "throughput" if switches > 0 => sum(sim, "*.throughput_ppm") as f64 / 1e6 / switches as f64,
+        "throughput" if switches > 0 => throughput(sim, switches),
         "mean_delay" if switches > 0 => {
             let n = sum(sim, "*.delivered");
             if n > 0 {
@@ -261,11 +261,15 @@ pub(super) fn metric_value(m: &str, sim: &Sim, end: Cycle, flows: &[FlowReport])
         "drops" if switches > 0 => sum(sim, "*.drops") as f64,
         "offered" if sources(sim) > 0 => offered(sim),
         "saturated" if switches > 0 && sources(sim) > 0 => {
-            let throughput = sum(sim, "*.throughput_ppm") as f64 / 1e6 / switches as f64;
-            f64::from(u8::from(throughput < SATURATED_BELOW * offered(sim)))
+            f64::from(u8::from(throughput(sim, switches) < SATURATED_BELOW * offered(sim)))
         }
         _ => return None,
     })
+}
+
+/// The switches' measured throughput: cells per output per slot, the mean over `switches`.
+fn throughput(sim: &Sim, switches: usize) -> f64 {
+    sum(sim, "*.throughput_ppm") as f64 / 1e6 / switches as f64
 }
 
 /// The cell sources of the run (their `offered_ppm` counters).

@@ -184,11 +184,7 @@ fn open_trace(
                 .map(move |&c| (i as u32, c))
         })
         .collect();
-    let paths: Vec<&str> = sim.components().map(|(p, _)| p).collect();
-    let pulse_paths: Vec<String> = events
-        .iter()
-        .map(|&(b, c)| format!("{}.ev_{c}", paths[b as usize]))
-        .collect();
+    let pulse_paths = sim.pulse_paths(&events);
     let mut named: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for p in sim.net_paths().iter().chain(&pulse_paths) {
         named.insert(p);
