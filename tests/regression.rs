@@ -1,17 +1,24 @@
-//! The testbench regression: every tb/**/*.yaml runs twice, with event skip on and off, and must
-//! pass both times with identical verdicts, counters, end cycle and VCD bytes. Each VCD is read
-//! back with an independent reader (wellen) to check that it parses, its timescale is 1 ns, and
-//! every variable has a value at the first timestamp.
+//! The testbench regression: every tb/**/*.yaml runs with event skip on and off, and must pass
+//! with identical verdicts, counters, end cycle and VCD bytes both ways. Each VCD is read back
+//! with an independent reader (wellen) to check that it parses, its timescale is 1 ns, and every
+//! variable has a value at the first timestamp. The testbenches are independent and run on one
+//! worker per core (`HWSIM_TEST_THREADS` overrides); each prints its time with `--nocapture`.
 //!
-//! The rule for the performance workloads (tb/perf/, issue 13): they are long by design (W2 is
-//! 10^7 cycles, W5 a 64-chip fabric for 1 ms), and ticking every component every cycle would
-//! take most of an hour. So the skip / no-skip pair runs over the first [`PERF_PREFIX`] cycles
-//! only, both runs cut there by the same `until` override, and must still agree on verdicts,
-//! checks, counters, end cycle and VCD bytes (a prefix need not meet the testbench's
-//! expectations, so its verdict is compared, not required). Each of them also runs once at full
-//! length with event skip and no trace, and must pass: its expectations are checked here, its
-//! speed in `cargo bench --bench testbenches` and on the command line (`--stats`). The few
-//! testbenches in [`LONG`] (a long idle stretch is their point) take the same rule.
+//! What the skip / no-skip comparison covers. `--no-skip` ticks every process of every block
+//! every cycle, which a 64-chip fabric or an incast of 400 000 cycles turns into minutes per
+//! testbench. So the comparison has a budget, [`NO_SKIP_BUDGET`] process-cycles: a testbench
+//! whose processes × cycles stay under it is compared over its whole length; one above it runs
+//! whole with event skip (it must pass and give its golden, and its VCD is read back) and is
+//! compared over the first `NO_SKIP_BUDGET / processes` cycles, both runs cut there by the same
+//! `until` override. The performance workloads (tb/perf/, issue 13) are long by design (W2 is
+//! 10^7 cycles, W5 a 64-chip fabric for 1 ms): they run once at full length with event skip and
+//! no trace, and must pass (their speed is measured in `cargo bench --bench testbenches` and on
+//! the command line with `--stats`), and the pair is compared over the first [`PERF_PREFIX`]
+//! cycles; the few testbenches in [`LONG`] (a long idle stretch is their point) take the same
+//! rule. A prefix need not meet the testbench's expectations, so its verdict is compared, not
+//! required. `HWSIM_NO_SKIP_FULL=1` lifts the budget (each testbench outside tb/perf/ and
+//! [`LONG`] compared over its whole length, as before the budget: about half an hour on CI's
+//! two cores).
 //!
 //! Every testbench's report (verdict, end cycle, checks, metrics, flows, counters; the full-length
 //! run's for the long ones) must equal its golden under tests/golden/, recorded before the
@@ -23,6 +30,9 @@ mod common;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
 
 use common::root;
 use hwsim::regress::find_testbenches;
@@ -37,11 +47,15 @@ const PERF_PREFIX: u64 = 20_000;
 /// timeout finding waits out the seed's 64 M cycles).
 const LONG: [&str; 1] = ["tb/spec_findings/multicast_lost_copies_stall.yaml"];
 
+/// The testbenches that take longest here (W5's full millisecond of 64 chips, the 64-chip
+/// incast with its trace): started first.
+const FIRST: [&str; 2] = ["tb/perf/w5_scale_incast64.yaml", "tb/cc/incast64.yaml"];
+
 fn run(tb: &Path, no_skip: bool) -> (Report, Vec<u8>) {
-    run_until(tb, no_skip, None)
+    run_until(tb, no_skip, None).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn run_until(tb: &Path, no_skip: bool, until: Option<u64>) -> (Report, Vec<u8>) {
+fn run_until(tb: &Path, no_skip: bool, until: Option<u64>) -> Result<(Report, Vec<u8>), String> {
     let buf = SharedBuf::default();
     let opts = Options {
         no_skip,
@@ -49,9 +63,9 @@ fn run_until(tb: &Path, no_skip: bool, until: Option<u64>) -> (Report, Vec<u8>) 
         vcd_writer: Some(Box::new(buf.clone())),
         ..Options::default()
     };
-    let report = run_file(tb, opts).unwrap_or_else(|e| panic!("{e}"));
+    let report = run_file(tb, opts).map_err(|e| e.to_string())?;
     let bytes = buf.bytes();
-    (report, bytes)
+    Ok((report, bytes))
 }
 
 /// Parses a VCD with wellen and checks the basics; returns (var count, max width seen).
@@ -158,11 +172,133 @@ fn check_golden(tb: &Path, name: &str, r: &Report) -> Option<String> {
     ))
 }
 
+/// What a `--no-skip` comparison may cost, in process-cycles (the processes of the netlist times
+/// the cycles compared; about 70 ns each on a machine of CI's kind). A testbench under it is
+/// compared over its whole length; one over it (a 64-chip fabric, an incast of a few hundred
+/// thousand cycles) over the first `NO_SKIP_BUDGET / processes` cycles, both runs cut there by
+/// the same `until`, and must agree on verdicts, checks, counters, end cycle and VCD bytes (see
+/// the header). The full-length run with event skip still runs, passes and gives its golden.
+const NO_SKIP_BUDGET: u64 = 100_000_000;
+
+/// [`NO_SKIP_BUDGET`], or no limit with `HWSIM_NO_SKIP_FULL=1` (every testbench compared over
+/// its whole length: the same check for a run that can take its time).
+fn no_skip_budget() -> u64 {
+    if std::env::var_os("HWSIM_NO_SKIP_FULL").is_some() {
+        u64::MAX
+    } else {
+        NO_SKIP_BUDGET
+    }
+}
+
+/// The processes a run's netlist ticks per cycle with `--no-skip`: every process of every block.
+fn processes(r: &Report) -> u64 {
+    r.stats.by_kind.iter().map(|k| k.instances).sum::<u64>().max(1)
+}
+
+/// The earliest cycle a prefix may end at: after every flow's start and the warm-up's opening
+/// (the runner refuses a run that ends before them, `runner::validate_run`).
+fn earliest_cut(f: &Path) -> u64 {
+    let Ok(l) = hwsim::testbench::load(f) else {
+        return 1;
+    };
+    let starts = l.tb.system.iter().flat_map(|s| &s.traffic).map(|t| t.start + 1);
+    starts.chain(l.tb.metrics_from.map(|m| m + 1)).max().unwrap_or(1)
+}
+
+/// Compares a run with event skip against one without, both over the same cycles.
+fn compare_skip(name: &str, a: &Report, vcd_a: &[u8], b: &Report, vcd_b: &[u8]) -> Result<(), String> {
+    let differs = |what: &str| Err(format!("{name}: {what} differs with --no-skip"));
+    if a.passed != b.passed {
+        return differs("verdict");
+    }
+    if a.checks != b.checks {
+        return differs("checks");
+    }
+    if a.counters != b.counters {
+        return differs(&format!("counters ({:?} against {:?})", a.counters, b.counters));
+    }
+    if a.cycles != b.cycles {
+        return differs(&format!("end cycle ({} against {})", a.cycles, b.cycles));
+    }
+    if vcd_a != vcd_b {
+        let at = vcd_a
+            .iter()
+            .zip(vcd_b)
+            .position(|(x, y)| x != y)
+            .unwrap_or(vcd_a.len().min(vcd_b.len()));
+        return differs(&format!("VCD (first difference at byte {at})"));
+    }
+    if a.stats.executed_cycles > b.stats.executed_cycles {
+        return Err(format!("{name}: skip executed more cycles"));
+    }
+    Ok(())
+}
+
+/// One testbench's whole check: its run with event skip passes and equals its golden, and a run
+/// with `--no-skip` over the same cycles (all of them, or a prefix: see [`NO_SKIP_BUDGET`] and
+/// the header) gives the same verdict, checks, counters, end cycle and VCD bytes.
+fn check_testbench(f: &Path, name: &str, long: bool) -> Result<(), String> {
+    let mut vcd_checked = false;
+    let prefix = if long {
+        // The full length, once, with event skip and no trace: it must pass, and give its
+        // golden report.
+        let full = run_file(f, Options::default()).map_err(|e| e.to_string())?;
+        if !full.passed {
+            return Err(format!("{name} (full length):\n{}", full.render(false, false)));
+        }
+        check_golden(f, name, &full).map_or(Ok(()), Err)?;
+        PERF_PREFIX
+    } else {
+        let (a, vcd_a) = run_until(f, false, None)?;
+        if !a.passed {
+            return Err(format!("{name}:\n{}", a.render(false, false)));
+        }
+        check_golden(f, name, &a).map_or(Ok(()), Err)?;
+        let cut = (no_skip_budget() / processes(&a)).max(earliest_cut(f));
+        if a.cycles <= cut {
+            let (b, vcd_b) = run_until(f, true, None)?;
+            compare_skip(name, &a, &vcd_a, &b, &vcd_b)?;
+            check_vcd(name, vcd_a);
+            return Ok(());
+        }
+        check_vcd(name, vcd_a);
+        vcd_checked = true;
+        cut
+    };
+    // Both runs cut at the prefix: a prefix need not meet the testbench's expectations, so its
+    // verdict is compared, not required.
+    let (a, vcd_a) = run_until(f, false, Some(prefix))?;
+    let (b, vcd_b) = run_until(f, true, Some(prefix))?;
+    if let Some(e) = &a.error {
+        return Err(format!("{name} (first {prefix} cycles): {e}"));
+    }
+    compare_skip(&format!("{name} (first {prefix} cycles)"), &a, &vcd_a, &b, &vcd_b)?;
+    if !vcd_checked {
+        check_vcd(name, vcd_a);
+    }
+    Ok(())
+}
+
 #[test]
 fn every_testbench_passes_identically_with_and_without_skip() {
-    let files = find_testbenches(&root().join("tb"));
+    let mut files = find_testbenches(&root().join("tb"));
     assert!(files.len() >= 3, "testbenches found: {files:?}");
-    let mut failures = Vec::new();
+    // The longest runs first (a minute or more each), then the other system testbenches, so
+    // the workers share the rest while they run and none is left alone with a long one at the
+    // end.
+    let rank = |f: &PathBuf| {
+        if FIRST.iter().any(|l| f.ends_with(l)) {
+            0
+        } else if ["tb/perf", "tb/cc", "tb/acceptance", "tb/switch"]
+            .iter()
+            .any(|d| f.starts_with(root().join(d)))
+        {
+            1
+        } else {
+            2
+        }
+    };
+    files.sort_by_key(rank);
     let perf = root().join("tb/perf");
     // tb/rtl/ runs RTL beside the model (crate::rtl): it needs Verilator, which CI installs
     // first; without it those testbenches are skipped here, with a line saying so.
@@ -171,57 +307,46 @@ fn every_testbench_passes_identically_with_and_without_skip() {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
-    for f in &files {
-        let name = f.strip_prefix(root()).unwrap_or(f).display().to_string();
-        if f.starts_with(&rtl) && !verilator {
-            eprintln!("{name}: skipped: verilator is not installed (Debian: apt-get install verilator)");
-            continue;
+    // The testbenches are independent: one worker per core (HWSIM_TEST_THREADS overrides), each
+    // taking the next testbench in the list.
+    let threads = std::env::var("HWSIM_TEST_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                while let Some(f) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let name = f.strip_prefix(root()).unwrap_or(f).display().to_string();
+                    if f.starts_with(&rtl) && !verilator {
+                        eprintln!("{name}: skipped: verilator is not installed (Debian: apt-get install verilator)");
+                        continue;
+                    }
+                    let long = f.starts_with(&perf) || LONG.iter().any(|l| f.ends_with(l));
+                    let t0 = Instant::now();
+                    let outcome = std::panic::catch_unwind(|| check_testbench(f, &name, long))
+                        .unwrap_or_else(|p| Err(format!("{name}: panicked: {}", panic_text(&p))));
+                    eprintln!("{name}: {:.1} s", t0.elapsed().as_secs_f64());
+                    if let Err(e) = outcome {
+                        failures.lock().unwrap_or_else(|p| p.into_inner()).push(e);
+                    }
+                }
+            });
         }
-        let long = f.starts_with(&perf) || LONG.iter().any(|l| f.ends_with(l));
-        let prefix = long.then_some(PERF_PREFIX);
-        if prefix.is_some() {
-            // The full length, once, with event skip and no trace: it must pass, and give its
-            // golden report.
-            let full = run_file(f, Options::default()).unwrap_or_else(|e| panic!("{e}"));
-            if !full.passed {
-                failures.push(format!("{name} (full length):\n{}", full.render(false, false)));
-                continue;
-            }
-            if let Some(d) = check_golden(f, &name, &full) {
-                failures.push(d);
-            }
-        }
-        // a: event skip (default); b: --no-skip; a tb/perf/ workload over its prefix only.
-        let (a, vcd_a) = run_until(f, false, prefix);
-        let (b, vcd_b) = run_until(f, true, prefix);
-        if prefix.is_some() {
-            assert!(a.error.is_none(), "{name}: {:?}", a.error);
-        } else if !a.passed {
-            failures.push(format!("{name}:\n{}", a.render(false, false)));
-            continue;
-        } else if let Some(d) = check_golden(f, &name, &a) {
-            failures.push(d);
-        }
-        assert_eq!(a.passed, b.passed, "{name}: verdict differs with --no-skip");
-        assert_eq!(a.checks, b.checks, "{name}: checks differ with --no-skip");
-        assert_eq!(a.counters, b.counters, "{name}: counters differ with --no-skip");
-        assert_eq!(a.cycles, b.cycles, "{name}: end cycle differs with --no-skip");
-        assert!(
-            vcd_a == vcd_b,
-            "{name}: VCD differs with --no-skip (first difference at byte {})",
-            vcd_a
-                .iter()
-                .zip(&vcd_b)
-                .position(|(x, y)| x != y)
-                .unwrap_or(vcd_a.len().min(vcd_b.len()))
-        );
-        assert!(
-            a.stats.executed_cycles <= b.stats.executed_cycles,
-            "{name}: skip executed more cycles"
-        );
-        check_vcd(&name, vcd_a);
-    }
+    });
+    let failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
     assert!(failures.is_empty(), "failing testbenches:\n{}", failures.join("\n"));
+}
+
+/// A panic's message.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
 }
 
 #[test]
