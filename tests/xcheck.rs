@@ -893,10 +893,12 @@ fn vectors_of_the_paxi_rx_side_in_a_system() {
     assert_eq!(valids("bus["), 0);
 }
 
-/// The PAXI completer's vectors out of a system (tb/paxi/read_write_mixed.yaml, chip 1 the slave
-/// of 8 writes and 48 read bursts): each AR entry answered by one R frame on `send` (48, kind
-/// 2), the Bs of the writes packed into B flits (kind 3) on `send` after the first W came in on
-/// `slave`; the core gives them their ids and link groups (0 here).
+/// The PAXI completer's and its B packing buffer's vectors out of a system
+/// (tb/paxi/read_write_mixed.yaml, chip 1 the slave of 8 writes and 48 read bursts): each AR
+/// entry answered by one R frame on `send` (48, kind 2); the Bs of the writes handed to
+/// `paxi.b_pack` on `b_entries` after the first W came in on `slave`, one entry each, and packed
+/// there into B flits (kind 3) on its `out`, in the cycle of their last B or later, holding
+/// every B; the core gives them their ids and link groups (0 here).
 #[test]
 fn vectors_of_the_paxi_completer_in_a_system() {
     let d = temp_dir("vectors-completer");
@@ -905,6 +907,8 @@ fn vectors_of_the_paxi_completer_in_a_system() {
         "tb/paxi/read_write_mixed.yaml",
         "--instance",
         "chip1.paxi.completer",
+        "--instance",
+        "chip1.paxi.b_pack",
         "--out",
         s(&d),
     ]);
@@ -912,30 +916,54 @@ fn vectors_of_the_paxi_completer_in_a_system() {
     let csv = std::fs::read_to_string(d.join("chip1.paxi.completer.csv")).unwrap();
     let (head, rows) = vectors_table(&csv);
     let col = |name: &str| column(&head, name);
-    let sent = |kind: u64| -> Vec<u64> {
+    let on = |lane: &str, kind: u64| -> Vec<u64> {
         rows.iter()
-            .filter(|r| r[col("send[0].valid")] == 1 && r[col("send[0].kind")] == kind)
+            .filter(|r| r[col(&format!("{lane}.valid"))] == 1 && r[col(&format!("{lane}.kind"))] == kind)
             .map(|r| r[0])
             .collect()
     };
-    let (r_frames, b_flits) = (sent(2), sent(3));
+    let (r_frames, b_entries) = (on("send[0]", 2), on("b_entries[0]", 3));
+    // Every B handed on, whichever lane it took (two Bs due in one cycle take two).
+    let lanes: Vec<usize> = (0..head.len())
+        .filter(|&i| head[i].starts_with("b_entries[") && head[i].contains("].valid:"))
+        .collect();
+    let bs: u64 = rows.iter().map(|r| lanes.iter().map(|&i| r[i]).sum::<u64>()).sum();
     assert_eq!(r_frames.len(), 48, "one R frame per AR entry");
-    assert!(!b_flits.is_empty(), "no B flit");
+    assert!(
+        on("send[0]", 3).is_empty(),
+        "a B flit on `send`: the B buffer sends them"
+    );
     let first_w = rows
         .iter()
         .find(|r| r[col("slave.valid")] == 1 && r[col("slave.kind")] == 0)
         .map(|r| r[0])
         .expect("a W at chip 1's slave");
     assert!(
-        b_flits[0] > first_w,
-        "a B flit at {} before the first W at {first_w}",
-        b_flits[0]
+        !b_entries.is_empty() && b_entries[0] >= first_w,
+        "{b_entries:?}, first W at {first_w}"
     );
     assert!(
         rows.iter()
             .all(|r| r[col("send[0].valid")] == 0 || r[col("send[0].lg")] == 0),
         "the completer leaves the link group to the core"
     );
+    let csv = std::fs::read_to_string(d.join("chip1.paxi.b_pack.csv")).unwrap();
+    let (head, rows) = vectors_table(&csv);
+    let col = |name: &str| column(&head, name);
+    let taken: Vec<u64> = rows.iter().filter(|r| r[col("in.valid")] == 1).map(|r| r[0]).collect();
+    assert_eq!(taken, b_entries, "the buffer takes the Bs in the cycle they are due");
+    let flits: Vec<(u64, u64)> = rows
+        .iter()
+        .filter(|r| r[col("out[0].valid")] == 1)
+        .map(|r| (r[0], r[col("out[0].n")]))
+        .collect();
+    assert!(
+        flits.iter().all(|r| rows[r.0 as usize][col("out[0].kind")] == 3),
+        "{flits:?}"
+    );
+    assert!(!flits.is_empty() && flits[0].0 >= b_entries[0], "{flits:?}");
+    // One flit a cycle at most here: every B packed, once.
+    assert_eq!(flits.iter().map(|f| f.1).sum::<u64>(), bs, "{flits:?}");
 }
 
 /// The TYPE2 queue's vectors out of a multicast system (tb/paxi/multicast_group.yaml): each

@@ -6,7 +6,8 @@
 //!   in : stream<Segment> ==>+-----------+==> out : stream<Segment>   (one packed flit each)
 //!   (one AR or B entry:     | paxi_pack |--> fill : u8 (entries held)
 //!    dst, qp, paxi.ost,     +-----------+--> dst  : u16 (their destination)
-//!    bytes = AR length)
+//!    bytes = AR length;
+//!    a multicast B: kind mul)
 //! ```
 //!
 //! TX_BUF_WM and TX_BUF_ACC_WT are configurable in seed 002 («Buffer 容量参数»: «可配置») with no
@@ -29,6 +30,18 @@
 //! downstream at n + 1 (a timeout at first-entry + `acc_wt`). One flit out per cycle; two flits
 //! made in one cycle (a DA change then a watermark of 1) leave on consecutive cycles. `in` is
 //! left waiting while the output has flits queued (the buffer's depth is the back-pressure).
+//!
+//! **The PAXI's form** (`inline: true`, which the PAXI sets on its `ar_pack` and `b_pack`
+//! nodes): `in` and `out` are combinational; in a cycle the timeout is polled first, then every
+//! entry on `in` is taken in order, then every flit made leaves on `out`, all in that cycle
+//! (`lanes` entries a cycle, `lanes` + 1 flits; no back-pressure: the PAXI's OST tables bound
+//! what it issues). An entry that arrives in the cycle its buffer times out joins the next
+//! flit, as in the standalone form; with `entries_before_timeout` it leaves with the held ones
+//! instead. The PAXI's B buffer runs that way and its AR buffer the other, as the fused PAXI
+//! did (its slave made the cycle's Bs due, then polled; its requester polled, then issued the
+//! cycle's ARs); the seed does not say which an RTL does, and the two orders give different
+//! figures (a B one `acc_wt` later) in the system testbenches, so both are kept. The counters
+//! are then named `ar_*` / `b_*` (the PAXI's names, in whose scope the node counts).
 //!
 //! Counters: `entries`, `flits`, and why each flit left: `flush_wm`, `flush_da_vc`,
 //! `flush_timeout`, `flush_length`; `max_entries` (most in one flit).
@@ -118,6 +131,19 @@ pub struct Params {
     /// Most payload bytes in one flit (frame length limit less headers), ≥ `entry_bytes`
     /// (default 1344, TYPE1's maximum payload).
     pub max_flit_bytes: u32,
+    /// The form the PAXI runs (its `ar_pack` and `b_pack` nodes, which set it): `in` and `out`
+    /// are combinational, every entry is taken and every flit leaves in the cycle it is made
+    /// (no back-pressure: the PAXI's OST tables bound the entries), and the counters are
+    /// named `ar_*` / `b_*` in the PAXI's scope. Default false: the standalone block above.
+    pub inline: bool,
+    /// With `inline`: entries taken a cycle at most (the width of `in`), ≥ 1; the flits out
+    /// are at most one more. Default 16.
+    pub lanes: u32,
+    /// With `inline`: whether a cycle's entries are taken before the timeout is polled (an
+    /// entry arriving in the cycle its buffer times out then leaves with it), rather than after
+    /// (it starts the next flit, the standalone block's order). Default false; the PAXI's B
+    /// buffer sets it (see the header).
+    pub entries_before_timeout: bool,
 }
 
 impl Default for Params {
@@ -128,6 +154,9 @@ impl Default for Params {
             acc_wt: 32,
             entry_bytes: 16,
             max_flit_bytes: 1344,
+            inline: false,
+            lanes: MAX_PACKED as u32,
+            entries_before_timeout: false,
         }
     }
 }
@@ -152,6 +181,9 @@ impl Params {
                 "max_flit_bytes {} out of range {}..=65536 (at least one entry)",
                 self.max_flit_bytes, self.entry_bytes
             ));
+        }
+        if self.lanes == 0 {
+            return Err("lanes 0: at least one entry a cycle".into());
         }
         Ok(())
     }
@@ -261,14 +293,56 @@ impl Packer {
     }
 }
 
-/// Port list of the standalone block.
-pub fn ports(_p: &Params) -> Vec<PortDecl> {
+/// Port list: registered streams (the standalone block), or combinational ones `lanes` wide
+/// (`inline`, the PAXI's).
+pub fn ports(p: &Params) -> Vec<PortDecl> {
+    const IN: &str = "AR or B entries: dst, qp, paxi.ost (a multicast B: paxi.kind `mul`), bytes (AR length)";
+    const OUT: &str = "packed flits: paxi.n entries, bytes = n × entry_bytes";
+    let (input, out) = if p.inline {
+        (
+            PortDecl::comb_stream_in::<Segment>("in", p.lanes).doc(IN),
+            PortDecl::comb_stream_out::<Segment>("out")
+                .width(p.lanes.saturating_add(1))
+                .doc(OUT),
+        )
+    } else {
+        (
+            PortDecl::stream_in::<Segment>("in", 4).doc(IN),
+            PortDecl::stream_out::<Segment>("out").doc(OUT),
+        )
+    };
     vec![
-        PortDecl::stream_in::<Segment>("in", 4).doc("AR or B entries: dst, qp, paxi.ost, bytes (AR length)"),
-        PortDecl::stream_out::<Segment>("out").doc("packed flits: paxi.n entries, bytes = n × entry_bytes"),
+        input,
+        out,
         PortDecl::output::<u8>("fill").level().doc("entries held"),
         PortDecl::output::<u16>("dst").doc("destination of the held entries"),
     ]
+}
+
+/// The entry a segment on `in` carries: its OST index and length; a multicast B (kind `mul`)
+/// keeps its flag.
+fn entry_of(s: &Segment) -> PackedEntry {
+    if s.paxi.kind == FlitKind::Mul {
+        PackedEntry::mul_b(s.paxi.ost)
+    } else {
+        PackedEntry::new(s.paxi.ost, s.bytes)
+    }
+}
+
+/// The segment on `in` of a buffer packing `kind` that carries `e` for (`dst`, `qp`) (the
+/// inverse of [`entry_of`]).
+pub fn entry_segment(kind: FlitKind, dst: ChipId, qp: QpId, e: PackedEntry) -> Segment {
+    Segment {
+        dst,
+        qp,
+        bytes: e.bytes(),
+        paxi: PaxiFlit {
+            kind: if e.is_mul() { FlitKind::Mul } else { kind },
+            ost: e.ost(),
+            ..PaxiFlit::default()
+        },
+        ..Segment::default()
+    }
 }
 
 /// Counter ids of a packing buffer.
@@ -319,6 +393,9 @@ impl PackCounters {
 /// The standalone block.
 pub struct PaxiPack {
     core: Packer,
+    /// The PAXI's form (see [`Params::inline`]).
+    inline: bool,
+    entries_first: bool,
     input: StreamIn<Segment>,
     out: StreamOut<Segment>,
     fill: Out<u8>,
@@ -327,44 +404,66 @@ pub struct PaxiPack {
     flits: u64,
 }
 
-/// Binds ports; refuses parameters out of range.
+/// Binds ports; refuses parameters out of range. Inline, the counters are named for what it
+/// packs (`ar_*`, `b_*`: the PAXI's names, in whose scope it counts).
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
+    let prefix = match (p.inline, p.kind) {
+        (false, _) => "",
+        (true, FlitKind::B) => "b_",
+        (true, _) => "ar_",
+    };
     Ok(Box::new(PaxiPack {
         core: Packer::new(p)?,
+        inline: p.inline,
+        entries_first: p.entries_before_timeout,
         input: b.stream_in("in")?,
         out: b.stream_out("out")?,
         fill: b.output("fill")?,
         dst: b.output("dst")?,
-        c: PackCounters::bind(b, ""),
+        c: PackCounters::bind(b, prefix),
         flits: 0,
     }))
 }
 
-impl Component for PaxiPack {
-    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
-        let now = ctx.now();
-        self.core.poll(now);
-        // Take entries while no flit waits for the output: the buffer's depth holds them back.
-        while self.core.queued() == 0 {
-            let Some(s) = self.input.pop() else { break };
+impl PaxiPack {
+    /// The PAXI's form: the timeout, and every entry of this cycle in order (in the order
+    /// `entries_before_timeout` says), then every flit made, all in this cycle.
+    fn inline_tick(&mut self, ctx: &mut Ctx<'_>, now: Cycle) -> Wake {
+        if !self.entries_first {
+            self.core.poll(now);
+        }
+        while let Some(s) = self.input.pop() {
             self.c.entry(ctx);
-            self.core.push(now, s.dst, s.qp, PackedEntry::new(s.paxi.ost, s.bytes));
+            self.core.push(now, s.dst, s.qp, entry_of(&s));
         }
-        if self.out.can_push() {
-            if let Some(f) = self.core.pop() {
-                self.c.flit(ctx, &f);
-                self.out.push(Segment {
-                    txn: self.flits,
-                    frame_seq: 0,
-                    dst: f.dst,
-                    qp: f.qp,
-                    bytes: f.bytes,
-                    lg: 0,
-                    paxi: f.flit,
-                });
-                self.flits += 1;
-            }
+        if self.entries_first {
+            self.core.poll(now);
         }
+        while let Some(f) = self.core.pop() {
+            self.c.flit(ctx, &f);
+            let seg = self.segment(&f);
+            self.out.push(seg);
+        }
+        self.show();
+        Wake::earliest(self.core.deadline())
+    }
+
+    /// A flit as the segment `out` carries.
+    fn segment(&mut self, f: &Packed) -> Segment {
+        self.flits += 1;
+        Segment {
+            txn: self.flits - 1,
+            frame_seq: 0,
+            dst: f.dst,
+            qp: f.qp,
+            bytes: f.bytes,
+            lg: 0,
+            paxi: f.flit,
+        }
+    }
+
+    /// `fill` and `dst`.
+    fn show(&mut self) {
         let fill = self.core.fill();
         if fill != self.fill.get() {
             self.fill.set(fill);
@@ -373,6 +472,30 @@ impl Component for PaxiPack {
         if d != self.dst.get() {
             self.dst.set(d);
         }
+    }
+}
+
+impl Component for PaxiPack {
+    fn tick(&mut self, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
+        if self.inline {
+            return self.inline_tick(ctx, now);
+        }
+        self.core.poll(now);
+        // Take entries while no flit waits for the output: the buffer's depth holds them back.
+        while self.core.queued() == 0 {
+            let Some(s) = self.input.pop() else { break };
+            self.c.entry(ctx);
+            self.core.push(now, s.dst, s.qp, entry_of(&s));
+        }
+        if self.out.can_push() {
+            if let Some(f) = self.core.pop() {
+                self.c.flit(ctx, &f);
+                let seg = self.segment(&f);
+                self.out.push(seg);
+            }
+        }
+        self.show();
         let more = self.core.queued() > 0 && self.out.space() > 1;
         let input_waiting = self.core.queued() == 0 && !self.input.is_empty();
         Wake::earliest(

@@ -87,7 +87,7 @@ fn chip_blocks() -> Vec<BlockKind> {
         ),
         composite_kind(
             "paxi",
-            "PAXI (composite: paxi_rx_vc → paxi_completer → paxi_core): AXI writes, reads and TYPE2 multicast, W/R/MUL OST, ITLV, AR/B packing, B and R responses, RX VC and AXI channel buffers (seed 000/002)",
+            "PAXI (composite: paxi_rx_vc → paxi_completer → paxi_pack (B) → paxi_core ⇄ paxi_pack (AR)): AXI writes, reads and TYPE2 multicast, W/R/MUL OST, ITLV, AR/B packing, B and R responses, RX VC and AXI channel buffers (seed 000/002)",
             rc::paxi::ports,
             rc::paxi::expand,
             rc::paxi::check_ports,
@@ -95,7 +95,7 @@ fn chip_blocks() -> Vec<BlockKind> {
         ),
         checked_kind(
             "paxi_core",
-            "PAXI without its RX side and completer: requester (MPS split, W/R/MUL OST, ITLV, R and B back), dispatch to the LGs (its own flits and the completer's), AR packing (the part of paxi not yet cut into nodes; seed 000/002)",
+            "PAXI without its RX side, completer and packing buffers: requester (MPS split, W/R/MUL OST, ITLV, R and B back), dispatch to the LGs (its AR flits, the B flits, the completer's R frames; the part of paxi not yet cut into nodes; seed 000/002)",
             rc::paxi::core_ports,
             rc::paxi::build,
             rc::paxi::check_ports,
@@ -103,7 +103,7 @@ fn chip_blocks() -> Vec<BlockKind> {
         ),
         checked_kind(
             "paxi_completer",
-            "PAXI completer: the AXI slave of the W, AR and multicast frames that arrive, Bs into the B packing buffer, reads in beats into the R buffers, B flits and R frames to the core to send (seed 002 «完整传输流程»)",
+            "PAXI completer: the AXI slave of the W, AR and multicast frames that arrive, Bs due to the B packing buffer, reads in beats into the R buffers, R frames to the core to send (seed 002 «完整传输流程»)",
             rc::paxi::completer::ports,
             rc::paxi::completer::build,
             |_| Ok(()),
@@ -119,7 +119,7 @@ fn chip_blocks() -> Vec<BlockKind> {
         ),
         kind(
             "paxi_pack",
-            "PAXI AR/B TX packing buffer: up to 16 per flit on watermark, DA/VC change, timeout, frame length (seed 002)",
+            "PAXI AR/B TX packing buffer: up to 16 per flit on watermark, DA/VC change, timeout, frame length; standalone, or `inline` as the PAXI runs it (seed 002)",
             rc::paxi_pack::ports,
             rc::paxi_pack::build,
             rc::paxi_pack::COUNTER_TABLES,

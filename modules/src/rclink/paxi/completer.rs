@@ -1,30 +1,32 @@
 //! The PAXI's completer as a node, `paxi.completer` (kind `paxi_completer`; seed 002 «完整传输流程»:
 //! AXI write and its B, AXI read and its R, «关键差异»; «Buffer 资源全景»: B packing buffer, R
 //! buffers): the AXI slave side of the frames the LGs' RX deliver. A W (or multicast copy)
-//! makes its B `slave_latency` later, into the B packing buffer; an AR flit's entries become
-//! reads whose data the slave reads in beats, one read in turn, into the R buffers, each sent
-//! as an R frame when full. What it sends (the B flits, the R frames) goes to the PAXI core
-//! (`paxi.core`) on the combinational stream `send`, which the core turns into segments (their
-//! flit ids, their ITLV link groups, their queues) where the fused block did.
+//! makes its B `slave_latency` later, into the B packing buffer (`paxi.b_pack`, kind
+//! `paxi_pack`, whose flits go to the core); an AR flit's entries become reads whose data the
+//! slave reads in beats, one read in turn, into the R buffers, each sent as an R frame when
+//! full. The R frames go to the PAXI core (`paxi.core`) on the combinational stream `send`,
+//! which the core turns into segments (their flit ids, their ITLV link groups, their queues)
+//! where the fused block did, after the B flits of the cycle.
 //!
 //! ```text
 //!   slave : comb stream<DataFrame> ==>+-------------------------+==> send : comb stream<Segment>
-//!     (W, AR, MUL frames from         | B due → B packing buffer |     (B flits, R frames; the
-//!      paxi.rx_vc, same cycle)        | AR → R buffers, beats    |      core assigns id and LG)
-//!                                     +-------------------------+--> b_fill : u8, r_bufs : u16,
-//!                                                                     r_beat, r_sent : u8
+//!     (W, AR, MUL frames from         | B due                    |     (R frames; the core
+//!      paxi.rx_vc, same cycle)        | AR → R buffers, beats    |      assigns id and LG)
+//!                                     +-------------------------+==> b_entries : comb stream<Segment>
+//!                                                                 |   (to paxi.b_pack)
+//!                                                                 +--> r_bufs : u16, r_beat, r_sent : u8
 //! ```
 //!
 //! **Latency.** A frame on `slave` at d is at the slave at d; a B is due at d + `slave_latency`
-//! and packed then (the buffer flushes on its watermark, a DA/VC change, its timeout or the
-//! frame length: [`paxi_pack`](crate::rclink::paxi_pack)); a read starts at d +
-//! `slave_latency`, takes `beat_bytes` per beat within `slave_bytes_per_cycle` a cycle, and its
-//! R frame goes on `send` in the cycle its buffer fills. The core makes each a segment ready
-//! `tx_latency` later.
+//! and goes to the B packing buffer then (which flushes on its watermark, a DA/VC change, its
+//! timeout or the frame length, in this cycle: [`paxi_pack`](crate::rclink::paxi_pack)); a read
+//! starts at d + `slave_latency`, takes `beat_bytes` per beat within `slave_bytes_per_cycle` a
+//! cycle, and its R frame goes on `send` in the cycle its buffer fills. The core makes each a
+//! segment ready `tx_latency` later.
 //!
 //! **Counters** (in the PAXI's scope, under the fused block's names): `wdata_bytes_in`,
 //! `mul_bytes_in`, `w_in_first_at`, `ar_in_first_at`, `ar_in`, `r_frames_sent`,
-//! `r_out_of_order`, `r_bufs_peak`, and the B packing buffer's `b_*`.
+//! `r_out_of_order`, `r_bufs_peak` (the B packing buffer counts its `b_*` there too).
 //!
 //! **Deviations** (the fused block's): the AXI slave is a latency and a bandwidth (no memory
 //! model); its figures (`slave_latency` 0, `slave_bytes_per_cycle` 512, `beat_bytes` 64) are
@@ -42,9 +44,9 @@ use hwsim_ports::{ChipId, DataFrame, FlitKind, PackedEntry, PaxiFlit, QpId, Segm
 use serde::{Deserialize, Serialize};
 
 use super::counters::{set_first, set_max};
-use crate::rclink::paxi_pack::{self, PackCounters, Packer};
+use crate::rclink::paxi_pack;
 
-/// The counters of this node (in the PAXI's scope), beside its B packing buffer's.
+/// The counters of this node (in the PAXI's scope).
 pub const COUNTERS: &[CounterDecl] = &[
     CounterDecl::new(
         "wdata_bytes_in",
@@ -81,7 +83,7 @@ pub const COUNTERS: &[CounterDecl] = &[
 ];
 
 /// The tables that make up this kind's counters.
-pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, paxi_pack::COUNTERS];
+pub const COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// Parameters: the PAXI's that shape its slave side (the PAXI passes its own; the defaults are
 /// its).
@@ -98,8 +100,6 @@ pub struct Params {
     pub beat_bytes: u32,
     /// R buffers (reads filled at once), 1..=4096.
     pub r_bufs: u32,
-    /// The B packing buffer.
-    pub b_pack: paxi_pack::Params,
 }
 
 impl Params {
@@ -111,7 +111,6 @@ impl Params {
             slave_bytes_per_cycle: p.slave_bytes_per_cycle,
             beat_bytes: p.beat_bytes,
             r_bufs: p.r_bufs,
-            b_pack: p.b_pack.clone(),
         }
     }
 }
@@ -122,18 +121,15 @@ impl Default for Params {
     }
 }
 
-/// The most messages `send` carries in a cycle: every R buffer full at once, and the B flits
-/// of a cycle's Bs (one per B at most).
+/// The most messages `send` carries in a cycle: every R buffer full at once, and as many again
+/// as frames reach the slave in a cycle (a bound with room to spare).
 pub(super) fn send_width(p: &Params, slave_width: u32) -> u32 {
     p.r_bufs.saturating_add(slave_width).saturating_add(1)
 }
 
 /// The status outputs (exported by the PAXI under these names).
-pub(super) fn status_ports() -> [PortDecl; 4] {
+pub(super) fn status_ports() -> [PortDecl; 3] {
     [
-        PortDecl::output::<u8>("b_fill")
-            .level()
-            .doc("B entries held in the B packing buffer"),
         PortDecl::output::<u16>("r_bufs")
             .level()
             .doc("R buffers being filled (completer)"),
@@ -149,7 +145,10 @@ pub fn ports_for(p: &Params, slave_width: u32) -> Vec<PortDecl> {
             .doc("W, AR and multicast frames at this chip's AXI side, in the cycle the bus takes them"),
         PortDecl::comb_stream_out::<Segment>("send")
             .width(send_width(p, slave_width))
-            .doc("B flits and R frames to send (to the core, which gives each its id and link group)"),
+            .doc("R frames to send (to the core, which gives each its id and link group)"),
+        PortDecl::comb_stream_out::<Segment>("b_entries")
+            .width(slave_width)
+            .doc("Bs due this cycle (requester, QP, W or MUL OST index) to the B packing buffer"),
     ];
     v.extend(status_ports());
     v
@@ -216,8 +215,8 @@ pub struct Completer {
     send: StreamOut<Segment>,
     /// B responses (due, requester, qp, the B entry), due order.
     b_due: VecDeque<(Cycle, ChipId, QpId, PackedEntry)>,
-    b_pack: Packer,
-    b_c: PackCounters,
+    /// Bs due, to the B packing buffer (`paxi.b_pack`) in the cycle they are due.
+    b_out: StreamOut<Segment>,
     /// Reads being filled (at most `r_bufs`, arrival order) and those waiting.
     r_jobs: Vec<RJob>,
     r_wait: VecDeque<RJob>,
@@ -225,7 +224,6 @@ pub struct Completer {
     r_rr: usize,
     ar_order: u64,
     c: Counters,
-    b_fill_sig: Out<u8>,
     r_bufs_sig: Out<u16>,
     r_beat_sig: Out<u8>,
     r_sent_sig: Out<u8>,
@@ -234,16 +232,11 @@ pub struct Completer {
 /// Binds the ports, outputs and counters.
 pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
     check(p)?;
-    if p.b_pack.kind != FlitKind::B {
-        return Err("b_pack.kind must be `b`".into());
-    }
-    let b_pack = Packer::new(&p.b_pack).map_err(|e| format!("b_pack: {e}"))?;
     Ok(Box::new(Completer {
         slave_in: b.stream_in("slave")?,
         send: b.stream_out("send")?,
         b_due: VecDeque::new(),
-        b_pack,
-        b_c: PackCounters::bind(b, "b_"),
+        b_out: b.stream_out("b_entries")?,
         r_jobs: Vec::with_capacity(p.r_bufs.min(256) as usize),
         r_wait: VecDeque::new(),
         r_rr: 0,
@@ -258,7 +251,6 @@ pub fn build(p: &Params, b: &mut Binder) -> BuildResult {
             r_bufs_peak: b.counter("r_bufs_peak"),
             mul_in: b.counter("mul_bytes_in"),
         },
-        b_fill_sig: b.output("b_fill")?,
         r_bufs_sig: b.output("r_bufs")?,
         r_beat_sig: b.output("r_beat")?,
         r_sent_sig: b.output("r_sent")?,
@@ -324,18 +316,12 @@ impl Completer {
         });
     }
 
-    /// The slave: Bs due now into the B buffer and its flits out; read beats into the R
-    /// buffers, in turn; full buffers out as R frames.
+    /// The slave: Bs due now to the B packing buffer; read beats into the R buffers, in turn;
+    /// full buffers out as R frames.
     fn slave(&mut self, ctx: &mut Ctx<'_>, now: Cycle) {
         while self.b_due.front().is_some_and(|&(due, ..)| due <= now) {
             let (_, src, qp, e) = self.b_due.pop_front().expect("front");
-            self.b_c.entry(ctx);
-            self.b_pack.push(now, src, qp, e);
-        }
-        self.b_pack.poll(now);
-        while let Some(f) = self.b_pack.pop() {
-            self.b_c.flit(ctx, &f);
-            self.send(f.dst, f.qp, f.bytes, f.flit);
+            self.b_out.push(paxi_pack::entry_segment(FlitKind::B, src, qp, e));
         }
         while self.r_jobs.len() < self.p.r_bufs as usize {
             let Some(j) = self.r_wait.pop_front() else { break };
@@ -388,7 +374,7 @@ impl Completer {
     fn next(&self, now: Cycle) -> Option<Cycle> {
         let b = self.b_due.front().map(|&(d, ..)| d);
         let r = self.r_jobs.iter().map(|j| j.start.max(now + 1)).min();
-        [b, r, self.b_pack.deadline()].into_iter().flatten().min()
+        [b, r].into_iter().flatten().min()
     }
 }
 
@@ -399,10 +385,6 @@ impl Component for Completer {
             self.deliver(ctx, f);
         }
         self.slave(ctx, now);
-        let bf = self.b_pack.fill();
-        if bf != self.b_fill_sig.get() {
-            self.b_fill_sig.set(bf);
-        }
         let rb = self.r_jobs.len() as u16;
         if rb != self.r_bufs_sig.get() {
             self.r_bufs_sig.set(rb);

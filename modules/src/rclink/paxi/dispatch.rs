@@ -11,7 +11,6 @@ use hwsim_ports::{mcast_group, ChipId, DataFrame, FlitKind, FrameDone, PaxiFlit,
 
 use super::counters::{set_max, Counters, FlowCounters};
 use super::multicast::MEntry;
-use super::paxi_pack::{PackCounters, Packer};
 use super::requester::{REntry, ReadBurst, TxnState, WEntry};
 use super::{Itlv, Params};
 
@@ -41,10 +40,14 @@ pub struct Paxi {
     pub(super) bus: StreamIn<DataFrame>,
     /// What the completer sends (B flits, R frames), in the cycle it does.
     pub(super) sends: StreamIn<Segment>,
+    /// AR entries to the AR packing buffer (`paxi.ar_pack`), and its flits back, in the cycle.
+    pub(super) ar_out: StreamOut<Segment>,
+    pub(super) ar_in: StreamIn<Segment>,
+    /// The B packing buffer's flits (`paxi.b_pack`), in the cycle it makes them.
+    pub(super) b_in: StreamIn<Segment>,
     pub(super) ost_sig: Out<u16>,
     pub(super) r_ost_sig: Out<u16>,
     pub(super) mul_ost_sig: Out<u16>,
-    pub(super) ar_fill_sig: Out<u8>,
     /// Per LG k, three queues: `3k` AW+W bursts (which wait for a W OST entry), `3k + 1` AR,
     /// R and B flits (which never do: the AR, R and B buffers are PAXI's own, and a B must not
     /// wait behind a write that waits for a B), `3k + 2` multicast bursts (which wait for a
@@ -70,8 +73,6 @@ pub struct Paxi {
     pub(super) reads: VecDeque<ReadBurst>,
     /// AR flits in flight: their entries, so a flit lost to a fatal QP fails its reads.
     pub(super) ar_flits: BTreeMap<u64, PaxiFlit>,
-    pub(super) ar_pack: Packer,
-    pub(super) ar_c: PackCounters,
     /// Completer: B responses (due, requester, qp, the B entry), due order.
     /// Completer: reads being filled (at most `r_bufs`, arrival order) and those waiting.
     pub(super) rr: u64,
@@ -82,7 +83,6 @@ pub struct Paxi {
 impl Paxi {
     /// Binds the ports, outputs and counters (in this order: the registry numbers them so).
     pub(super) fn bind(p: &Params, b: &mut Binder) -> Result<Paxi, String> {
-        let ar_pack = Packer::new(&p.ar_pack).map_err(|e| format!("ar_pack: {e}"))?;
         let mut seg_out = Vec::new();
         let mut done_in = Vec::new();
         for k in 0..p.num_lg {
@@ -97,10 +97,12 @@ impl Paxi {
             done_in,
             bus: b.stream_in("bus")?,
             sends: b.stream_in("sends")?,
+            ar_out: b.stream_out("ar_entries")?,
+            ar_in: b.stream_in("ar_flits")?,
+            b_in: b.stream_in("b_flits")?,
             ost_sig: b.output("ost")?,
             r_ost_sig: b.output("r_ost")?,
             mul_ost_sig: b.output("mul_ost")?,
-            ar_fill_sig: b.output("ar_fill")?,
             queues: (0..3 * p.num_lg as usize).map(|_| VecDeque::new()).collect(),
             seq: 0,
             flits: 0,
@@ -115,8 +117,6 @@ impl Paxi {
             m_free: (0..p.mul_ost).rev().map(|i| i as u8).collect(),
             reads: VecDeque::new(),
             ar_flits: BTreeMap::new(),
-            ar_pack,
-            ar_c: PackCounters::bind(b, "ar_"),
             rr: 0,
             c,
             flows,
@@ -260,8 +260,8 @@ impl Paxi {
         pushed
     }
 
-    /// The next cycle with work for the queues, the reads, the RX and AXI channel buffers, the
-    /// AR packing buffer and the slave (`pushed`: the LGs pushed to this cycle).
+    /// The next cycle with work for the queues and the reads (`pushed`: the LGs pushed to this
+    /// cycle). The AR packing buffer wakes itself at its timeout.
     fn next_wake(&self, now: Cycle, pushed: u32) -> Cycle {
         let mut next = Cycle::MAX;
         for qi in 0..self.queues.len() {
@@ -280,9 +280,6 @@ impl Paxi {
                 next = next.min(r.ready);
             }
             // Else it waits for an R OST entry: an R frame's arrival wakes us.
-        }
-        if let Some(t) = self.ar_pack.deadline() {
-            next = next.min(t.max(now + 1));
         }
         next
     }
@@ -305,14 +302,6 @@ impl Paxi {
         }
         set_max(ctx, self.c.mul_ost_peak, m_used as u64);
     }
-
-    /// The outputs `ar_fill`, `b_fill` (packing buffers) and `r_bufs` (R buffers in use).
-    fn show_fill(&mut self) {
-        let af = self.ar_pack.fill();
-        if af != self.ar_fill_sig.get() {
-            self.ar_fill_sig.set(af);
-        }
-    }
 }
 
 impl Component for Paxi {
@@ -332,11 +321,27 @@ impl Component for Paxi {
         }
         self.mul_expire(ctx, now);
         self.take_txns(ctx);
-        self.ar_pack.poll(now);
         self.issue_reads(ctx, now);
-        self.take_packed(ctx, now);
-        // What the completer (`paxi.completer`, earlier in the cycle) sends: its B flits and R
-        // frames, where the fused block ran its slave.
+        // The AR packing buffer (`paxi.ar_pack`) packs this cycle's entries (after its
+        // timeout) now; process 1 follows in this cycle with its flits, the completer's
+        // sends and the dispatch, and decides the next wake-up.
+        ctx.run_process(1);
+        Wake::OnInput
+    }
+
+    /// Process 1: the AR flits, then what the completer sends, become segments (in this order:
+    /// their ids and link groups are drawn in it); the ready segments go to their LGs. Runs
+    /// after process 0 in its cycles, and alone when only the AR buffer's timeout or the
+    /// completer has something (where the fused block ticked whole: its other phases had
+    /// nothing to do then).
+    fn process(&mut self, _p: u32, ctx: &mut Ctx<'_>) -> Wake {
+        let now = ctx.now();
+        self.take_packed(now);
+        // The slave's side (`paxi.completer` and `paxi.b_pack`, earlier in the cycle): the B
+        // flits, then the R frames, where the fused block ran its slave.
+        while let Some(s) = self.b_in.pop() {
+            self.send_flit(now, s.dst, s.qp, s.bytes, s.paxi);
+        }
         while let Some(s) = self.sends.pop() {
             self.send_flit(now, s.dst, s.qp, s.bytes, s.paxi);
         }
@@ -346,8 +351,9 @@ impl Component for Paxi {
         if let Some(d) = self.m_tab.iter().flatten().map(|m| m.deadline).min() {
             next = next.min(d.max(now + 1));
         }
-        self.show_fill();
-        Wake::earliest((next != Cycle::MAX).then_some(next))
+        // The next wake-up runs the block from process 0 (expiries, reads due), then this.
+        ctx.run_process_on(0, Wake::earliest((next != Cycle::MAX).then_some(next)));
+        Wake::OnInput
     }
 
     /// The flows' latency percentiles, from every completed transaction's latency; and those

@@ -3,28 +3,33 @@
 //! B response return, AXI read, «关键差异»), «Buffer 资源全景» (PAXI TX buffers AW+W, R, AR, B)).
 //!
 //! ```text
-//!   txn : stream<Txn> ========================================>+-----------------+==> seg{k} : stream<Segment>
-//!                                                             | core            |<== done{k} : stream<FrameDone>
-//!   rx{k} : stream  ==>+-------------------+ bus (R, B)       | (paxi_core)     |--> ost, r_ost, mul_ost : u16
-//!     <DataFrame>      | rx_vc (paxi_rx_vc)|=================>| requester, OST, |--> ar_fill : u8
-//!   (frames delivered  | REQ/RSP/MUL MEM   | slave (W, AR,    | dispatch, AR    |
-//!    by LG k's RX)     | W/AR/R/B channels | MUL)  +--------+ | packer          |
-//!                      +-------------------+======>|completer|=>| sends          |
-//!                        --> rx_req, rx_rsp,       +--------+ +-----------------+
-//!                            rx_mul : u16,          --> b_fill : u8, r_bufs : u16, r_beat, r_sent : u8
-//!                            rx_pause : u8
+//!   txn : stream<Txn> ============================================>+-----------------+==> seg{k} : stream<Segment>
+//!                                                                  | core            |<== done{k} : stream<FrameDone>
+//!   rx{k} : stream  ==>+-------------------+ bus (R, B)            | (paxi_core)     |--> ost, r_ost, mul_ost : u16
+//!     <DataFrame>      | rx_vc (paxi_rx_vc)|======================>| p0: requester,  |== ar_entries ==>+---------+
+//!   (frames delivered  | REQ/RSP/MUL MEM   | slave (W, AR, MUL)    |     OST, reads  |                 | ar_pack |--> ar_fill : u8
+//!    by LG k's RX)     | W/AR/R/B channels |=====>+-----------+    | p1: flits,      |<== ar_flits ====+---------+
+//!                      +-------------------+      | completer |===>|     dispatch    |
+//!                        --> rx_req, rx_rsp,      +-----------+send|                 |<== b_flits =====+---------+
+//!                            rx_mul : u16,        (R frames)       +-----------------+                 | b_pack  |--> b_fill : u8
+//!                            rx_pause : u8          ||== b_entries ===================================>+---------+
+//!                                                   --> r_bufs : u16, r_beat, r_sent : u8
 //! ```
 //! **Nodes.** `paxi` is a composite ([`expand`]): `rx_vc` ([`rx_vc`], `paxi_rx_vc`: the RX VC
 //! buffers, their watermarks and `rx_pause`, the AXI channel buffers) hands the frames the bus
-//! takes on in the same cycle, R and B to `core` (`paxi_core`: the requester, dispatch and the
-//! AR packing buffer, the part not yet cut into nodes) on `bus`, W, AR and multicast copies to
-//! `completer` ([`completer`], `paxi_completer`: the AXI slave, the B packing buffer, the R
-//! buffers) on `slave`; the completer's B flits and R frames go to the core on `send`, which
-//! makes them segments (flit ids, ITLV link groups, queues) at the point of its cycle where
-//! the fused block ran its slave. All three streams are combinational and every figure is the
-//! fused block's. The nodes count in the PAXI's scope (`chip0.paxi.rx_req_peak`,
-//! `chip0.paxi.wdata_bytes_in` as before); the composite's ports are the fused block's, in its
-//! order.
+//! takes on in the same cycle, R and B to `core` (`paxi_core`: the requester and dispatch, the
+//! part not yet cut into nodes) on `bus`, W, AR and multicast copies to `completer`
+//! ([`completer`], `paxi_completer`: the AXI slave and the R buffers) on `slave`. The two
+//! packing buffers are nodes of the kind module testbenches run, `paxi_pack`
+//! ([`paxi_pack`](super::paxi_pack)) in its PAXI form (`inline`: combinational, every entry and
+//! flit in its cycle): `ar_pack` takes the AR entries the core's process 0 issues
+//! (`ar_entries`) and `b_pack` the Bs the completer makes due (`b_entries`); their flits go to
+//! the core's process 1 (`ar_flits`, `b_flits`), which makes them segments (flit ids, ITLV link
+//! groups, queues) in the fused block's order: AR flits, then B flits, then the completer's R
+//! frames (`send`), then the push to the LGs. Every stream is combinational and every figure is
+//! the fused block's. The nodes count in the PAXI's scope (`chip0.paxi.rx_req_peak`,
+//! `chip0.paxi.wdata_bytes_in`, `chip0.paxi.ar_flits` as before); the composite's ports are the
+//! fused block's, in its order (`ar_fill` and `b_fill` are the packing nodes' `fill`).
 //!
 //! **Requester.** A transaction is an AXI write or read of `bytes`, cut into bursts of ≤ MPS.
 //! - Write: burst i becomes an AW+W segment ready at issue + `tx_latency` + ceil(i · MPS /
@@ -161,8 +166,8 @@ pub const COUNTER_TABLES: &[&[CounterDecl]] = &[
     completer::COUNTERS,
 ];
 
-/// The tables of the core node (`paxi_core`): its own and its AR packing buffer's.
-pub const CORE_COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS, super::paxi_pack::COUNTERS];
+/// The tables of the core node (`paxi_core`).
+pub const CORE_COUNTER_TABLES: &[&[CounterDecl]] = &[COUNTERS];
 
 /// ITLV link-group choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -331,11 +336,41 @@ fn core_outer(p: &Params) -> (Vec<PortDecl>, Vec<Vec<PortDecl>>, Vec<PortDecl>) 
         PortDecl::output::<u16>("mul_ost")
             .level()
             .doc("MUL OST entries in use (multicast bursts awaiting their group's B)"),
+    ];
+    (txn, per_lg, status)
+}
+
+/// The packing buffers' status outputs, exported by the PAXI after the core's.
+fn pack_fills() -> [PortDecl; 2] {
+    [
         PortDecl::output::<u8>("ar_fill")
             .level()
             .doc("AR entries held in the AR packing buffer"),
-    ];
-    (txn, per_lg, status)
+        PortDecl::output::<u8>("b_fill")
+            .level()
+            .doc("B entries held in the B packing buffer"),
+    ]
+}
+
+/// The AR packing buffer node's parameters (`paxi.ar_pack`, kind `paxi_pack`): the PAXI's
+/// `ar_pack` in the PAXI's form, as wide as the R OST table (the entries a cycle can issue).
+fn ar_pack_params(p: &Params) -> paxi_pack::Params {
+    paxi_pack::Params {
+        inline: true,
+        lanes: p.r_ost,
+        ..p.ar_pack.clone()
+    }
+}
+
+/// The B packing buffer node's parameters (`paxi.b_pack`): the PAXI's `b_pack` in the PAXI's
+/// form, as wide as the frames that reach the slave in a cycle (each makes at most one B).
+fn b_pack_params(p: &Params) -> paxi_pack::Params {
+    paxi_pack::Params {
+        inline: true,
+        lanes: rx_vc::Params::of(p).bus_width(),
+        entries_before_timeout: true,
+        ..p.b_pack.clone()
+    }
 }
 
 /// Port list of `paxi` (the composite), in the fused block's order: `txn`; per LG `seg{k}`,
@@ -349,13 +384,17 @@ pub fn ports(p: &Params) -> Vec<PortDecl> {
         v.extend(rx.next());
     }
     v.extend(status);
+    v.extend(pack_fills());
     v.extend(completer::status_ports());
     v.extend(rx_vc::status_ports());
     v
 }
 
-/// Port list of the core node (`paxi_core`): the composite's own ports but the RX side's, and
-/// the `bus` from it.
+/// Port list of the core node (`paxi_core`): the composite's own ports but the RX side's, the
+/// completer's and the packing buffers'; the `bus` from the RX side and the completer's `sends`
+/// (R); the AR entries out and the packing buffers' flits in. Process 0 (`tick`) reads the
+/// transactions, the ACKs and the bus and issues the AR entries; process 1 reads the flits and
+/// the R frames and pushes the segments.
 pub fn core_ports(p: &Params) -> Vec<PortDecl> {
     let (mut v, per_lg, status) = core_outer(p);
     v.extend(per_lg.into_iter().flatten());
@@ -368,17 +407,36 @@ pub fn core_ports(p: &Params) -> Vec<PortDecl> {
     let sends = completer::send_width(&completer::Params::of(p), rx);
     v.push(
         PortDecl::comb_stream_in::<Segment>("sends", sends)
-            .doc("B flits and R frames the completer sends, in the cycle it does"),
+            .process(1)
+            .doc("R frames the completer sends, in the cycle it does"),
+    );
+    let (ar, b) = (ar_pack_params(p), b_pack_params(p));
+    v.push(
+        PortDecl::comb_stream_out::<Segment>("ar_entries")
+            .width(ar.lanes)
+            .doc("AR entries (R OST index, length) to the AR packing buffer, in the cycle they issue"),
+    );
+    v.push(
+        PortDecl::comb_stream_in::<Segment>("ar_flits", ar.lanes.saturating_add(1))
+            .process(1)
+            .doc("the AR packing buffer's flits, in the cycle it makes them"),
+    );
+    v.push(
+        PortDecl::comb_stream_in::<Segment>("b_flits", b.lanes.saturating_add(1))
+            .process(1)
+            .doc("the B packing buffer's flits, in the cycle it makes them (before the completer's R frames)"),
     );
     v
 }
 
-/// Creates the composite's children at `path`: the RX side (`path.rx_vc`, kind `paxi_rx_vc`),
-/// the completer (`path.completer`, kind `paxi_completer`: the AXI slave, its B packing buffer
-/// and R buffers) and the core (`path.core`, kind `paxi_core`: the requester, dispatch and the
-/// AR packing buffer), all counting in the composite's scope; the RX side's `bus` (R, B) into
-/// the core and `slave` (W, AR, multicast) into the completer, the completer's `send` into the
-/// core, all combinational; exports the composite's ports.
+/// Creates the composite's children at `path`: the core (`path.core`, kind `paxi_core`: the
+/// requester and dispatch), the packing buffers (`path.ar_pack`, `path.b_pack`, kind
+/// `paxi_pack`, inline), the RX side (`path.rx_vc`, kind `paxi_rx_vc`) and the completer
+/// (`path.completer`, kind `paxi_completer`: the AXI slave and its R buffers), all counting in
+/// the composite's scope; the RX side's `bus` (R, B) into the core and `slave` (W, AR,
+/// multicast) into the completer, the completer's `send` (R) into the core, the core's AR
+/// entries through `ar_pack` and the completer's Bs through `b_pack` back to the core, all
+/// combinational; exports the composite's ports.
 pub fn expand(p: &Params, path: &str, nl: &mut hwsim_hw::Netlist) -> Result<(), hwsim_hw::ElabError> {
     crate::split::refuse_at(path, check(p))?;
     let core = crate::split::Core {
@@ -388,7 +446,12 @@ pub fn expand(p: &Params, path: &str, nl: &mut hwsim_hw::Netlist) -> Result<(), 
         params: p.clone(),
         draws: false,
     };
-    crate::split::add_core(nl, path, core, |n| n == "bus" || n == "sends")?;
+    let inner = ["bus", "sends", "ar_entries", "ar_flits", "b_flits"];
+    crate::split::add_core(nl, path, core, |n| inner.contains(&n))?;
+    for (name, pp) in [("ar_pack", ar_pack_params(p)), ("b_pack", b_pack_params(p))] {
+        let ports = paxi_pack::ports(&pp);
+        crate::split::add_counting_in_scope(nl, path, name, "paxi_pack", ports, pp, paxi_pack::build)?;
+    }
     let rp = rx_vc::Params::of(p);
     let width = rp.bus_width();
     let ports = rx_vc::ports(&rp);
@@ -400,12 +463,18 @@ pub fn expand(p: &Params, path: &str, nl: &mut hwsim_hw::Netlist) -> Result<(), 
     for d in rx_vc::rx_ports(p.num_lg).into_iter().chain(rx_vc::status_ports()) {
         nl.export(&node(&d.name), &node(&format!("rx_vc.{}", d.name)))?;
     }
+    nl.export(&node("ar_fill"), &node("ar_pack.fill"))?;
+    nl.export(&node("b_fill"), &node("b_pack.fill"))?;
     for d in completer::status_ports() {
         nl.export(&node(&d.name), &node(&format!("completer.{}", d.name)))?;
     }
     nl.connect(&node("rx_vc.bus"), &node("core.bus"), None)?;
     nl.connect(&node("rx_vc.slave"), &node("completer.slave"), None)?;
     nl.connect(&node("completer.send"), &node("core.sends"), None)?;
+    nl.connect(&node("core.ar_entries"), &node("ar_pack.in"), None)?;
+    nl.connect(&node("ar_pack.out"), &node("core.ar_flits"), None)?;
+    nl.connect(&node("completer.b_entries"), &node("b_pack.in"), None)?;
+    nl.connect(&node("b_pack.out"), &node("core.b_flits"), None)?;
     Ok(())
 }
 
@@ -454,6 +523,18 @@ fn check(p: &Params) -> Result<(), String> {
     // that they are refused under the PAXI's name, as the fused block refused them.
     if p.ar_pack.kind != FlitKind::Ar || p.b_pack.kind != FlitKind::B {
         return Err("ar_pack.kind must be `ar` and b_pack.kind `b`".into());
+    }
+    // The form the nodes run in is the PAXI's to set.
+    let standalone = paxi_pack::Params::default();
+    for (name, b) in [("ar_pack", &p.ar_pack), ("b_pack", &p.b_pack)] {
+        if b.inline != standalone.inline
+            || b.lanes != standalone.lanes
+            || b.entries_before_timeout != standalone.entries_before_timeout
+        {
+            return Err(format!(
+                "{name}.inline, .lanes and .entries_before_timeout are set by the PAXI (remove them)"
+            ));
+        }
     }
     p.ar_pack.check().map_err(|e| format!("ar_pack: {e}"))?;
     p.b_pack.check().map_err(|e| format!("b_pack: {e}"))

@@ -10,6 +10,7 @@ use hwsim_ports::{
 
 use super::counters::{set_first, set_max};
 use super::dispatch::{Paxi, FLIT_BIT, RSP_QP_BIT};
+use super::paxi_pack;
 
 pub(super) struct TxnState {
     issued: Cycle,
@@ -322,20 +323,18 @@ impl Paxi {
                 seq: r.seq,
                 bytes: r.bytes,
             });
-            self.ar_c.entry(ctx);
-            self.ar_pack.push(now, r.dst, r.qp, PackedEntry::new(i, r.bytes));
-            self.take_packed(ctx, now);
+            let e = PackedEntry::new(i, r.bytes);
+            self.ar_out.push(paxi_pack::entry_segment(FlitKind::Ar, r.dst, r.qp, e));
         }
         let used = (self.p.r_ost as usize - self.r_free.len()) as u64;
         set_max(ctx, self.c.r_ost_peak, used);
     }
 
-    /// Turns the flits the AR packing buffer made into segments.
-    pub(super) fn take_packed(&mut self, ctx: &mut Ctx<'_>, now: Cycle) {
-        while let Some(f) = self.ar_pack.pop() {
-            self.ar_c.flit(ctx, &f);
-            let id = self.send_flit(now, f.dst, f.qp, f.bytes, f.flit);
-            self.ar_flits.insert(id, f.flit);
+    /// Turns the flits the AR packing buffer (`paxi.ar_pack`) made this cycle into segments.
+    pub(super) fn take_packed(&mut self, now: Cycle) {
+        while let Some(f) = self.ar_in.pop() {
+            let id = self.send_flit(now, f.dst, f.qp, f.bytes, f.paxi);
+            self.ar_flits.insert(id, f.paxi);
         }
     }
 }
