@@ -1248,6 +1248,30 @@ fn a_system_testbench_without_a_view_opens_on_its_headline_signals_that_move() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// The default view's PAXI group shows the packing buffers' fill (the `paxi.ar_pack` and
+/// `paxi.b_pack` nodes' `fill`, exported as `ar_fill` / `b_fill`) where it moves: a5 (no `view:`,
+/// no `trace:`) writes only, so chip 1's B buffer fills and no AR buffer does.
+#[test]
+fn the_default_view_shows_the_paxi_packing_buffers_that_fill() {
+    let d = temp_dir("paxi-fill-view");
+    let vcd = d.join("a5.vcd");
+    let (code, out, err) = hwsim_parts(&["tb/acceptance/a5_go_back_n_order.yaml", "--vcd", s(&vcd), "-q"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let g = std::fs::read_to_string(d.join("a5.gtkw")).unwrap();
+    let paxi = g.split("-PAXI").nth(1).expect("a PAXI group");
+    let shown: Vec<&str> = paxi
+        .lines()
+        .map(|l| traced(l).0)
+        .filter(|l| l.starts_with("chip"))
+        .collect();
+    assert!(
+        shown.iter().any(|l| l.starts_with("chip1.paxi.b_fill")),
+        "{shown:?}\n{g}"
+    );
+    assert!(!shown.iter().any(|l| l.contains("ar_fill")), "{shown:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// a2_incast_ecn's events on the waves: the switch's 16 ECN marks, chip 0's 14 CNPs, and the
 /// senders' 11 rate cuts (3 CNPs merged away), each a one-cycle pulse at the block that decides
 /// it; the view's globs over every LG's pulse show only the LGs where one fired.

@@ -280,8 +280,8 @@ const SYSTEM_VIEW: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "PAXI: OST entries in use, RX VC pause",
-        &["chip*.paxi.*_ost", "chip*.paxi.rx_pause"],
+        "PAXI: OST entries in use, AR and B entries held in the packing buffers, RX VC pause",
+        &["chip*.paxi.*_ost", "chip*.paxi.*_fill", "chip*.paxi.rx_pause"],
     ),
     (
         "Events (one-cycle pulses): NAK, retry timeout, CNP, ECN mark, drop, PFC",
