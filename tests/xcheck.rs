@@ -1250,7 +1250,8 @@ fn a_system_testbench_without_a_view_opens_on_its_headline_signals_that_move() {
 
 /// The default view's PAXI group shows the packing buffers' fill (the `paxi.ar_pack` and
 /// `paxi.b_pack` nodes' `fill`, exported as `ar_fill` / `b_fill`) where it moves: a5 (no `view:`,
-/// no `trace:`) writes only, so chip 1's B buffer fills and no AR buffer does.
+/// no `trace:`) writes only, so chip 1's B buffer fills and no AR buffer does; and each signal
+/// once.
 #[test]
 fn the_default_view_shows_the_paxi_packing_buffers_that_fill() {
     let d = temp_dir("paxi-fill-view");
@@ -1269,6 +1270,20 @@ fn the_default_view_shows_the_paxi_packing_buffers_that_fill() {
         "{shown:?}\n{g}"
     );
     assert!(!shown.iter().any(|l| l.contains("ar_fill")), "{shown:?}");
+    // Each signal once, under the PAXI's name: tb/paxi/min_latency.yaml's reads move chip 0's
+    // `r_ost`, which the VCD declares twice with one identifier (the core's port and the
+    // composite's export of it).
+    let vcd = d.join("ml.vcd");
+    let (code, out, err) = hwsim_parts(&["tb/paxi/min_latency.yaml", "--vcd", s(&vcd), "-q"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let g = std::fs::read_to_string(d.join("ml.gtkw")).unwrap();
+    let paxi = g.split("-PAXI").nth(1).expect("a PAXI group");
+    let shown: Vec<&str> = paxi
+        .lines()
+        .map(|l| traced(l).0)
+        .filter(|l| l.starts_with("chip"))
+        .collect();
+    assert_eq!(shown, ["chip0.paxi.r_ost[15:0]"], "{g}");
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -297,16 +297,19 @@ const MAX_DEFAULT_SIGNALS: usize = 16;
 
 /// The default view of a system testbench ([`SYSTEM_VIEW`]): of each group's signals only those
 /// that move during the run (a signal holding its #0 value throughout is left out: an idle
-/// LG, a switch port nothing crossed), at most [`MAX_DEFAULT_SIGNALS`] each. Empty for a
-/// module testbench, or when nothing moves.
+/// LG, a switch port nothing crossed), each signal once (under its first name in the wave: a
+/// composite's port before its node's, `chip0.paxi.r_ost` rather than `chip0.paxi.core.r_ost`),
+/// at most [`MAX_DEFAULT_SIGNALS`] each. Empty for a module testbench, or when nothing moves.
 fn system_headlines(l: &Loaded, wave: &mut Wave) -> Vec<Group> {
     if !matches!(crate::build::form(l), Ok(crate::build::Form::System)) {
         return Vec::new();
     }
     let mut out = Vec::new();
     for (title, globs) in SYSTEM_VIEW {
+        let mut seen = std::collections::HashSet::new();
         let picked: Vec<usize> = (0..wave.vars.len())
             .filter(|&i| globs.iter().any(|g| hwsim_hw::glob_match(g, &wave.vars[i].name)))
+            .filter(|&i| seen.insert(wave.signal_index(i)))
             .collect();
         if picked.is_empty() {
             continue;

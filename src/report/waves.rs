@@ -161,6 +161,13 @@ fn single_thread() -> wellen::LoadOptions {
 }
 
 impl Wave {
+    /// The signal variable `i` shows: two variables with the same number are one signal under
+    /// two names (a composite's exported port and its node's, which hwsim's VCD declares with
+    /// one identifier).
+    pub fn signal_index(&self, i: usize) -> usize {
+        self.vars[i].sig.index()
+    }
+
     /// Opens a VCD or FST file (the format is detected from the content).
     pub fn open(path: &Path) -> Result<Wave, InputError> {
         precheck(path)?;
