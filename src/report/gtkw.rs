@@ -311,9 +311,6 @@ fn system_headlines(l: &Loaded, wave: &mut Wave) -> Vec<Group> {
             .filter(|&i| globs.iter().any(|g| hwsim_hw::glob_match(g, &wave.vars[i].name)))
             .filter(|&i| seen.insert(wave.signal_index(i)))
             .collect();
-        if picked.is_empty() {
-            continue;
-        }
         let moving: Vec<usize> = picked
             .iter()
             .zip(wave.changes(&picked))
