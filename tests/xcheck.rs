@@ -1255,16 +1255,21 @@ fn a_system_testbench_without_a_view_opens_on_its_headline_signals_that_move() {
 #[test]
 fn the_default_view_shows_the_paxi_packing_buffers_that_fill() {
     let d = temp_dir("paxi-fill-view");
-    let vcd = d.join("a5.vcd");
-    let (code, out, err) = hwsim_parts(&["tb/acceptance/a5_go_back_n_order.yaml", "--vcd", s(&vcd), "-q"]);
-    assert_eq!(code, 0, "{out}{err}");
-    let g = std::fs::read_to_string(d.join("a5.gtkw")).unwrap();
-    let paxi = g.split("-PAXI").nth(1).expect("a PAXI group");
-    let shown: Vec<&str> = paxi
-        .lines()
-        .map(|l| traced(l).0)
-        .filter(|l| l.starts_with("chip"))
-        .collect();
+    // The signals of the PAXI group of `tb`'s default save file (written as `d/name.gtkw`).
+    let paxi_group = |tb: &str, name: &str| -> (Vec<String>, String) {
+        let vcd = d.join(format!("{name}.vcd"));
+        let (code, out, err) = hwsim_parts(&[tb, "--vcd", s(&vcd), "-q"]);
+        assert_eq!(code, 0, "{out}{err}");
+        let g = std::fs::read_to_string(d.join(format!("{name}.gtkw"))).unwrap();
+        let paxi = g.split("-PAXI").nth(1).expect("a PAXI group");
+        let shown = paxi
+            .lines()
+            .map(|l| traced(l).0.to_string())
+            .filter(|l| l.starts_with("chip"))
+            .collect();
+        (shown, g)
+    };
+    let (shown, g) = paxi_group("tb/acceptance/a5_go_back_n_order.yaml", "a5");
     assert!(
         shown.iter().any(|l| l.starts_with("chip1.paxi.b_fill")),
         "{shown:?}\n{g}"
@@ -1273,16 +1278,7 @@ fn the_default_view_shows_the_paxi_packing_buffers_that_fill() {
     // Each signal once, under the PAXI's name: tb/paxi/min_latency.yaml's reads move chip 0's
     // `r_ost`, which the VCD declares twice with one identifier (the core's port and the
     // composite's export of it).
-    let vcd = d.join("ml.vcd");
-    let (code, out, err) = hwsim_parts(&["tb/paxi/min_latency.yaml", "--vcd", s(&vcd), "-q"]);
-    assert_eq!(code, 0, "{out}{err}");
-    let g = std::fs::read_to_string(d.join("ml.gtkw")).unwrap();
-    let paxi = g.split("-PAXI").nth(1).expect("a PAXI group");
-    let shown: Vec<&str> = paxi
-        .lines()
-        .map(|l| traced(l).0)
-        .filter(|l| l.starts_with("chip"))
-        .collect();
+    let (shown, g) = paxi_group("tb/paxi/min_latency.yaml", "ml");
     assert_eq!(shown, ["chip0.paxi.r_ost[15:0]"], "{g}");
     let _ = std::fs::remove_dir_all(&d);
 }

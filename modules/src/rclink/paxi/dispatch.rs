@@ -38,7 +38,7 @@ pub struct Paxi {
     pub(super) done_in: Vec<StreamIn<FrameDone>>,
     /// The frames the RX side (`paxi.rx_vc`) hands to the AXI side, in the cycle it does.
     pub(super) bus: StreamIn<DataFrame>,
-    /// What the completer sends (B flits, R frames), in the cycle it does.
+    /// What the completer sends (R frames), in the cycle it does.
     pub(super) sends: StreamIn<Segment>,
     /// AR entries to the AR packing buffer (`paxi.ar_pack`), and its flits back, in the cycle.
     pub(super) ar_out: StreamOut<Segment>,
